@@ -1,0 +1,211 @@
+//! Placeholder resolution (SPEC §4.3). A [`Scope`] exposes what a phase can see; [`resolve`] is
+//! the one place that applies the resolution rules to a parsed [`RefPath`].
+
+use std::borrow::Cow;
+use std::cell::OnceCell;
+
+use indexmap::IndexMap;
+
+use super::safe_parse::safe_parse;
+use crate::syntax::{RefPath, Seg, Target};
+use crate::value::{Map, Value};
+
+/// The text every downstream template sees in place of a failed phase's output.
+pub const FAILED_SENTINEL: &str = "[previous phase failed]";
+
+/// What a phase can read. Implementations are plain getters; the rules live in [`resolve`].
+pub trait Scope {
+    /// The invocation arguments (an object).
+    fn args(&self) -> Option<&Value>;
+    /// The output of a visible step (`done`: its output; `failed`: the sentinel).
+    fn step_output(&self, id: &str) -> Option<&Value>;
+    /// The parsed JSON of a `done` step (its stored `json`, else `safeParse(output)`).
+    fn step_json(&self, id: &str) -> Option<&Value>;
+    /// What `{previous.output}` resolves to.
+    fn previous(&self) -> Option<&Value>;
+    /// The phases `{previous.output}` read (the chosen dependency, or a reduce's inputs).
+    fn previous_phases(&self) -> Vec<&str> {
+        Vec::new()
+    }
+    /// The loop's reflexion summary, on `reflexion: true` loops.
+    fn reflexion(&self) -> Option<&Value>;
+    /// A local: the map item under its name, or `loop`.
+    fn local(&self, name: &str) -> Option<&Value>;
+}
+
+/// Resolve a placeholder path; `None` is undefined (the placeholder stays verbatim).
+pub fn resolve<'s, S: Scope + ?Sized>(scope: &'s S, path: &RefPath) -> Option<Cow<'s, Value>> {
+    match path.target {
+        Target::Args => dig(scope.args()?, path.dig_path()),
+        Target::StepOutput => scope.step_output(path.step_id()?).map(Cow::Borrowed),
+        Target::StepJson => dig(scope.step_json(path.step_id()?)?, path.dig_path()),
+        Target::Previous => scope.previous().map(Cow::Borrowed),
+        Target::Reflexion => scope.reflexion().map(Cow::Borrowed),
+        Target::Local => dig(scope.local(path.head())?, path.dig_path()),
+        Target::Never => None,
+    }
+}
+
+/// Walk `path` from `root`. Never fails: a missing key, an out-of-range index, or a primitive
+/// (strings included) mid-way is undefined. Arrays take canonical indices and `length`.
+pub fn dig<'v>(root: &'v Value, path: &[Seg]) -> Option<Cow<'v, Value>> {
+    let mut cur = root;
+    for (i, seg) in path.iter().enumerate() {
+        cur = match cur {
+            Value::Array(items) => match seg.index {
+                Some(ix) => items.get(ix as usize)?,
+                None if &*seg.key == "length" => {
+                    return (i + 1 == path.len())
+                        .then(|| Cow::Owned(Value::Number(items.len() as f64)));
+                }
+                None => return None,
+            },
+            Value::Object(map) => map.get(&*seg.key)?,
+            _ => return None,
+        };
+    }
+    Some(Cow::Borrowed(cur))
+}
+
+/// Status of an upstream step as templates see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepStatus {
+    Done,
+    Failed,
+    /// Skipped, pending or running: invisible to templates.
+    Hidden,
+}
+
+/// One upstream step's record as seen by templates.
+#[derive(Debug)]
+pub struct StepState {
+    pub status: StepStatus,
+    output: Value,
+    stored_json: Option<Value>,
+    parsed: OnceCell<Option<Value>>,
+}
+
+impl StepState {
+    pub fn new(status: StepStatus, output: String, json: Option<Value>) -> StepState {
+        let output = match status {
+            StepStatus::Failed => Value::from(FAILED_SENTINEL),
+            _ => Value::String(output),
+        };
+        StepState {
+            status,
+            output,
+            stored_json: json.filter(|j| *j != Value::Null),
+            parsed: OnceCell::new(),
+        }
+    }
+
+    pub fn done(output: impl Into<String>) -> StepState {
+        StepState::new(StepStatus::Done, output.into(), None)
+    }
+
+    fn output(&self) -> Option<&Value> {
+        (self.status != StepStatus::Hidden).then_some(&self.output)
+    }
+
+    fn json(&self) -> Option<&Value> {
+        if self.status != StepStatus::Done {
+            return None;
+        }
+        if let Some(j) = &self.stored_json {
+            return Some(j);
+        }
+        self.parsed
+            .get_or_init(|| match &self.output {
+                Value::String(s) => safe_parse(s).value,
+                _ => None,
+            })
+            .as_ref()
+    }
+}
+
+/// A plain [`Scope`] built from data: the eval context of `tfc eval` and of tests.
+#[derive(Debug, Default)]
+pub struct Bindings {
+    pub args: Option<Value>,
+    pub steps: IndexMap<String, StepState>,
+    pub previous: Option<Value>,
+    pub previous_phases: Vec<String>,
+    pub locals: Map,
+    pub reflexion: Option<Value>,
+}
+
+impl Scope for Bindings {
+    fn args(&self) -> Option<&Value> {
+        self.args.as_ref()
+    }
+    fn step_output(&self, id: &str) -> Option<&Value> {
+        self.steps.get(id)?.output()
+    }
+    fn step_json(&self, id: &str) -> Option<&Value> {
+        self.steps.get(id)?.json()
+    }
+    fn previous(&self) -> Option<&Value> {
+        self.previous.as_ref()
+    }
+    fn previous_phases(&self) -> Vec<&str> {
+        self.previous_phases.iter().map(String::as_str).collect()
+    }
+    fn reflexion(&self) -> Option<&Value> {
+        self.reflexion.as_ref()
+    }
+    fn local(&self, name: &str) -> Option<&Value> {
+        self.locals.get(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope() -> Bindings {
+        let mut b = Bindings::default();
+        let mut args = Map::new();
+        args.insert("dir".into(), Value::from("src"));
+        let mut user = Map::new();
+        user.insert("id".into(), Value::Number(7.0));
+        args.insert("user".into(), Value::Object(user));
+        b.args = Some(Value::Object(args));
+        b.steps.insert(
+            "triage".into(),
+            StepState::done("{\"severity\": \"high\", \"tags\": [\"a\", \"b\"]}"),
+        );
+        b.steps
+            .insert("bad".into(), StepState::new(StepStatus::Failed, "partial".into(), None));
+        b.steps
+            .insert("gone".into(), StepState::new(StepStatus::Hidden, "x".into(), None));
+        b.locals.insert("file".into(), Value::from("a.rs"));
+        b
+    }
+
+    fn get(s: &Bindings, p: &str) -> Option<Value> {
+        resolve(s, &RefPath::parse(p)).map(Cow::into_owned)
+    }
+
+    #[test]
+    fn resolution_by_head() {
+        let s = scope();
+        assert_eq!(get(&s, "args.dir"), Some(Value::from("src")));
+        assert_eq!(get(&s, "args.user.id"), Some(Value::Number(7.0)));
+        assert_eq!(get(&s, "args.user.id.x"), None);
+        assert_eq!(get(&s, "args.nope.x"), None);
+        assert_eq!(get(&s, "steps.triage.json.severity"), Some(Value::from("high")));
+        assert_eq!(get(&s, "steps.triage.json.tags.1"), Some(Value::from("b")));
+        assert_eq!(get(&s, "steps.triage.json.tags.01"), None);
+        assert_eq!(get(&s, "steps.triage.json.tags.length"), Some(Value::Number(2.0)));
+        assert_eq!(get(&s, "steps.triage.json.severity.label"), None);
+        assert_eq!(get(&s, "steps.triage.output.x"), None);
+        assert_eq!(get(&s, "steps.triage"), None);
+        assert_eq!(get(&s, "steps.bad.output"), Some(Value::from(FAILED_SENTINEL)));
+        assert_eq!(get(&s, "steps.bad.json"), None);
+        assert_eq!(get(&s, "steps.gone.output"), None);
+        assert_eq!(get(&s, "file"), Some(Value::from("a.rs")));
+        assert_eq!(get(&s, "item"), None);
+        assert_eq!(get(&s, "previous.output"), None);
+        assert_eq!(get(&s, "reflexion"), None);
+    }
+}
