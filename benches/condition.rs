@@ -1,0 +1,5 @@
+//! Benchmarks: condition. Run with `cargo bench --bench condition`.
+
+fn main() {
+    divan::main();
+}

@@ -1,5 +1,0 @@
-//! Language-core benchmarks (templates, conditions, safeParse). Run: `cargo bench --bench language`.
-
-fn main() {
-    divan::main();
-}

@@ -1,0 +1,5 @@
+//! Benchmarks: safe_parse. Run with `cargo bench --bench safe_parse`.
+
+fn main() {
+    divan::main();
+}

@@ -1,0 +1,5 @@
+//! Benchmarks: template. Run with `cargo bench --bench template`.
+
+fn main() {
+    divan::main();
+}
