@@ -1,3 +1,7 @@
-fn main() {
-    std::process::exit(0);
+//! The `tfc` binary: parse argv, call the library, print, exit with the command's code.
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
 }

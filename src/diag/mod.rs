@@ -2,8 +2,10 @@
 
 mod codes;
 pub mod render;
+mod suggest;
 
 pub use codes::Code;
+pub use suggest::{did_you_mean, edit_distance};
 
 use crate::source::Span;
 

@@ -1,6 +1,8 @@
 //! The evaluator: resolving placeholders against a [`Scope`], rendering values as text,
 //! truthiness, and JSON recovery from model output.
 
+pub mod coerce;
+pub mod context;
 pub mod safe_parse;
 pub mod scope;
 mod text;

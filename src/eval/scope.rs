@@ -2,7 +2,7 @@
 //! the one place that applies the resolution rules to a parsed [`RefPath`].
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
+use std::sync::OnceLock;
 
 use indexmap::IndexMap;
 
@@ -82,7 +82,7 @@ pub struct StepState {
     pub status: StepStatus,
     output: Value,
     stored_json: Option<Value>,
-    parsed: OnceCell<Option<Value>>,
+    parsed: OnceLock<Option<Value>>,
 }
 
 impl StepState {
@@ -95,7 +95,7 @@ impl StepState {
             status,
             output,
             stored_json: json.filter(|j| *j != Value::Null),
-            parsed: OnceCell::new(),
+            parsed: OnceLock::new(),
         }
     }
 
@@ -127,7 +127,7 @@ impl StepState {
 #[derive(Debug, Default)]
 pub struct Bindings {
     pub args: Option<Value>,
-    pub steps: IndexMap<String, StepState>,
+    pub steps: IndexMap<String, StepState, foldhash::fast::RandomState>,
     pub previous: Option<Value>,
     pub previous_phases: Vec<String>,
     pub locals: Map,
@@ -164,9 +164,9 @@ mod tests {
 
     fn scope() -> Bindings {
         let mut b = Bindings::default();
-        let mut args = Map::new();
+        let mut args = Map::default();
         args.insert("dir".into(), Value::from("src"));
-        let mut user = Map::new();
+        let mut user = Map::default();
         user.insert("id".into(), Value::Number(7.0));
         args.insert("user".into(), Value::Object(user));
         b.args = Some(Value::Object(args));
@@ -174,10 +174,14 @@ mod tests {
             "triage".into(),
             StepState::done("{\"severity\": \"high\", \"tags\": [\"a\", \"b\"]}"),
         );
-        b.steps
-            .insert("bad".into(), StepState::new(StepStatus::Failed, "partial".into(), None));
-        b.steps
-            .insert("gone".into(), StepState::new(StepStatus::Hidden, "x".into(), None));
+        b.steps.insert(
+            "bad".into(),
+            StepState::new(StepStatus::Failed, "partial".into(), None),
+        );
+        b.steps.insert(
+            "gone".into(),
+            StepState::new(StepStatus::Hidden, "x".into(), None),
+        );
         b.locals.insert("file".into(), Value::from("a.rs"));
         b
     }
@@ -193,14 +197,23 @@ mod tests {
         assert_eq!(get(&s, "args.user.id"), Some(Value::Number(7.0)));
         assert_eq!(get(&s, "args.user.id.x"), None);
         assert_eq!(get(&s, "args.nope.x"), None);
-        assert_eq!(get(&s, "steps.triage.json.severity"), Some(Value::from("high")));
+        assert_eq!(
+            get(&s, "steps.triage.json.severity"),
+            Some(Value::from("high"))
+        );
         assert_eq!(get(&s, "steps.triage.json.tags.1"), Some(Value::from("b")));
         assert_eq!(get(&s, "steps.triage.json.tags.01"), None);
-        assert_eq!(get(&s, "steps.triage.json.tags.length"), Some(Value::Number(2.0)));
+        assert_eq!(
+            get(&s, "steps.triage.json.tags.length"),
+            Some(Value::Number(2.0))
+        );
         assert_eq!(get(&s, "steps.triage.json.severity.label"), None);
         assert_eq!(get(&s, "steps.triage.output.x"), None);
         assert_eq!(get(&s, "steps.triage"), None);
-        assert_eq!(get(&s, "steps.bad.output"), Some(Value::from(FAILED_SENTINEL)));
+        assert_eq!(
+            get(&s, "steps.bad.output"),
+            Some(Value::from(FAILED_SENTINEL))
+        );
         assert_eq!(get(&s, "steps.bad.json"), None);
         assert_eq!(get(&s, "steps.gone.output"), None);
         assert_eq!(get(&s, "file"), Some(Value::from("a.rs")));

@@ -129,7 +129,7 @@ mod tests {
     use crate::value::Map;
 
     fn obj(pairs: &[(&str, Value)]) -> Value {
-        let mut m = Map::new();
+        let mut m = Map::default();
         for (k, v) in pairs {
             m.insert((*k).to_owned(), v.clone());
         }

@@ -10,7 +10,7 @@ pub use number::{format_number, js_number_value, write_number};
 use indexmap::IndexMap;
 
 /// An ordered JSON object.
-pub type Map = IndexMap<String, Value>;
+pub type Map = IndexMap<String, Value, foldhash::fast::RandomState>;
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub enum Value {
@@ -149,7 +149,7 @@ mod tests {
         drop(v);
         let mut v = Value::Null;
         for _ in 0..1_000_000 {
-            let mut m = Map::new();
+            let mut m = Map::default();
             m.insert("k".into(), v);
             v = Value::Object(m);
         }

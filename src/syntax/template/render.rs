@@ -13,14 +13,15 @@ use crate::value::Value;
 enum Op {
     /// Copy `src[start..end]`.
     Lit(u32, u32),
-    /// Resolve `refs[i]` and write it as text; unresolved ⇒ copy the placeholder verbatim.
+    /// Write occurrence `refs[i]` as text; unresolved ⇒ copy the placeholder verbatim.
     Ref(u32),
 }
 
-/// A placeholder of a compiled template.
+/// One placeholder occurrence in a compiled template.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TemplateRef {
-    pub path: RefPath,
+    /// Index into [`Template::paths`]: occurrences of the same path share it.
+    pub path: u32,
     /// The placeholder with its braces, relative to the template text.
     pub span: Span,
 }
@@ -31,18 +32,27 @@ pub struct Template {
     src: Box<str>,
     ops: Vec<Op>,
     refs: Vec<TemplateRef>,
+    /// Distinct paths, in order of first appearance.
+    paths: Vec<RefPath>,
 }
 
-/// The result of a text-mode render.
+/// The result of a text-mode render. Path lists hold indices into [`Template::paths`], distinct
+/// and in order of first appearance (which is also first-resolution order).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Rendered {
     pub text: String,
-    /// Unresolved placeholder paths, distinct, in order of first appearance.
-    pub missing: Vec<String>,
-    /// Resolved placeholder paths (the observed readSet), distinct, first-resolution order.
-    pub reads: Vec<String>,
-    /// Phase ids read through `steps.ID…` and `previous.output`, distinct, first-read order.
-    pub read_phases: Vec<String>,
+    /// Unresolved placeholder paths.
+    pub missing: Vec<u32>,
+    /// Resolved placeholder paths: the observed readSet.
+    pub reads: Vec<u32>,
+}
+
+/// Per-render state of one distinct path.
+#[derive(Clone, Copy, PartialEq)]
+enum Seen {
+    Not,
+    Resolved,
+    Missing,
 }
 
 impl Template {
@@ -50,17 +60,23 @@ impl Template {
         Template::compile(src, &parse_template(src))
     }
 
-    /// Lower an AST to ops.
+    /// Lower an AST to ops, interning each distinct path once.
     pub fn compile(src: &str, ast: &TemplateAst) -> Template {
         let mut ops = Vec::with_capacity(ast.pieces.len());
         let mut refs = Vec::new();
+        let mut paths: Vec<RefPath> = Vec::new();
+        let mut ids: std::collections::HashMap<&str, u32> = std::collections::HashMap::default();
         for piece in &ast.pieces {
             match piece {
                 Piece::Text(span) => ops.push(Op::Lit(span.start, span.end)),
                 Piece::Placeholder(span, path) => {
+                    let id = *ids.entry(&path.text).or_insert_with(|| {
+                        paths.push(path.clone());
+                        paths.len() as u32 - 1
+                    });
                     ops.push(Op::Ref(refs.len() as u32));
                     refs.push(TemplateRef {
-                        path: path.clone(),
+                        path: id,
                         span: *span,
                     });
                 }
@@ -70,6 +86,7 @@ impl Template {
             src: src.into(),
             ops,
             refs,
+            paths,
         }
     }
 
@@ -77,79 +94,95 @@ impl Template {
         &self.src
     }
 
+    /// Every placeholder occurrence, in order.
     pub fn refs(&self) -> &[TemplateRef] {
         &self.refs
+    }
+
+    /// The distinct paths, in order of first appearance.
+    pub fn paths(&self) -> &[RefPath] {
+        &self.paths
     }
 
     pub fn has_placeholders(&self) -> bool {
         !self.refs.is_empty()
     }
 
+    /// The texts of a list of path indices (`Rendered::missing`, `Rendered::reads`).
+    pub fn path_texts(&self, ids: &[u32]) -> Vec<String> {
+        ids.iter()
+            .map(|&i| self.paths[i as usize].text.to_string())
+            .collect()
+    }
+
+    /// The phase ids read through the resolved paths `reads`: `steps.ID…` and the phases
+    /// chosen by `previous.output`; distinct, in first-read order.
+    pub fn read_phases<S: Scope + ?Sized>(&self, scope: &S, reads: &[u32]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for &i in reads {
+            for phase in read_phases(scope, &self.paths[i as usize]) {
+                if !out.iter().any(|p| p == phase) {
+                    out.push(phase.to_owned());
+                }
+            }
+        }
+        out
+    }
+
     /// Render in text mode. Unresolved placeholders stay verbatim and are listed in `missing`.
     pub fn render<S: Scope + ?Sized>(&self, scope: &S) -> Rendered {
-        let mut text = String::with_capacity(self.src.len() + 64);
-        let mut resolved: Vec<u32> = Vec::new();
-        let mut unresolved: Vec<u32> = Vec::new();
+        let mut text = String::with_capacity(self.src.len() + self.refs.len() * 16);
+        let mut seen = vec![Seen::Not; self.paths.len()];
+        let mut out = Rendered::default();
         for op in &self.ops {
             match *op {
                 Op::Lit(start, end) => text.push_str(&self.src[start as usize..end as usize]),
                 Op::Ref(i) => {
                     let r = &self.refs[i as usize];
-                    match resolve(scope, &r.path) {
+                    let id = r.path as usize;
+                    if seen[id] == Seen::Missing {
+                        text.push_str(&self.src[r.span.range()]);
+                        continue;
+                    }
+                    match resolve(scope, &self.paths[id]) {
                         Some(value) => {
                             write_text(&value, &mut text);
-                            resolved.push(i);
+                            if seen[id] == Seen::Not {
+                                seen[id] = Seen::Resolved;
+                                out.reads.push(r.path);
+                            }
                         }
                         None => {
                             text.push_str(&self.src[r.span.range()]);
-                            unresolved.push(i);
+                            seen[id] = Seen::Missing;
+                            out.missing.push(r.path);
                         }
                     }
                 }
             }
         }
-        let mut out = Rendered {
-            text,
-            ..Rendered::default()
-        };
-        self.collect_paths(&unresolved, &mut out.missing);
-        self.collect_paths(&resolved, &mut out.reads);
-        for &i in &resolved {
-            for phase in read_phases(scope, &self.refs[i as usize].path) {
-                push_distinct(&mut out.read_phases, phase);
-            }
-        }
+        out.text = text;
         out
     }
 
     /// Render in value mode (`interpolateValue`): a template that is exactly one placeholder
     /// yields the raw value when it resolves, else the original string; otherwise text mode.
     pub fn render_value<S: Scope + ?Sized>(&self, scope: &S) -> (Value, Rendered) {
-        if let ([Op::Ref(0)], [r]) = (self.ops.as_slice(), self.refs.as_slice()) {
+        if let ([Op::Ref(0)], [path]) = (self.ops.as_slice(), self.paths.as_slice()) {
             let mut out = Rendered::default();
-            return match resolve(scope, &r.path) {
+            return match resolve(scope, path) {
                 Some(value) => {
-                    out.reads.push(r.path.text.to_string());
-                    out.read_phases = read_phases(scope, &r.path)
-                        .into_iter()
-                        .map(str::to_owned)
-                        .collect();
+                    out.reads.push(0);
                     (Cow::into_owned(value), out)
                 }
                 None => {
-                    out.missing.push(r.path.text.to_string());
+                    out.missing.push(0);
                     (Value::String(self.src.to_string()), out)
                 }
             };
         }
         let rendered = self.render(scope);
         (Value::String(rendered.text.clone()), rendered)
-    }
-
-    fn collect_paths(&self, indices: &[u32], out: &mut Vec<String>) {
-        for &i in indices {
-            push_distinct(out, &self.refs[i as usize].path.text);
-        }
     }
 }
 
@@ -161,12 +194,6 @@ pub(crate) fn read_phases<'s, S: Scope + ?Sized>(scope: &'s S, path: &'s RefPath
     }
 }
 
-fn push_distinct(list: &mut Vec<String>, item: &str) {
-    if !list.iter().any(|x| x == item) {
-        list.push(item.to_owned());
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,7 +202,7 @@ mod tests {
 
     fn scope() -> Bindings {
         let mut b = Bindings::default();
-        let mut args = Map::new();
+        let mut args = Map::default();
         args.insert("dir".into(), Value::from("src"));
         args.insert("n".into(), Value::Number(2.5));
         args.insert("flag".into(), Value::Bool(false));
@@ -195,14 +222,25 @@ mod tests {
         let t = Template::parse(
             "{args.dir} {args.n} {args.flag} [{args.none}] {steps.scan.json.1.path} {missing.x} {args.dir} {missing.x} {previous.output}",
         );
-        let r = t.render(&scope());
-        assert_eq!(r.text, "src 2.5 false [] b.rs {missing.x} src {missing.x} prev");
-        assert_eq!(r.missing, ["missing.x"]);
+        let s = scope();
+        let r = t.render(&s);
         assert_eq!(
-            r.reads,
-            ["args.dir", "args.n", "args.flag", "args.none", "steps.scan.json.1.path", "previous.output"]
+            r.text,
+            "src 2.5 false [] b.rs {missing.x} src {missing.x} prev"
         );
-        assert_eq!(r.read_phases, ["scan"]);
+        assert_eq!(t.path_texts(&r.missing), ["missing.x"]);
+        assert_eq!(
+            t.path_texts(&r.reads),
+            [
+                "args.dir",
+                "args.n",
+                "args.flag",
+                "args.none",
+                "steps.scan.json.1.path",
+                "previous.output"
+            ]
+        );
+        assert_eq!(t.read_phases(&s, &r.reads), ["scan"]);
     }
 
     #[test]
@@ -214,27 +252,39 @@ mod tests {
     #[test]
     fn inserted_values_are_not_rescanned() {
         let mut s = scope();
-        s.locals.insert("item".into(), Value::from("{args.dir} $1 $&"));
-        assert_eq!(Template::parse("<{item}>").render(&s).text, "<{args.dir} $1 $&>");
+        s.locals
+            .insert("item".into(), Value::from("{args.dir} $1 $&"));
+        assert_eq!(
+            Template::parse("<{item}>").render(&s).text,
+            "<{args.dir} $1 $&>"
+        );
     }
 
     #[test]
     fn value_mode() {
         let s = scope();
-        let (v, r) = Template::parse("{steps.scan.json}").render_value(&s);
+        let t = Template::parse("{steps.scan.json}");
+        let (v, r) = t.render_value(&s);
         assert_eq!(v.as_array().map(Vec::len), Some(2));
-        assert_eq!(r.reads, ["steps.scan.json"]);
-        let (v, r) = Template::parse("{nope}").render_value(&s);
+        assert_eq!(t.path_texts(&r.reads), ["steps.scan.json"]);
+        let t = Template::parse("{nope}");
+        let (v, r) = t.render_value(&s);
         assert_eq!(v, Value::from("{nope}"));
-        assert_eq!(r.missing, ["nope"]);
+        assert_eq!(t.path_texts(&r.missing), ["nope"]);
         let (v, _) = Template::parse("n={args.n}").render_value(&s);
         assert_eq!(v, Value::from("n=2.5"));
     }
 
     #[test]
     fn no_escape_sequence() {
-        assert_eq!(Template::parse("\\{args.dir}").render(&scope()).text, "\\src");
-        assert_eq!(Template::parse("{ args.dir }").render(&scope()).text, "{ args.dir }");
+        assert_eq!(
+            Template::parse("\\{args.dir}").render(&scope()).text,
+            "\\src"
+        );
+        assert_eq!(
+            Template::parse("{ args.dir }").render(&scope()).text,
+            "{ args.dir }"
+        );
     }
 }
 

@@ -1,0 +1,30 @@
+//! Reading command inputs: files or `-` for stdin, always as UTF-8 text.
+
+use std::io::Read;
+
+/// Read `path` (or stdin for `-`) as UTF-8, with an error message fit for the user.
+pub fn read_text(path: &str, what: &str) -> Result<String, String> {
+    let bytes = if path == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| format!("cannot read {what} from stdin: {e}"))?;
+        buf
+    } else {
+        std::fs::read(path).map_err(|e| format!("cannot read {what} '{path}': {e}"))?
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let source = if path == "-" { "stdin" } else { path };
+        format!("{what} '{source}' is not valid UTF-8 (invalid byte at offset {at})")
+    })
+}
+
+/// Load an eval context file (`-` for stdin) into bindings.
+pub fn load_context(path: &str) -> Result<tfc::eval::Bindings, String> {
+    let text = read_text(path, "context file")?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("context file '{path}' is not valid JSON: {e}"))?;
+    tfc::eval::context::bindings_from_context(&tfc::value::Value::from(&json))
+        .map_err(|e| format!("context file '{path}': {e}"))
+}

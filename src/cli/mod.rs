@@ -1,0 +1,53 @@
+//! Command-line interface: one module per command. Each command returns its exit code; output
+//! goes to stdout (results only) and stderr (diagnostics, progress).
+
+mod eval;
+mod input;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// tfc — check and run taskflow flows: declarative, verifiable graphs of agent phases.
+#[derive(Parser, Debug)]
+#[command(name = "tfc", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Evaluate a template, condition or safeParse against an eval context.
+    Eval(eval::EvalArgs),
+}
+
+/// Exit codes shared by every command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Ok = 0,
+    /// `check`: errors found; `eval json|array`: nothing found; `run`: the run failed.
+    Failure = 1,
+    /// Usage errors and unreadable or invalid input.
+    Usage = 2,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        ExitCode::from(e as u8)
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let exit = match cli.command {
+        Command::Eval(args) => eval::run(args),
+    };
+    exit.into()
+}
+
+/// Report a usage or input problem on stderr and return exit code 2.
+pub fn usage_error(message: impl std::fmt::Display) -> Exit {
+    eprintln!("error: {message}");
+    Exit::Usage
+}

@@ -1,0 +1,59 @@
+//! Helpers for end-to-end tests that drive the real `tfc` binary.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// What one `tfc` invocation did.
+#[derive(Debug)]
+pub struct Outcome {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Run `tfc args…` with `stdin` and `NO_COLOR` set, from `cwd` (the crate root by default).
+pub fn tfc_in(cwd: Option<&Path>, args: &[&str], stdin: &[u8]) -> Outcome {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tfc"));
+    cmd.args(args)
+        .env("NO_COLOR", "1")
+        .current_dir(cwd.map(Path::to_path_buf).unwrap_or_else(root))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn tfc");
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("wait for tfc");
+    writer.join().expect("stdin writer");
+    Outcome {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+pub fn tfc(args: &[&str]) -> Outcome {
+    tfc_in(None, args, b"")
+}
+
+pub fn tfc_stdin(args: &[&str], stdin: &str) -> Outcome {
+    tfc_in(None, args, stdin.as_bytes())
+}
+
+/// The crate root (where `examples/` lives).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fresh scratch directory under the target dir, removed first if it exists.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
