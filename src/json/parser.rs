@@ -126,6 +126,9 @@ impl<'a> Parser<'a> {
         }
         self.bump();
         let mut members = Vec::new();
+        // Whether the last separator was a missing comma: the next one missing too is the
+        // same mistake (`"a": 1 "b": 2 "c": 3`), reported once.
+        let mut comma_missing = false;
         loop {
             if self.close(Token::RBrace, open, "a string key or '}'") {
                 break;
@@ -134,16 +137,19 @@ impl<'a> Parser<'a> {
                 members.push(member);
             }
             if self.eat(Token::Comma) {
+                comma_missing = false;
                 continue;
             }
             if self.close(Token::RBrace, open, "',' or '}' after object member") {
                 break;
             }
             if self.tok.starts_member() {
-                let diag = self
-                    .expected("',' or '}' after object member")
-                    .help("add a ',' after the previous member");
-                self.local_error(diag);
+                if !std::mem::replace(&mut comma_missing, true) {
+                    let diag = self
+                        .expected("',' or '}' after object member")
+                        .help("add a ',' after the previous member");
+                    self.local_error(diag);
+                }
                 continue;
             }
             let diag = self.expected("',' or '}' after object member");
@@ -221,6 +227,8 @@ impl<'a> Parser<'a> {
         }
         self.bump();
         let mut items = Vec::new();
+        // As in `object`: consecutive missing commas are one mistake.
+        let mut comma_missing = false;
         loop {
             if self.close(Token::RBracket, open, "a value or ']'") {
                 break;
@@ -230,16 +238,19 @@ impl<'a> Parser<'a> {
                 None => self.skip(),
             }
             if self.eat(Token::Comma) {
+                comma_missing = false;
                 continue;
             }
             if self.close(Token::RBracket, open, "',' or ']' after array element") {
                 break;
             }
             if self.tok.starts_value() {
-                let diag = self
-                    .expected("',' or ']' after array element")
-                    .help("add a ',' after the previous element");
-                self.local_error(diag);
+                if !std::mem::replace(&mut comma_missing, true) {
+                    let diag = self
+                        .expected("',' or ']' after array element")
+                        .help("add a ',' after the previous element");
+                    self.local_error(diag);
+                }
                 continue;
             }
             let diag = self.expected("',' or ']' after array element");
