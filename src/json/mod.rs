@@ -21,7 +21,35 @@
 //! recovers after most errors to report several at once, and returns the best tree it could
 //! read (values it could not read are left out), so later stages can keep checking.
 //!
-//! Layout: [`lexer`] (logos tokens) → [`parser`] (recursive descent) → the tree in `tree.rs`,
+//! Every message, with an input that triggers it (all E0001 but the last):
+//!
+//! | message | input |
+//! |---|---|
+//! | `unexpected end of file: expected a value` | (empty) |
+//! | `trailing characters after the JSON value` | `{} x` |
+//! | `expected ',' or '}' after object member, found '"'` | `{"a": 1 "b": 2}` |
+//! | `expected ',' or ']' after array element, found '2'` | `[1 2]` |
+//! | `expected ':' after object key, found '1'` | `{"a" 1}` |
+//! | `expected a value, found '}'` | `{"a": }` |
+//! | `expected a value, found 'True'` (help: lowercase) | `True` |
+//! | `expected a value or ']', found '@'` | `[@]` |
+//! | `expected a string key, found 'name'` (help: quote it) | `{name: 1}` |
+//! | `expected a string key or '}', found ','` | `{,}` |
+//! | `expected a double-quoted string, found "'"` | `['a']` |
+//! | `unexpected end of file: expected ',' or ']' after array element` | `[1` |
+//! | `expected ',' or ']' after array element, found '}'` | `[1}` |
+//! | `unterminated string` | `"abc` |
+//! | `unterminated block comment` | `[/* x` |
+//! | `invalid number '01': leading zeros are not allowed` (also `+1`, `1.`, `.5`, `1e`, `0x1`) | `01` |
+//! | `invalid escape '\q'` | `"\q"` |
+//! | `invalid unicode escape '\u12': expected 4 hex digits` | `"\u12"` |
+//! | `control character U+000A in string: use \n` | a line break inside a string |
+//! | `nesting too deep (limit 256)` | 257 × `[` |
+//! | `invalid UTF-8: byte 0xFF at offset 0` ([`parse_bytes`]) | the byte `FF` |
+//! | `file too large (limit 4 GiB)` | 4 GiB of anything |
+//! | E0002 `duplicate key 'a'`, labelled `first defined here` | `{"a": 1, "a": 2}` |
+//!
+//! Layout: `lexer.rs` (logos tokens) → `parser.rs` (recursive descent) → the tree in `tree.rs`,
 //! strings and their offset maps in `string.rs`.
 
 mod lexer;

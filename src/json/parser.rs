@@ -402,8 +402,9 @@ impl<'a> Parser<'a> {
             let key = member.key.value.as_str();
             // Small objects (nearly all of them) are cheaper to scan than to hash.
             let first = if members.len() <= 8 {
-                members[..i]
+                members
                     .iter()
+                    .take(i)
                     .find(|m| m.key.value == key)
                     .map(|m| &m.key)
             } else {

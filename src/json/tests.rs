@@ -223,6 +223,54 @@ fn placeholder_in_a_task_maps_to_the_file() {
 
 // Errors, one test per path.
 
+/// The table in the module documentation.
+#[test]
+fn documented_messages() {
+    let deep = "[".repeat(257);
+    let table = [
+        ("", "unexpected end of file: expected a value"),
+        ("{} x", "trailing characters after the JSON value"),
+        (
+            "{\"a\": 1 \"b\": 2}",
+            "expected ',' or '}' after object member, found '\"'",
+        ),
+        (
+            "[1 2]",
+            "expected ',' or ']' after array element, found '2'",
+        ),
+        ("{\"a\" 1}", "expected ':' after object key, found '1'"),
+        ("{\"a\": }", "expected a value, found '}'"),
+        ("True", "expected a value, found 'True'"),
+        ("[@]", "expected a value or ']', found '@'"),
+        ("{name: 1}", "expected a string key, found 'name'"),
+        ("{,}", "expected a string key or '}', found ','"),
+        ("['a']", "expected a double-quoted string, found \"'\""),
+        (
+            "[1",
+            "unexpected end of file: expected ',' or ']' after array element",
+        ),
+        ("[1}", "expected ',' or ']' after array element, found '}'"),
+        ("\"abc", "unterminated string"),
+        ("[/* x", "unterminated block comment"),
+        ("01", "invalid number '01': leading zeros are not allowed"),
+        ("\"\\q\"", "invalid escape '\\q'"),
+        (
+            "\"\\u12\"",
+            "invalid unicode escape '\\u12': expected 4 hex digits",
+        ),
+        ("\"a\nb\"", "control character U+000A in string: use \\n"),
+        (&deep, "nesting too deep (limit 256)"),
+        ("{\"a\": 1, \"a\": 2}", "duplicate key 'a'"),
+    ];
+    for (input, expected) in table {
+        assert_eq!(message(input), expected, "{input:?}");
+    }
+    assert_eq!(
+        parse_bytes(b"\xff").diagnostics[0].message,
+        "invalid UTF-8: byte 0xFF at offset 0"
+    );
+}
+
 #[test]
 fn empty_input() {
     let diag = error("");
