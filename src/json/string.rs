@@ -23,7 +23,8 @@ struct Escape {
 pub struct Str {
     /// The decoded text.
     pub value: String,
-    /// The whole literal, quotes included.
+    /// The whole literal, quotes included (a bare-word key, read to recover from an error,
+    /// has none).
     pub span: Span,
     /// File offset of decoded byte 0 (just after the opening quote).
     content: u32,
