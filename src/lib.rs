@@ -11,6 +11,7 @@
 
 pub mod diag;
 pub mod eval;
+pub mod json;
 pub mod source;
 pub mod syntax;
 pub mod value;

@@ -1,0 +1,305 @@
+//! The JSONC lexer: a logos token enum plus a thin wrapper that turns lexing errors into tokens
+//! and adds an end-of-file token, so the parser only ever looks at one `(Token, Span)` pair.
+//!
+//! Whitespace (`' '`, `\t`, `\r`, `\n`), `// line` and `/* block */` comments are skipped. Strings
+//! are lexed as a whole (the parser decodes them); numbers and bare words are lexed loosely so
+//! that `01`, `1.`, `+1` or `True` arrive as one token and get one precise message.
+
+use crate::source::Span;
+use logos::{FilterResult, Logos};
+
+/// Lexing failures. logos reports them as errors; [`Lexer::next_token`] turns them into the
+/// tokens of the same name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LexError {
+    /// `@`, `=`, a lone `-`, a `'` with no closing quote on its line, a non-ASCII space…
+    #[default]
+    UnexpectedChar,
+    /// `"abc` with no closing quote before the end of the file.
+    UnterminatedString,
+    /// `/* abc` with no `*/` before the end of the file.
+    UnterminatedComment,
+}
+
+/// A JSONC token. Every kind has a human [`name`](Token::name) for "expected X, found Y".
+#[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
+#[logos(error = LexError)]
+#[logos(skip r"[ \t\r\n]+")]
+// A line comment ends at the line break, so the greedy class reads one line, not the input.
+#[logos(skip(r"//[^\n]*", allow_greedy = true))]
+pub enum Token {
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token(":")]
+    Colon,
+    #[token(",")]
+    Comma,
+    #[token("true")]
+    True,
+    #[token("false")]
+    False,
+    #[token("null")]
+    Null,
+    /// A double-quoted string, quotes included, escapes not yet checked.
+    #[token("\"", string)]
+    String,
+    /// `'abc'`: not JSON, lexed so the message can say "use double quotes".
+    #[token("'", single_quoted)]
+    SingleQuoted,
+    /// Anything number-like (`12`, `-0.5e3`, but also `01`, `1.`, `.5`, `+1`, `0x1F`); the
+    /// parser checks it against the JSON number grammar.
+    #[regex(r"[-+]?\.?[0-9]([0-9A-Za-z_.]|[eE][+-])*")]
+    Number,
+    /// A bare word: `True`, `undefined`, an unquoted key.
+    #[regex(r"[A-Za-z_$][A-Za-z0-9_$]*")]
+    Word,
+    /// A `/* … */` comment; skipped, never produced.
+    #[token("/*", block_comment)]
+    BlockComment,
+    /// The end of the input (made by [`Lexer::next_token`]).
+    Eof,
+    /// A character that starts no token ([`LexError::UnexpectedChar`]).
+    Unexpected,
+    /// A string that runs to the end of the file ([`LexError::UnterminatedString`]).
+    UnterminatedString,
+    /// A block comment that runs to the end of the file ([`LexError::UnterminatedComment`]).
+    UnterminatedComment,
+}
+
+impl Token {
+    /// The human name of the token kind, as used in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Token::LBrace => "'{'",
+            Token::RBrace => "'}'",
+            Token::LBracket => "'['",
+            Token::RBracket => "']'",
+            Token::Colon => "':'",
+            Token::Comma => "','",
+            Token::True => "'true'",
+            Token::False => "'false'",
+            Token::Null => "'null'",
+            Token::String => "string",
+            Token::SingleQuoted => "single-quoted string",
+            Token::Number => "number",
+            Token::Word => "word",
+            Token::BlockComment => "comment",
+            Token::Eof => "end of file",
+            Token::Unexpected => "character",
+            Token::UnterminatedString => "unterminated string",
+            Token::UnterminatedComment => "unterminated comment",
+        }
+    }
+
+    /// Whether a JSON value (or something the parser reads as one to recover) starts here.
+    pub fn starts_value(self) -> bool {
+        matches!(
+            self,
+            Token::LBrace
+                | Token::LBracket
+                | Token::True
+                | Token::False
+                | Token::Null
+                | Token::String
+                | Token::SingleQuoted
+                | Token::Number
+                | Token::UnterminatedString
+        )
+    }
+
+    /// Whether an object member (or a key the parser accepts to recover) starts here.
+    pub fn starts_member(self) -> bool {
+        matches!(
+            self,
+            Token::String | Token::SingleQuoted | Token::Word | Token::UnterminatedString
+        )
+    }
+
+    pub fn is_opener(self) -> bool {
+        matches!(self, Token::LBrace | Token::LBracket)
+    }
+
+    pub fn is_closer(self) -> bool {
+        matches!(self, Token::RBrace | Token::RBracket)
+    }
+}
+
+/// Rest of a double-quoted string: up to the closing `"` (a raw line break does not end it; the
+/// parser reports it as a control character), or an error at the end of the file.
+fn string(lex: &mut logos::Lexer<'_, Token>) -> Result<(), LexError> {
+    match closing_quote(lex.remainder().as_bytes(), b'"', false) {
+        Some(len) => {
+            lex.bump(len);
+            Ok(())
+        }
+        None => {
+            lex.bump(lex.remainder().len());
+            Err(LexError::UnterminatedString)
+        }
+    }
+}
+
+/// Rest of a single-quoted string, which must close on its own line; otherwise the `'` alone
+/// is an unexpected character.
+fn single_quoted(lex: &mut logos::Lexer<'_, Token>) -> Result<(), LexError> {
+    let len =
+        closing_quote(lex.remainder().as_bytes(), b'\'', true).ok_or(LexError::UnexpectedChar)?;
+    lex.bump(len);
+    Ok(())
+}
+
+/// Length up to and including the closing `quote`, skipping backslash escapes; `None` when the
+/// input (or, with `one_line`, the line) ends first. Every returned length ends just after an
+/// ASCII byte, so it is a char boundary.
+fn closing_quote(rest: &[u8], quote: u8, one_line: bool) -> Option<usize> {
+    let mut i = 0;
+    while let Some(&b) = rest.get(i) {
+        if b == quote {
+            return Some(i + 1);
+        } else if b == b'\\' {
+            i += 2;
+        } else if one_line && b == b'\n' {
+            return None;
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+/// Rest of a `/* … */` comment: skipped when closed, an error to the end of the file otherwise.
+fn block_comment(lex: &mut logos::Lexer<'_, Token>) -> FilterResult<(), LexError> {
+    match lex.remainder().find("*/") {
+        Some(at) => {
+            lex.bump(at + 2);
+            FilterResult::Skip
+        }
+        None => {
+            lex.bump(lex.remainder().len());
+            FilterResult::Error(LexError::UnterminatedComment)
+        }
+    }
+}
+
+/// Tokens with their spans, errors folded into tokens, then [`Token::Eof`] forever.
+pub struct Lexer<'a> {
+    inner: logos::Lexer<'a, Token>,
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer over `text`, skipping a leading byte-order mark.
+    pub fn new(text: &'a str) -> Lexer<'a> {
+        let mut inner = Token::lexer(text);
+        if text.starts_with('\u{feff}') {
+            inner.bump('\u{feff}'.len_utf8());
+        }
+        Lexer { inner }
+    }
+
+    /// The next token and its span.
+    pub fn next_token(&mut self) -> (Token, Span) {
+        let token = match self.inner.next() {
+            None => {
+                let end = self.inner.source().len();
+                return (Token::Eof, Span::from_range(end..end));
+            }
+            Some(Ok(token)) => token,
+            Some(Err(LexError::UnexpectedChar)) => Token::Unexpected,
+            Some(Err(LexError::UnterminatedString)) => Token::UnterminatedString,
+            Some(Err(LexError::UnterminatedComment)) => Token::UnterminatedComment,
+        };
+        (token, Span::from_range(self.inner.span()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lex(text: &str) -> Vec<(Token, &str)> {
+        let mut lexer = Lexer::new(text);
+        let mut out = Vec::new();
+        loop {
+            let (token, span) = lexer.next_token();
+            if token == Token::Eof {
+                assert_eq!(span.range(), text.len()..text.len());
+                return out;
+            }
+            out.push((token, &text[span.range()]));
+        }
+    }
+
+    #[test]
+    fn punctuation_literals_and_comments() {
+        use Token::*;
+        assert_eq!(
+            lex("{ // c\n\"a\" /* x\n*/ : [true,false,null]}"),
+            [
+                (LBrace, "{"),
+                (String, "\"a\""),
+                (Colon, ":"),
+                (LBracket, "["),
+                (True, "true"),
+                (Comma, ","),
+                (False, "false"),
+                (Comma, ","),
+                (Null, "null"),
+                (RBracket, "]"),
+                (RBrace, "}"),
+            ]
+        );
+    }
+
+    #[test]
+    fn strings_keep_escapes_and_line_breaks() {
+        assert_eq!(lex(r#""a\"b""#), [(Token::String, r#""a\"b""#)]);
+        assert_eq!(lex("\"a\nb\""), [(Token::String, "\"a\nb\"")]);
+        assert_eq!(lex("\"\\\\\""), [(Token::String, "\"\\\\\"")]);
+        assert_eq!(lex("\"é😀\""), [(Token::String, "\"é😀\"")]);
+    }
+
+    #[test]
+    fn numbers_and_words_are_loose() {
+        use Token::*;
+        for n in [
+            "0", "-1.5e+3", "01", "1.", ".5", "+1", "0x1F", "1e", "-0.0E-0",
+        ] {
+            assert_eq!(lex(n), [(Number, n)], "{n}");
+        }
+        assert_eq!(lex("1,-2"), [(Number, "1"), (Comma, ","), (Number, "-2")]);
+        assert_eq!(lex("True"), [(Word, "True")]);
+        assert_eq!(lex("trueish"), [(Word, "trueish")]);
+        assert_eq!(lex("-Infinity"), [(Unexpected, "-"), (Word, "Infinity")]);
+    }
+
+    #[test]
+    fn errors_become_tokens() {
+        use Token::*;
+        assert_eq!(lex("\"abc"), [(UnterminatedString, "\"abc")]);
+        assert_eq!(lex("\"abc\\\""), [(UnterminatedString, "\"abc\\\"")]);
+        assert_eq!(
+            lex("1 /* x"),
+            [(Number, "1"), (UnterminatedComment, "/* x")]
+        );
+        assert_eq!(lex("@"), [(Unexpected, "@")]);
+        assert_eq!(lex("\u{a0}"), [(Unexpected, "\u{a0}")]);
+        assert_eq!(lex("'a'"), [(SingleQuoted, "'a'")]);
+        assert_eq!(
+            lex("'a\n'"),
+            [(Unexpected, "'"), (Word, "a"), (Unexpected, "'")]
+        );
+        assert_eq!(lex("/"), [(Unexpected, "/")]);
+    }
+
+    #[test]
+    fn byte_order_mark_and_crlf_are_whitespace() {
+        assert_eq!(lex("\u{feff}[\r\n1]").len(), 3);
+        assert_eq!(lex("// x\r\n1"), [(Token::Number, "1")]);
+    }
+}

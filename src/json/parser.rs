@@ -1,0 +1,563 @@
+//! The JSONC parser: recursive descent over the lexer's tokens, one function per production.
+//!
+//! ```text
+//! document = value EOF
+//! value    = object | array | string | number | "true" | "false" | "null"
+//! object   = "{" ( member ( "," member )* ","? )? "}"
+//! member   = string ":" value
+//! array    = "[" ( value ( "," value )* ","? )? "]"
+//! ```
+//!
+//! Vocabulary: `at` looks at the current token, `eat` consumes it if it is the one asked for,
+//! `expected` builds the "expected X, found Y" diagnostic, `close` consumes a container's end.
+//!
+//! Recovery: an error that leaves the parser lost ([`Parser::error`]) starts panic mode; until
+//! the next `,`, `:` or matching closing bracket is consumed, further errors are dropped, so one
+//! mistake gives one diagnostic. Errors that leave it in step (a missing comma, an unquoted key,
+//! a bad number, [`Parser::local_error`]) are reported and parsing simply goes on.
+
+use super::lexer::{Lexer, Token};
+use super::{Kind, Member, Node, Str, number, string};
+use crate::diag::{Code, Diagnostic};
+use crate::source::Span;
+use crate::value::Value;
+use std::collections::HashMap;
+
+/// How many arrays and objects may be open at once.
+pub(super) const MAX_DEPTH: usize = 256;
+
+pub(super) struct Parser<'a> {
+    text: &'a str,
+    lexer: Lexer<'a>,
+    /// The current token and its span.
+    tok: Token,
+    span: Span,
+    /// End of the last consumed token.
+    prev_end: u32,
+    /// Open arrays and objects.
+    depth: usize,
+    /// Panic mode: drop errors until the parser is back in step.
+    recovering: bool,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Parser<'a> {
+    pub fn new(text: &'a str) -> Parser<'a> {
+        let mut lexer = Lexer::new(text);
+        let (tok, span) = lexer.next_token();
+        let mut parser = Parser {
+            text,
+            lexer,
+            tok,
+            span,
+            prev_end: 0,
+            depth: 0,
+            recovering: false,
+            diagnostics: Vec::new(),
+        };
+        parser.lexical_error();
+        parser
+    }
+
+    /// `document = value EOF`
+    pub fn document(mut self) -> (Option<Node>, Vec<Diagnostic>) {
+        let root = self.value("a value");
+        if !self.at(Token::Eof) {
+            let diag =
+                Diagnostic::new(Code::JsonSyntax, "trailing characters after the JSON value")
+                    .at(self.span)
+                    .with_label("expected the end of the file")
+                    .help("a flow file holds exactly one JSON value");
+            self.error(diag);
+        }
+        (root, self.diagnostics)
+    }
+
+    /// `value = object | array | string | number | "true" | "false" | "null"`; `what` names
+    /// what may stand here, for the message when nothing does.
+    fn value(&mut self, what: &str) -> Option<Node> {
+        let span = self.span;
+        let kind = match self.tok {
+            Token::LBrace => return self.object(),
+            Token::LBracket => return self.array(),
+            Token::Number => return self.number(),
+            Token::String | Token::UnterminatedString => Kind::String(self.string()),
+            Token::SingleQuoted => {
+                self.single_quoted();
+                Kind::String(self.string())
+            }
+            Token::True | Token::False | Token::Null => {
+                let tok = self.tok;
+                self.bump();
+                match tok {
+                    Token::True => Kind::Bool(true),
+                    Token::False => Kind::Bool(false),
+                    _ => Kind::Null,
+                }
+            }
+            Token::Word => {
+                let help = word_help(self.slice());
+                let diag = self.expected(what).help(help);
+                self.error(diag);
+                self.bump();
+                return None;
+            }
+            Token::Unexpected => {
+                let diag = self.expected(what);
+                self.error(diag);
+                self.bump();
+                return None;
+            }
+            // Punctuation and the end of the file are left to the caller's recovery.
+            _ => {
+                let diag = self.expected(what);
+                self.error(diag);
+                return None;
+            }
+        };
+        Some(Node { span, kind })
+    }
+
+    /// `object = "{" ( member ( "," member )* ","? )? "}"`
+    fn object(&mut self) -> Option<Node> {
+        let open = self.span;
+        if !self.enter() {
+            return None;
+        }
+        self.bump();
+        let mut members = Vec::new();
+        // Whether the last separator was a missing comma: the next one missing too is the
+        // same mistake (`"a": 1 "b": 2 "c": 3`), reported once.
+        let mut comma_missing = false;
+        loop {
+            if self.close(Token::RBrace, open, "a string key or '}'") {
+                break;
+            }
+            if let Some(member) = self.member() {
+                members.push(member);
+            }
+            if self.eat(Token::Comma) {
+                comma_missing = false;
+                continue;
+            }
+            if self.close(Token::RBrace, open, "',' or '}' after object member") {
+                break;
+            }
+            if self.tok.starts_member() {
+                if !std::mem::replace(&mut comma_missing, true) {
+                    let diag = self
+                        .expected("',' or '}' after object member")
+                        .help("add a ',' after the previous member");
+                    self.local_error(diag);
+                }
+                continue;
+            }
+            let diag = self.expected("',' or '}' after object member");
+            self.error(diag);
+            self.skip();
+            self.eat(Token::Comma);
+        }
+        self.depth -= 1;
+        self.duplicates(&members);
+        Some(Node {
+            span: Span::new(open.start, self.prev_end),
+            kind: Kind::Object(members),
+        })
+    }
+
+    /// `member = string ":" value`
+    fn member(&mut self) -> Option<Member> {
+        let key = self.key()?;
+        if !self.eat(Token::Colon) {
+            let diag = self.expected("':' after object key");
+            if self.at(Token::Unexpected) && self.slice() == "=" {
+                self.local_error(diag.help("use ':' between a key and its value"));
+                self.bump();
+            } else if self.tok.starts_value() {
+                self.local_error(diag.help("add a ':' after the key"));
+            } else {
+                self.error(diag);
+                self.skip();
+                return None;
+            }
+        }
+        match self.value("a value") {
+            Some(value) => Some(Member { key, value }),
+            None => {
+                self.skip();
+                None
+            }
+        }
+    }
+
+    /// The key of a member: a string, or (reported, then read as a key) a bare word, number or
+    /// single-quoted string.
+    fn key(&mut self) -> Option<Str> {
+        match self.tok {
+            Token::String | Token::UnterminatedString => Some(self.string()),
+            Token::SingleQuoted => {
+                self.single_quoted();
+                Some(self.string())
+            }
+            Token::Word | Token::Number | Token::True | Token::False | Token::Null => {
+                let text = self.slice();
+                let quoted = Value::from(text).to_json();
+                let diag = self
+                    .expected("a string key")
+                    .help(format!("object keys must be in double quotes: {quoted}"));
+                self.local_error(diag);
+                let key = Str::verbatim(text, self.span);
+                self.bump();
+                Some(key)
+            }
+            _ => {
+                let diag = self.expected("a string key or '}'");
+                self.error(diag);
+                self.skip();
+                None
+            }
+        }
+    }
+
+    /// `array = "[" ( value ( "," value )* ","? )? "]"`
+    fn array(&mut self) -> Option<Node> {
+        let open = self.span;
+        if !self.enter() {
+            return None;
+        }
+        self.bump();
+        let mut items = Vec::new();
+        // As in `object`: consecutive missing commas are one mistake.
+        let mut comma_missing = false;
+        loop {
+            if self.close(Token::RBracket, open, "a value or ']'") {
+                break;
+            }
+            match self.value("a value or ']'") {
+                Some(item) => items.push(item),
+                None => self.skip(),
+            }
+            if self.eat(Token::Comma) {
+                comma_missing = false;
+                continue;
+            }
+            if self.close(Token::RBracket, open, "',' or ']' after array element") {
+                break;
+            }
+            if self.tok.starts_value() {
+                if !std::mem::replace(&mut comma_missing, true) {
+                    let diag = self
+                        .expected("',' or ']' after array element")
+                        .help("add a ',' after the previous element");
+                    self.local_error(diag);
+                }
+                continue;
+            }
+            let diag = self.expected("',' or ']' after array element");
+            self.error(diag);
+            self.skip();
+            self.eat(Token::Comma);
+        }
+        self.depth -= 1;
+        Some(Node {
+            span: Span::new(open.start, self.prev_end),
+            kind: Kind::Array(items),
+        })
+    }
+
+    /// A number token, checked against the JSON grammar. A bad one is reported and still read
+    /// when Rust can make sense of it (`01`, `+1`, `1.`).
+    fn number(&mut self) -> Option<Node> {
+        let text = self.slice();
+        let span = self.span;
+        if let Err(bad) = number::check(text) {
+            let mut diag = Diagnostic::new(
+                Code::JsonSyntax,
+                format!("invalid number '{}': {}", shorten(text), bad.problem),
+            )
+            .at(span)
+            .with_label("not a JSON number");
+            if let Some(help) = bad.help {
+                diag = diag.help(help);
+            }
+            self.local_error(diag);
+        }
+        self.bump();
+        // Rust's grammar is a superset of JSON's; out-of-range values become ±∞.
+        let value = text.parse::<f64>().ok()?;
+        Some(Node {
+            span,
+            kind: Kind::Number(value),
+        })
+    }
+
+    /// The current (double- or single-quoted, maybe unterminated) string token, decoded.
+    fn string(&mut self) -> Str {
+        let closed = self.tok != Token::UnterminatedString;
+        // Only well-formed literals get their content checked; the others are reported already.
+        let report = self.tok == Token::String;
+        let text = self.slice();
+        let decoded = string::decode(text, self.span.start, closed, report, &mut self.diagnostics);
+        self.bump();
+        decoded
+    }
+
+    /// Reports a single-quoted string (the caller still reads it).
+    fn single_quoted(&mut self) {
+        let mut silent = Vec::new();
+        let value = string::decode(self.slice(), self.span.start, true, false, &mut silent).value;
+        let diag = self.expected("a double-quoted string").help(format!(
+            "use double quotes: {}",
+            Value::String(value).to_json()
+        ));
+        self.local_error(diag);
+    }
+
+    /// Consumes `close`, the end of the container opened at `open`, and returns true; on the end
+    /// of the file or the other closing bracket, reports it (the other bracket is read as this
+    /// container's end) and returns true too. `what` is what was expected here.
+    fn close(&mut self, close: Token, open: Span, what: &str) -> bool {
+        if self.at(close) {
+            self.recovering = false;
+            self.bump();
+            return true;
+        }
+        if !self.at(Token::Eof) && !self.tok.is_closer() {
+            return false;
+        }
+        let name = if close == Token::RBrace {
+            "object"
+        } else {
+            "array"
+        };
+        let diag = self
+            .expected(what)
+            .label(open, format!("this {name} is not closed"))
+            .help(format!("close the {name} with {}", close.name()));
+        self.error(diag);
+        if self.tok.is_closer() {
+            self.bump();
+        }
+        true
+    }
+
+    /// Opens a container; past [`MAX_DEPTH`], reports it, skips the whole container and
+    /// returns false.
+    fn enter(&mut self) -> bool {
+        if self.depth < MAX_DEPTH {
+            self.depth += 1;
+            return true;
+        }
+        let diag = Diagnostic::new(
+            Code::JsonSyntax,
+            format!("nesting too deep (limit {MAX_DEPTH})"),
+        )
+        .at(self.span)
+        .with_label(format!(
+            "more than {MAX_DEPTH} arrays and objects are open here"
+        ))
+        .help("flatten the structure");
+        self.error(diag);
+        let mut nested = 0usize;
+        loop {
+            match self.tok {
+                Token::Eof => return false,
+                t if t.is_opener() => nested += 1,
+                t if t.is_closer() => {
+                    nested = nested.saturating_sub(1);
+                    if nested == 0 {
+                        self.bump();
+                        return false;
+                    }
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    /// Skips to the next `,` or closing bracket of the current container, or the end of the
+    /// file, stepping over nested containers.
+    fn skip(&mut self) {
+        let mut nested = 0usize;
+        loop {
+            match self.tok {
+                Token::Eof => return,
+                Token::Comma | Token::RBrace | Token::RBracket if nested == 0 => return,
+                t if t.is_opener() => nested += 1,
+                t if t.is_closer() => nested -= 1,
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    /// E0002 for every key that repeats an earlier one of the same object.
+    fn duplicates(&mut self, members: &[Member]) {
+        if members.len() < 2 {
+            return;
+        }
+        let mut seen: HashMap<&str, &Str> = HashMap::new();
+        for (i, member) in members.iter().enumerate() {
+            let key = member.key.value.as_str();
+            // Small objects (nearly all of them) are cheaper to scan than to hash.
+            let first = if members.len() <= 8 {
+                members
+                    .iter()
+                    .take(i)
+                    .find(|m| m.key.value == key)
+                    .map(|m| &m.key)
+            } else {
+                match seen.get(key) {
+                    Some(first) => Some(*first),
+                    None => {
+                        seen.insert(key, &member.key);
+                        None
+                    }
+                }
+            };
+            if let Some(first) = first {
+                let shown = shorten(key);
+                let diag = Diagnostic::new(Code::DuplicateKey, format!("duplicate key '{shown}'"))
+                    .at(member.key.span)
+                    .with_label("defined again here")
+                    .label(first.span, "first defined here")
+                    .help(format!("remove one of the '{shown}' members"));
+                self.diagnostics.push(diag);
+            }
+        }
+    }
+
+    // The vocabulary.
+
+    fn at(&self, tok: Token) -> bool {
+        self.tok == tok
+    }
+
+    /// Consumes `tok` if it is the current token. `,` and `:` are the points where the parser
+    /// is back in step after an error.
+    fn eat(&mut self, tok: Token) -> bool {
+        if !self.at(tok) {
+            return false;
+        }
+        self.recovering = false;
+        self.bump();
+        true
+    }
+
+    fn bump(&mut self) {
+        self.prev_end = self.span.end;
+        (self.tok, self.span) = self.lexer.next_token();
+        self.lexical_error();
+    }
+
+    /// Reports an unterminated string or comment as soon as it becomes the current token. The
+    /// string stays (it is read as a string); the comment hides the rest of the file.
+    fn lexical_error(&mut self) {
+        match self.tok {
+            Token::UnterminatedString => {
+                let line_end = self
+                    .slice()
+                    .find(['\n', '\r'])
+                    .map_or(self.span.end, |at| self.span.start + at as u32);
+                let diag = Diagnostic::new(Code::JsonSyntax, "unterminated string")
+                    .at(Span::new(self.span.start, line_end))
+                    .with_label("this string is never closed")
+                    .help("add the closing '\"'");
+                self.error(diag);
+            }
+            Token::UnterminatedComment => {
+                let diag = Diagnostic::new(Code::JsonSyntax, "unterminated block comment")
+                    .at(Span::new(self.span.start, self.span.start + 2))
+                    .with_label("this comment is never closed")
+                    .help("close it with */");
+                self.error(diag);
+                self.tok = Token::Eof;
+                self.span = Span::new(self.span.end, self.span.end);
+            }
+            _ => {}
+        }
+    }
+
+    /// "expected `what`, found …" at the current token.
+    fn expected(&self, what: &str) -> Diagnostic {
+        let message = if self.at(Token::Eof) {
+            format!("unexpected end of file: expected {what}")
+        } else {
+            format!("expected {what}, found {}", self.found())
+        };
+        Diagnostic::new(Code::JsonSyntax, message)
+            .at(self.span)
+            .with_label(format!("expected {what}"))
+    }
+
+    /// The current token as a message shows it: what starts at its first byte, or its text
+    /// for numbers and words.
+    fn found(&self) -> String {
+        match self.tok {
+            Token::String | Token::UnterminatedString => "'\"'".to_owned(),
+            Token::SingleQuoted => "\"'\"".to_owned(),
+            Token::Number | Token::Word => format!("'{}'", shorten(self.slice())),
+            Token::Unexpected => match self.slice().chars().next() {
+                Some('\'') => "\"'\"".to_owned(),
+                Some(c) if c.is_control() || c.is_whitespace() || !c.is_ascii() => {
+                    format!("U+{:04X}", c as u32)
+                }
+                Some(c) => format!("'{c}'"),
+                None => Token::Unexpected.name().to_owned(),
+            },
+            tok => tok.name().to_owned(),
+        }
+    }
+
+    fn slice(&self) -> &'a str {
+        self.text.get(self.span.range()).unwrap_or("")
+    }
+
+    /// An error that leaves the parser lost: reported unless already recovering, and starts
+    /// recovery.
+    fn error(&mut self, diag: Diagnostic) {
+        if !self.recovering {
+            self.diagnostics.push(diag);
+        }
+        self.recovering = true;
+    }
+
+    /// An error after which the parser is still in step.
+    fn local_error(&mut self, diag: Diagnostic) {
+        if !self.recovering {
+            self.diagnostics.push(diag);
+        }
+    }
+}
+
+/// The help for a bare word where a value should be.
+fn word_help(word: &str) -> String {
+    match word {
+        "True" | "TRUE" => "JSON literals are lowercase: true".to_owned(),
+        "False" | "FALSE" => "JSON literals are lowercase: false".to_owned(),
+        "Null" | "NULL" | "None" | "nil" | "undefined" => "use null".to_owned(),
+        "NaN" | "Infinity" => "JSON has no NaN or Infinity; use null or a string".to_owned(),
+        _ => format!(
+            "strings must be in double quotes: {}",
+            Value::from(word).to_json()
+        ),
+    }
+}
+
+/// `text` for a message: control characters escaped, cut after 40 chars.
+fn shorten(text: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == 40 {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -1,0 +1,218 @@
+//! The JSON tree: every node keeps its byte span, objects keep every member in order.
+
+use super::Str;
+use crate::source::Span;
+use crate::value::{Map, Value};
+
+/// A JSON value and the span of its text in the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub span: Span,
+    pub kind: Kind,
+}
+
+/// What a [`Node`] is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kind {
+    Null,
+    Bool(bool),
+    /// The nearest double; out-of-range literals (`1e400`) are ±∞.
+    Number(f64),
+    String(Str),
+    Array(Vec<Node>),
+    /// Members in file order; duplicate keys are kept (and reported as E0002).
+    Object(Vec<Member>),
+}
+
+/// One `"key": value` pair of an object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Member {
+    pub key: Str,
+    pub value: Node,
+}
+
+impl Node {
+    /// The value of the first member named `key`, if this is an object that has one.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        match &self.kind {
+            Kind::Object(members) => members
+                .iter()
+                .find(|m| m.key.value == key)
+                .map(|m| &m.value),
+            _ => None,
+        }
+    }
+
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&Str> {
+        match &self.kind {
+            Kind::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The JSON type name, as used in messages (same names as [`Value::type_name`]).
+    pub fn type_name(&self) -> &'static str {
+        match self.kind {
+            Kind::Null => "null",
+            Kind::Bool(_) => "boolean",
+            Kind::Number(_) => "number",
+            Kind::String(_) => "string",
+            Kind::Array(_) => "array",
+            Kind::Object(_) => "object",
+        }
+    }
+
+    /// The plain value, without spans. Like `JSON.parse`, a repeated key keeps the position of
+    /// its first occurrence and the value of its last. Works without recursion, so any depth
+    /// is safe.
+    pub fn to_value(&self) -> Value {
+        /// A container being converted: the children still to visit and the finished ones.
+        enum Frame<'a> {
+            Array(std::slice::Iter<'a, Node>, Vec<Value>),
+            Object(std::slice::Iter<'a, Member>, Map, Option<&'a str>),
+        }
+        let mut stack: Vec<Frame<'_>> = Vec::new();
+        let mut next = self;
+        loop {
+            // Descend into `next`: a scalar is finished at once, a container becomes a frame.
+            let mut done = match &next.kind {
+                Kind::Array(items) => {
+                    stack.push(Frame::Array(items.iter(), Vec::with_capacity(items.len())));
+                    None
+                }
+                Kind::Object(members) => {
+                    let map = Map::with_capacity(members.len());
+                    stack.push(Frame::Object(members.iter(), map, None));
+                    None
+                }
+                Kind::Null => Some(Value::Null),
+                Kind::Bool(b) => Some(Value::Bool(*b)),
+                Kind::Number(n) => Some(Value::Number(*n)),
+                Kind::String(s) => Some(Value::String(s.value.clone())),
+            };
+            // Hand finished values to their parents until some frame has a child left.
+            loop {
+                let Some(frame) = stack.last_mut() else {
+                    return done.unwrap_or_default();
+                };
+                let child = match frame {
+                    Frame::Array(items, values) => {
+                        values.extend(done.take());
+                        items.next()
+                    }
+                    Frame::Object(members, map, key) => {
+                        if let (Some(k), Some(v)) = (key.take(), done.take()) {
+                            map.insert(k.to_owned(), v);
+                        }
+                        members.next().map(|m| {
+                            *key = Some(m.key.value.as_str());
+                            &m.value
+                        })
+                    }
+                };
+                if let Some(child) = child {
+                    next = child;
+                    break;
+                }
+                done = match stack.pop() {
+                    Some(Frame::Array(_, values)) => Some(Value::Array(values)),
+                    Some(Frame::Object(_, map, _)) => Some(Value::Object(map)),
+                    None => None,
+                };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse;
+    use super::*;
+
+    fn root(text: &str) -> Node {
+        let parsed = parse(text);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        parsed.root.expect("a root")
+    }
+
+    #[test]
+    fn get_finds_the_first_member() {
+        let text = r#"{"a": 1, "b": "x", "a": 2}"#;
+        let parsed = parse(text);
+        let node = parsed.root.unwrap();
+        assert_eq!(node.get("a").map(|n| &n.kind), Some(&Kind::Number(1.0)));
+        assert_eq!(node.get("b").and_then(Node::as_str).unwrap().value, "x");
+        assert!(node.get("c").is_none());
+        assert!(node.get("a").unwrap().get("a").is_none());
+        assert!(node.get("a").unwrap().as_str().is_none());
+    }
+
+    #[test]
+    fn type_names() {
+        let node = root(r#"[null, true, 1, "s", [], {}]"#);
+        let Kind::Array(items) = &node.kind else {
+            panic!("not an array")
+        };
+        let names: Vec<_> = items.iter().map(Node::type_name).collect();
+        assert_eq!(
+            names,
+            ["null", "boolean", "number", "string", "array", "object"]
+        );
+        assert_eq!(node.type_name(), "array");
+    }
+
+    #[test]
+    fn to_value_matches_serde_json() {
+        let text = r#"{"a": [1, 2.5, -0, 1e400, {"b": null}], "c": {"d": "e\u00e9"}, "f": []}"#;
+        let mine = root(text).to_value();
+        assert_eq!(mine.as_object().unwrap()["a"].as_array().unwrap().len(), 5);
+        let expected = r#"{"a":[1,2.5,0,null,{"b":null}],"c":{"d":"eé"},"f":[]}"#;
+        assert_eq!(mine.to_json(), expected);
+    }
+
+    #[test]
+    fn to_value_duplicate_keys_like_json_parse() {
+        let parsed = parse(r#"{"a": 1, "b": 2, "a": 3}"#);
+        let value = parsed.root.unwrap().to_value();
+        assert_eq!(value.to_json(), r#"{"a":3,"b":2}"#);
+    }
+
+    #[test]
+    fn to_value_of_scalars_and_empty_containers() {
+        assert_eq!(root("null").to_value(), Value::Null);
+        assert_eq!(root("\"x\"").to_value(), Value::from("x"));
+        assert_eq!(root("[]").to_value(), Value::Array(Vec::new()));
+        assert_eq!(root("{}").to_value(), Value::Object(Map::new()));
+    }
+
+    #[test]
+    fn to_value_survives_deep_hand_built_trees() {
+        let mut node = Node {
+            span: Span::default(),
+            kind: Kind::Null,
+        };
+        for _ in 0..100_000 {
+            node = Node {
+                span: Span::default(),
+                kind: Kind::Array(vec![node]),
+            };
+        }
+        let value = node.to_value();
+        let (mut depth, mut at) = (0, &value);
+        while let Value::Array(items) = at {
+            at = &items[0];
+            depth += 1;
+        }
+        assert_eq!(depth, 100_000);
+        // `Value` drops without recursion; take the node tree apart by hand.
+        let mut node = Some(node);
+        while let Some(Node {
+            kind: Kind::Array(mut items),
+            ..
+        }) = node
+        {
+            node = items.pop();
+        }
+    }
+}
