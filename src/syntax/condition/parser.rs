@@ -396,10 +396,10 @@ impl Parser<'_> {
 
 /// `Or`/`And` of the nodes, spanning all of them; a single node is itself.
 fn n_ary(make: fn(Vec<Node>) -> Expr, mut items: Vec<Node>) -> Node {
-    if items.len() == 1 {
-        if let Some(only) = items.pop() {
-            return only;
-        }
+    if items.len() == 1
+        && let Some(only) = items.pop()
+    {
+        return only;
     }
     let span = match (items.first(), items.last()) {
         (Some(a), Some(b)) => a.span.to(b.span),

@@ -195,8 +195,10 @@ pub fn unescape(lexeme: &str) -> String {
 mod tests {
     use super::*;
 
+    type Lexemes<'a> = Vec<Result<(Token, &'a str), (LexError, &'a str)>>;
+
     /// Tokens with their lexemes, or the error and the text it covers.
-    fn lex(s: &str) -> Vec<Result<(Token, &str), (LexError, &str)>> {
+    fn lex(s: &str) -> Lexemes<'_> {
         let mut lx = Token::lexer(s);
         let mut out = Vec::new();
         while let Some(t) = lx.next() {
