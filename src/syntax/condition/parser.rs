@@ -647,7 +647,7 @@ mod tests {
     }
 
     /// 100,000 `(` or `!` is an error, not a stack overflow, even on a small stack; the deepest
-    /// accepted tree is parsed, printed and dropped there too.
+    /// accepted trees are parsed, printed, compiled, evaluated and dropped there too.
     #[test]
     fn deep_input_on_a_small_stack() {
         let run = || {
@@ -658,6 +658,13 @@ mod tests {
                 let src = format!("{}a{}", "(".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH));
                 let cond = parse_cond(&src).unwrap();
                 assert_eq!(cond.to_string(), src);
+                let deep = format!(
+                    "{}{{a}}{}",
+                    unit.repeat(MAX_DEPTH / 2),
+                    ")".repeat(unit.matches('(').count() * MAX_DEPTH / 2)
+                );
+                let compiled = crate::syntax::condition::Condition::parse(&deep).unwrap();
+                compiled.eval(&crate::eval::Bindings::default());
             }
             let src = vec!["a"; 100_000].join(" && ");
             assert!(parse_cond(&src).is_ok());
