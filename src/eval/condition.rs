@@ -57,18 +57,16 @@ const INLINE_STACK: usize = 16;
 pub fn run<S: Scope + ?Sized>(program: &Program, scope: &S) -> Evaluated {
     with_resolved(program, scope, |slots| {
         let value = execute(program, slots);
+        let resolved = slots.iter().filter(|slot| slot.is_some()).count();
         let mut out = Evaluated {
             value,
-            ..Evaluated::default()
+            reads: Vec::with_capacity(resolved),
+            read_phases: Vec::new(),
         };
         for (slot, path) in slots.iter().zip(&program.refs) {
             if slot.is_some() {
                 out.reads.push(path.text.to_string());
-                for phase in read_phases(scope, path) {
-                    if !out.read_phases.iter().any(|p| p == phase) {
-                        out.read_phases.push(phase.to_owned());
-                    }
-                }
+                add_read_phases(scope, path, &mut out.read_phases);
             }
         }
         out
@@ -80,11 +78,17 @@ pub fn run_value<S: Scope + ?Sized>(program: &Program, scope: &S) -> bool {
     with_resolved(program, scope, |slots| execute(program, slots))
 }
 
-/// The phase ids a resolved path read (as `Rendered::read_phases` records them).
-fn read_phases<'s, S: Scope + ?Sized>(scope: &'s S, path: &'s RefPath) -> Vec<&'s str> {
+/// Add the phase ids a resolved path read, as `Rendered::read_phases` records them: the step
+/// of a `steps.ID…` path, the phases behind `previous.output`.
+fn add_read_phases<S: Scope + ?Sized>(scope: &S, path: &RefPath, out: &mut Vec<String>) {
+    let add = |phase: &str| {
+        if !out.iter().any(|p| p == phase) {
+            out.push(phase.to_owned());
+        }
+    };
     match path.target {
-        Target::Previous => scope.previous_phases(),
-        _ => path.step_id().into_iter().collect(),
+        Target::Previous => scope.previous_phases().into_iter().for_each(add),
+        _ => path.step_id().into_iter().for_each(add),
     }
 }
 
