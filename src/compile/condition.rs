@@ -40,6 +40,8 @@ pub enum Op {
     JumpIfTrue(u32),
 }
 
+const _: () = assert!(std::mem::size_of::<Op>() == 8);
+
 /// A compiled condition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {

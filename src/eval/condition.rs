@@ -1037,6 +1037,25 @@ mod laws {
         })
     }
 
+    /// Programs deeper than the inline stack, and with more refs than inline slots.
+    #[test]
+    fn spilled_machine_agrees() {
+        let s = scope();
+        for n in [10, 20, 40] {
+            let deep = format!("{}{{args.x}}{}", "({args.x} == (".repeat(n), "))".repeat(n));
+            let wide = (0..n)
+                .map(|i| format!("{{args.x}} == {{nope{i}}} || !{{item.n}}"))
+                .collect::<Vec<_>>()
+                .join(" && ");
+            for src in [deep, wide] {
+                assert_eq!(
+                    Condition::parse(&src).unwrap().eval(&s),
+                    tree_walk(&src, &s)
+                );
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1000))]
 
@@ -1049,6 +1068,9 @@ mod laws {
             let cond = cond.unwrap();
             prop_assert_eq!(cond.eval(&s), tree_walk(&src, &s), "{:?}", src);
             prop_assert_eq!(cond.holds(&s), cond.eval(&s).value);
+            let sites: Vec<_> = cond.refs().collect();
+            let ast = parse_cond(&src).unwrap();
+            prop_assert_eq!(sites, ast.refs());
         }
 
         /// Printing is stable: print → parse → print gives the same text, and the same result.
