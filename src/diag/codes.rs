@@ -145,11 +145,7 @@ mod tests {
             assert!(seen.insert(s), "duplicate code {s}");
             assert_eq!(s.len(), 5);
             assert!(s.starts_with('E') || s.starts_with('W'));
-            assert!(
-                code.name()
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c == '-')
-            );
+            assert!(code.name().chars().all(|c| c.is_ascii_lowercase() || c == '-'));
             assert_eq!(Code::parse(s), Some(*code));
         }
     }

@@ -49,12 +49,7 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
     let mut out = Vec::new();
     let cache = (name, ariadne::Source::from(source.text.as_str()));
     if report.finish().write(cache, &mut out).is_err() {
-        return format!(
-            "{}[{}]: {}\n",
-            diag.severity.as_str(),
-            diag.code.as_str(),
-            diag.message
-        );
+        return format!("{}[{}]: {}\n", diag.severity.as_str(), diag.code.as_str(), diag.message);
     }
     String::from_utf8_lossy(&out).into_owned()
 }

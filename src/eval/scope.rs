@@ -174,14 +174,10 @@ mod tests {
             "triage".into(),
             StepState::done("{\"severity\": \"high\", \"tags\": [\"a\", \"b\"]}"),
         );
-        b.steps.insert(
-            "bad".into(),
-            StepState::new(StepStatus::Failed, "partial".into(), None),
-        );
-        b.steps.insert(
-            "gone".into(),
-            StepState::new(StepStatus::Hidden, "x".into(), None),
-        );
+        b.steps
+            .insert("bad".into(), StepState::new(StepStatus::Failed, "partial".into(), None));
+        b.steps
+            .insert("gone".into(), StepState::new(StepStatus::Hidden, "x".into(), None));
         b.locals.insert("file".into(), Value::from("a.rs"));
         b
     }
@@ -197,23 +193,14 @@ mod tests {
         assert_eq!(get(&s, "args.user.id"), Some(Value::Number(7.0)));
         assert_eq!(get(&s, "args.user.id.x"), None);
         assert_eq!(get(&s, "args.nope.x"), None);
-        assert_eq!(
-            get(&s, "steps.triage.json.severity"),
-            Some(Value::from("high"))
-        );
+        assert_eq!(get(&s, "steps.triage.json.severity"), Some(Value::from("high")));
         assert_eq!(get(&s, "steps.triage.json.tags.1"), Some(Value::from("b")));
         assert_eq!(get(&s, "steps.triage.json.tags.01"), None);
-        assert_eq!(
-            get(&s, "steps.triage.json.tags.length"),
-            Some(Value::Number(2.0))
-        );
+        assert_eq!(get(&s, "steps.triage.json.tags.length"), Some(Value::Number(2.0)));
         assert_eq!(get(&s, "steps.triage.json.severity.label"), None);
         assert_eq!(get(&s, "steps.triage.output.x"), None);
         assert_eq!(get(&s, "steps.triage"), None);
-        assert_eq!(
-            get(&s, "steps.bad.output"),
-            Some(Value::from(FAILED_SENTINEL))
-        );
+        assert_eq!(get(&s, "steps.bad.output"), Some(Value::from(FAILED_SENTINEL)));
         assert_eq!(get(&s, "steps.bad.json"), None);
         assert_eq!(get(&s, "steps.gone.output"), None);
         assert_eq!(get(&s, "file"), Some(Value::from("a.rs")));

@@ -53,22 +53,15 @@ mod tests {
         assert_eq!(text(&Value::Number(f64::INFINITY)), "null");
         assert_eq!(text(&Value::Bool(false)), "false");
         assert_eq!(text(&Value::Array(vec![])), "[]");
-        assert_eq!(text(&Value::Array(vec![Value::from("x")])), "[\n  \"x\"\n]");
+        assert_eq!(
+            text(&Value::Array(vec![Value::from("x")])),
+            "[\n  \"x\"\n]"
+        );
     }
 
     #[test]
     fn truthiness_table() {
-        for s in [
-            "",
-            " ",
-            "false",
-            "FALSE",
-            " 0 ",
-            "no",
-            "Off",
-            "null",
-            "\u{a0}NULL",
-        ] {
+        for s in ["", " ", "false", "FALSE", " 0 ", "no", "Off", "null", "\u{a0}NULL"] {
             assert!(!truthy(Some(&Value::from(s))), "{s:?}");
         }
         for s in ["true", "1", "yes", "0.0", "nope", "x"] {

@@ -71,9 +71,6 @@ mod tests {
                 Piece::Placeholder(s, path) => format!("P({}|{})", &src[s.range()], path.text),
             })
             .collect();
-        assert_eq!(
-            shown,
-            ["T(a )", "P({b}|b)", "T( {)", "P({c}|c)", "T(} {d.e)"]
-        );
+        assert_eq!(shown, ["T(a )", "P({b}|b)", "T( {)", "P({c}|c)", "T(} {d.e)"]);
     }
 }

@@ -196,21 +196,11 @@ mod tests {
             "{args.dir} {args.n} {args.flag} [{args.none}] {steps.scan.json.1.path} {missing.x} {args.dir} {missing.x} {previous.output}",
         );
         let r = t.render(&scope());
-        assert_eq!(
-            r.text,
-            "src 2.5 false [] b.rs {missing.x} src {missing.x} prev"
-        );
+        assert_eq!(r.text, "src 2.5 false [] b.rs {missing.x} src {missing.x} prev");
         assert_eq!(r.missing, ["missing.x"]);
         assert_eq!(
             r.reads,
-            [
-                "args.dir",
-                "args.n",
-                "args.flag",
-                "args.none",
-                "steps.scan.json.1.path",
-                "previous.output"
-            ]
+            ["args.dir", "args.n", "args.flag", "args.none", "steps.scan.json.1.path", "previous.output"]
         );
         assert_eq!(r.read_phases, ["scan"]);
     }
@@ -224,12 +214,8 @@ mod tests {
     #[test]
     fn inserted_values_are_not_rescanned() {
         let mut s = scope();
-        s.locals
-            .insert("item".into(), Value::from("{args.dir} $1 $&"));
-        assert_eq!(
-            Template::parse("<{item}>").render(&s).text,
-            "<{args.dir} $1 $&>"
-        );
+        s.locals.insert("item".into(), Value::from("{args.dir} $1 $&"));
+        assert_eq!(Template::parse("<{item}>").render(&s).text, "<{args.dir} $1 $&>");
     }
 
     #[test]
@@ -247,14 +233,8 @@ mod tests {
 
     #[test]
     fn no_escape_sequence() {
-        assert_eq!(
-            Template::parse("\\{args.dir}").render(&scope()).text,
-            "\\src"
-        );
-        assert_eq!(
-            Template::parse("{ args.dir }").render(&scope()).text,
-            "{ args.dir }"
-        );
+        assert_eq!(Template::parse("\\{args.dir}").render(&scope()).text, "\\src");
+        assert_eq!(Template::parse("{ args.dir }").render(&scope()).text, "{ args.dir }");
     }
 }
 

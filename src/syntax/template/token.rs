@@ -31,10 +31,7 @@ mod tests {
     #[test]
     fn tokens_follow_the_regex() {
         use Token::*;
-        assert_eq!(
-            lex("{{a}}"),
-            [(Brace, "{"), (Placeholder, "{a}"), (Text, "}")]
-        );
+        assert_eq!(lex("{{a}}"), [(Brace, "{"), (Placeholder, "{a}"), (Text, "}")]);
         assert_eq!(lex("{a.}"), [(Brace, "{"), (Text, "a.}")]);
         assert_eq!(lex("{a.b-c_1}x"), [(Placeholder, "{a.b-c_1}"), (Text, "x")]);
         assert_eq!(lex("{ a }"), [(Brace, "{"), (Text, " a }")]);
