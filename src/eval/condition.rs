@@ -4,7 +4,7 @@
 //! The machine resolves the program's distinct placeholders first (recording the reads a full
 //! left-to-right evaluation records; see [`crate::compile::condition`]), then runs the ops on a
 //! small stack. Comparisons never allocate for two strings: UTF-16 order is derived from the
-//! chars directly; only numbers, arrays and non-numeric numbers need text built.
+//! chars directly; only numbers and arrays compared as strings need text built.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
