@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod compile;
 pub mod diag;
 pub mod eval;
 pub mod json;

@@ -2,11 +2,13 @@
 //! truthiness, and JSON recovery from model output.
 
 pub mod coerce;
+pub mod condition;
 pub mod context;
 pub mod safe_parse;
 pub mod scope;
 mod text;
 
+pub use condition::{Outcome, eval_gate_entry, eval_until, eval_when};
 pub use scope::{Bindings, Scope, StepState, StepStatus, resolve};
 pub use text::{truthy, write_text};
 

@@ -1,0 +1,505 @@
+//! Condition tokens (SPEC §6), lexed with logos.
+//!
+//! SPEC §6 tries the token kinds *in order* at each position (REF, STRING, operators longest
+//! first, NUMBER, BAREWORD), while logos takes the longest match over all kinds at once. The two
+//! agree here because the patterns are arranged so that at most one kind can start at any
+//! position, except where longest-first is the rule anyway:
+//!
+//! * `{`, `"`, `'` start REF/STRING only; callbacks scan to the closing byte by hand.
+//! * Operators are made of `& | = ! < > ( )`, none of which a NUMBER or BAREWORD may contain, so
+//!   longest match is the "longest first" the SPEC asks for (`!=` before `!`).
+//! * A NUMBER starts with a digit or `-` + digit; a BAREWORD never does (it starts with any other
+//!   bareword char, or is a `-` *not* followed by a digit). So `3px` lexes as NUMBER `3`, then
+//!   BAREWORD `px`, exactly as "NUMBER before BAREWORD" would — logos never gets to see `3px` as
+//!   one bareword.
+//! * NUMBER's optional fraction and exponent are taken only when complete (`1.` is `1` then `.`;
+//!   `1e+` is `1` then `e+`); the tests below check that logos backs off to the last accepting
+//!   state like the SPEC's backtracking regex does.
+//! * `true`/`false`/`null` are literal tokens, which beat a BAREWORD of the same length, while a
+//!   longer bareword (`trueish`, `null.x`) wins by length: keywords only as whole barewords.
+//!
+//! Only space, tab, LF and CR are skipped. Other JS whitespace (U+00A0, U+2028, …) is neither
+//! skipped nor part of a bareword, so it is `unexpected char 'X'`.
+
+use std::fmt;
+
+use logos::{Lexer, Logos};
+
+/// A lexing failure; the parser turns it into a spanned [`super::ConditionError`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LexError {
+    /// `{args.x` — a `{` with no `}` after it.
+    UnterminatedPlaceholder,
+    /// `"abc` or `'a\'` — a quote with no matching unescaped quote after it.
+    UnterminatedString,
+    /// `=`, `&`, `|`, `}` or a non-ASCII space such as U+00A0: no token starts here.
+    #[default]
+    UnexpectedChar,
+}
+
+/// One condition token. The lexeme is the token's span in the source.
+#[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
+#[logos(error = LexError)]
+#[logos(skip r"[ \t\n\r]+")]
+pub enum Token {
+    /// `{ path }`: everything up to the next `}`.
+    #[token("{", lex_ref)]
+    Ref,
+    /// `"…"` or `'…'`; a backslash escapes any next char.
+    #[token("\"", lex_string)]
+    #[token("'", lex_string)]
+    Str,
+    #[token("&&")]
+    AndAnd,
+    #[token("||")]
+    OrOr,
+    #[token("==")]
+    EqEq,
+    #[token("!=")]
+    NotEq,
+    #[token(">=")]
+    GtEq,
+    #[token("<=")]
+    LtEq,
+    #[token(">")]
+    Gt,
+    #[token("<")]
+    Lt,
+    #[token("!")]
+    Bang,
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    /// `-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`
+    #[regex(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")]
+    Number,
+    #[token("true")]
+    True,
+    #[token("false")]
+    False,
+    #[token("null")]
+    Null,
+    /// A maximal run of chars other than JS whitespace and `& | ! = < > ( ) " ' { }` that does
+    /// not start like a NUMBER (a digit, or `-` followed by a digit).
+    #[regex(
+        r#"[^0-9\-\t-\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}&|!=<>()"'{}][^\t-\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}&|!=<>()"'{}]*"#
+    )]
+    #[regex(
+        r#"-([^0-9\t-\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}&|!=<>()"'{}][^\t-\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}&|!=<>()"'{}]*)?"#
+    )]
+    Bareword,
+}
+
+impl Token {
+    /// The human name of the token kind, for messages such as "expected X, found Y".
+    pub fn name(self) -> &'static str {
+        match self {
+            Token::Ref => "placeholder",
+            Token::Str => "string",
+            Token::AndAnd => "`&&`",
+            Token::OrOr => "`||`",
+            Token::EqEq => "`==`",
+            Token::NotEq => "`!=`",
+            Token::GtEq => "`>=`",
+            Token::LtEq => "`<=`",
+            Token::Gt => "`>`",
+            Token::Lt => "`<`",
+            Token::Bang => "`!`",
+            Token::LParen => "`(`",
+            Token::RParen => "`)`",
+            Token::Number => "number",
+            Token::True => "`true`",
+            Token::False => "`false`",
+            Token::Null => "`null`",
+            Token::Bareword => "bareword",
+        }
+    }
+
+    /// Is this one of the operator tokens (`&& || == != >= <= > < ! ( )`)?
+    pub fn is_operator(self) -> bool {
+        matches!(
+            self,
+            Token::AndAnd
+                | Token::OrOr
+                | Token::EqEq
+                | Token::NotEq
+                | Token::GtEq
+                | Token::LtEq
+                | Token::Gt
+                | Token::Lt
+                | Token::Bang
+                | Token::LParen
+                | Token::RParen
+        )
+    }
+}
+
+impl fmt::Display for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// After `{`: take everything up to and including the next `}`.
+fn lex_ref(lex: &mut Lexer<'_, Token>) -> Result<(), LexError> {
+    let rest = lex.remainder();
+    match rest.find('}') {
+        Some(i) => {
+            lex.bump(i + 1);
+            Ok(())
+        }
+        None => {
+            lex.bump(rest.len());
+            Err(LexError::UnterminatedPlaceholder)
+        }
+    }
+}
+
+/// After a quote: take everything up to and including the matching unescaped quote.
+fn lex_string(lex: &mut Lexer<'_, Token>) -> Result<(), LexError> {
+    let quote = if lex.slice() == "'" { '\'' } else { '"' };
+    let rest = lex.remainder();
+    let mut escaped = false;
+    for (i, c) in rest.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == quote {
+            lex.bump(i + 1);
+            return Ok(());
+        }
+    }
+    lex.bump(rest.len());
+    Err(LexError::UnterminatedString)
+}
+
+/// The value of a STRING lexeme (quotes included): `\X` ⇒ `X` for any X.
+pub fn unescape(lexeme: &str) -> String {
+    let inner = lexeme.get(1..lexeme.len().saturating_sub(1)).unwrap_or("");
+    let mut out = String::with_capacity(inner.len());
+    let mut escaped = false;
+    for c in inner.chars() {
+        if !escaped && c == '\\' {
+            escaped = true;
+        } else {
+            escaped = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Lexemes<'a> = Vec<Result<(Token, &'a str), (LexError, &'a str)>>;
+
+    /// Tokens with their lexemes, or the error and the text it covers.
+    fn lex(s: &str) -> Lexemes<'_> {
+        let mut lx = Token::lexer(s);
+        let mut out = Vec::new();
+        while let Some(t) = lx.next() {
+            out.push(match t {
+                Ok(t) => Ok((t, lx.slice())),
+                Err(e) => Err((e, lx.slice())),
+            });
+        }
+        out
+    }
+
+    fn ok(s: &str) -> Vec<(Token, &str)> {
+        lex(s)
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|e| panic!("{s:?}: {e:?}")))
+            .collect()
+    }
+
+    use Token::*;
+
+    #[test]
+    fn numbers_stop_where_the_spec_regex_stops() {
+        assert_eq!(ok("3px"), [(Number, "3"), (Bareword, "px")]);
+        assert_eq!(ok("1.2.3"), [(Number, "1.2"), (Bareword, ".3")]);
+        assert_eq!(ok("1."), [(Number, "1"), (Bareword, ".")]);
+        assert_eq!(ok("1.x"), [(Number, "1"), (Bareword, ".x")]);
+        assert_eq!(ok("1e"), [(Number, "1"), (Bareword, "e")]);
+        assert_eq!(ok("1e+"), [(Number, "1"), (Bareword, "e+")]);
+        assert_eq!(ok("1e+5"), [(Number, "1e+5")]);
+        assert_eq!(ok("1.5E-3x"), [(Number, "1.5E-3"), (Bareword, "x")]);
+        assert_eq!(ok("1.e5"), [(Number, "1"), (Bareword, ".e5")]);
+        assert_eq!(ok("-5"), [(Number, "-5")]);
+        assert_eq!(ok("-5-5"), [(Number, "-5"), (Number, "-5")]);
+        assert_eq!(
+            ok("2024-01-01"),
+            [(Number, "2024"), (Number, "-01"), (Number, "-01")]
+        );
+        assert_eq!(ok("007"), [(Number, "007")]);
+        assert_eq!(ok("12abc"), [(Number, "12"), (Bareword, "abc")]);
+    }
+
+    #[test]
+    fn barewords() {
+        assert_eq!(ok(".5"), [(Bareword, ".5")]);
+        assert_eq!(ok("v1.2"), [(Bareword, "v1.2")]);
+        assert_eq!(ok("high-priority"), [(Bareword, "high-priority")]);
+        assert_eq!(ok("-x"), [(Bareword, "-x")]);
+        assert_eq!(ok("-"), [(Bareword, "-")]);
+        assert_eq!(ok("- 5"), [(Bareword, "-"), (Number, "5")]);
+        assert_eq!(ok("--5"), [(Bareword, "--5")]);
+        assert_eq!(ok("-.5"), [(Bareword, "-.5")]);
+        assert_eq!(ok("a-5"), [(Bareword, "a-5")]);
+        assert_eq!(ok("é😀x"), [(Bareword, "é😀x")]);
+        assert_eq!(ok("a{b}"), [(Bareword, "a"), (Ref, "{b}")]);
+        assert_eq!(ok("a\"b\""), [(Bareword, "a"), (Str, "\"b\"")]);
+        assert_eq!(ok("\u{200b}"), [(Bareword, "\u{200b}")]);
+        assert_eq!(ok("\u{85}"), [(Bareword, "\u{85}")]);
+    }
+
+    #[test]
+    fn keywords_only_as_whole_barewords() {
+        assert_eq!(ok("true"), [(True, "true")]);
+        assert_eq!(ok("false null"), [(False, "false"), (Null, "null")]);
+        assert_eq!(ok("trueish"), [(Bareword, "trueish")]);
+        assert_eq!(ok("tru"), [(Bareword, "tru")]);
+        assert_eq!(ok("null.x"), [(Bareword, "null.x")]);
+        assert_eq!(ok("True"), [(Bareword, "True")]);
+        assert_eq!(ok("true)"), [(True, "true"), (RParen, ")")]);
+        assert_eq!(ok("-true"), [(Bareword, "-true")]);
+    }
+
+    #[test]
+    fn operators_longest_first() {
+        assert_eq!(
+            ok("&&||==!=>=<=><!()"),
+            [
+                (AndAnd, "&&"),
+                (OrOr, "||"),
+                (EqEq, "=="),
+                (NotEq, "!="),
+                (GtEq, ">="),
+                (LtEq, "<="),
+                (Gt, ">"),
+                (Lt, "<"),
+                (Bang, "!"),
+                (LParen, "("),
+                (RParen, ")"),
+            ]
+        );
+        assert_eq!(ok("!!a"), [(Bang, "!"), (Bang, "!"), (Bareword, "a")]);
+        assert_eq!(
+            ok("a!=b"),
+            [(Bareword, "a"), (NotEq, "!="), (Bareword, "b")]
+        );
+    }
+
+    #[test]
+    fn lone_operator_chars_are_unexpected() {
+        for s in [
+            "=", "&", "|", "}", "\u{a0}", "\u{2028}", "\u{b}", "\u{c}", "\u{feff}",
+        ] {
+            let toks = lex(s);
+            assert!(
+                matches!(toks.first(), Some(Err((LexError::UnexpectedChar, _)))),
+                "{s:?}: {toks:?}"
+            );
+        }
+        assert!(matches!(lex("!==")[1], Err((LexError::UnexpectedChar, _))));
+        assert!(matches!(
+            lex("a\u{a0}b")[1],
+            Err((LexError::UnexpectedChar, _))
+        ));
+    }
+
+    #[test]
+    fn refs_and_strings() {
+        assert_eq!(ok("{ args.x }"), [(Ref, "{ args.x }")]);
+        assert_eq!(ok("{a{b}c"), [(Ref, "{a{b}"), (Bareword, "c")]);
+        assert_eq!(ok("{}"), [(Ref, "{}")]);
+        assert_eq!(
+            ok(r#""a\"b" 'c\'d'"#),
+            [(Str, r#""a\"b""#), (Str, r"'c\'d'")]
+        );
+        assert_eq!(ok(r#""it's""#), [(Str, r#""it's""#)]);
+        assert_eq!(ok(r#""\\""#), [(Str, r#""\\""#)]);
+        assert_eq!(ok("\"é\\😀\""), [(Str, "\"é\\😀\"")]);
+        assert_eq!(
+            lex("{args.x"),
+            [Err((LexError::UnterminatedPlaceholder, "{args.x"))]
+        );
+        assert_eq!(lex("\"abc"), [Err((LexError::UnterminatedString, "\"abc"))]);
+        assert_eq!(
+            lex(r#""abc\""#),
+            [Err((LexError::UnterminatedString, r#""abc\""#))]
+        );
+        assert_eq!(lex("'a\\"), [Err((LexError::UnterminatedString, "'a\\"))]);
+    }
+
+    #[test]
+    fn skips_only_ascii_space() {
+        assert_eq!(ok(" \t\r\na\r\n"), [(Bareword, "a")]);
+        assert_eq!(ok("a\r\nb"), ok("a\nb"));
+    }
+
+    #[test]
+    fn unescapes_any_char() {
+        assert_eq!(unescape(r#""a\nb""#), "anb");
+        assert_eq!(unescape(r#""\"\\\'""#), "\"\\'");
+        assert_eq!(unescape("''"), "");
+        assert_eq!(unescape("'\\é'"), "é");
+    }
+}
+
+/// The SPEC §6 tokenizer written out literally (kinds tried in order at each position), checked
+/// against the logos lexer on random input.
+#[cfg(test)]
+mod spec_order {
+    use super::*;
+    use proptest::prelude::*;
+
+    type Lexed = Vec<Result<(Token, std::ops::Range<usize>), (LexError, usize)>>;
+
+    fn is_bareword_char(c: char) -> bool {
+        !(crate::eval::is_js_whitespace(c) || "&|!=<>()\"'{}".contains(c))
+    }
+
+    /// `-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?` anchored at the start of `s`: its match length.
+    fn number_len(s: &[u8]) -> Option<usize> {
+        let digits = |from: usize| {
+            s[from.min(s.len())..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count()
+        };
+        let mut i = usize::from(s.first() == Some(&b'-'));
+        let n = digits(i);
+        if n == 0 {
+            return None;
+        }
+        i += n;
+        if s.get(i) == Some(&b'.') && digits(i + 1) > 0 {
+            i += 1 + digits(i + 1);
+        }
+        if matches!(s.get(i), Some(b'e' | b'E')) {
+            let sign = usize::from(matches!(s.get(i + 1), Some(b'+' | b'-')));
+            let n = digits(i + 1 + sign);
+            if n > 0 {
+                i += 1 + sign + n;
+            }
+        }
+        Some(i)
+    }
+
+    fn reference(s: &str) -> Lexed {
+        let mut out = Vec::new();
+        let mut at = 0;
+        loop {
+            while s[at..].starts_with([' ', '\t', '\n', '\r']) {
+                at += 1;
+            }
+            let rest = &s[at..];
+            let Some(c) = rest.chars().next() else { break };
+            let (tok, len) = if c == '{' {
+                match rest.find('}') {
+                    Some(i) => (Token::Ref, i + 1),
+                    None => {
+                        out.push(Err((LexError::UnterminatedPlaceholder, at)));
+                        break;
+                    }
+                }
+            } else if c == '"' || c == '\'' {
+                let mut end = None;
+                let mut escaped = false;
+                for (i, d) in rest.char_indices().skip(1) {
+                    if escaped {
+                        escaped = false;
+                    } else if d == '\\' {
+                        escaped = true;
+                    } else if d == c {
+                        end = Some(i + 1);
+                        break;
+                    }
+                }
+                match end {
+                    Some(len) => (Token::Str, len),
+                    None => {
+                        out.push(Err((LexError::UnterminatedString, at)));
+                        break;
+                    }
+                }
+            } else if let Some((op, tok)) = [
+                ("&&", Token::AndAnd),
+                ("||", Token::OrOr),
+                ("==", Token::EqEq),
+                ("!=", Token::NotEq),
+                (">=", Token::GtEq),
+                ("<=", Token::LtEq),
+                (">", Token::Gt),
+                ("<", Token::Lt),
+                ("!", Token::Bang),
+                ("(", Token::LParen),
+                (")", Token::RParen),
+            ]
+            .into_iter()
+            .find(|(op, _)| rest.starts_with(op))
+            {
+                (tok, op.len())
+            } else if let Some(len) = number_len(rest.as_bytes()) {
+                (Token::Number, len)
+            } else {
+                let len: usize = rest
+                    .chars()
+                    .take_while(|&c| is_bareword_char(c))
+                    .map(char::len_utf8)
+                    .sum();
+                if len == 0 {
+                    out.push(Err((LexError::UnexpectedChar, at)));
+                    break;
+                }
+                let tok = match &rest[..len] {
+                    "true" => Token::True,
+                    "false" => Token::False,
+                    "null" => Token::Null,
+                    _ => Token::Bareword,
+                };
+                (tok, len)
+            };
+            out.push(Ok((tok, at..at + len)));
+            at += len;
+        }
+        out
+    }
+
+    fn logos(s: &str) -> Lexed {
+        let mut lx = Token::lexer(s);
+        let mut out = Vec::new();
+        while let Some(t) = lx.next() {
+            match t {
+                Ok(t) => out.push(Ok((t, lx.span()))),
+                Err(e) => {
+                    out.push(Err((e, lx.span().start)));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn logos_agrees_with_the_spec_order(
+            s in "([0-9]|[.eE+-]|[a-z]|true|null|[ \t\r\n]|[&|!=<>()]|[\"'{}\\\\]|\u{a0}|é|😀|\u{2028}|\u{85})*"
+        ) {
+            prop_assert_eq!(logos(&s), reference(&s));
+        }
+
+        /// Without quotes and braces the token stream rarely stops early.
+        #[test]
+        fn logos_agrees_without_quotes(s in "([0-9]|[.eE+-]|[a-z]|true|false|null|[ \t]|[&|!=<>()]|\u{a0}|é|😀)*") {
+            prop_assert_eq!(logos(&s), reference(&s));
+        }
+    }
+}
