@@ -33,14 +33,14 @@ fn context() -> Bindings {
         "c".into(),
         StepState::new(StepStatus::Done, "no".into(), None),
     );
-    let mut args = Map::new();
+    let mut args = Map::default();
     args.insert("mode".into(), Value::from("careful"));
     args.insert("dir".into(), Value::from("src"));
     scope.args = Some(Value::Object(args));
-    let mut lp = Map::new();
+    let mut lp = Map::default();
     lp.insert("iteration".into(), Value::Number(2.0));
     scope.locals.insert("loop".into(), Value::Object(lp));
-    let mut item = Map::new();
+    let mut item = Map::default();
     item.insert("kind".into(), Value::from("x"));
     scope.locals.insert("item".into(), Value::Object(item));
     scope

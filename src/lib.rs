@@ -9,10 +9,13 @@
 
 #![forbid(unsafe_code)]
 
+pub mod check;
 pub mod compile;
 pub mod diag;
 pub mod eval;
+pub mod flow;
 pub mod json;
+pub mod project;
 pub mod source;
 pub mod syntax;
 pub mod value;

@@ -1,6 +1,7 @@
 //! Command-line interface: one module per command. Each command returns its exit code; output
 //! goes to stdout (results only) and stderr (diagnostics, progress).
 
+mod check;
 mod eval;
 mod input;
 
@@ -18,6 +19,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Check flows statically: the whole graph, every placeholder and condition.
+    Check(check::CheckArgs),
     /// Evaluate a template, condition or safeParse against an eval context.
     Eval(eval::EvalArgs),
 }
@@ -41,6 +44,7 @@ impl From<Exit> for ExitCode {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let exit = match cli.command {
+        Command::Check(args) => check::run(args),
         Command::Eval(args) => eval::run(args),
     };
     exit.into()

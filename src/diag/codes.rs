@@ -57,7 +57,6 @@ codes! {
     ScriptPlaceholder = "E0205" "script-placeholder",
     OutputSubpath = "E0206" "output-subpath",
     InvalidLocalName = "E0207" "invalid-local-name",
-    ContractPath = "E0208" "contract-path",
     MissingField = "E0301" "missing-field",
     FieldNotAllowed = "E0302" "field-not-allowed",
     ConflictingFields = "E0303" "conflicting-fields",

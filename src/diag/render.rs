@@ -58,3 +58,44 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
+
+/// The stable JSON form of a diagnostic (SPEC §7.1): byte offsets and 1-based line/column.
+pub fn to_json(diag: &Diagnostic, source: &Source) -> crate::value::Value {
+    use crate::value::{Map, Value};
+    let mut o = Map::default();
+    o.insert("severity".into(), Value::from(diag.severity.as_str()));
+    o.insert("code".into(), Value::from(diag.code.as_str()));
+    o.insert("name".into(), Value::from(diag.code.name()));
+    o.insert("message".into(), Value::from(diag.message.as_str()));
+    o.insert("file".into(), Value::from(source.name.as_str()));
+    if let Some(phase) = &diag.phase {
+        o.insert("phase".into(), Value::from(phase.as_str()));
+    }
+    if let Some(span) = diag.span {
+        let (line, column) = source.line_col(span.start);
+        let mut s = Map::default();
+        s.insert("start".into(), Value::Number(span.start as f64));
+        s.insert("end".into(), Value::Number(span.end as f64));
+        s.insert("line".into(), Value::Number(line as f64));
+        s.insert("column".into(), Value::Number(column as f64));
+        o.insert("span".into(), Value::Object(s));
+    }
+    if !diag.labels.is_empty() {
+        let labels = diag
+            .labels
+            .iter()
+            .map(|l| {
+                let mut m = Map::default();
+                m.insert("start".into(), Value::Number(l.span.start as f64));
+                m.insert("end".into(), Value::Number(l.span.end as f64));
+                m.insert("message".into(), Value::from(l.message.as_str()));
+                Value::Object(m)
+            })
+            .collect();
+        o.insert("labels".into(), Value::Array(labels));
+    }
+    if let Some(help) = &diag.help {
+        o.insert("help".into(), Value::from(help.as_str()));
+    }
+    Value::Object(o)
+}

@@ -24,22 +24,30 @@ pub fn did_you_mean<'a>(
     best.map(|(_, c)| c)
 }
 
-/// Levenshtein distance over chars, with one row of memory.
+/// Edit distance counting insertions, deletions, substitutions and swaps of two adjacent
+/// characters (optimal string alignment), so `agnet` is one edit from `agent`.
 pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let next = (diag + usize::from(ca != cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diag = row[j + 1];
-            row[j + 1] = next;
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (j, cell) in d.iter_mut().take(w).enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        d[i * w] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j - 1] + cost)
+                .min(d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
         }
     }
-    row[b.len()]
+    d[a.len() * w + b.len()]
 }
 
 #[cfg(test)]
@@ -54,5 +62,7 @@ mod tests {
         assert_eq!(did_you_mean("tsk", fields), Some("task"));
         assert_eq!(did_you_mean("zzzzzz", fields), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("agnet", "agent"), 1);
+        assert_eq!(did_you_mean("agnet", ["agent", "gate"]), Some("agent"));
     }
 }

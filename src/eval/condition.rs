@@ -11,9 +11,9 @@ use std::cmp::Ordering;
 
 use super::{Scope, js_trim, resolve, truthy};
 use crate::compile::condition::{Op, Program};
+use crate::syntax::RefPath;
 use crate::syntax::condition::{CmpOp, Condition, ConditionError};
 use crate::syntax::template::Template;
-use crate::syntax::{RefPath, Target};
 use crate::value::{Value, js_number_value, write_number};
 
 /// The result of evaluating a condition.
@@ -81,14 +81,10 @@ pub fn run_value<S: Scope + ?Sized>(program: &Program, scope: &S) -> bool {
 /// Add the phase ids a resolved path read, as `Rendered::read_phases` records them: the step
 /// of a `steps.ID…` path, the phases behind `previous.output`.
 fn add_read_phases<S: Scope + ?Sized>(scope: &S, path: &RefPath, out: &mut Vec<String>) {
-    let add = |phase: &str| {
+    for phase in crate::syntax::template::read_phases(scope, path) {
         if !out.iter().any(|p| p == phase) {
             out.push(phase.to_owned());
         }
-    };
-    match path.target {
-        Target::Previous => scope.previous_phases().into_iter().for_each(add),
-        _ => path.step_id().into_iter().for_each(add),
     }
 }
 
@@ -332,12 +328,13 @@ pub fn eval_gate_entry<S: Scope + ?Sized>(src: &str, scope: &S) -> Outcome {
     match src.find(CONTAINS) {
         Some(at) if at > 0 => {
             let (lhs, rhs) = (js_trim(&src[..at]), js_trim(&src[at + CONTAINS.len()..]));
-            let rendered = Template::parse(lhs).render(scope);
+            let template = Template::parse(lhs);
+            let rendered = template.render(scope);
             Outcome {
                 value: rendered.missing.is_empty() && rendered.text.contains(rhs),
                 error: None,
-                reads: rendered.reads,
-                read_phases: rendered.read_phases,
+                reads: template.path_texts(&rendered.reads),
+                read_phases: template.read_phases(scope, &rendered.reads),
             }
         }
         _ => eval_or(src, scope, false),
@@ -411,7 +408,7 @@ mod tests {
         b.previous_phases = vec!["triage".into(), "x".into()];
         b.locals
             .insert("item".into(), json(r#"{"kind": "x", "n": 3}"#));
-        let mut lp = Map::new();
+        let mut lp = Map::default();
         lp.insert("iteration".into(), Value::Number(2.0));
         b.locals.insert("loop".into(), Value::Object(lp));
         b
@@ -793,6 +790,7 @@ mod laws {
     use super::tests::scope;
     use super::*;
     use crate::eval::Bindings;
+    use crate::syntax::Target;
     use crate::syntax::condition::{Expr, Node, Operand, parse_cond};
     use proptest::prelude::*;
     use proptest::sample::select;

@@ -82,7 +82,7 @@ impl Node {
                     None
                 }
                 Kind::Object(members) => {
-                    let map = Map::with_capacity(members.len());
+                    let map = Map::with_capacity_and_hasher(members.len(), Default::default());
                     stack.push(Frame::Object(members.iter(), map, None));
                     None
                 }
@@ -183,7 +183,7 @@ mod tests {
         assert_eq!(root("null").to_value(), Value::Null);
         assert_eq!(root("\"x\"").to_value(), Value::from("x"));
         assert_eq!(root("[]").to_value(), Value::Array(Vec::new()));
-        assert_eq!(root("{}").to_value(), Value::Object(Map::new()));
+        assert_eq!(root("{}").to_value(), Value::Object(Map::default()));
     }
 
     #[test]

@@ -45,6 +45,14 @@ impl Value {
         }
     }
 
+    /// The object's map, moved out (values implement `Drop`, so they cannot be destructured).
+    pub fn into_object(mut self) -> Option<Map> {
+        match &mut self {
+            Value::Object(m) => Some(std::mem::take(m)),
+            _ => None,
+        }
+    }
+
     /// The JSON type name, as used in messages (`object`, `array`, …).
     pub fn type_name(&self) -> &'static str {
         match self {

@@ -9,4 +9,5 @@ mod render;
 mod token;
 
 pub use ast::{Piece, TemplateAst, parse_template};
-pub use render::{Rendered, Template};
+pub(crate) use render::read_phases;
+pub use render::{Rendered, Template, TemplateRef};

@@ -1,0 +1,291 @@
+//! Graph structure (SPEC §7.2 E01xx, W0101, W0102): duplicate ids, unknown and self
+//! dependencies, cycles, multiple finals, disconnected phases, dead ends, and gates that are
+//! the only route to the final phase. Every pass is linear in phases + edges.
+
+use std::collections::HashMap;
+
+use super::graph::Graph;
+use crate::diag::{Code, Diagnostic, did_you_mean};
+use crate::flow::{Flow, PhaseType};
+
+/// Duplicate ids and unknown or self dependencies. Returns whether the ids and edges are
+/// reliable enough for the cycle, reference and lint rules.
+pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
+    let mut reliable = true;
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    for (i, p) in flow.phases.iter().enumerate() {
+        if let Some(&j) = first.get(p.id.as_str()) {
+            reliable = false;
+            out.push(
+                Diagnostic::new(
+                    Code::DuplicatePhaseId,
+                    format!("duplicate phase id '{}'", p.id),
+                )
+                .at(p.id_span)
+                .phase(&p.id)
+                .with_label("used again here")
+                .label(flow.phases[j].id_span, "first used here")
+                .help("phase ids must be unique; rename one of them"),
+            );
+        } else {
+            first.insert(&p.id, i);
+        }
+    }
+    for p in &flow.phases {
+        for (field, list) in [("dependsOn", &p.depends_on), ("from", &p.from)] {
+            for dep in list {
+                if dep.value == p.id {
+                    out.push(
+                        Diagnostic::new(
+                            Code::SelfDependency,
+                            format!("{}: {field} lists the phase itself", p.id),
+                        )
+                        .at(dep.span)
+                        .phase(&p.id)
+                        .with_label("depends on itself")
+                        .help("remove it: a phase cannot wait for its own output"),
+                    );
+                } else if !first.contains_key(dep.value.as_str()) {
+                    reliable = false;
+                    let mut d = Diagnostic::new(
+                        Code::UnknownDependency,
+                        format!("{}: {field} unknown phase '{}'", p.id, dep.value),
+                    )
+                    .at(dep.span)
+                    .phase(&p.id)
+                    .with_label("no phase has this id");
+                    if let Some(s) =
+                        did_you_mean(&dep.value, flow.phases.iter().map(|q| q.id.as_str()))
+                    {
+                        d = d.help(format!("did you mean '{s}'?"));
+                    }
+                    out.push(d);
+                }
+            }
+        }
+    }
+    reliable
+}
+
+/// Report every cycle once: walk dependencies from each phase left over by the topological
+/// sort; every such walk ends on a cycle.
+pub fn cycles(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
+    if graph.topo.is_some() {
+        return;
+    }
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        New,
+        OnPath,
+        Done,
+    }
+    let mut state = vec![State::New; graph.len()];
+    for start in 0..graph.len() {
+        if state[start] != State::New {
+            continue;
+        }
+        // Iterative DFS over dependencies, keeping the current path.
+        let mut path: Vec<usize> = vec![start];
+        let mut next_edge: Vec<usize> = vec![0];
+        state[start] = State::OnPath;
+        while let Some(&u) = path.last() {
+            let k = next_edge.last_mut().expect("parallel stacks");
+            if let Some(&v) = graph.deps[u].get(*k) {
+                *k += 1;
+                match state[v] {
+                    State::New => {
+                        state[v] = State::OnPath;
+                        path.push(v);
+                        next_edge.push(0);
+                    }
+                    State::OnPath => {
+                        let at = path.iter().position(|&x| x == v).expect("on path");
+                        report_cycle(flow, &path[at..], out);
+                    }
+                    State::Done => {}
+                }
+            } else {
+                state[u] = State::Done;
+                path.pop();
+                next_edge.pop();
+            }
+        }
+    }
+}
+
+fn report_cycle(flow: &Flow, cycle: &[usize], out: &mut Vec<Diagnostic>) {
+    let ids: Vec<&str> = cycle.iter().map(|&i| flow.phases[i].id.as_str()).collect();
+    let mut text = ids.join(" -> ");
+    text.push_str(" -> ");
+    text.push_str(ids[0]);
+    let mut d = Diagnostic::new(Code::DependencyCycle, format!("Dependency cycle detected: {text}"))
+        .phase(ids[0])
+        .help("a flow must be acyclic: remove one of these dependencies (use a loop phase to repeat work)");
+    for (k, &i) in cycle.iter().enumerate() {
+        let p = &flow.phases[i];
+        let target = ids[(k + 1) % ids.len()];
+        if let Some(edge) = p
+            .depends_on
+            .iter()
+            .chain(&p.from)
+            .find(|e| e.value == target)
+        {
+            let msg = format!("'{}' depends on '{target}'", p.id);
+            if d.span.is_none() {
+                d = d.at(edge.span).with_label(msg);
+            } else {
+                d = d.label(edge.span, msg);
+            }
+        }
+    }
+    out.push(d);
+}
+
+/// More than one `final: true` (E0106).
+pub fn finals(flow: &Flow, out: &mut Vec<Diagnostic>) {
+    let finals: Vec<_> = flow.phases.iter().filter(|p| p.is_final).collect();
+    if finals.len() < 2 {
+        return;
+    }
+    let span_of = |p: &crate::flow::Phase| p.written.get("final").copied().unwrap_or(p.id_span);
+    let mut d = Diagnostic::new(
+        Code::MultipleFinal,
+        format!(
+            "Only one phase may be marked 'final' (found {})",
+            finals.len()
+        ),
+    )
+    .at(span_of(finals[1]))
+    .phase(&finals[1].id)
+    .with_label(format!("'{}' is final", finals[1].id))
+    .help("keep 'final: true' on the phase whose output the flow returns");
+    for p in finals
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| *k != 1)
+        .map(|(_, p)| p)
+    {
+        d = d.label(span_of(p), format!("'{}' is final too", p.id));
+    }
+    out.push(d);
+}
+
+/// Phases outside the largest weakly-connected component that have edges (E0107).
+pub fn connectivity(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
+    let n = graph.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    for (i, deps) in graph.deps.iter().enumerate() {
+        for &j in deps {
+            let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+            if a != b {
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    let mut size = vec![0usize; n];
+    let roots: Vec<usize> = (0..n).map(|i| find(&mut parent, i)).collect();
+    for &r in &roots {
+        size[r] += 1;
+    }
+    // Largest component; ties go to the one holding the earliest phase (roots are minimal).
+    let Some(main) = (0..n)
+        .filter(|&i| roots[i] == i)
+        .max_by(|&a, &b| size[a].cmp(&size[b]).then(b.cmp(&a)))
+    else {
+        return;
+    };
+    for (i, p) in flow.phases.iter().enumerate() {
+        let has_edges = !graph.deps[i].is_empty() || !graph.dependents[i].is_empty();
+        if roots[i] != main && has_edges {
+            out.push(
+                Diagnostic::new(
+                    Code::DisconnectedPhase,
+                    format!("Phase '{}' is disconnected from the main DAG", p.id),
+                )
+                .at(p.id_span)
+                .phase(&p.id)
+                .with_label("not connected to the other phases")
+                .help("connect it to the main graph with dependsOn, or remove it"),
+            );
+        }
+    }
+}
+
+/// Terminal phases that are not final (W0101).
+pub fn dead_ends(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
+    let implicit = flow.final_phase();
+    for (i, p) in flow.phases.iter().enumerate() {
+        if graph.dependents[i].is_empty() && !p.is_final && Some(i) != implicit {
+            out.push(
+                Diagnostic::new(
+                    Code::DeadEnd,
+                    format!("Phase '{}' is a terminal phase (no dependents) but not marked as 'final'. Its output will be discarded.", p.id),
+                )
+                .at(p.id_span)
+                .phase(&p.id)
+                .with_label("nothing depends on this phase")
+                .help("make a later phase depend on it, mark it \"final\": true, or remove it"),
+            );
+        }
+    }
+}
+
+/// Gates and approvals on every route from the entry phases to an explicit final (W0102):
+/// those that dominate the final phase. Dominators of a DAG in one pass over a topological
+/// order, with a virtual root above the entry phases.
+pub fn gate_sole_path(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
+    let (Some(topo), Some(fin)) = (&graph.topo, flow.phases.iter().position(|p| p.is_final)) else {
+        return;
+    };
+    const ROOT: usize = usize::MAX;
+    let mut pos = vec![0usize; graph.len()];
+    for (k, &v) in topo.iter().enumerate() {
+        pos[v] = k;
+    }
+    let mut idom = vec![ROOT; graph.len()];
+    let intersect = |idom: &[usize], mut a: usize, mut b: usize| -> usize {
+        while a != b {
+            if a == ROOT || b == ROOT {
+                return ROOT;
+            }
+            if pos[a] > pos[b] {
+                a = idom[a];
+            } else {
+                b = idom[b];
+            }
+        }
+        a
+    };
+    for &v in topo {
+        let mut preds = graph.deps[v].iter().copied();
+        idom[v] = match preds.next() {
+            None => ROOT,
+            Some(first) => preds.fold(first, |acc, p| intersect(&idom, acc, p)),
+        };
+    }
+    let fin_id = &flow.phases[fin].id;
+    let mut cur = idom[fin];
+    while cur != ROOT {
+        let g = &flow.phases[cur];
+        if matches!(g.ty, PhaseType::Gate | PhaseType::Approval) {
+            out.push(
+                Diagnostic::new(
+                    Code::GateSolePath,
+                    format!("{} '{}' is on every path to the final phase '{fin_id}': a block halts the run with no alternative route", g.ty.as_str(), g.id),
+                )
+                .at(g.id_span)
+                .phase(&g.id)
+                .label(flow.phases[fin].id_span, "the final phase")
+                .help("intended for a hard stop; otherwise add a route around it (e.g. a fallback phase with join: \"any\")"),
+            );
+        }
+        cur = idom[cur];
+    }
+}

@@ -1,0 +1,621 @@
+//! Per-phase rules (SPEC §7.2 E03xx, E04xx, W03xx, W0205): required and misplaced fields per
+//! phase type, conflicting fields, retries, timeouts, caches, contracts, working directories.
+
+use crate::diag::{Code, Diagnostic};
+use crate::flow::{
+    CacheScope, Cwd, Field, Flow, OutputMode, Phase, PhaseType, ReduceStrategy, Run,
+};
+use crate::source::Span;
+
+use PhaseType as T;
+
+/// Type-specific fields that have no effect elsewhere (W0308), with the types that use them.
+/// Fields with a dedicated diagnostic (score, reflexion, run, input, expect, timeout, until,
+/// maxIterations, convergence, batchSize, idleTimeout) are checked on their own.
+const TYPE_SPECIFIC: &[(&str, &[PhaseType])] = &[
+    ("branches", &[T::Parallel, T::Race, T::Tournament]),
+    ("over", &[T::Map]),
+    ("as", &[T::Map]),
+    ("eval", &[T::Gate]),
+    ("onBlock", &[T::Gate]),
+    ("reduceStrategy", &[T::Reduce]),
+    ("use", &[T::Flow]),
+    ("def", &[T::Flow, T::Expand]),
+    ("with", &[T::Flow]),
+    ("variants", &[T::Tournament]),
+    ("mode", &[T::Tournament]),
+    ("judge", &[T::Tournament]),
+    ("judgeAgent", &[T::Tournament]),
+    ("cancelLosers", &[T::Race]),
+    ("expandMode", &[T::Expand]),
+    ("maxNodes", &[T::Expand]),
+    ("concurrency", &[T::Map, T::Parallel, T::Tournament]),
+    (
+        "task",
+        &[
+            T::Agent,
+            T::Map,
+            T::Gate,
+            T::Reduce,
+            T::Approval,
+            T::Loop,
+            T::Tournament,
+        ],
+    ),
+];
+
+fn names(types: &[PhaseType]) -> String {
+    types
+        .iter()
+        .map(|t| t.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub fn phase_rules(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
+    if p.invalid.contains(&"type") {
+        return;
+    }
+    required(p, out);
+    not_allowed(p, out);
+    ignored(p, out);
+    script(p, out);
+    timing(flow, p, out);
+    caching(flow, p, out);
+    cwd(flow, p, out);
+    if p.ty == T::Reduce && p.reduce_strategy == ReduceStrategy::Tree {
+        let calls = tree_calls(
+            p.from.len(),
+            p.batch_size.as_ref().map_or(2, |b| b.value as usize),
+        );
+        if calls > 256 {
+            out.push(
+                Diagnostic::new(Code::TreeReduceCap, format!("{}: a tree reduce of {} inputs in batches of {} makes {calls} calls (limit 256)", p.id, p.from.len(), p.batch_size.as_ref().map_or(2.0, |b| b.value)))
+                    .at(p.written.get("reduceStrategy").copied().unwrap_or(p.id_span))
+                    .phase(&p.id)
+                    .help("raise batchSize or split the inputs over several reduce phases"),
+            );
+        }
+    }
+    if p.expect.is_some() && p.output != OutputMode::Json && !p.invalid.contains(&"expect") {
+        out.push(
+            Diagnostic::new(
+                Code::ExpectNeedsJson,
+                format!("{}: 'expect' needs \"output\": \"json\"", p.id),
+            )
+            .at(p.written["expect"])
+            .phase(&p.id)
+            .help(
+                "add \"output\": \"json\" so the output is parsed before the contract is checked",
+            ),
+        );
+    }
+    if p.ty == T::Gate && !p.eval.is_empty() && p.score.is_some() {
+        out.push(
+            Diagnostic::new(
+                Code::EvalAndScore,
+                format!("{}: the gate has both 'eval' and 'score'", p.id),
+            )
+            .at(p.written["score"])
+            .phase(&p.id)
+            .label(
+                p.written["eval"],
+                "eval runs first; the scorers run only if every entry passes",
+            )
+            .help("keep one of them, or accept that eval runs first"),
+        );
+    }
+    if !p.idempotent && matches!(p.ty, T::Approval | T::Flow) {
+        out.push(
+            Diagnostic::new(
+                Code::IdempotentNoOp,
+                format!(
+                    "{}: 'idempotent: false' has no effect on a {} phase",
+                    p.id,
+                    p.ty.as_str()
+                ),
+            )
+            .at(p.written["idempotent"])
+            .phase(&p.id)
+            .help("remove it; it applies to phases that call agents or scripts"),
+        );
+    }
+    if !p.id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') && !p.id.contains('_') {
+        out.push(
+            Diagnostic::new(Code::UnreferenceableId, format!("phase id '{}' cannot be referenced: placeholders accept only letters, digits and '-'", p.id))
+                .at(p.id_span)
+                .phase(&p.id)
+                .help("rename it using [A-Za-z0-9-]"),
+        );
+    }
+}
+
+/// E0301: what each type cannot run without.
+fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
+    let has = |k: &str| p.has(k) || p.invalid.contains(&k);
+    let mut need = |field: &str, present: bool| {
+        if !present {
+            out.push(
+                Diagnostic::new(
+                    Code::MissingField,
+                    format!("{} ({}) requires '{field}'", p.id, p.ty.as_str()),
+                )
+                .at(p.id_span)
+                .phase(&p.id)
+                .with_label(format!("this {} phase has no '{field}'", p.ty.as_str())),
+            );
+        }
+    };
+    match p.ty {
+        T::Agent | T::Loop => need("task", has("task")),
+        T::Map => {
+            need("task", has("task"));
+            need("over", has("over"));
+        }
+        T::Reduce => {
+            need("task", has("task"));
+            need("from", !p.from.is_empty() || p.invalid.contains(&"from"));
+        }
+        T::Gate => need("task' or 'score", has("task") || has("score")),
+        T::Parallel | T::Race => need(
+            "branches",
+            !p.branches.is_empty() || p.invalid.contains(&"branches"),
+        ),
+        T::Tournament => need("task' or 'branches", has("task") || has("branches")),
+        T::Flow => need("use' or 'def", has("use") || has("def")),
+        T::Expand => need("def", has("def")),
+        T::Script => {
+            let ok = match p.run.as_ref().map(|r| &r.value) {
+                Some(Run::Shell(_)) => true,
+                Some(Run::Argv(argv)) => argv.first().is_some_and(|a| !a.as_str().is_empty()),
+                None => p.invalid.contains(&"run"),
+            };
+            need("run", ok);
+        }
+        T::Approval => {}
+    }
+    if p.ty == T::Loop {
+        need("until", has("until"));
+    }
+    for b in &p.branches {
+        if b.task.is_none() && matches!(p.ty, T::Parallel | T::Race | T::Tournament) {
+            out.push(
+                Diagnostic::new(
+                    Code::MissingField,
+                    format!(
+                        "{} ({}) requires 'task' in every branch",
+                        p.id,
+                        p.ty.as_str()
+                    ),
+                )
+                .at(b.span)
+                .phase(&p.id),
+            );
+        }
+    }
+    if p.has("use") && p.has("def") && p.ty == T::Flow {
+        out.push(
+            Diagnostic::new(
+                Code::ConflictingFields,
+                format!(
+                    "{}: a flow phase takes exactly one of 'use' and 'def'",
+                    p.id
+                ),
+            )
+            .at(p.written["def"])
+            .phase(&p.id)
+            .label(p.written["use"], "'use' is given too")
+            .help("keep 'use' for a saved flow or 'def' for an inline one"),
+        );
+    }
+    let few = match p.ty {
+        T::Race => !p.branches.is_empty() && p.branches.len() < 2,
+        T::Tournament => {
+            p.has("branches") && p.branches.len() < 2 && !p.invalid.contains(&"branches")
+        }
+        _ => false,
+    };
+    if few {
+        out.push(
+            Diagnostic::new(
+                Code::TooFewBranches,
+                format!(
+                    "{}: a {} needs at least 2 branches, found {}",
+                    p.id,
+                    p.ty.as_str(),
+                    p.branches.len()
+                ),
+            )
+            .at(p.written["branches"])
+            .phase(&p.id)
+            .help("add another branch, or use an agent phase for a single task"),
+        );
+    }
+}
+
+/// E0302: fields that are errors off their types.
+fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
+    let mut deny = |field: &str, allowed: &[PhaseType], why: &str| {
+        if let Some(&span) = p.written.get(field)
+            && !allowed.contains(&p.ty)
+        {
+            out.push(
+                Diagnostic::new(
+                    Code::FieldNotAllowed,
+                    format!(
+                        "{}: '{field}' is not allowed on a {} phase{why}",
+                        p.id,
+                        p.ty.as_str()
+                    ),
+                )
+                .at(span)
+                .phase(&p.id)
+                .help(format!("'{field}' is accepted by: {}", names(allowed))),
+            );
+        }
+    };
+    deny("score", &[T::Gate], "");
+    deny("reflexion", &[T::Loop], "");
+    deny("run", &[T::Script], "");
+    deny("input", &[T::Script], "");
+    deny("expect", &[T::Agent, T::Gate, T::Reduce, T::Loop], "");
+    let not_here: Vec<PhaseType> = PhaseType::ALL
+        .into_iter()
+        .filter(|t| !matches!(t, T::Approval | T::Flow))
+        .collect();
+    deny("timeout", &not_here, " (it has no agent call to time out)");
+    let no_script: Vec<PhaseType> = PhaseType::ALL
+        .into_iter()
+        .filter(|t| *t != T::Script)
+        .collect();
+    deny("retry", &no_script, " (scripts are never retried)");
+    if p.ty == T::Script && p.output == OutputMode::Json {
+        out.push(
+            Diagnostic::new(
+                Code::FieldNotAllowed,
+                format!(
+                    "{}: \"output\": \"json\" is not allowed on a script phase",
+                    p.id
+                ),
+            )
+            .at(p.written["output"])
+            .phase(&p.id)
+            .help(
+                "reference {steps.ID.json} downstream instead: it safeParses the script's stdout",
+            ),
+        );
+    }
+    if p.ty != T::Parallel {
+        for b in &p.branches {
+            if let Some(c) = &b.cwd {
+                out.push(
+                    Diagnostic::new(
+                        Code::FieldNotAllowed,
+                        format!(
+                            "{}: a branch 'cwd' is allowed only in parallel phases",
+                            p.id
+                        ),
+                    )
+                    .at(c.key)
+                    .phase(&p.id)
+                    .help("set the phase's own 'cwd' instead"),
+                );
+            }
+        }
+    }
+}
+
+/// W0302, W0306, W0307, W0308: fields that do nothing on this type.
+fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
+    for field in ["until", "maxIterations", "convergence"] {
+        if let (Some(&span), false) = (p.written.get(field), p.ty == T::Loop) {
+            out.push(
+                Diagnostic::new(
+                    Code::LoopOnlyField,
+                    format!(
+                        "{}: '{field}' only applies to loop phases; it is ignored on a {} phase",
+                        p.id,
+                        p.ty.as_str()
+                    ),
+                )
+                .at(span)
+                .phase(&p.id)
+                .help("remove it, or make the phase \"type\": \"loop\""),
+            );
+        }
+    }
+    if let (Some(&span), false) = (
+        p.written.get("batchSize"),
+        p.reduce_strategy == ReduceStrategy::Tree && p.ty == T::Reduce,
+    ) {
+        out.push(
+            Diagnostic::new(
+                Code::BatchsizeIgnored,
+                format!(
+                    "{}: 'batchSize' is used only by a reduce with \"reduceStrategy\": \"tree\"",
+                    p.id
+                ),
+            )
+            .at(span)
+            .phase(&p.id)
+            .help("remove it, or set \"reduceStrategy\": \"tree\""),
+        );
+    }
+    if let (Some(&span), false) = (p.written.get("idleTimeout"), p.ty.runs_agents()) {
+        out.push(
+            Diagnostic::new(
+                Code::IdleTimeoutIgnored,
+                format!(
+                    "{}: 'idleTimeout' has no effect on a {} phase (it runs no agent)",
+                    p.id,
+                    p.ty.as_str()
+                ),
+            )
+            .at(span)
+            .phase(&p.id)
+            .help("remove it"),
+        );
+    }
+    for (field, types) in TYPE_SPECIFIC {
+        if let (Some(&span), false) = (p.written.get(field), types.contains(&p.ty)) {
+            out.push(
+                Diagnostic::new(
+                    Code::FieldIgnored,
+                    format!(
+                        "{}: '{field}' has no effect on a {} phase",
+                        p.id,
+                        p.ty.as_str()
+                    ),
+                )
+                .at(span)
+                .phase(&p.id)
+                .help(format!("'{field}' is used by: {}", names(types))),
+            );
+        }
+    }
+}
+
+/// E0205, W0312: shell scripts.
+fn script(p: &Phase, out: &mut Vec<Diagnostic>) {
+    let Some(Field {
+        value: Run::Shell(src),
+        ..
+    }) = &p.run
+    else {
+        return;
+    };
+    if p.ty != T::Script {
+        return;
+    }
+    let template = crate::syntax::template::Template::parse(&src.value);
+    for r in template.refs() {
+        out.push(
+            Diagnostic::new(Code::ScriptPlaceholder, format!("{}: a string 'run' is passed to sh -c as written and cannot hold placeholders", p.id))
+                .at(src.file_span(r.span.range()))
+                .phase(&p.id)
+                .with_label("this is not interpolated")
+                .help("use the array form (\"run\": [\"cmd\", \"{steps.x.output}\"]) or pass data on stdin with \"input\"; for ${VAR} write $VAR"),
+        );
+    }
+    if let Some(at) = unquoted_pipe(&src.value)
+        && !src.value.contains("pipefail")
+    {
+        out.push(
+                Diagnostic::new(Code::ScriptPipefail, format!("{}: the pipeline's exit code is only its last command's", p.id))
+                    .at(src.file_span(at..at + 1))
+                    .phase(&p.id)
+                    .with_label("a failure before this pipe is ignored")
+                    .help("start the command with \"set -o pipefail; \" so any failing stage fails the script"),
+            );
+    }
+}
+
+/// The byte offset of the first `|` outside quotes that is not part of `||`.
+fn unquoted_pipe(cmd: &str) -> Option<usize> {
+    let b = cmd.as_bytes();
+    let (mut single, mut double) = (false, false);
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if !single => i += 1,
+            b'\'' if !double => single = !single,
+            b'"' if !single => double = !double,
+            b'|' if !single && !double => {
+                if b.get(i + 1) == Some(&b'|') {
+                    i += 1;
+                } else if i == 0 || b[i - 1] != b'|' {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// E0404, W0311: watchdogs and backoff.
+fn timing(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
+    let idle = p
+        .idle_timeout
+        .as_ref()
+        .or(flow.idle_timeout.as_ref())
+        .map(|f| f.value);
+    if idle == Some(0.0)
+        && p.ty.runs_agents()
+        && p.timeout.is_none()
+        && !p.invalid.contains(&"timeout")
+    {
+        let at = p.idle_timeout.as_ref().map_or(p.id_span, |f| f.span);
+        out.push(
+            Diagnostic::new(Code::UnboundedPhase, format!("{}: the idle watchdog is off (idleTimeout 0) and the phase has no 'timeout': a hung agent would run forever", p.id))
+                .at(at)
+                .phase(&p.id)
+                .help("add \"timeout\" (ms) to this phase, or re-enable the idle watchdog"),
+        );
+    }
+    if let Some(r) = &p.retry
+        && let (Some(span), None) = (r.value.factor_span, r.value.backoff_ms)
+    {
+        out.push(
+                Diagnostic::new(Code::FactorIgnored, format!("{}: retry.factor has no effect without retry.backoffMs (2000 ms × 2^attempt applies)", p.id))
+                    .at(span)
+                    .phase(&p.id)
+                    .help("add \"backoffMs\" to use your own curve"),
+            );
+    }
+}
+
+/// E0406, W0304, W0305.
+fn caching(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
+    let scope = p.cache.as_ref().and_then(|c| c.value.scope.as_ref());
+    if let Some(s) = scope.filter(|s| s.value == CacheScope::CrossRun) {
+        if matches!(
+            p.ty,
+            T::Gate | T::Approval | T::Loop | T::Tournament | T::Script | T::Race | T::Expand
+        ) {
+            out.push(
+                Diagnostic::new(
+                    Code::CrossRunNotAllowed,
+                    format!(
+                        "{}: a {} phase cannot use the cross-run cache",
+                        p.id,
+                        p.ty.as_str()
+                    ),
+                )
+                .at(s.span)
+                .phase(&p.id)
+                .help("use \"scope\": \"run-only\""),
+            );
+        } else if !p.idempotent {
+            out.push(
+                Diagnostic::new(Code::IdempotentOverridesCache, format!("{}: 'idempotent: false' phases are never cached; the cross-run scope has no effect", p.id))
+                    .at(s.span)
+                    .phase(&p.id)
+                    .label(p.written["idempotent"], "never cached because of this"),
+            );
+        }
+    }
+    if !p.idempotent
+        && flow.incremental
+        && scope.is_none()
+        && !matches!(p.ty, T::Approval | T::Flow)
+    {
+        out.push(
+            Diagnostic::new(Code::IdempotentIncremental, format!("{}: in an incremental flow this 'idempotent: false' phase is excluded from caching and re-runs every time", p.id))
+                .at(p.written["idempotent"])
+                .phase(&p.id)
+                .help("intended for side effects; set \"cache\": {\"scope\": \"off\"} to say so explicitly"),
+        );
+    }
+}
+
+/// E0410: `{args.X}` working directories and branch directories.
+fn cwd(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
+    let mut bad = |span: Span, msg: String, help: &str| {
+        out.push(
+            Diagnostic::new(Code::InvalidCwd, format!("{}: {msg}", p.id))
+                .at(span)
+                .phase(&p.id)
+                .help(help.to_owned()),
+        );
+    };
+    if let Some(Field {
+        value: Cwd::Arg(name),
+        span,
+        ..
+    }) = &p.cwd
+    {
+        match flow.args.get(name) {
+            None => bad(
+                *span,
+                format!("'cwd' uses {{args.{name}}} but '{name}' is not declared"),
+                "declare it: \"args\": {\"dir\": {\"type\": \"relative-path\"}}",
+            ),
+            Some(a) if a.ty != Some(crate::flow::ArgType::RelativePath) => bad(
+                *span,
+                format!("'cwd' uses {{args.{name}}}, which is not a relative-path arg"),
+                "declare the arg with \"type\": \"relative-path\"",
+            ),
+            _ => {}
+        }
+        if p.cache
+            .as_ref()
+            .and_then(|c| c.value.scope.as_ref())
+            .is_some_and(|s| s.value == CacheScope::CrossRun)
+        {
+            bad(
+                *span,
+                "a {args.X} 'cwd' cannot be combined with the cross-run cache".into(),
+                "drop the cross-run cache scope",
+            );
+        }
+        if p.retry.as_ref().is_some_and(|r| r.value.max > 0.0) {
+            bad(
+                *span,
+                "a {args.X} 'cwd' cannot be combined with retry.max > 0".into(),
+                "set retry.max to 0",
+            );
+        }
+    }
+    let keyword_cwd = matches!(
+        p.cwd.as_ref().map(|c| &c.value),
+        Some(Cwd::Temp | Cwd::Dedicated | Cwd::Worktree | Cwd::Arg(_))
+    );
+    for b in &p.branches {
+        let Some(c) = &b.cwd else { continue };
+        let dynamic = crate::syntax::template::Template::parse(&c.value).has_placeholders()
+            || matches!(c.value.as_str(), "temp" | "dedicated" | "worktree");
+        if dynamic {
+            bad(
+                c.span,
+                format!(
+                    "a branch 'cwd' must be a literal path, found \"{}\"",
+                    c.value
+                ),
+                "use a plain relative path",
+            );
+        } else if keyword_cwd && p.ty == T::Parallel {
+            bad(
+                c.span,
+                "a branch 'cwd' cannot be used under a phase whose 'cwd' is a keyword or {args.X}"
+                    .into(),
+                "remove the branch cwd or the phase cwd",
+            );
+        }
+    }
+}
+
+/// Calls a tree reduce makes over `n` inputs in batches of `b`.
+pub fn tree_calls(n: usize, b: usize) -> usize {
+    let b = b.max(2);
+    let (mut left, mut calls) = (n, 0);
+    while left >= 2 {
+        let round = left.div_ceil(b);
+        calls += round;
+        left = round;
+    }
+    calls
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_call_counts() {
+        assert_eq!(tree_calls(0, 2), 0);
+        assert_eq!(tree_calls(1, 2), 0);
+        assert_eq!(tree_calls(2, 2), 1);
+        assert_eq!(tree_calls(5, 2), 3 + 2 + 1);
+        assert_eq!(tree_calls(300, 300), 1);
+    }
+
+    #[test]
+    fn pipes_outside_quotes() {
+        assert_eq!(unquoted_pipe("a | b"), Some(2));
+        assert_eq!(unquoted_pipe("a || b"), None);
+        assert_eq!(unquoted_pipe("echo '|' \"|\""), None);
+        assert_eq!(unquoted_pipe("a \\| b"), None);
+    }
+}

@@ -1,0 +1,205 @@
+//! `tfc check FLOW…`: every static problem of each flow, rendered with spans (SPEC §7).
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use clap::{Args, ValueEnum};
+
+use super::{Exit, usage_error};
+use tfc::check::{CheckOptions, check_source};
+use tfc::diag::render::{render, to_json};
+use tfc::flow::{Invocation, LowerOptions, split_pair};
+use tfc::project::SavedFlows;
+use tfc::source::Source;
+use tfc::value::{Map, Value};
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Flow files (or saved-flow names) to check.
+    #[arg(required = true, value_name = "FLOW")]
+    flows: Vec<String>,
+    /// Report interpolation warnings as errors (overrides the flow's strictInterpolation).
+    #[arg(long, overrides_with = "no_strict")]
+    strict: bool,
+    /// Do not report interpolation warnings as errors.
+    #[arg(long = "no-strict")]
+    no_strict: bool,
+    /// Check against this invocation argument (repeatable): NAME=VALUE.
+    #[arg(long = "arg", value_name = "K=V")]
+    arg: Vec<String>,
+    /// Check against these invocation arguments (a JSON object).
+    #[arg(long = "args", value_name = "JSON")]
+    args_json: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Colour in text output.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+impl Color {
+    /// auto = stderr is a terminal and `NO_COLOR` is unset.
+    pub fn enabled(self) -> bool {
+        match self {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => {
+                std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+            }
+        }
+    }
+}
+
+pub fn run(a: CheckArgs) -> Exit {
+    let invocation = match invocation(&a) {
+        Ok(inv) => inv,
+        Err(m) => return usage_error(m),
+    };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let saved = SavedFlows::new(&cwd);
+    let opts = CheckOptions {
+        strict: if a.strict {
+            Some(true)
+        } else if a.no_strict {
+            Some(false)
+        } else {
+            None
+        },
+        args: invocation.as_ref(),
+        loader: Some(&saved),
+        cwd: Some(cwd.clone()),
+    };
+    let color = a.color.enabled();
+    let mut json_diags = Vec::new();
+    let (mut errors, mut warnings, mut unreadable) = (0usize, 0usize, false);
+    for flow in &a.flows {
+        let (path, stem) = match locate(flow, &saved) {
+            Some(found) => found,
+            None => {
+                unreadable = true;
+                eprintln!(
+                    "error: cannot read flow '{flow}': no such file, and no saved flow of that name"
+                );
+                continue;
+            }
+        };
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) => {
+                unreadable = true;
+                eprintln!("error: cannot read flow '{}': {e}", path.display());
+                continue;
+            }
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let source = Source::new(path.display().to_string(), text);
+        let checked = match std::str::from_utf8(&bytes) {
+            Ok(_) => check_source(
+                &source.text,
+                &LowerOptions {
+                    default_name: Some(stem),
+                },
+                &opts,
+            ),
+            Err(_) => tfc::check::Checked {
+                flow: None,
+                diagnostics: tfc::json::parse_bytes(&bytes).diagnostics,
+            },
+        };
+        for d in &checked.diagnostics {
+            if d.is_error() {
+                errors += 1;
+            } else {
+                warnings += 1;
+            }
+            match a.format {
+                Format::Text => eprint!("{}", render(d, &source, color)),
+                Format::Json => json_diags.push(to_json(d, &source)),
+            }
+        }
+    }
+    match a.format {
+        Format::Text => {
+            if !unreadable || errors + warnings > 0 {
+                let files = a.flows.len();
+                eprintln!(
+                    "{}: {} error{}, {} warning{} in {files} file{}",
+                    if errors == 0 { "ok" } else { "failed" },
+                    errors,
+                    if errors == 1 { "" } else { "s" },
+                    warnings,
+                    if warnings == 1 { "" } else { "s" },
+                    if files == 1 { "" } else { "s" },
+                );
+            }
+        }
+        Format::Json => {
+            let mut o = Map::default();
+            o.insert("ok".into(), Value::Bool(errors == 0 && !unreadable));
+            o.insert("diagnostics".into(), Value::Array(json_diags));
+            println!("{}", Value::Object(o).to_json());
+        }
+    }
+    if unreadable {
+        Exit::Usage
+    } else if errors > 0 {
+        Exit::Failure
+    } else {
+        Exit::Ok
+    }
+}
+
+/// A path if that file exists, else a saved flow; with the default flow name (file stem).
+fn locate(flow: &str, saved: &SavedFlows) -> Option<(std::path::PathBuf, String)> {
+    let p = Path::new(flow);
+    if p.is_file() {
+        let stem = p
+            .file_stem()
+            .map_or_else(|| "flow".into(), |s| s.to_string_lossy().into_owned());
+        return Some((p.to_path_buf(), stem));
+    }
+    if SavedFlows::valid_name(flow) {
+        saved
+            .candidates(flow)
+            .into_iter()
+            .find(|c| c.is_file())
+            .map(|c| (c, flow.to_owned()))
+    } else {
+        None
+    }
+}
+
+fn invocation(a: &CheckArgs) -> Result<Option<Invocation>, String> {
+    if a.arg.is_empty() && a.args_json.is_none() {
+        return Ok(None);
+    }
+    let mut inv = Invocation::default();
+    if let Some(text) = &a.args_json {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("--args is not valid JSON: {e}"))?;
+        let value = Value::from(&v);
+        let kind = value.type_name();
+        inv.json = value
+            .into_object()
+            .ok_or_else(|| format!("--args must be a JSON object, found {kind}"))?;
+    }
+    for pair in &a.arg {
+        inv.pairs.push(
+            split_pair(pair).ok_or_else(|| format!("--arg expects NAME=VALUE, found '{pair}'"))?,
+        );
+    }
+    Ok(Some(inv))
+}

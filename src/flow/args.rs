@@ -1,0 +1,229 @@
+//! Argument values against their declarations (SPEC §2.2): defaults (E0501) and invocation
+//! values (E0502) are checked by the same rules.
+
+use super::{ArgSpec, ArgType};
+use crate::value::{Value, format_number, js_number_value};
+
+/// Why a value does not fit its spec, phrased to follow `Argument 'n' <default|invocation> must`.
+pub fn check_value(spec: &ArgSpec, value: &Value) -> Result<(), String> {
+    let Some(ty) = spec.ty else {
+        return Ok(());
+    };
+    match (ty, value) {
+        (ArgType::String, Value::String(_)) => Ok(()),
+        (ArgType::String, v) => Err(format!("be a string, got {}", v.type_name())),
+        (ArgType::RelativePath, Value::String(s)) => check_relative_path(s),
+        (ArgType::RelativePath, v) => {
+            Err(format!("be a relative path string, got {}", v.type_name()))
+        }
+        (ArgType::Number, Value::Number(n)) => check_number(spec, *n),
+        (ArgType::Number, v) => Err(format!("be a number, got {}", v.type_name())),
+        (ArgType::Boolean, Value::Bool(_)) => Ok(()),
+        (ArgType::Boolean, v) => Err(format!("be a boolean, got {}", v.type_name())),
+        (ArgType::Enum, v) => {
+            if spec.values.contains(v) {
+                Ok(())
+            } else {
+                Err(format!("be one of {}", enum_list(spec)))
+            }
+        }
+    }
+}
+
+/// Convert a `K=V` invocation string to the declared type (SPEC §1): numbers by JS `Number()`
+/// (finite), booleans `true`/`false`, enums by the member whose text is V; else a string.
+pub fn convert_text(spec: Option<&ArgSpec>, text: &str) -> Result<Value, String> {
+    match spec.and_then(|s| s.ty) {
+        Some(ArgType::Number) => {
+            let n = js_number_value(text);
+            if n.is_finite() {
+                Ok(Value::Number(n))
+            } else {
+                Err(format!("be a finite number, got '{text}'"))
+            }
+        }
+        Some(ArgType::Boolean) => match text {
+            "true" => Ok(Value::Bool(true)),
+            "false" => Ok(Value::Bool(false)),
+            _ => Err(format!("be true or false, got '{text}'")),
+        },
+        Some(ArgType::Enum) => {
+            let spec = spec.expect("typed enum has a spec");
+            spec.values
+                .iter()
+                .find(|v| member_text(v) == text)
+                .cloned()
+                .ok_or_else(|| format!("be one of {}, got '{text}'", enum_list(spec)))
+        }
+        _ => Ok(Value::String(text.to_owned())),
+    }
+}
+
+fn member_text(v: &Value) -> String {
+    match v {
+        Value::Number(n) => format_number(*n),
+        Value::String(s) => s.clone(),
+        other => other.to_json(),
+    }
+}
+
+fn enum_list(spec: &ArgSpec) -> String {
+    spec.values
+        .iter()
+        .map(|v| v.to_json())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn check_number(spec: &ArgSpec, n: f64) -> Result<(), String> {
+    if !n.is_finite() {
+        return Err("be a finite number".into());
+    }
+    if let Some(min) = spec.minimum.filter(|m| n < *m) {
+        return Err(format!(
+            "be >= {} (got {})",
+            format_number(min),
+            format_number(n)
+        ));
+    }
+    if let Some(max) = spec.maximum.filter(|m| n > *m) {
+        return Err(format!(
+            "be <= {} (got {})",
+            format_number(max),
+            format_number(n)
+        ));
+    }
+    Ok(())
+}
+
+/// A portable relative path: non-empty, relative, `/`-separated, no empty, `.` or `..`
+/// segments, no segment ending in a dot or space, no reserved device names or `<>:"|?*`.
+pub fn check_relative_path(p: &str) -> Result<(), String> {
+    if p.is_empty() {
+        return Err("be a non-empty relative path".into());
+    }
+    if p.contains('\\') {
+        return Err(format!("use '/' separators, not '\\' (got '{p}')"));
+    }
+    if p.starts_with('/') || p.as_bytes().get(1) == Some(&b':') {
+        return Err(format!("be a relative path, not absolute (got '{p}')"));
+    }
+    for seg in p.split('/') {
+        if seg.is_empty() || seg == "." || seg == ".." {
+            return Err(format!(
+                "not contain empty, '.' or '..' segments (got '{p}')"
+            ));
+        }
+        if seg.ends_with('.') || seg.ends_with(' ') {
+            return Err(format!(
+                "not have a segment ending in a dot or space (got '{p}')"
+            ));
+        }
+        if seg
+            .chars()
+            .any(|c| "<>:\"|?*".contains(c) || c.is_control())
+        {
+            return Err(format!(
+                "not contain <>:\"|?* or control characters (got '{p}')"
+            ));
+        }
+        let stem = seg.split('.').next().unwrap_or(seg).to_ascii_uppercase();
+        let reserved = matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL")
+            || ((stem.starts_with("COM") || stem.starts_with("LPT"))
+                && stem.len() == 4
+                && stem.as_bytes()[3].is_ascii_digit());
+        if reserved {
+            return Err(format!("not use the reserved device name '{seg}'"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        for ok in ["src", "src/lib.rs", "a/b-c/d_e.txt", ".hidden/x"] {
+            assert_eq!(check_relative_path(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "", "/abs", "C:/x", "a\\b", "a//b", "./a", "a/../b", "a.", "a ", "CON", "nul.txt",
+            "com1", "a?b", "a\u{1}",
+        ] {
+            assert!(check_relative_path(bad).is_err(), "{bad:?}");
+        }
+    }
+}
+
+/// Arguments as given on a command line: `--args JSON`, `K=V` pairs (which override it), and
+/// at most one bare positional value (bound to the first declared argument).
+#[derive(Clone, Debug, Default)]
+pub struct Invocation {
+    pub json: crate::value::Map,
+    pub pairs: Vec<(String, String)>,
+    pub positional: Option<String>,
+}
+
+/// The provided arguments, typed by their declarations (SPEC §1): E0502 for a value that does
+/// not convert. Defaults are not filled in here (see [`effective_args`]).
+pub fn resolve_invocation(
+    flow: &super::Flow,
+    inv: &Invocation,
+) -> (crate::value::Map, Vec<crate::diag::Diagnostic>) {
+    use crate::diag::{Code, Diagnostic};
+    let mut given = inv.json.clone();
+    let mut diags = Vec::new();
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    if let Some(v) = &inv.positional {
+        match flow.args.keys().next() {
+            Some(first) => pairs.push((first.clone(), v.clone())),
+            None => diags.push(
+                Diagnostic::new(Code::InvalidArgValue, format!("a positional argument ('{v}') needs a declared argument to bind to, and the flow declares none"))
+                    .help("pass it as NAME=VALUE"),
+            ),
+        }
+    }
+    pairs.extend(inv.pairs.iter().cloned());
+    for (k, v) in pairs {
+        let spec = flow.args.get(&k);
+        match convert_text(spec, &v) {
+            Ok(value) => {
+                given.insert(k, value);
+            }
+            Err(why) => {
+                let mut d = Diagnostic::new(
+                    Code::InvalidArgValue,
+                    format!("Argument '{k}' invocation must {why}"),
+                );
+                d.span = spec.map(|s| s.name_span);
+                diags.push(d);
+            }
+        }
+    }
+    (given, diags)
+}
+
+/// Provided arguments plus the defaults of declared ones that were not provided.
+pub fn effective_args(flow: &super::Flow, given: &crate::value::Map) -> crate::value::Map {
+    let mut out = given.clone();
+    for (name, spec) in &flow.args {
+        if !out.contains_key(name)
+            && let Some(d) = &spec.default
+        {
+            out.insert(name.clone(), d.value.clone());
+        }
+    }
+    out
+}
+
+/// Split `K=V` at the first `=`; a `"quoted"` V loses its quotes.
+pub fn split_pair(text: &str) -> Option<(String, String)> {
+    let (k, v) = text.split_once('=')?;
+    let v = v
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(v);
+    Some((k.to_owned(), v.to_owned()))
+}

@@ -1,0 +1,448 @@
+//! The closed field sets of every object in a flow file (SPEC §2–§3). Lowering rejects any
+//! other key (E0003, with a did-you-mean from these lists) and `tfc schema` is generated from
+//! the same tables, so the reader and the schema cannot drift apart.
+
+/// The objects of a flow file that have a closed field set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ObjectKind {
+    Flow,
+    Phase,
+    Branch,
+    Step,
+    ArgSpec,
+    Budget,
+    Retry,
+    Cache,
+    Score,
+    Scorer,
+    Judge,
+    Expect,
+}
+
+impl ObjectKind {
+    /// How messages name it: `unknown field 'x' in a phase`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ObjectKind::Flow => "the flow",
+            ObjectKind::Phase => "a phase",
+            ObjectKind::Branch => "a branch",
+            ObjectKind::Step => "a shorthand step",
+            ObjectKind::ArgSpec => "an argument spec",
+            ObjectKind::Budget => "budget",
+            ObjectKind::Retry => "retry",
+            ObjectKind::Cache => "cache",
+            ObjectKind::Score => "score",
+            ObjectKind::Scorer => "a scorer",
+            ObjectKind::Judge => "score.judge",
+            ObjectKind::Expect => "an expect contract",
+        }
+    }
+}
+
+/// The JSON shape a field takes, for the schema and for type errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldType {
+    String,
+    Bool,
+    Number,
+    Integer,
+    StringArray,
+    /// One of these strings.
+    OneOf(&'static [&'static str]),
+    Object(ObjectKind),
+    ArrayOf(ObjectKind),
+    /// An object whose values are all of this kind (`args`, `properties`).
+    MapOf(ObjectKind),
+    /// Any JSON value.
+    Any,
+    /// A string or an array of strings (`run`, `tools`).
+    StringOrStrings,
+    /// A string or an object (`def`).
+    StringOrObject,
+    /// An object of arbitrary values (`with`).
+    AnyObject,
+    /// An array of phases or strings/steps (`phases`, `chain`, `tasks`).
+    Phases,
+    Steps,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct FieldDef {
+    pub name: &'static str,
+    pub ty: FieldType,
+    pub doc: &'static str,
+}
+
+const fn f(name: &'static str, ty: FieldType, doc: &'static str) -> FieldDef {
+    FieldDef { name, ty, doc }
+}
+
+use FieldType as T;
+use ObjectKind as K;
+
+pub const THINKING: &[&str] = &[
+    "off", "none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra",
+];
+
+const FLOW: &[FieldDef] = &[
+    f(
+        "$schema",
+        T::String,
+        "JSON Schema reference for editors; ignored",
+    ),
+    f("name", T::String, "flow name (default: file stem)"),
+    f("description", T::String, "shown in listings"),
+    f("version", T::Number, "informational"),
+    f(
+        "args",
+        T::MapOf(K::ArgSpec),
+        "declared invocation arguments",
+    ),
+    f(
+        "concurrency",
+        T::Number,
+        "max phases running at once (default 8)",
+    ),
+    f("budget", T::Object(K::Budget), "spend caps"),
+    f(
+        "agentScope",
+        T::OneOf(&["user", "project", "both"]),
+        "where agent definitions are found",
+    ),
+    f(
+        "strictInterpolation",
+        T::Bool,
+        "report interpolation warnings as errors",
+    ),
+    f("contextSharing", T::Bool, "accepted; no effect in tfc v1"),
+    f("incremental", T::Bool, "default cache scope cross-run"),
+    f("idleTimeout", T::Number, "idle watchdog in ms (0 disables)"),
+    f("phases", T::Phases, "the phases of the DAG"),
+    // Shorthand forms (SPEC §2.3).
+    f("chain", T::Steps, "shorthand: sequential steps"),
+    f("tasks", T::Steps, "shorthand: parallel tasks"),
+    f("task", T::String, "shorthand: one task"),
+    f(
+        "agent",
+        T::String,
+        "shorthand: agent of the generated phases",
+    ),
+    f("context", T::StringArray, "shorthand: files to pre-read"),
+    f(
+        "contextLimit",
+        T::Number,
+        "shorthand: chars per pre-read file",
+    ),
+    f("cwd", T::String, "shorthand: working directory"),
+];
+
+const PHASE: &[FieldDef] = &[
+    f("id", T::String, "unique id, [A-Za-z0-9-]+"),
+    f(
+        "type",
+        T::OneOf(&[
+            "agent",
+            "parallel",
+            "map",
+            "gate",
+            "reduce",
+            "approval",
+            "flow",
+            "loop",
+            "tournament",
+            "script",
+            "race",
+            "expand",
+        ]),
+        "phase kind (default agent)",
+    ),
+    f("agent", T::String, "agent name (default `default`)"),
+    f("task", T::String, "prompt template"),
+    f("dependsOn", T::StringArray, "phases that must finish first"),
+    f(
+        "from",
+        T::StringArray,
+        "phases whose output this phase consumes",
+    ),
+    f(
+        "join",
+        T::OneOf(&["all", "any"]),
+        "wait for all dependencies or the first satisfied one",
+    ),
+    f("when", T::String, "condition; falsy skips the phase"),
+    f("retry", T::Object(K::Retry), "explicit retry policy"),
+    f("timeout", T::Number, "wall limit per call in ms (>= 1000)"),
+    f(
+        "idleTimeout",
+        T::Number,
+        "idle watchdog in ms (0 or >= 1000)",
+    ),
+    f(
+        "output",
+        T::OneOf(&["text", "json"]),
+        "store safeParse(output) as json",
+    ),
+    f(
+        "expect",
+        T::Object(K::Expect),
+        "output contract (needs output: json)",
+    ),
+    f("model", T::String, "model override"),
+    f("thinking", T::OneOf(THINKING), "reasoning effort"),
+    f("tools", T::StringOrStrings, "tool policy"),
+    f(
+        "cwd",
+        T::String,
+        "working directory: path, temp, dedicated, worktree or {args.X}",
+    ),
+    f(
+        "context",
+        T::StringArray,
+        "files to pre-read into the prompt",
+    ),
+    f(
+        "contextLimit",
+        T::Number,
+        "chars per pre-read file (default 8000)",
+    ),
+    f("final", T::Bool, "this phase's output is the flow's result"),
+    f("optional", T::Bool, "a failure is tolerated"),
+    f("shareContext", T::Bool, "accepted; no effect in tfc v1"),
+    f(
+        "idempotent",
+        T::Bool,
+        "false: never retried on transient errors nor cached",
+    ),
+    f("concurrency", T::Number, "fan-out width"),
+    f("cache", T::Object(K::Cache), "result reuse"),
+    f(
+        "branches",
+        T::ArrayOf(K::Branch),
+        "parallel/race/tournament branches",
+    ),
+    f(
+        "over",
+        T::String,
+        "map: the array to fan out over (a placeholder)",
+    ),
+    f(
+        "as",
+        T::String,
+        "map: the local name of each element (default item)",
+    ),
+    f(
+        "eval",
+        T::StringArray,
+        "gate: deterministic checks run before the LLM",
+    ),
+    f("score", T::Object(K::Score), "gate: scorers"),
+    f(
+        "onBlock",
+        T::OneOf(&["halt", "retry"]),
+        "gate: halt, or re-run dependencies and retry",
+    ),
+    f(
+        "reduceStrategy",
+        T::OneOf(&["one-shot", "tree"]),
+        "reduce: one call or batched rounds",
+    ),
+    f(
+        "batchSize",
+        T::Integer,
+        "reduce: inputs per tree batch (>= 2)",
+    ),
+    f("use", T::String, "flow: saved flow name"),
+    f("def", T::StringOrObject, "flow/expand: inline definition"),
+    f("with", T::AnyObject, "flow: arguments of the sub-flow"),
+    f("until", T::String, "loop: stop condition"),
+    f("maxIterations", T::Number, "loop: 1..100 (default 10)"),
+    f(
+        "convergence",
+        T::Bool,
+        "loop: stop when the output repeats (default true)",
+    ),
+    f(
+        "reflexion",
+        T::Bool,
+        "loop: feed a summary of the last iteration back",
+    ),
+    f(
+        "variants",
+        T::Number,
+        "tournament: copies of the task (2..20, default 3)",
+    ),
+    f(
+        "mode",
+        T::OneOf(&["best", "aggregate"]),
+        "tournament: pick or synthesise",
+    ),
+    f("judge", T::String, "tournament: judging rubric"),
+    f("judgeAgent", T::String, "tournament: agent of the judge"),
+    f("run", T::StringOrStrings, "script: shell command or argv"),
+    f("input", T::String, "script: stdin template"),
+    f(
+        "cancelLosers",
+        T::Bool,
+        "race: cancel the other branches (default true)",
+    ),
+    f(
+        "expandMode",
+        T::OneOf(&["nested", "graft"]),
+        "expand: run nested or graft the phases",
+    ),
+    f(
+        "maxNodes",
+        T::Number,
+        "expand: max phases of the fragment (1..100, default 50)",
+    ),
+];
+
+const BRANCH: &[FieldDef] = &[
+    f("task", T::String, "prompt template"),
+    f("agent", T::String, "agent name"),
+    f("cwd", T::String, "parallel: literal working directory"),
+];
+
+const STEP: &[FieldDef] = &[
+    f("task", T::String, "prompt template"),
+    f("agent", T::String, "agent name"),
+    f("context", T::StringArray, "files to pre-read"),
+    f("contextLimit", T::Number, "chars per pre-read file"),
+    f("cwd", T::String, "working directory"),
+];
+
+const ARG_SPEC: &[FieldDef] = &[
+    f(
+        "type",
+        T::OneOf(&["string", "relative-path", "number", "boolean", "enum"]),
+        "value type (absent: legacy untyped)",
+    ),
+    f("default", T::Any, "value when not provided"),
+    f("description", T::String, "help text"),
+    f("required", T::Bool, "must be provided (typed args)"),
+    f("minimum", T::Number, "number: lower bound"),
+    f("maximum", T::Number, "number: upper bound"),
+    f("values", T::Any, "enum: the allowed strings/numbers"),
+];
+
+const BUDGET: &[FieldDef] = &[
+    f("maxUSD", T::Number, "cost cap in USD"),
+    f("maxTokens", T::Number, "input+output token cap"),
+];
+
+const RETRY: &[FieldDef] = &[
+    f("max", T::Number, "extra attempts, 0..20 (required)"),
+    f("backoffMs", T::Number, "base delay, 0..60000 ms"),
+    f("factor", T::Number, "backoff multiplier, 1..10"),
+];
+
+const CACHE: &[FieldDef] = &[
+    f(
+        "scope",
+        T::OneOf(&["run-only", "cross-run", "off"]),
+        "where results are reused",
+    ),
+    f(
+        "fingerprint",
+        T::StringArray,
+        "git:/glob:/glob!:/file:/env: inputs of the key",
+    ),
+    f("ttl", T::String, "max age, e.g. 30m, 6h, 7d"),
+];
+
+const SCORE: &[FieldDef] = &[
+    f(
+        "target",
+        T::String,
+        "text to score (default {previous.output})",
+    ),
+    f("scorers", T::ArrayOf(K::Scorer), "deterministic scorers"),
+    f(
+        "combine",
+        T::OneOf(&["all", "any", "weighted"]),
+        "how scores combine",
+    ),
+    f("weights", T::Any, "weighted: one per scorer (+1 judge)"),
+    f("threshold", T::Number, "pass mark in (0, 1] (default 0.5)"),
+    f("judge", T::Object(K::Judge), "LLM judge"),
+];
+
+const SCORER: &[FieldDef] = &[
+    f(
+        "type",
+        T::OneOf(&[
+            "exact-match",
+            "contains",
+            "regex",
+            "json-schema",
+            "length-range",
+            "code-compiles",
+        ]),
+        "scorer kind",
+    ),
+    f("name", T::String, "report name"),
+    f("value", T::String, "exact-match/contains: expected text"),
+    f("pattern", T::String, "regex: pattern"),
+    f("negate", T::Bool, "regex: pass when it does not match"),
+    f("schema", T::Object(K::Expect), "json-schema: contract"),
+    f("min", T::Number, "length-range: min chars"),
+    f("max", T::Number, "length-range: max chars"),
+    f(
+        "language",
+        T::OneOf(&["javascript", "typescript"]),
+        "code-compiles: language",
+    ),
+];
+
+const JUDGE: &[FieldDef] = &[
+    f("agent", T::String, "judge agent"),
+    f("task", T::String, "judge instructions"),
+];
+
+const EXPECT: &[FieldDef] = &[
+    f(
+        "type",
+        T::OneOf(&[
+            "object", "array", "string", "number", "integer", "boolean", "null",
+        ]),
+        "JSON type",
+    ),
+    f(
+        "properties",
+        T::MapOf(K::Expect),
+        "object: contracts of properties",
+    ),
+    f("required", T::StringArray, "object: keys that must exist"),
+    f(
+        "items",
+        T::Object(K::Expect),
+        "array: contract of every element",
+    ),
+    f("enum", T::Any, "allowed literal values"),
+];
+
+/// The closed field set of an object kind.
+pub fn fields_of(kind: ObjectKind) -> &'static [FieldDef] {
+    match kind {
+        K::Flow => FLOW,
+        K::Phase => PHASE,
+        K::Branch => BRANCH,
+        K::Step => STEP,
+        K::ArgSpec => ARG_SPEC,
+        K::Budget => BUDGET,
+        K::Retry => RETRY,
+        K::Cache => CACHE,
+        K::Score => SCORE,
+        K::Scorer => SCORER,
+        K::Judge => JUDGE,
+        K::Expect => EXPECT,
+    }
+}
+
+/// The interned name of a known field (so phases can record `&'static str` keys).
+pub fn field_name(kind: ObjectKind, name: &str) -> Option<&'static str> {
+    fields_of(kind)
+        .iter()
+        .find(|f| f.name == name)
+        .map(|f| f.name)
+}
