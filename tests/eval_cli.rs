@@ -137,3 +137,95 @@ fn bad_inputs_exit_2_with_a_message() {
     let out = tfc(&["eval", "nonsense"]);
     assert_eq!(out.code, 2);
 }
+
+#[test]
+fn when_is_fail_open() {
+    let out = tfc(&[
+        "eval",
+        "when",
+        "{steps.triage.json.severity} == high && !{steps.triage.json.suppressed}",
+        "--ctx",
+        CTX,
+    ]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "true\n"));
+
+    let out = tfc(&[
+        "eval",
+        "when",
+        "{args.mode} == slow",
+        "--ctx",
+        CTX,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.stdout.trim_end(),
+        r#"{"value":false,"error":null,"reads":["args.mode"]}"#
+    );
+
+    let out = tfc(&["eval", "when", "a == b == c", "--format", "json"]);
+    assert_eq!(out.code, 0);
+    assert_eq!(
+        out.stdout.trim_end(),
+        r#"{"value":true,"error":{"message":"trailing tokens","start":7,"end":9},"reads":[]}"#
+    );
+
+    let out = tfc(&["eval", "when", "   "]);
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (0, "true\n", "")
+    );
+
+    let out = tfc(&[
+        "eval",
+        "when",
+        "{steps.enrich.output} == \"[previous phase failed]\"",
+        "--ctx",
+        CTX,
+    ]);
+    assert_eq!(out.stdout, "true\n");
+}
+
+#[test]
+fn until_is_fail_safe() {
+    let out = tfc(&["eval", "until", "{loop.iteration} >= 3", "--ctx", CTX]);
+    assert_eq!(out.stdout, "false\n");
+    let out = tfc(&["eval", "until", "({loop.iteration} >= 3"]);
+    assert_eq!(out.stdout, "true\n");
+    assert!(out.stderr.contains("missing )"), "{}", out.stderr);
+}
+
+#[test]
+fn gate_entries() {
+    let out = tfc(&[
+        "eval",
+        "gate",
+        "{steps.lint.output} contains no errors",
+        "--ctx",
+        CTX,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.stdout.trim_end(),
+        r#"{"passed":true,"error":null,"reads":["steps.lint.output"]}"#
+    );
+
+    let out = tfc(&[
+        "eval",
+        "gate",
+        "{steps.missing.output} contains x",
+        "--ctx",
+        CTX,
+    ]);
+    assert_eq!(out.stdout, "false\n");
+
+    let out = tfc(&["eval", "gate", "{file.lines} > 100", "--ctx", CTX]);
+    assert_eq!(out.stdout, "true\n");
+
+    let out = tfc(&["eval", "gate", "1 ==", "--format", "json"]);
+    assert_eq!(
+        out.stdout.trim_end(),
+        r#"{"passed":false,"error":{"message":"unexpected end","start":4,"end":4},"reads":[]}"#
+    );
+}

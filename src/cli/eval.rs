@@ -5,9 +5,9 @@ use clap::{Args, Subcommand, ValueEnum};
 use super::input::load_context;
 use super::input::read_text;
 use super::{Exit, usage_error};
-use tfc::eval::Bindings;
 use tfc::eval::coerce::coerce_array;
 use tfc::eval::safe_parse::safe_parse;
+use tfc::eval::{Bindings, Outcome, eval_gate_entry, eval_until, eval_when};
 use tfc::syntax::template::Template;
 use tfc::value::{Map, Value};
 
@@ -62,10 +62,15 @@ pub fn run(args: EvalArgs) -> Exit {
     match args.mode {
         Mode::Template(e) => with_input(&e, |text, scope| template(text, scope, e.format)),
         Mode::Value(e) => with_input(&e, |text, scope| value(text, scope, e.format)),
-        Mode::When(e) | Mode::Until(e) | Mode::Gate(e) => {
-            let _ = e;
-            usage_error("conditions are not available yet")
-        }
+        Mode::When(e) => with_input(&e, |text, scope| {
+            condition(eval_when(text, scope), "value", e.format)
+        }),
+        Mode::Until(e) => with_input(&e, |text, scope| {
+            condition(eval_until(text, scope), "value", e.format)
+        }),
+        Mode::Gate(e) => with_input(&e, |text, scope| {
+            condition(eval_gate_entry(text, scope), "passed", e.format)
+        }),
         Mode::Json(p) => json(p.format, false),
         Mode::Array(p) => json(p.format, true),
     }
@@ -132,6 +137,40 @@ fn value(text: &str, scope: &Bindings, format: Format) -> Exit {
                 "reads".into(),
                 strings(&template.path_texts(&rendered.reads)),
             );
+            println!("{}", Value::Object(out).to_json());
+        }
+    }
+    Exit::Ok
+}
+
+/// Print a condition outcome: `true`/`false` (a parse error also on stderr), or the JSON object
+/// `{<key>, error, reads}`.
+fn condition(outcome: Outcome, key: &str, format: Format) -> Exit {
+    match format {
+        Format::Text => {
+            if let Some(e) = &outcome.error {
+                eprintln!(
+                    "error: {} (at bytes {}..{})",
+                    e.message, e.span.start, e.span.end
+                );
+            }
+            println!("{}", outcome.value);
+        }
+        Format::Json => {
+            let error = match &outcome.error {
+                Some(e) => {
+                    let mut m = Map::default();
+                    m.insert("message".into(), Value::from(e.message.as_str()));
+                    m.insert("start".into(), Value::Number(e.span.start as f64));
+                    m.insert("end".into(), Value::Number(e.span.end as f64));
+                    Value::Object(m)
+                }
+                None => Value::Null,
+            };
+            let mut out = Map::default();
+            out.insert(key.into(), Value::Bool(outcome.value));
+            out.insert("error".into(), error);
+            out.insert("reads".into(), strings(&outcome.reads));
             println!("{}", Value::Object(out).to_json());
         }
     }
