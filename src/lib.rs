@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod check;
 pub mod compile;
 pub mod diag;

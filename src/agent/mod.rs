@@ -1,0 +1,223 @@
+//! The single seam to models: the [`Agent`] trait and its backends.
+//!
+//! A backend turns a [`Request`] (prompt, agent, model, limits) into an [`Outcome`] — always a
+//! value, never an error: failures, timeouts and cancellations are outcomes with a
+//! [`StopReason`]. Retries, budgets and fail-soft rules live in the interpreter, not here.
+
+mod cancel;
+
+pub use cancel::{Cancel, CancelSource};
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// A boxed, sendable future (the trait is object-safe).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Why a call asked the model (prompt suffixes and dry-run stubs differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    Task,
+    Gate,
+    Judge,
+}
+
+/// Which tools the agent may use.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum ToolPolicy {
+    /// The backend's own default.
+    #[default]
+    Default,
+    /// Only these tools, none of which writes.
+    ReadOnly(Vec<String>),
+    /// These tools, some of which write, edit or run commands.
+    Mutating(Vec<String>),
+}
+
+impl ToolPolicy {
+    /// Classify a tool list: write/edit/bash-like tools make it mutating.
+    pub fn from_tools(tools: &[String]) -> ToolPolicy {
+        if tools.is_empty() {
+            return ToolPolicy::Default;
+        }
+        let mutating = tools.iter().any(|t| {
+            let t = t.to_ascii_lowercase();
+            ["write", "edit", "bash", "shell", "exec", "patch", "multiedit"]
+                .iter()
+                .any(|m| t.contains(m))
+        });
+        if mutating {
+            ToolPolicy::Mutating(tools.to_vec())
+        } else {
+            ToolPolicy::ReadOnly(tools.to_vec())
+        }
+    }
+}
+
+/// One call to a model.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub run_id: String,
+    pub phase_id: String,
+    /// `<id>`, `<id>#<i>`, `<id>@<n>`, `<id>#judge`, `<id>#round-R-batch-B`, `<flow>/<node>`.
+    pub node: String,
+    /// 1-based attempt of this call.
+    pub attempt: u32,
+    pub agent: String,
+    pub system_prompt: String,
+    pub prompt: String,
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+    pub tools: ToolPolicy,
+    pub cwd: PathBuf,
+    /// `None` = no idle watchdog.
+    pub idle_timeout: Option<Duration>,
+    pub wall_timeout: Option<Duration>,
+    pub purpose: Purpose,
+    /// Loop iteration (1-based), for `TFC_ITERATION`.
+    pub iteration: Option<u32>,
+    /// Fan-out index (0-based), for `TFC_ITEM_INDEX`.
+    pub item_index: Option<usize>,
+}
+
+/// Tokens and money one call used (SPEC §9.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    /// `None` when the backend does not report cost (never a fake 0).
+    pub cost_usd: Option<f64>,
+    pub turns: u32,
+}
+
+impl Usage {
+    /// Sum two usages; cost stays unknown only if both are unknown.
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.turns += other.turns;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+    }
+
+    /// Tokens that count against `maxTokens` (cache tokens excluded).
+    pub fn billable_tokens(&self) -> u64 {
+        self.input + self.output
+    }
+}
+
+/// How a call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    Completed,
+    Failed,
+    IdleTimeout,
+    WallTimeout,
+    Cancelled,
+    ProtocolError,
+    PermissionDenied,
+    BackendMissing,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Completed => "completed",
+            StopReason::Failed => "failed",
+            StopReason::IdleTimeout => "idle-timeout",
+            StopReason::WallTimeout => "wall-timeout",
+            StopReason::Cancelled => "cancelled",
+            StopReason::ProtocolError => "protocol-error",
+            StopReason::PermissionDenied => "permission-denied",
+            StopReason::BackendMissing => "backend-missing",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<StopReason> {
+        [
+            StopReason::Completed,
+            StopReason::Failed,
+            StopReason::IdleTimeout,
+            StopReason::WallTimeout,
+            StopReason::Cancelled,
+            StopReason::ProtocolError,
+            StopReason::PermissionDenied,
+            StopReason::BackendMissing,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
+}
+
+/// The result of one call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// The answer (on failure: whatever partial output there was).
+    pub output: String,
+    pub usage: Usage,
+    /// The model that answered, when the backend says.
+    pub model: Option<String>,
+    pub stop: StopReason,
+    /// Why it failed (`None` on success).
+    pub error: Option<String>,
+    pub exit_code: Option<i32>,
+    /// The end of the process's stderr (≤ 64 KiB).
+    pub stderr: String,
+    /// Non-fatal notes for the phase record (e.g. `output truncated (finish_reason=length)`).
+    pub warnings: Vec<String>,
+}
+
+impl Outcome {
+    pub fn ok(output: impl Into<String>) -> Outcome {
+        Outcome {
+            output: output.into(),
+            usage: Usage::default(),
+            model: None,
+            stop: StopReason::Completed,
+            error: None,
+            exit_code: None,
+            stderr: String::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    pub fn failed(stop: StopReason, error: impl Into<String>) -> Outcome {
+        Outcome {
+            stop,
+            error: Some(error.into()),
+            ..Outcome::ok("")
+        }
+    }
+
+    pub fn is_ok(&self) -> bool {
+        self.stop == StopReason::Completed && self.error.is_none()
+    }
+}
+
+/// A model backend. Object-safe; cancellable through [`Cancel`].
+pub trait Agent: Send + Sync {
+    /// The backend's name as shown in run records (`claude`, `replay`, `command`, …).
+    fn name(&self) -> &str;
+    /// Make one call. Must return promptly (with [`StopReason::Cancelled`]) once `cancel` fires.
+    fn call<'a>(&'a self, request: Request, cancel: Cancel) -> BoxFuture<'a, Outcome>;
+    /// Does this backend report token counts? (SPEC §7.4 E0702)
+    fn reports_tokens(&self) -> bool {
+        false
+    }
+    /// Does this backend report cost in USD?
+    fn reports_cost(&self) -> bool {
+        false
+    }
+    /// Does it confine writes (a sandbox), so mutating tools need no opt-in? (E0703)
+    fn sandboxed(&self) -> bool {
+        false
+    }
+}
