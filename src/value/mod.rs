@@ -3,9 +3,11 @@
 
 mod json;
 mod number;
+mod parse;
 
 pub use json::{write_compact, write_pretty};
 pub use number::{format_number, js_number_value, write_number};
+pub use parse::{ParseError, parse_json};
 
 use indexmap::IndexMap;
 

@@ -1,0 +1,625 @@
+//! A strict RFC 8259 JSON parser into [`Value`] (SPEC §5.1).
+//!
+//! * No extensions: no comments, trailing commas, single quotes, raw control characters in
+//!   strings, leading `+`/`.`, hex, `NaN`/`Infinity`. Whitespace is only space, tab, LF, CR.
+//! * Numbers are doubles, correctly rounded; overflow gives ±∞ and underflow 0 (`1e400` is `+∞`).
+//! * Duplicate keys: the last value wins, kept at the first key's position.
+//! * A lone surrogate escape (`\ud800`) decodes to U+FFFD.
+//! * It never recurses: containers under construction live on explicit stacks, so nesting depth
+//!   is bounded by memory only. Work is linear in the input length; a failure costs at most the
+//!   bytes read up to the error.
+
+use super::{Map, Value};
+
+/// Why and where (byte offset into the input) parsing failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub offset: usize,
+    pub message: &'static str,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at byte {}", self.message, self.offset)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Parses `text` as exactly one JSON value, optionally surrounded by JSON whitespace.
+pub fn parse_json(text: &str) -> Result<Value, ParseError> {
+    Parser::new(text).parse()
+}
+
+const EOF: &str = "unexpected end of input";
+
+/// One open container: where its members start on the shared value stack (and, for objects,
+/// on the key stack).
+#[derive(Clone, Copy)]
+enum Open {
+    Array { values: usize },
+    Object { values: usize, keys: usize },
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    /// Members of every open container, innermost last.
+    values: Vec<Value>,
+    /// Keys of every open object, innermost last; parallel to their members in `values`.
+    keys: Vec<String>,
+    open: Vec<Open>,
+}
+
+/// What follows a finished value.
+enum Next {
+    /// Parse another value (an array element or an object member's value).
+    Value,
+    /// The whole document is done.
+    Done(Value),
+}
+
+impl<'a> Parser<'a> {
+    fn new(text: &'a str) -> Self {
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            values: Vec::new(),
+            keys: Vec::new(),
+            open: Vec::new(),
+        }
+    }
+
+    /// The driver: parse values until the root is complete, then require the end of input.
+    fn parse(mut self) -> Result<Value, ParseError> {
+        self.skip_ws();
+        loop {
+            let Some(value) = self.value_or_open()? else {
+                continue;
+            };
+            if let Next::Done(root) = self.finish(value)? {
+                self.skip_ws();
+                if self.pos != self.bytes.len() {
+                    return Err(self.err("trailing characters after the JSON value"));
+                }
+                return Ok(root);
+            }
+        }
+    }
+
+    /// Parses the value at `pos`. A non-empty container is opened instead (`None`): its first
+    /// member is parsed next.
+    fn value_or_open(&mut self) -> Result<Option<Value>, ParseError> {
+        let Some(&b) = self.bytes.get(self.pos) else {
+            return Err(self.err(EOF));
+        };
+        let value = match b {
+            b'[' => {
+                self.pos += 1;
+                self.skip_ws();
+                if self.eat(b']') {
+                    Value::Array(Vec::new())
+                } else {
+                    self.open.push(Open::Array {
+                        values: self.values.len(),
+                    });
+                    return Ok(None);
+                }
+            }
+            b'{' => {
+                self.pos += 1;
+                self.skip_ws();
+                if self.eat(b'}') {
+                    Value::Object(Map::new())
+                } else {
+                    self.open.push(Open::Object {
+                        values: self.values.len(),
+                        keys: self.keys.len(),
+                    });
+                    self.key()?;
+                    return Ok(None);
+                }
+            }
+            b'"' => {
+                self.pos += 1;
+                Value::String(self.string()?)
+            }
+            b'-' | b'0'..=b'9' => Value::Number(self.number()?),
+            b't' => self.literal("true", Value::Bool(true))?,
+            b'f' => self.literal("false", Value::Bool(false))?,
+            b'n' => self.literal("null", Value::Null)?,
+            _ => return Err(self.err("expected a JSON value")),
+        };
+        Ok(Some(value))
+    }
+
+    /// Attaches a finished value to its container, closing every container that ends right
+    /// after it; stops when another value must be parsed or the root is complete.
+    fn finish(&mut self, mut value: Value) -> Result<Next, ParseError> {
+        loop {
+            let Some(&open) = self.open.last() else {
+                return Ok(Next::Done(value));
+            };
+            self.values.push(value);
+            self.skip_ws();
+            let (closer, message) = match open {
+                Open::Array { .. } => (b']', "expected ',' or ']'"),
+                Open::Object { .. } => (b'}', "expected ',' or '}'"),
+            };
+            match self.bytes.get(self.pos) {
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                    if let Open::Object { .. } = open {
+                        self.key()?;
+                    }
+                    return Ok(Next::Value);
+                }
+                Some(&b) if b == closer => {
+                    self.pos += 1;
+                    self.open.pop();
+                    value = self.close(open);
+                }
+                Some(_) => return Err(self.err(message)),
+                None => return Err(self.err(EOF)),
+            }
+        }
+    }
+
+    /// Builds the container whose members are on top of the stacks.
+    fn close(&mut self, open: Open) -> Value {
+        match open {
+            Open::Array { values } => Value::Array(self.values.split_off(values)),
+            Open::Object { values, keys } => {
+                let n = self.values.len().saturating_sub(values);
+                let mut map = Map::with_capacity(n);
+                let members = self.keys.drain(keys..).zip(self.values.drain(values..));
+                for (k, v) in members {
+                    // `insert` keeps an existing key's position and replaces its value.
+                    map.insert(k, v);
+                }
+                Value::Object(map)
+            }
+        }
+    }
+
+    /// An object key and its colon; leaves `pos` at the member's value.
+    fn key(&mut self) -> Result<(), ParseError> {
+        if !self.eat(b'"') {
+            return Err(self.err("expected a string key"));
+        }
+        let key = self.string()?;
+        self.keys.push(key);
+        self.skip_ws();
+        if !self.eat(b':') {
+            return Err(self.err("expected ':'"));
+        }
+        self.skip_ws();
+        Ok(())
+    }
+
+    /// The rest of a string whose opening quote was consumed. Runs without escapes are copied
+    /// in bulk.
+    fn string(&mut self) -> Result<String, ParseError> {
+        let start = self.pos;
+        let end = self.scan_plain(start);
+        match self.bytes.get(end) {
+            Some(b'"') => {
+                self.pos = end + 1;
+                Ok(self.text[start..end].to_owned())
+            }
+            Some(b'\\') => {
+                let mut out = String::with_capacity(end - start + 16);
+                out.push_str(&self.text[start..end]);
+                self.pos = end;
+                self.string_with_escapes(out)
+            }
+            Some(_) => Err(self.err_at(end, "control character in string")),
+            None => Err(self.err_at(end, EOF)),
+        }
+    }
+
+    /// Continues a string at a backslash, appending to `out`.
+    fn string_with_escapes(&mut self, mut out: String) -> Result<String, ParseError> {
+        loop {
+            match self.bytes.get(self.pos) {
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    self.escape(&mut out)?;
+                }
+                Some(_) => return Err(self.err("control character in string")),
+                None => return Err(self.err(EOF)),
+            }
+            let start = self.pos;
+            let end = self.scan_plain(start);
+            out.push_str(&self.text[start..end]);
+            self.pos = end;
+        }
+    }
+
+    /// The first index at or after `from` holding `"`, `\` or a control byte (or the end).
+    /// Such bytes are ASCII, so the run before it is whole UTF-8.
+    fn scan_plain(&self, from: usize) -> usize {
+        let rest = self.bytes.get(from..).unwrap_or_default();
+        from + rest
+            .iter()
+            .position(|&b| PLAIN[b as usize] == 0)
+            .unwrap_or(rest.len())
+    }
+
+    /// One escape after its backslash.
+    fn escape(&mut self, out: &mut String) -> Result<(), ParseError> {
+        let Some(&b) = self.bytes.get(self.pos) else {
+            return Err(self.err(EOF));
+        };
+        self.pos += 1;
+        let c = match b {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => self.unicode_escape()?,
+            _ => return Err(self.err_at(self.pos - 1, "invalid escape")),
+        };
+        out.push(c);
+        Ok(())
+    }
+
+    /// The character of a `\uXXXX` escape (after the `u`), joining a surrogate pair written as
+    /// two escapes; an unpaired surrogate becomes U+FFFD.
+    fn unicode_escape(&mut self) -> Result<char, ParseError> {
+        let hi = self.hex4()?;
+        if !(0xD800..0xDC00).contains(&hi) {
+            return Ok(char::from_u32(hi).unwrap_or('\u{FFFD}'));
+        }
+        let pair = self.bytes.get(self.pos..self.pos + 2) == Some(b"\\u");
+        if pair {
+            let save = self.pos;
+            self.pos += 2;
+            let lo = self.hex4()?;
+            if (0xDC00..0xE000).contains(&lo) {
+                let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                return Ok(char::from_u32(c).unwrap_or('\u{FFFD}'));
+            }
+            // Not a low surrogate: it is decoded on its own next.
+            self.pos = save;
+        }
+        Ok('\u{FFFD}')
+    }
+
+    fn hex4(&mut self) -> Result<u32, ParseError> {
+        let mut n = 0;
+        for _ in 0..4 {
+            let Some(&b) = self.bytes.get(self.pos) else {
+                return Err(self.err(EOF));
+            };
+            let d = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                b'A'..=b'F' => b - b'A' + 10,
+                _ => return Err(self.err("invalid \\u escape")),
+            };
+            n = n * 16 + u32::from(d);
+            self.pos += 1;
+        }
+        Ok(n)
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, converted with correct rounding.
+    fn number(&mut self) -> Result<f64, ParseError> {
+        let start = self.pos;
+        let negative = self.eat(b'-');
+        let int_start = self.pos;
+        match self.bytes.get(self.pos) {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                self.digits();
+            }
+            _ => return Err(self.err("invalid number")),
+        }
+        let int_digits = self.pos - int_start;
+        let mut simple = true;
+        if self.eat(b'.') {
+            simple = false;
+            if self.digits() == 0 {
+                return Err(self.err("invalid number: expected a digit after '.'"));
+            }
+        }
+        if matches!(self.bytes.get(self.pos), Some(b'e' | b'E')) {
+            simple = false;
+            self.pos += 1;
+            if matches!(self.bytes.get(self.pos), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return Err(self.err("invalid number: expected an exponent digit"));
+            }
+        }
+        // Small integers are exact as doubles; everything else goes through the standard
+        // library's correctly rounded conversion (which overflows to ±∞ and underflows to 0).
+        if simple && int_digits <= 15 {
+            let n = self.bytes[int_start..self.pos]
+                .iter()
+                .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
+            let x = n as f64;
+            return Ok(if negative { -x } else { x });
+        }
+        self.text[start..self.pos]
+            .parse::<f64>()
+            .map_err(|_| self.err_at(start, "invalid number"))
+    }
+
+    /// Skips ASCII digits, returning how many.
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while matches!(self.bytes.get(self.pos), Some(b'0'..=b'9')) {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    fn literal(&mut self, word: &'static str, value: Value) -> Result<Value, ParseError> {
+        let rest = self.bytes.get(self.pos..).unwrap_or_default();
+        if rest.starts_with(word.as_bytes()) {
+            self.pos += word.len();
+            Ok(value)
+        } else {
+            Err(self.err("invalid literal"))
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while matches!(self.bytes.get(self.pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> bool {
+        let hit = self.bytes.get(self.pos) == Some(&b);
+        if hit {
+            self.pos += 1;
+        }
+        hit
+    }
+
+    fn err(&self, message: &'static str) -> ParseError {
+        self.err_at(self.pos, message)
+    }
+
+    fn err_at(&self, offset: usize, message: &'static str) -> ParseError {
+        ParseError { offset, message }
+    }
+}
+
+/// 1 for bytes that may appear unescaped inside a string, 0 for `"`, `\` and controls.
+static PLAIN: [u8; 256] = {
+    let mut t = [1u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = 0;
+        i += 1;
+    }
+    t[b'"' as usize] = 0;
+    t[b'\\' as usize] = 0;
+    t
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(text: &str) -> Value {
+        match parse_json(text) {
+            Ok(v) => v,
+            Err(e) => panic!("{text:?} failed: {e}"),
+        }
+    }
+
+    fn bad(text: &str) -> ParseError {
+        match parse_json(text) {
+            Ok(v) => panic!("{text:?} parsed as {v:?}"),
+            Err(e) => e,
+        }
+    }
+
+    fn obj(pairs: &[(&str, Value)]) -> Value {
+        Value::Object(
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn scalars() {
+        assert_eq!(ok("null"), Value::Null);
+        assert_eq!(ok("true"), Value::Bool(true));
+        assert_eq!(ok(" \t\r\nfalse \n"), Value::Bool(false));
+        assert_eq!(ok("\"hi\""), Value::from("hi"));
+        assert_eq!(ok("0"), Value::Number(0.0));
+        assert_eq!(ok("-12"), Value::Number(-12.0));
+    }
+
+    #[test]
+    fn containers_and_order() {
+        assert_eq!(ok("[]"), Value::Array(vec![]));
+        assert_eq!(ok("{}"), obj(&[]));
+        assert_eq!(ok(" [ 1 , [ ] , { } ] "), {
+            Value::Array(vec![Value::Number(1.0), Value::Array(vec![]), obj(&[])])
+        });
+        let v = ok(r#"{"b":1,"a":{"c":[true,null]}}"#);
+        assert_eq!(
+            v,
+            obj(&[
+                ("b", Value::Number(1.0)),
+                (
+                    "a",
+                    obj(&[("c", Value::Array(vec![Value::Bool(true), Value::Null]))])
+                ),
+            ])
+        );
+        let keys: Vec<_> = v
+            .as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["b", "a"]);
+    }
+
+    #[test]
+    fn duplicate_keys_keep_first_position_last_value() {
+        let v = ok(r#"{"a":1,"b":2,"a":3}"#);
+        let pairs: Vec<_> = v
+            .as_object()
+            .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            pairs,
+            [
+                ("a".to_owned(), Value::Number(3.0)),
+                ("b".to_owned(), Value::Number(2.0))
+            ]
+        );
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(ok("1e400"), Value::Number(f64::INFINITY));
+        assert_eq!(ok("-1e400"), Value::Number(f64::NEG_INFINITY));
+        assert_eq!(ok("1e-400"), Value::Number(0.0));
+        assert_eq!(ok("0.1"), Value::Number(0.1));
+        assert_eq!(ok("2.5E+3"), Value::Number(2500.0));
+        assert_eq!(ok("1e-2"), Value::Number(0.01));
+        assert_eq!(
+            ok("123456789012345678901"),
+            Value::Number(123456789012345678901.0)
+        );
+        assert_eq!(ok("9007199254740993"), Value::Number(9007199254740992.0));
+        assert_eq!(ok("999999999999999"), Value::Number(999999999999999.0));
+        assert_eq!(ok("1.7976931348623157e308"), Value::Number(f64::MAX));
+        assert_eq!(ok("5e-324"), Value::Number(5e-324));
+        match ok("-0") {
+            Value::Number(x) => assert!(x == 0.0 && x.is_sign_negative()),
+            v => panic!("{v:?}"),
+        }
+        for text in [
+            ".5", "+1", "0x10", "NaN", "Infinity", "-", "01", "1.", "1.e1", "1e", "1e+", "-a",
+            "--1", "1 2", "00",
+        ] {
+            bad(text);
+        }
+    }
+
+    #[test]
+    fn strings_and_escapes() {
+        assert_eq!(
+            ok(r#""a\"b\\c\/d\b\f\n\r\t""#),
+            Value::from("a\"b\\c/d\u{8}\u{c}\n\r\t")
+        );
+        assert_eq!(ok(r#""\u00e9\u4E2D""#), Value::from("é中"));
+        assert_eq!(ok(r#""\ud83d\ude00""#), Value::from("😀"));
+        assert_eq!(ok(r#""x\ud800y""#), Value::from("x\u{FFFD}y"));
+        assert_eq!(ok(r#""\udc00""#), Value::from("\u{FFFD}"));
+        assert_eq!(ok(r#""\ud800\u0041""#), Value::from("\u{FFFD}A"));
+        assert_eq!(ok(r#""\ud800\ud83d\ude00""#), Value::from("\u{FFFD}😀"));
+        assert_eq!(ok(r#""\ud800""#), Value::from("\u{FFFD}"));
+        assert_eq!(ok("\"é 中 😀\""), Value::from("é 中 😀"));
+        assert_eq!(ok("\"\u{7f}\""), Value::from("\u{7f}"));
+        for text in [
+            "\"a\nb\"",
+            "\"\t\"",
+            "\"\u{0}\"",
+            r#""\x""#,
+            r#""\u12""#,
+            r#""\u12g4""#,
+            "\"abc",
+            r#""\"#,
+            "'a'",
+            r#""\ud800\u12""#,
+        ] {
+            bad(text);
+        }
+    }
+
+    #[test]
+    fn rejects_extensions() {
+        for text in [
+            "",
+            " ",
+            "[1,]",
+            "{\"a\":1,}",
+            "[1 2]",
+            "{\"a\" 1}",
+            "{a:1}",
+            "{'a':1}",
+            "// c\n1",
+            "/* c */ 1",
+            "[1]]",
+            "[1",
+            "{\"a\":1",
+            "{\"a\":",
+            "{\"a\"",
+            "{\"a\":1 \"b\":2}",
+            "tru",
+            "nul",
+            "truex",
+            "\u{a0}1",
+            "\u{feff}1",
+            "1\u{b}",
+            "[,1]",
+            "{,}",
+            "]",
+        ] {
+            bad(text);
+        }
+    }
+
+    #[test]
+    fn error_offsets() {
+        assert_eq!(bad("[1,]").offset, 3);
+        assert_eq!(bad("  x").offset, 2);
+        assert_eq!(bad("\"ab\ncd\"").offset, 3);
+        assert_eq!(
+            bad("[1] x").message,
+            "trailing characters after the JSON value"
+        );
+        assert_eq!(bad("[1").message, EOF);
+    }
+
+    #[test]
+    fn deep_nesting_parses_without_recursion() {
+        let depth = 10_000;
+        let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let v = ok(&text);
+        let mut cur = &v;
+        let mut seen = 0;
+        while let Value::Array(a) = cur {
+            seen += 1;
+            match a.first() {
+                Some(inner) => cur = inner,
+                None => break,
+            }
+        }
+        assert_eq!(seen, depth);
+        let text = format!("{}1{}", "{\"k\":[".repeat(depth), "]}".repeat(depth));
+        assert!(parse_json(&text).is_ok());
+    }
+
+    #[test]
+    fn million_open_brackets_fail_cleanly() {
+        let text = "[".repeat(1_000_000);
+        assert_eq!(bad(&text).offset, 1_000_000);
+        let text = format!("{}1", "[{\"a\":".repeat(500_000));
+        assert_eq!(bad(&text).message, EOF);
+    }
+}
