@@ -1,10 +1,13 @@
 //! The evaluator: resolving placeholders against a [`Scope`], rendering values as text,
 //! truthiness, and JSON recovery from model output.
 
+pub mod coerce;
 pub mod safe_parse;
 pub mod scope;
 mod text;
 
+pub use coerce::coerce_array;
+pub use safe_parse::{Parsed, STRAY_KEY_WARNING, safe_parse};
 pub use scope::{Bindings, Scope, StepState, StepStatus, resolve};
 pub use text::{truthy, write_text};
 
