@@ -25,7 +25,7 @@ fn main() {
 fn check_inputs() {
     assert!(ARRAY.len() >= MIB && parse_json(&ARRAY).is_ok());
     assert_eq!(FENCED.len(), MIB);
-    //TMP assert!(safe_parse(&FENCED).value.is_some());
+    assert!(safe_parse(&FENCED).value.is_some());
     assert!(PROSE.len() >= MIB && safe_parse(&PROSE).value.is_none());
 }
 

@@ -11,7 +11,7 @@
 //! failed parse costs at most the length of what it was given, so the whole is O(n).
 
 use super::{is_js_whitespace, js_trim};
-use crate::value::{Value, parse_json};
+use crate::value::{Value, find_byte, parse_json};
 
 /// The stage-4 warning, byte-exact (SPEC §5.1).
 pub const STRAY_KEY_WARNING: &str = "safeParse: input looks like a JSON array followed by a stray top-level key (pattern: [{...}], \"key\": ...). This is not valid JSON. Hint: put extra data as array members (e.g. {\"id\":\"D-001\",\"status\":\"deferred\",...}) or split into a separate phase.";
@@ -96,12 +96,9 @@ fn fences(t: &str) -> Vec<Fence<'_>> {
     let bytes = t.as_bytes();
     let mut fences = Vec::new();
     let mut from = 0;
-    while let Some(open) = find_from(t, from, "```") {
+    while let Some(open) = find_backticks(bytes, from) {
         let info_start = open + 3;
-        let info_len = bytes[info_start..]
-            .iter()
-            .position(|&b| b == b'\n' || b == b'`');
-        let Some(info_end) = info_len.map(|n| info_start + n) else {
+        let Some(info_end) = find_byte(bytes, info_start, |b| (b == b'\n') | (b == b'`')) else {
             break;
         };
         if bytes[info_end] == b'`' {
@@ -110,7 +107,7 @@ fn fences(t: &str) -> Vec<Fence<'_>> {
             continue;
         }
         let body_start = info_end + 1;
-        let Some(close) = find_from(t, body_start, "```") else {
+        let Some(close) = find_backticks(bytes, body_start) else {
             break;
         };
         fences.push(Fence {
@@ -122,9 +119,15 @@ fn fences(t: &str) -> Vec<Fence<'_>> {
     fences
 }
 
-/// The byte index of the first `needle` at or after `from`.
-fn find_from(t: &str, from: usize, needle: &str) -> Option<usize> {
-    t.get(from..)?.find(needle).map(|i| from + i)
+/// The byte index of the first ```` ``` ```` at or after `from`.
+fn find_backticks(bytes: &[u8], mut from: usize) -> Option<usize> {
+    loop {
+        let i = find_byte(bytes, from, |b| b == b'`')?;
+        if bytes.get(i..i + 3) == Some(b"```") {
+            return Some(i);
+        }
+        from = i + 1;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,9 +162,7 @@ fn from_balanced_scan(t: &str) -> Scan {
 fn is_vetoed(t: &str, close: usize) -> bool {
     t.as_bytes().get(close) == Some(&b']')
         && stray_key_at(t, close)
-        && t.as_bytes()
-            .get(close + 1..)
-            .is_some_and(|rest| rest.contains(&b']'))
+        && find_byte(t.as_bytes(), close + 1, |b| b == b']').is_some()
 }
 
 /// The balanced spans `(open, close)` (byte positions of the brackets) that are not nested in
@@ -179,13 +180,17 @@ fn top_level_spans(t: &[u8]) -> Vec<(usize, usize)> {
     let mut i = 0;
     while i < t.len() {
         if stack.is_empty() {
-            let Some(n) = t[i..].iter().position(|&b| b == b'[' || b == b'{') else {
+            let Some(open) = find_byte(t, i, |b| (b | 0x20) == b'{') else {
                 break;
             };
-            stack.push(i + n);
-            i += n + 1;
+            stack.push(open);
+            i = open + 1;
             continue;
         }
+        let Some(at) = find_byte(t, i, is_bracket_or_quote) else {
+            break;
+        };
+        i = at;
         match t[i] {
             b'"' => {
                 i = string_end(t, i + 1);
@@ -208,6 +213,13 @@ fn top_level_spans(t: &[u8]) -> Vec<(usize, usize)> {
     spans
 }
 
+/// `[`, `]`, `{`, `}` or `"`. (`[`/`]` are `{`/`}` with bit 0x20 clear; branch-free so that
+/// [`find_byte`] vectorizes.)
+fn is_bracket_or_quote(b: u8) -> bool {
+    let folded = b | 0x20;
+    (folded == b'{') | (folded == b'}') | (b == b'"')
+}
+
 fn opener_of(closer: u8) -> u8 {
     if closer == b']' { b'[' } else { b'{' }
 }
@@ -216,11 +228,7 @@ fn opener_of(closer: u8) -> u8 {
 /// escapes the next byte), or the end of input when it is unterminated.
 fn string_end(t: &[u8], from: usize) -> usize {
     let mut i = from;
-    while let Some(n) = t
-        .get(i..)
-        .and_then(|rest| rest.iter().position(|&b| b == b'"' || b == b'\\'))
-    {
-        let at = i + n;
+    while let Some(at) = find_byte(t, i, |b| (b == b'"') | (b == b'\\')) {
         if t[at] == b'"' {
             return at + 1;
         }
@@ -237,7 +245,15 @@ fn string_end(t: &[u8], from: usize) -> usize {
 /// Linear overall: the `[\s\},]*` runs after different `]`s are disjoint (`]` is not in the
 /// class), and so are the key runs (each starts after a different `"` and stops at the next).
 fn has_stray_key(t: &str) -> bool {
-    t.match_indices(']').any(|(i, _)| stray_key_at(t, i))
+    let bytes = t.as_bytes();
+    let mut from = 0;
+    while let Some(i) = find_byte(bytes, from, |b| b == b']') {
+        if stray_key_at(t, i) {
+            return true;
+        }
+        from = i + 1;
+    }
+    false
 }
 
 /// Whether `^\][\s\},]*"[^"\n]+"\s*:` matches at byte `at`. `\s` is JavaScript's whitespace

@@ -246,11 +246,10 @@ impl<'a> Parser<'a> {
     /// The first index at or after `from` holding `"`, `\` or a control byte (or the end).
     /// Such bytes are ASCII, so the run before it is whole UTF-8.
     fn scan_plain(&self, from: usize) -> usize {
-        let rest = self.bytes.get(from..).unwrap_or_default();
-        from + rest
-            .iter()
-            .position(|&b| PLAIN[b as usize] == 0)
-            .unwrap_or(rest.len())
+        find_byte(self.bytes, from, |b| {
+            (b < 0x20) | (b == b'"') | (b == b'\\')
+        })
+        .unwrap_or(self.bytes.len())
     }
 
     /// One escape after its backslash.
@@ -401,18 +400,28 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// 1 for bytes that may appear unescaped inside a string, 0 for `"`, `\` and controls.
-static PLAIN: [u8; 256] = {
-    let mut t = [1u8; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = 0;
-        i += 1;
+/// The index of the first byte at or after `from` for which `hit` holds.
+///
+/// Works on 32-byte blocks with a branch-free inner loop (the compiler turns it into vector
+/// compares and a bit mask), so long runs of uninteresting bytes are skipped quickly. Keep `hit`
+/// branch-free (`|`, not `||` or `matches!`) or it stays scalar.
+#[inline(always)]
+pub(crate) fn find_byte(bytes: &[u8], from: usize, hit: impl Fn(u8) -> bool) -> Option<usize> {
+    let rest = bytes.get(from..)?;
+    let (blocks, tail) = rest.as_chunks::<32>();
+    let mut base = from;
+    for block in blocks {
+        let mut mask = 0u32;
+        for (k, &b) in block.iter().enumerate() {
+            mask |= u32::from(hit(b)) << k;
+        }
+        if mask != 0 {
+            return Some(base + mask.trailing_zeros() as usize);
+        }
+        base += 32;
     }
-    t[b'"' as usize] = 0;
-    t[b'\\' as usize] = 0;
-    t
-};
+    tail.iter().position(|&b| hit(b)).map(|n| base + n)
+}
 
 #[cfg(test)]
 mod tests {
