@@ -482,4 +482,65 @@ mod tests {
         let _ = safe_parse(&"[".repeat(1_000_000));
         let _ = safe_parse(&format!("x {}", "{\"a\":[".repeat(200_000)));
     }
+
+    mod props {
+        use super::*;
+        use crate::value::strategies::arb_value;
+        use proptest::prelude::*;
+
+        /// Text rich in the characters the stages look at.
+        fn tricky_text() -> impl Strategy<Value = String> {
+            r#"([\[\]{}",:`\\ \n\r]|```|```json\n|\]\s*"k"\s*:|[a-z0-9]|\u{a0}|\u{200b}){0,60}"#
+        }
+
+        proptest! {
+            #[test]
+            fn pretty_json_is_recovered(v in arb_value()) {
+                let text = v.to_pretty_json();
+                prop_assert_eq!(safe_parse(&text), Parsed::found(v), "{}", text);
+            }
+
+            #[test]
+            fn fenced_json_is_recovered(v in arb_value(), lang in "(json|JSON| Json\r|)") {
+                let text = format!("Here:\n```{}\n{}\n```\nDone.", lang, v.to_pretty_json());
+                prop_assert_eq!(safe_parse(&text), Parsed::found(v), "{}", text);
+            }
+
+            /// Containers inside prose without brackets are found by the balanced scan.
+            #[test]
+            fn embedded_containers_are_recovered(v in arb_value()) {
+                if matches!(v, Value::Array(_) | Value::Object(_)) {
+                    let text = format!("The result is {} as shown.", v.to_json());
+                    prop_assert_eq!(safe_parse(&text), Parsed::found(v), "{}", text);
+                }
+            }
+
+            #[test]
+            fn never_panics(text in any::<String>()) {
+                let parsed = safe_parse(&text);
+                prop_assert!(parsed.value.is_none() || parsed.warning.is_none());
+            }
+
+            #[test]
+            fn never_panics_on_tricky_text(text in tricky_text()) {
+                let parsed = safe_parse(&text);
+                prop_assert!(parsed.value.is_none() || parsed.warning.is_none());
+            }
+
+            /// Candidates are ordered, disjoint and bracket-matched, so stage 3 hands each byte
+            /// to the parser at most once.
+            #[test]
+            fn spans_are_disjoint_and_matched(text in tricky_text()) {
+                let t = text.as_bytes();
+                let spans = top_level_spans(t);
+                for w in spans.windows(2) {
+                    prop_assert!(w[0].1 < w[1].0);
+                }
+                for &(open, close) in &spans {
+                    prop_assert!(open < close);
+                    prop_assert_eq!(t[open], opener_of(t[close]));
+                }
+            }
+        }
+    }
 }

@@ -423,6 +423,42 @@ pub(crate) fn find_byte(bytes: &[u8], from: usize, hit: impl Fn(u8) -> bool) -> 
     tail.iter().position(|&b| hit(b)).map(|n| base + n)
 }
 
+/// Proptest strategies shared by the JSON tests.
+#[cfg(test)]
+pub(crate) mod strategies {
+    use super::{Map, Value};
+    use proptest::prelude::*;
+
+    /// Any finite double: normal, subnormal and zero, of either sign, plus small integers and
+    /// short decimals as models write them.
+    pub fn finite_f64() -> impl Strategy<Value = f64> {
+        use proptest::num::f64::{NEGATIVE, NORMAL, POSITIVE, SUBNORMAL, ZERO};
+        prop_oneof![
+            POSITIVE | NEGATIVE | NORMAL | SUBNORMAL | ZERO,
+            (-1_000_000i64..1_000_000).prop_map(|n| n as f64),
+            (-100_000i64..100_000).prop_map(|n| n as f64 / 100.0),
+        ]
+    }
+
+    /// Any value with finite numbers, nested a few levels.
+    pub fn arb_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            finite_f64().prop_map(Value::Number),
+            any::<String>().prop_map(Value::String),
+            "[a-z\"\\\\/\n\t\u{0}-\u{1f}é中😀]{0,8}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(("[a-e\"]{0,3}|.{0,6}", inner), 0..6)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map>())),
+            ]
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -630,5 +666,100 @@ mod tests {
         assert_eq!(bad(&text).offset, 1_000_000);
         let text = format!("{}1", "[{\"a\":".repeat(500_000));
         assert_eq!(bad(&text).message, EOF);
+    }
+
+    /// Structural equality allowing numbers a couple of ulps apart (serde_json's default float
+    /// parsing is not always correctly rounded, notably for subnormals).
+    fn same(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Number(x), Value::Number(y)) => {
+                x == y || (x.signum() == y.signum() && x.to_bits().abs_diff(y.to_bits()) <= 2)
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+            }
+            (Value::Object(x), Value::Object(y)) => {
+                x.len() == y.len()
+                    && x.iter()
+                        .zip(y)
+                        .all(|((ka, a), (kb, b))| ka == kb && same(a, b))
+            }
+            _ => a == b,
+        }
+    }
+
+    mod props {
+        use super::super::strategies::arb_value;
+        use super::*;
+        use proptest::prelude::*;
+        use proptest::sample::Index;
+
+        /// The JSON of a value with up to three single-character edits.
+        fn near_json() -> impl Strategy<Value = String> {
+            let edit = (any::<Index>(), 0..3u8, r#"[\[\]{}",:0-9eE.+\- \\ntu]"#);
+            (arb_value(), prop::collection::vec(edit, 0..4)).prop_map(|(v, edits)| {
+                let mut chars: Vec<char> = v.to_json().chars().collect();
+                for (at, kind, c) in edits {
+                    let i = at.index(chars.len() + 1);
+                    let c = c.chars().next().unwrap_or(' ');
+                    match kind {
+                        0 => chars.insert(i, c),
+                        1 if i < chars.len() => {
+                            chars.remove(i);
+                        }
+                        _ if i < chars.len() => chars[i] = c,
+                        _ => {}
+                    }
+                }
+                chars.into_iter().collect()
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn compact_json_round_trips(v in arb_value()) {
+                let text = v.to_json();
+                prop_assert_eq!(parse_json(&text), Ok(v.clone()), "{}", text);
+                let pretty = v.to_pretty_json();
+                prop_assert_eq!(parse_json(&pretty), Ok(v), "{}", pretty);
+            }
+
+            /// On valid JSON and lightly edited JSON we agree with serde_json (also strict), except
+            /// where SPEC §5.1 differs: lone surrogates (U+FFFD) and overflow (±∞).
+            #[test]
+            fn agrees_with_serde_json(text in near_json()) {
+                let ours = parse_json(&text);
+                match serde_json::from_str::<serde_json::Value>(&text) {
+                    Ok(theirs) => prop_assert!(
+                        ours.as_ref().is_ok_and(|v| same(v, &Value::from(&theirs))),
+                        "{:?}: {:?} vs {:?}", text, ours, theirs
+                    ),
+                    Err(e) => {
+                        let e = e.to_string();
+                        prop_assert!(
+                            ours.is_err() || e.contains("surrogate") || e.contains("out of range"),
+                            "{:?}: we accept {:?}, serde_json says {}", text, ours, e
+                        );
+                    }
+                }
+            }
+
+            #[test]
+            fn never_panics(text in any::<String>()) {
+                let _ = parse_json(&text);
+            }
+
+            /// Valid documents cut short or extended by junk fail cleanly.
+            #[test]
+            fn truncations_fail_cleanly(v in arb_value(), cut in any::<prop::sample::Index>()) {
+                let text = v.to_json();
+                let end = cut.index(text.len() + 1);
+                if let Some(prefix) = text.get(..end) {
+                    let _ = parse_json(prefix);
+                }
+                let extended = format!("{text} x");
+                prop_assert!(parse_json(&extended).is_err());
+            }
+        }
     }
 }
