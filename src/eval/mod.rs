@@ -7,7 +7,6 @@ pub mod scope;
 mod text;
 
 pub use coerce::coerce_array;
-pub use safe_parse::{Parsed, STRAY_KEY_WARNING, safe_parse};
 pub use scope::{Bindings, Scope, StepState, StepStatus, resolve};
 pub use text::{truthy, write_text};
 

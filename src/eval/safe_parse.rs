@@ -468,6 +468,11 @@ mod tests {
             format!("{}x", "[1,".repeat(n / 3)),
             format!("{}{}", "{\"a\":[".repeat(n / 6), "] x".repeat(n / 6)),
             format!("[{}", "\"\\".repeat(n / 2)),
+            format!("]\"{}", "x]".repeat(n / 2)),
+            format!("```{}", "a".repeat(n)),
+            format!("```\n{}", "``x".repeat(n / 3)),
+            "[1,1,1,x] ".repeat(n / 10),
+            "], ".repeat(n / 3),
         ];
         for text in &inputs {
             let _ = safe_parse(text);
