@@ -25,8 +25,21 @@ fn main() {
 fn check_inputs() {
     assert!(ARRAY.len() >= MIB && parse_json(&ARRAY).is_ok());
     assert_eq!(FENCED.len(), MIB);
-    assert!(safe_parse(&FENCED).value.is_some());
-    assert!(PROSE.len() >= MIB && safe_parse(&PROSE).value.is_none());
+    let fenced = safe_parse(&FENCED).value;
+    assert!(
+        fenced
+            .as_ref()
+            .and_then(|v| v.as_object())
+            .is_some_and(|o| o.contains_key("findings"))
+    );
+    assert_eq!(PROSE.len(), MIB);
+    assert_eq!(
+        safe_parse(&PROSE),
+        tfc::eval::safe_parse::Parsed {
+            value: None,
+            warning: None
+        }
+    );
 }
 
 /// A small deterministic pseudo-random generator (64-bit LCG, high bits).
