@@ -171,6 +171,8 @@ impl<'a> Parser<'a> {
     /// Builds the container whose members are on top of the stacks.
     fn close(&mut self, open: Open) -> Value {
         match open {
+            // The outermost container takes the whole stack rather than copying it.
+            Open::Array { values: 0 } => Value::Array(std::mem::take(&mut self.values)),
             Open::Array { values } => Value::Array(self.values.split_off(values)),
             Open::Object { values, keys } => {
                 let n = self.values.len().saturating_sub(values);
