@@ -8,6 +8,7 @@ mod parse;
 pub use json::{write_compact, write_pretty};
 pub use number::{format_number, js_number_value, write_number};
 pub use parse::{ParseError, parse_json};
+
 pub(crate) use parse::find_byte;
 #[cfg(test)]
 pub(crate) use parse::strategies;
