@@ -44,9 +44,17 @@ impl ToolPolicy {
         }
         let mutating = tools.iter().any(|t| {
             let t = t.to_ascii_lowercase();
-            ["write", "edit", "bash", "shell", "exec", "patch", "multiedit"]
-                .iter()
-                .any(|m| t.contains(m))
+            [
+                "write",
+                "edit",
+                "bash",
+                "shell",
+                "exec",
+                "patch",
+                "multiedit",
+            ]
+            .iter()
+            .any(|m| t.contains(m))
         });
         if mutating {
             ToolPolicy::Mutating(tools.to_vec())

@@ -8,6 +8,7 @@ pub mod safe_parse;
 pub mod scope;
 mod text;
 
+pub use coerce::coerce_array;
 pub use condition::{Outcome, eval_gate_entry, eval_until, eval_when};
 pub use scope::{Bindings, Scope, StepState, StepStatus, resolve};
 pub use text::{truthy, write_text};

@@ -3,9 +3,15 @@
 
 mod json;
 mod number;
+mod parse;
 
 pub use json::{write_compact, write_pretty};
 pub use number::{format_number, js_number_value, write_number};
+pub use parse::{ParseError, parse_json};
+
+pub(crate) use parse::find_byte;
+#[cfg(test)]
+pub(crate) use parse::strategies;
 
 use indexmap::IndexMap;
 
