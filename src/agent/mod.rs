@@ -5,8 +5,10 @@
 //! [`StopReason`]. Retries, budgets and fail-soft rules live in the interpreter, not here.
 
 mod cancel;
+mod roster;
 
 pub use cancel::{Cancel, CancelSource};
+pub use roster::{ResolvedAgent, Roster, SingleBackend};
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -88,6 +90,9 @@ pub struct Request {
     pub iteration: Option<u32>,
     /// Fan-out index (0-based), for `TFC_ITEM_INDEX`.
     pub item_index: Option<usize>,
+    /// For `output: "json"` phases: a minimal value satisfying the phase's `expect` contract,
+    /// which the dry-run backend answers with (SPEC §9.9).
+    pub json_stub: Option<crate::value::Value>,
 }
 
 /// Tokens and money one call used (SPEC §9.3).

@@ -1,0 +1,71 @@
+//! Which backend serves which agent: the interpreter asks a [`Roster`] for each agent name a
+//! flow uses. Flows name agents, never backends; configuration (or the library caller) maps
+//! them.
+
+use std::sync::Arc;
+
+use super::Agent;
+
+/// An agent name resolved to a backend and its definition (SPEC §9.1).
+#[derive(Clone)]
+pub struct ResolvedAgent {
+    pub agent: String,
+    /// The backend's configured name (`claude`, `local`, `replay`, …), for the run record.
+    pub backend_name: String,
+    pub backend: Arc<dyn Agent>,
+    /// The definition's body; empty when there is no definition file.
+    pub system_prompt: String,
+    /// config `[agents.NAME].model` > frontmatter > backend `model`.
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+    pub tools: Vec<String>,
+    /// Whether a definition file was found (W0701 otherwise).
+    pub defined: bool,
+}
+
+impl std::fmt::Debug for ResolvedAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResolvedAgent")
+            .field("agent", &self.agent)
+            .field("backend_name", &self.backend_name)
+            .field("model", &self.model)
+            .field("defined", &self.defined)
+            .finish()
+    }
+}
+
+/// Maps agent names to backends.
+pub trait Roster: Send + Sync {
+    /// Resolve an agent; `Err` says what was looked at and how to configure one (E0701).
+    fn resolve(&self, agent: &str) -> Result<ResolvedAgent, String>;
+}
+
+/// Every agent served by one backend, with no definitions (the library default, `--agent-cmd`).
+pub struct SingleBackend {
+    pub name: String,
+    pub backend: Arc<dyn Agent>,
+}
+
+impl SingleBackend {
+    pub fn new(name: impl Into<String>, backend: Arc<dyn Agent>) -> SingleBackend {
+        SingleBackend {
+            name: name.into(),
+            backend,
+        }
+    }
+}
+
+impl Roster for SingleBackend {
+    fn resolve(&self, agent: &str) -> Result<ResolvedAgent, String> {
+        Ok(ResolvedAgent {
+            agent: agent.to_owned(),
+            backend_name: self.name.clone(),
+            backend: self.backend.clone(),
+            system_prompt: String::new(),
+            model: None,
+            thinking: None,
+            tools: Vec::new(),
+            defined: false,
+        })
+    }
+}
