@@ -5,9 +5,11 @@
 //! [`StopReason`]. Retries, budgets and fail-soft rules live in the interpreter, not here.
 
 mod cancel;
+mod func;
 mod roster;
 
 pub use cancel::{Cancel, CancelSource};
+pub use func::FnAgent;
 pub use roster::{ResolvedAgent, Roster, SingleBackend};
 
 use std::future::Future;

@@ -103,11 +103,13 @@ impl StepState {
         StepState::new(StepStatus::Done, output.into(), None)
     }
 
-    fn output(&self) -> Option<&Value> {
+    /// What templates see as the output (`None` when hidden).
+    pub fn output(&self) -> Option<&Value> {
         (self.status != StepStatus::Hidden).then_some(&self.output)
     }
 
-    fn json(&self) -> Option<&Value> {
+    /// The stored JSON, else `safeParse(output)` (parsed once); `None` unless done.
+    pub fn json(&self) -> Option<&Value> {
         if self.status != StepStatus::Done {
             return None;
         }

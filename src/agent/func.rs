@@ -1,0 +1,41 @@
+//! An in-process backend from a closure: for tests, benchmarks and library callers.
+
+use super::{Agent, BoxFuture, Cancel, Outcome, Request};
+
+/// A backend that answers each request with a function of it.
+pub struct FnAgent<F> {
+    name: String,
+    answer: F,
+}
+
+impl<F: Fn(&Request) -> Outcome + Send + Sync> FnAgent<F> {
+    pub fn new(name: impl Into<String>, answer: F) -> FnAgent<F> {
+        FnAgent {
+            name: name.into(),
+            answer,
+        }
+    }
+}
+
+impl<F: Fn(&Request) -> Outcome + Send + Sync> Agent for FnAgent<F> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn call<'a>(&'a self, request: Request, cancel: Cancel) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            if cancel.is_cancelled() {
+                return Outcome::failed(super::StopReason::Cancelled, "Aborted");
+            }
+            (self.answer)(&request)
+        })
+    }
+
+    fn reports_tokens(&self) -> bool {
+        true
+    }
+
+    fn reports_cost(&self) -> bool {
+        true
+    }
+}

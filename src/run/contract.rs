@@ -1,0 +1,190 @@
+//! Output contracts (SPEC §3.15): checking a parsed output against `expect`, and the minimal
+//! value that satisfies one (dry-run stubs, SPEC §9.9).
+
+use crate::flow::Contract;
+use crate::value::{Map, Value};
+
+/// At most this many violations are reported.
+const MAX_VIOLATIONS: usize = 8;
+
+/// Check `output` (through safeParse) against a contract; `Err` holds the violations.
+pub fn check_output(contract: &Contract, output: &str) -> Result<(), Vec<String>> {
+    match crate::eval::safe_parse::safe_parse(output).value {
+        None => Err(vec![
+            "$: output is not valid JSON (contract could not be checked)".to_owned(),
+        ]),
+        Some(v) => {
+            let mut out = Vec::new();
+            check(contract, &v, "$".to_owned(), &mut out);
+            if out.is_empty() { Ok(()) } else { Err(out) }
+        }
+    }
+}
+
+/// The error text of a violated contract.
+pub fn violation_error(violations: &[String]) -> String {
+    let mut s = String::from("Output contract violated:");
+    for v in violations {
+        s.push_str("\n- ");
+        s.push_str(v);
+    }
+    s
+}
+
+fn effective_type(c: &Contract) -> Option<&str> {
+    match &c.ty {
+        Some(t) => Some(t.value.as_str()),
+        None if !c.properties.is_empty() || !c.required.is_empty() => Some("object"),
+        None if c.items.is_some() => Some("array"),
+        None => None,
+    }
+}
+
+fn type_of(v: &Value) -> &'static str {
+    match v {
+        Value::Number(n) if n.fract() == 0.0 && n.is_finite() => "integer",
+        other => other.type_name(),
+    }
+}
+
+fn check(c: &Contract, v: &Value, path: String, out: &mut Vec<String>) {
+    if out.len() >= MAX_VIOLATIONS {
+        return;
+    }
+    if let Some(t) = effective_type(c) {
+        let actual = type_of(v);
+        let ok = t == actual || (t == "number" && actual == "integer");
+        if !ok {
+            let shown = if actual == "integer" {
+                "number"
+            } else {
+                actual
+            };
+            out.push(format!("{path}: expected {t}, got {shown}"));
+            return;
+        }
+    }
+    if let Some(values) = &c.enum_values
+        && !values.contains(v)
+    {
+        out.push(format!(
+            "{path}: value is not one of the allowed enum literals"
+        ));
+    }
+    match v {
+        Value::Object(map) => {
+            for key in &c.required {
+                if !map.contains_key(&key.value) && out.len() < MAX_VIOLATIONS {
+                    out.push(format!("{path}.{}: required key is missing", key.value));
+                }
+            }
+            for (key, sub) in &c.properties {
+                if let Some(child) = map.get(key) {
+                    check(&sub.value, child, format!("{path}.{key}"), out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_contract) = &c.items {
+                for (i, item) in items.iter().enumerate() {
+                    check(&item_contract.value, item, format!("{path}[{i}]"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+    out.truncate(MAX_VIOLATIONS);
+}
+
+/// A minimal value satisfying the contract: one array element, required properties filled,
+/// strings `dry-run`, numbers 0, booleans false, enums' first literal; `{}` without one.
+pub fn stub(contract: Option<&Contract>) -> Value {
+    let Some(c) = contract else {
+        return Value::Object(Map::default());
+    };
+    if let Some(first) = c.enum_values.as_ref().and_then(|v| v.first()) {
+        return first.clone();
+    }
+    match effective_type(c) {
+        Some("array") => Value::Array(vec![stub(c.items.as_ref().map(|i| &i.value))]),
+        Some("string") => Value::from("dry-run"),
+        Some("number" | "integer") => Value::Number(0.0),
+        Some("boolean") => Value::Bool(false),
+        Some("null") => Value::Null,
+        _ => {
+            let mut m = Map::default();
+            for key in &c.required {
+                let sub = c.properties.get(&key.value).map(|p| &p.value);
+                m.insert(
+                    key.value.clone(),
+                    sub.map_or(Value::from("dry-run"), |s| stub(Some(s))),
+                );
+            }
+            Value::Object(m)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flow::{LowerOptions, lower_source};
+
+    fn contract(json: &str) -> Contract {
+        let flow =
+            format!(r#"{{"phases":[{{"id":"a","task":"t","output":"json","expect":{json}}}]}}"#);
+        let lowered = lower_source(&flow, &LowerOptions::default());
+        assert!(lowered.diagnostics.is_empty(), "{:?}", lowered.diagnostics);
+        lowered.flow.expect("flow").phases[0]
+            .expect
+            .clone()
+            .expect("contract")
+    }
+
+    #[test]
+    fn violations_have_paths() {
+        let c = contract(
+            r#"{"type":"object","required":["a","b"],"properties":{"a":{"type":"array","items":{"enum":["x","y"]}},"n":{"type":"integer"}}}"#,
+        );
+        assert_eq!(
+            check_output(&c, r#"{"a":["x","z"],"b":1}"#),
+            Err(vec![
+                "$.a[1]: value is not one of the allowed enum literals".to_owned()
+            ])
+        );
+        assert_eq!(
+            check_output(&c, r#"[1]"#),
+            Err(vec!["$: expected object, got array".to_owned()])
+        );
+        assert_eq!(
+            check_output(&c, r#"Here: {"n": 1.5}"#),
+            Err(vec![
+                "$.a: required key is missing".to_owned(),
+                "$.b: required key is missing".to_owned(),
+                "$.n: expected integer, got number".to_owned()
+            ])
+        );
+        assert_eq!(
+            check_output(&c, "no json"),
+            Err(vec![
+                "$: output is not valid JSON (contract could not be checked)".to_owned()
+            ])
+        );
+        assert_eq!(check_output(&c, r#"{"a":[],"b":null}"#), Ok(()));
+        assert_eq!(
+            violation_error(&["x".into(), "y".into()]),
+            "Output contract violated:\n- x\n- y"
+        );
+    }
+
+    #[test]
+    fn stubs_satisfy_their_contract() {
+        let c = contract(
+            r#"{"type":"object","required":["sev","items","n"],"properties":{"sev":{"enum":["high","low"]},"items":{"type":"array","items":{"type":"string"}},"n":{"type":"number"}}}"#,
+        );
+        let s = stub(Some(&c));
+        assert_eq!(s.to_json(), r#"{"sev":"high","items":["dry-run"],"n":0}"#);
+        assert_eq!(check_output(&c, &s.to_json()), Ok(()));
+        assert_eq!(stub(None).to_json(), "{}");
+    }
+}

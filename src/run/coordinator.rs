@@ -1,0 +1,671 @@
+//! The coordinator: the only owner of run state. It starts phases as soon as their join is
+//! satisfied (no layer barriers), up to the flow's concurrency; evaluates `when`; applies
+//! cascades and halts; persists every transition; and ends the run with its status and final
+//! output (SPEC §8). Phase workers run on the executor and report back over a channel.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use futures_lite::future;
+
+use super::ctx::{Event, Halt, Shared};
+use super::exec::execute;
+use super::phases::aggregate;
+use super::record::{PhaseRecord, PhaseStatus, RunRecord, RunStatus, now};
+use super::scope::PhaseScope;
+use super::store::RunStore;
+use crate::eval::{StepState, StepStatus, eval_when};
+use crate::flow::{EvalKind, Join, Phase, PhaseType};
+use crate::value::{Map, Value};
+
+/// Why the run stopped starting phases.
+#[derive(Clone, Debug, PartialEq)]
+enum Stop {
+    Block(Option<String>),
+    Budget(String),
+    Abort,
+}
+
+pub struct Coordinator {
+    sh: Arc<Shared>,
+    events: async_channel::Receiver<Event>,
+    deps: Vec<Vec<usize>>,
+    dependents: Vec<Vec<usize>>,
+    /// Step ids each phase references (its scope holds only these).
+    refs: Vec<Vec<usize>>,
+    recs: Vec<PhaseRecord>,
+    steps: Vec<Option<Arc<StepState>>>,
+    /// Dependencies not yet ended.
+    waiting: Vec<usize>,
+    started: Vec<bool>,
+    ready: BTreeSet<usize>,
+    running: usize,
+    stop: Option<Stop>,
+    approvals: Vec<usize>,
+    store: Option<RunStore>,
+    record: RunRecord,
+    def: Option<Value>,
+}
+
+impl Coordinator {
+    pub fn new(
+        sh: Arc<Shared>,
+        events: async_channel::Receiver<Event>,
+        store: Option<RunStore>,
+        record: RunRecord,
+        def: Option<Value>,
+    ) -> Coordinator {
+        let flow = &sh.flow;
+        let n = flow.phases.len();
+        let ids: HashMap<&str, usize> = flow
+            .phases
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id.as_str(), i))
+            .collect();
+        let mut deps = Vec::with_capacity(n);
+        let mut dependents = vec![Vec::new(); n];
+        for (i, p) in flow.phases.iter().enumerate() {
+            let d: Vec<usize> = p
+                .deps()
+                .into_iter()
+                .filter_map(|id| ids.get(id).copied())
+                .filter(|&j| j != i)
+                .collect();
+            for &j in &d {
+                dependents[j].push(i);
+            }
+            deps.push(d);
+        }
+        let refs = flow.phases.iter().map(|p| referenced(p, &ids)).collect();
+        let recs = flow
+            .phases
+            .iter()
+            .map(|p| {
+                let mut r = PhaseRecord::new(p.ty);
+                r.agent = runs_agent(p).then(|| p.agent.value.clone());
+                r.optional = p.optional;
+                r
+            })
+            .collect();
+        let waiting = deps.iter().map(Vec::len).collect();
+        Coordinator {
+            sh,
+            events,
+            deps,
+            dependents,
+            refs,
+            recs,
+            steps: vec![None; n],
+            waiting,
+            started: vec![false; n],
+            ready: BTreeSet::new(),
+            running: 0,
+            stop: None,
+            approvals: Vec::new(),
+            store,
+            record,
+            def,
+        }
+    }
+
+    pub async fn run(mut self) -> RunRecord {
+        self.journal_event("run-start", |m, c| {
+            m.insert("runId".into(), Value::from(c.record.run_id.as_str()));
+            m.insert("flow".into(), Value::from(c.record.flow.as_str()));
+            m.insert("parentRunId".into(), Value::Null);
+            m.insert("args".into(), Value::Object(c.record.args.clone()));
+        });
+        self.save(true);
+        for i in 0..self.recs.len() {
+            if self.deps[i].is_empty() {
+                self.ready.insert(i);
+            }
+        }
+        loop {
+            self.start_ready();
+            if self.running == 0 && self.ready.is_empty() {
+                break;
+            }
+            let cancel = self.sh.cancel.clone();
+            let aborted = self.stop == Some(Stop::Abort);
+            let next = future::or(async { self.events.recv().await.ok() }, async {
+                if aborted {
+                    future::pending::<()>().await;
+                }
+                cancel.cancelled().await;
+                None
+            })
+            .await;
+            match next {
+                Some(event) => self.handle(event).await,
+                None if !aborted => self.halt(Stop::Abort),
+                None => {}
+            }
+        }
+        self.finish()
+    }
+
+    async fn handle(&mut self, event: Event) {
+        match event {
+            Event::Journal(v) => self.append(&v),
+            Event::Finished {
+                phase,
+                record,
+                halt,
+            } => {
+                self.running -= 1;
+                self.end(phase, *record, halt);
+            }
+            Event::Rework { gate, deps, reply } => self.rework(gate, deps, reply).await,
+        }
+    }
+
+    /// Start ready phases in definition order while slots are free.
+    fn start_ready(&mut self) {
+        let limit = self
+            .sh
+            .opts
+            .concurrency
+            .unwrap_or_else(|| {
+                self.sh
+                    .flow
+                    .concurrency
+                    .as_ref()
+                    .map_or(8, |c| c.value.floor().max(1.0) as usize)
+            })
+            .max(1);
+        while self.running < limit {
+            let Some(i) = self.ready.pop_first() else {
+                break;
+            };
+            self.start(i);
+        }
+    }
+
+    fn start(&mut self, i: usize) {
+        if self.started[i] {
+            return;
+        }
+        self.started[i] = true;
+        if let Some(stop) = &self.stop {
+            let reason = stop_reason(stop);
+            self.skip(i, reason);
+            return;
+        }
+        let sh = self.sh.clone();
+        let phase = &sh.flow.phases[i];
+        let scope = self.scope(i);
+        if let Some(when) = &phase.when {
+            let o = eval_when(when.as_str(), &scope);
+            let mut m = Map::default();
+            m.insert("phase".into(), Value::from(phase.id.as_str()));
+            m.insert("field".into(), Value::from("when"));
+            m.insert("expr".into(), Value::from(when.as_str()));
+            m.insert("value".into(), Value::Bool(o.value));
+            if let Some(e) = &o.error {
+                m.insert("error".into(), Value::from(e.message.as_str()));
+                self.recs[i].warn(format!(
+                    "when condition could not be parsed (treated as true): {}",
+                    e.message
+                ));
+            }
+            self.journal_event("condition", |mm, _| mm.extend(m));
+            for id in &o.read_phases {
+                self.recs[i].read(id);
+            }
+            if !o.value {
+                let reason = format!("Condition not met: {}", when.as_str());
+                self.skip(i, reason);
+                return;
+            }
+        }
+        self.recs[i].status = PhaseStatus::Running;
+        self.recs[i].started_at = Some(now());
+        self.journal_event("phase-start", |m, c| {
+            m.insert("phase".into(), Value::from(c.sh.flow.phases[i].id.as_str()));
+        });
+        self.save(false);
+        self.running += 1;
+        let sh = self.sh.clone();
+        let rec = self.recs[i].clone();
+        smol::spawn(async move {
+            let tx = sh.events.clone();
+            let (record, halt) = execute(sh, i, scope, rec, 0).await;
+            let _ = tx
+                .send(Event::Finished {
+                    phase: i,
+                    record: Box::new(record),
+                    halt,
+                })
+                .await;
+        })
+        .detach();
+    }
+
+    /// What phase `i` can see now.
+    fn scope(&self, i: usize) -> PhaseScope {
+        let flow = &self.sh.flow;
+        let steps = self.refs[i]
+            .iter()
+            .filter_map(|&j| {
+                self.steps[j]
+                    .as_ref()
+                    .map(|s| (flow.phases[j].id.clone(), s.clone()))
+            })
+            .collect();
+        let mut scope = PhaseScope {
+            args: self.sh.args.clone(),
+            steps,
+            previous: None,
+            previous_phases: Vec::new(),
+        };
+        let phase = &flow.phases[i];
+        let done = |j: usize| self.recs[j].status == PhaseStatus::Done;
+        if phase.ty == PhaseType::Reduce {
+            let inputs: Vec<(String, String)> = phase
+                .from
+                .iter()
+                .filter_map(|f| flow.phases.iter().position(|p| p.id == f.value))
+                .filter(|&j| done(j))
+                .map(|j| (flow.phases[j].id.clone(), self.recs[j].output.clone()))
+                .collect();
+            scope.previous_phases = inputs.iter().map(|(id, _)| id.clone()).collect();
+            scope.previous = aggregate(&inputs).map(Value::String);
+        } else if let Some(&j) = self.deps[i].iter().rev().find(|&&j| done(j)) {
+            scope.previous = Some(Value::from(self.recs[j].output.as_str()));
+            scope.previous_phases = vec![flow.phases[j].id.clone()];
+        }
+        scope
+    }
+
+    fn skip(&mut self, i: usize, reason: String) {
+        self.started[i] = true;
+        let r = &mut self.recs[i];
+        r.status = PhaseStatus::Skipped;
+        r.skip_reason = Some(reason.clone());
+        self.journal_event("phase-end", |m, c| {
+            m.insert("phase".into(), Value::from(c.sh.flow.phases[i].id.as_str()));
+            m.insert("status".into(), Value::from("skipped"));
+            m.insert("skipReason".into(), Value::from(reason.as_str()));
+        });
+        self.propagate(i);
+    }
+
+    /// A phase ended: record it, update its dependents, apply halts and the budget.
+    fn end(&mut self, i: usize, record: PhaseRecord, halt: Halt) {
+        self.recs[i] = record;
+        let r = &self.recs[i];
+        if r.status == PhaseStatus::Pending {
+            // An approval waiting for a decision: its descendants wait with it.
+            self.approvals.push(i);
+            self.save(false);
+            return;
+        }
+        let status = match r.status {
+            PhaseStatus::Done => Some(StepStatus::Done),
+            PhaseStatus::Failed => Some(StepStatus::Failed),
+            _ => None,
+        };
+        if let Some(s) = status {
+            self.steps[i] = Some(Arc::new(StepState::new(
+                s,
+                r.output.clone(),
+                r.json.clone(),
+            )));
+        }
+        let (status_text, error) = (r.status.as_str(), r.error.clone());
+        self.journal_event("phase-end", |m, c| {
+            m.insert("phase".into(), Value::from(c.sh.flow.phases[i].id.as_str()));
+            m.insert("status".into(), Value::from(status_text));
+            if let Some(e) = &error {
+                m.insert("error".into(), Value::from(e.as_str()));
+            }
+        });
+        for w in self.recs[i].warnings.clone() {
+            self.journal_event("warning", |m, c| {
+                m.insert("phase".into(), Value::from(c.sh.flow.phases[i].id.as_str()));
+                m.insert("message".into(), Value::from(w.as_str()));
+            });
+        }
+        if let Halt::Block(reason) = halt
+            && !matches!(self.stop, Some(Stop::Block(_)))
+        {
+            self.halt(Stop::Block(reason));
+        }
+        if self.stop.is_none()
+            && let Some(reason) = self.sh.meter.over()
+        {
+            self.halt(Stop::Budget(reason));
+        }
+        self.propagate(i);
+        self.save(false);
+    }
+
+    /// Tell the dependents of an ended phase (cascading skips iteratively).
+    fn propagate(&mut self, first: usize) {
+        let mut work = vec![first];
+        while let Some(i) = work.pop() {
+            let satisfied = match self.recs[i].status {
+                PhaseStatus::Done => true,
+                PhaseStatus::Failed => self.sh.flow.phases[i].optional,
+                _ => false,
+            };
+            for k in 0..self.dependents[i].len() {
+                let d = self.dependents[i][k];
+                self.waiting[d] -= 1;
+                if self.started[d] {
+                    continue;
+                }
+                let any = self.sh.flow.phases[d].join == Join::Any;
+                if any {
+                    if satisfied {
+                        self.ready.insert(d);
+                    } else if self.waiting[d] == 0
+                        && !self.deps[d].iter().any(|&j| self.is_satisfied(j))
+                    {
+                        self.mark_skipped(d, "All dependencies failed or were skipped");
+                        work.push(d);
+                    }
+                } else if !satisfied {
+                    self.ready.remove(&d);
+                    self.mark_skipped(d, "Upstream dependency not satisfied");
+                    work.push(d);
+                } else if self.waiting[d] == 0 {
+                    self.ready.insert(d);
+                }
+            }
+        }
+    }
+
+    fn is_satisfied(&self, j: usize) -> bool {
+        match self.recs[j].status {
+            PhaseStatus::Done => true,
+            PhaseStatus::Failed => self.sh.flow.phases[j].optional,
+            _ => false,
+        }
+    }
+
+    fn mark_skipped(&mut self, i: usize, reason: &str) {
+        self.started[i] = true;
+        self.recs[i].status = PhaseStatus::Skipped;
+        self.recs[i].skip_reason = Some(reason.to_owned());
+        let reason = reason.to_owned();
+        self.journal_event("phase-end", |m, c| {
+            m.insert("phase".into(), Value::from(c.sh.flow.phases[i].id.as_str()));
+            m.insert("status".into(), Value::from("skipped"));
+            m.insert("skipReason".into(), Value::from(reason.as_str()));
+        });
+    }
+
+    /// Stop starting phases: every phase not yet started is skipped with the reason.
+    fn halt(&mut self, stop: Stop) {
+        let reason = stop_reason(&stop);
+        self.stop = Some(stop);
+        self.ready.clear();
+        for i in 0..self.recs.len() {
+            if !self.started[i] && self.recs[i].status == PhaseStatus::Pending {
+                self.mark_skipped(i, &reason);
+            }
+        }
+    }
+
+    /// Re-run a blocked gate's direct dependencies, in order, then hand the gate a fresh view.
+    async fn rework(
+        &mut self,
+        gate: usize,
+        deps: Vec<usize>,
+        reply: async_channel::Sender<Option<PhaseScope>>,
+    ) {
+        let mut ok = true;
+        for d in deps {
+            let scope = self.scope(d);
+            let mut fresh = PhaseRecord::new(self.sh.flow.phases[d].ty);
+            fresh.agent = self.recs[d].agent.clone();
+            fresh.optional = self.recs[d].optional;
+            fresh.status = PhaseStatus::Running;
+            let (mut rec, _) = execute(self.sh.clone(), d, scope, fresh, 1).await;
+            rec.attempts += self.recs[d].attempts;
+            let mut usage = self.recs[d].usage;
+            usage.add(&rec.usage);
+            rec.usage = usage;
+            let good = rec.status == PhaseStatus::Done;
+            let status = if good {
+                StepStatus::Done
+            } else {
+                StepStatus::Failed
+            };
+            self.steps[d] = Some(Arc::new(StepState::new(
+                status,
+                rec.output.clone(),
+                rec.json.clone(),
+            )));
+            self.recs[d] = rec;
+            if !good {
+                ok = false;
+                break;
+            }
+        }
+        let _ = reply.send(ok.then(|| self.scope(gate))).await;
+    }
+
+    fn finish(mut self) -> RunRecord {
+        let flow = self.sh.flow.clone();
+        let ids: Vec<String> = flow.phases.iter().map(|p| p.id.clone()).collect();
+        let pending: Vec<String> = self
+            .approvals
+            .iter()
+            .map(|&i| self.sh.node(&ids[i]))
+            .collect();
+        let failed = flow
+            .phases
+            .iter()
+            .enumerate()
+            .any(|(i, p)| self.recs[i].status == PhaseStatus::Failed && !p.optional);
+        let (status, reason) = match &self.stop {
+            Some(Stop::Abort) => (RunStatus::Paused, Some("interrupted".to_owned())),
+            Some(Stop::Block(r)) => (
+                RunStatus::Blocked,
+                Some(stop_reason(&Stop::Block(r.clone()))),
+            ),
+            Some(Stop::Budget(r)) => (RunStatus::Paused, Some(format!("budget exceeded: {r}"))),
+            None if failed => (RunStatus::Failed, None),
+            None if !pending.is_empty() => (
+                RunStatus::Paused,
+                Some(format!("awaiting approval: {}", pending.join(", "))),
+            ),
+            None => (RunStatus::Completed, None),
+        };
+        // Final output (SPEC §8.9).
+        let fin = flow.final_phase();
+        let last_done = (0..ids.len())
+            .rev()
+            .find(|&i| self.recs[i].status == PhaseStatus::Done);
+        let chosen = fin
+            .filter(|&f| self.recs[f].status == PhaseStatus::Done)
+            .or(last_done);
+        let (final_output, output_phase) = match (&self.stop, status) {
+            (Some(Stop::Block(r)), _) => {
+                let gate = (0..ids.len()).find(|&i| {
+                    self.recs[i]
+                        .gate
+                        .as_ref()
+                        .is_some_and(|g| g.verdict == "block")
+                });
+                let mut s = "Gate blocked the workflow.".to_owned();
+                if let Some(r) = r {
+                    s.push_str(&format!("\nReason: {r}"));
+                }
+                if let Some(g) = gate {
+                    s.push_str(&format!("\n\n{}", self.recs[g].output));
+                }
+                (s, gate.map(|g| ids[g].clone()))
+            }
+            (Some(Stop::Budget(r)), _) => {
+                let mut s = format!("Budget exceeded — run halted.\nReason: {r}");
+                if let Some(c) = chosen {
+                    s.push_str(&format!("\n\n{}", self.recs[c].output));
+                }
+                (s, chosen.map(|c| ids[c].clone()))
+            }
+            (None, RunStatus::Paused) if !pending.is_empty() => {
+                let list = pending.join(", ");
+                let approve: Vec<String> =
+                    pending.iter().map(|p| format!("--approve {p}")).collect();
+                let reject: Vec<String> = pending.iter().map(|p| format!("--reject {p}")).collect();
+                (
+                    format!(
+                        "Run paused — awaiting approval: {list}.\nResume with: tfc resume {} {} (or {})",
+                        self.record.run_id,
+                        approve.join(" "),
+                        reject.join(" ")
+                    ),
+                    None,
+                )
+            }
+            _ => match chosen {
+                Some(c) => (
+                    self.recs[c].output.clone(),
+                    (Some(c) != fin).then(|| ids[c].clone()),
+                ),
+                None => ("(no output)".to_owned(), None),
+            },
+        };
+        self.record.status = status;
+        self.record.reason = reason.clone();
+        self.record.final_output = final_output;
+        self.record.output_phase = output_phase;
+        self.record.ended_at = Some(now());
+        self.journal_event("run-end", |m, _| {
+            m.insert("status".into(), Value::from(status.as_str()));
+            if let Some(r) = &reason {
+                m.insert("reason".into(), Value::from(r.as_str()));
+            }
+        });
+        self.fill_record();
+        if let Some(mut store) = self.store.take() {
+            let _ = store.save(self.stored_value());
+            store.close();
+        }
+        self.record
+    }
+
+    fn fill_record(&mut self) {
+        let flow = &self.sh.flow;
+        let mut usage = crate::agent::Usage::default();
+        self.record.warnings.clear();
+        self.record.phases.clear();
+        for (i, p) in flow.phases.iter().enumerate() {
+            let r = &self.recs[i];
+            usage.add(&r.usage);
+            for w in &r.warnings {
+                self.record.warnings.push(format!("{}: {w}", p.id));
+            }
+            self.record.phases.insert(p.id.clone(), r.clone());
+        }
+        self.record.usage = usage;
+    }
+
+    fn stored_value(&self) -> Value {
+        let mut v = self.record.to_value();
+        if let (Value::Object(m), Some(def)) = (&mut v, &self.def) {
+            m.insert("def".into(), def.clone());
+            m.insert("cwd".into(), Value::from(self.sh.cwd.display().to_string()));
+            m.insert("tfcVersion".into(), Value::from(env!("CARGO_PKG_VERSION")));
+        }
+        v
+    }
+
+    fn save(&mut self, now_: bool) {
+        if self.store.is_none() {
+            return;
+        }
+        self.fill_record();
+        let value = self.stored_value();
+        if let Some(store) = self.store.as_mut() {
+            let _ = if now_ {
+                store.save(value)
+            } else {
+                store.save_soon(|| value)
+            };
+        }
+    }
+
+    fn append(&mut self, v: &Value) {
+        if let Some(store) = self.store.as_mut() {
+            let _ = store.append(v);
+        }
+    }
+
+    fn journal_event(&mut self, kind: &str, fill: impl FnOnce(&mut Map, &Coordinator)) {
+        if self.store.is_none() {
+            return;
+        }
+        let mut m = Map::default();
+        m.insert("type".into(), Value::from(kind));
+        m.insert("ts".into(), Value::from(now()));
+        fill(&mut m, self);
+        self.append(&Value::Object(m));
+    }
+}
+
+fn stop_reason(stop: &Stop) -> String {
+    match stop {
+        Stop::Block(Some(r)) => format!("Gate blocked: {r}"),
+        Stop::Block(None) => "Gate blocked".to_owned(),
+        Stop::Budget(r) => format!("Budget exceeded: {r}"),
+        Stop::Abort => "Aborted before execution".to_owned(),
+    }
+}
+
+fn runs_agent(p: &Phase) -> bool {
+    !matches!(
+        p.ty,
+        PhaseType::Script | PhaseType::Approval | PhaseType::Flow | PhaseType::Expand
+    )
+}
+
+/// The phases a phase's templates and conditions reference, plus its `from` inputs.
+fn referenced(p: &Phase, ids: &HashMap<&str, usize>) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    let mut add = |id: Option<&str>| {
+        if let Some(&j) = id.and_then(|id| ids.get(id))
+            && !out.contains(&j)
+        {
+            out.push(j);
+        }
+    };
+    for (_, t) in p.texts() {
+        for path in t.template.paths() {
+            add(path.step_id());
+        }
+    }
+    for (_, c) in p.conditions() {
+        if let Ok(c) = &c.parsed {
+            for (_, path) in c.refs() {
+                add(path.step_id());
+            }
+        }
+    }
+    for e in &p.eval {
+        match &e.kind {
+            EvalKind::Contains { lhs, .. } => {
+                lhs.paths().iter().for_each(|path| add(path.step_id()))
+            }
+            EvalKind::Condition(Ok(c)) => c.refs().for_each(|(_, path)| add(path.step_id())),
+            _ => {}
+        }
+    }
+    if let Some(score) = &p.score
+        && let Some(t) = &score.target
+    {
+        t.template
+            .paths()
+            .iter()
+            .for_each(|path| add(path.step_id()));
+    }
+    for f in &p.from {
+        add(Some(f.value.as_str()));
+    }
+    out
+}

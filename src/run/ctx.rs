@@ -1,0 +1,104 @@
+//! What every phase worker shares: the flow, the backends, the options, the spend meter, the
+//! abort signal, and the channel back to the coordinator.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::agent::{Cancel, ResolvedAgent};
+use crate::flow::Flow;
+use crate::value::Value;
+
+use super::meter::Meter;
+use super::record::PhaseRecord;
+use super::scope::PhaseScope;
+
+/// How a run behaves (flags of `tfc run`, or the library caller's choices).
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// `--concurrency N`: overrides the flow's.
+    pub concurrency: Option<usize>,
+    /// `--dry-run`: scripts are listed, not run (unless `dry_run_scripts`), approvals approve.
+    pub dry_run: bool,
+    pub dry_run_scripts: bool,
+    pub approve: Vec<String>,
+    pub approve_all: bool,
+    pub reject: Vec<String>,
+    pub reject_reason: Option<String>,
+    /// Ask on the terminal for undecided approvals.
+    pub interactive: bool,
+    pub max_usd: Option<f64>,
+    pub max_tokens: Option<f64>,
+    /// Where `.tfc/` lives; `None` = do not persist the run.
+    pub project_root: Option<PathBuf>,
+    /// The invocation directory (relative `cwd`s and context paths resolve against it).
+    pub cwd: Option<PathBuf>,
+    /// `[defaults] idle_timeout_ms` from the configuration.
+    pub default_idle_timeout_ms: Option<u64>,
+    /// Run id to use (tests); generated when `None`.
+    pub run_id: Option<String>,
+}
+
+/// A message from a worker to the coordinator.
+pub enum Event {
+    /// A journal record (agent-call, script, condition, approval, warning).
+    Journal(Value),
+    /// A gate asks for its direct dependencies to be re-run (onBlock: retry).
+    Rework {
+        gate: usize,
+        deps: Vec<usize>,
+        reply: async_channel::Sender<Option<PhaseScope>>,
+    },
+    /// A phase worker finished.
+    Finished {
+        phase: usize,
+        record: Box<PhaseRecord>,
+        halt: Halt,
+    },
+}
+
+/// What a finished phase asks of the whole run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Halt {
+    None,
+    /// A gate blocked or an approval was rejected: `Gate blocked[: reason]`.
+    Block(Option<String>),
+    /// An approval awaits a decision.
+    AwaitApproval,
+}
+
+/// Shared, read-only run context (plus the meter).
+pub struct Shared {
+    pub flow: Arc<Flow>,
+    pub agents: HashMap<String, ResolvedAgent>,
+    pub run_id: String,
+    pub opts: RunOptions,
+    pub meter: Arc<Meter>,
+    pub cancel: Cancel,
+    pub events: async_channel::Sender<Event>,
+    /// The invocation directory.
+    pub cwd: PathBuf,
+    /// Effective arguments (provided + defaults).
+    pub args: Arc<Value>,
+    /// Node path prefix inside sub-flows (`<flowPhaseId>/`).
+    pub node_prefix: String,
+    /// Saved-flow names on the way here (recursion detection).
+    pub flow_stack: Vec<String>,
+    /// Nesting depth of sub-flows.
+    pub depth: usize,
+    /// Prepended to every prompt: a parent flow phase's pre-read, inside a sub-flow.
+    pub prompt_prefix: String,
+    /// The roster, for sub-flows whose agents were not resolved up front.
+    pub roster: Arc<dyn crate::agent::Roster>,
+}
+
+impl Shared {
+    /// Send a journal record (the coordinator appends it).
+    pub fn journal(&self, record: Value) {
+        let _ = self.events.try_send(Event::Journal(record));
+    }
+
+    pub fn node(&self, local: &str) -> String {
+        format!("{}{local}", self.node_prefix)
+    }
+}

@@ -1,0 +1,415 @@
+//! The interpreter: runs a checked flow against agent backends (SPEC §8).
+//!
+//! [`Interpreter::eval`] checks the flow (any error stops the run before anything executes),
+//! resolves every agent the flow names to a backend, then hands the flow to the coordinator —
+//! the single owner of run state — whose phase workers run on a smol executor and report back
+//! over a channel. Stages, one module each: `coordinator` (scheduling, joins, cascades,
+//! halts, final output), `exec` + `phases/` (one module per phase kind), `call` (agent calls
+//! with retries, contracts, timeouts), `scope` (what a phase can read), `meter` (budget),
+//! `record` (the run record), `store` (run.json + journal).
+
+mod call;
+mod contract;
+mod coordinator;
+mod ctx;
+mod exec;
+mod meter;
+mod phases;
+pub mod record;
+mod scope;
+pub mod store;
+mod verdict;
+
+pub use ctx::RunOptions;
+pub use record::{PhaseRecord, PhaseStatus, RunRecord, RunStatus};
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::agent::{Agent, CancelSource, Roster, SingleBackend};
+use crate::check::{CheckOptions, check_source};
+use crate::diag::Diagnostic;
+use crate::flow::{
+    Branch, Def, Flow, Invocation, LowerOptions, effective_args, resolve_invocation,
+};
+use crate::source::Source;
+use crate::value::{Map, Value};
+
+/// Where a flow comes from.
+pub enum FlowSource {
+    Path(PathBuf),
+    Text {
+        name: String,
+        text: String,
+    },
+    /// An already-lowered flow (checked again before running).
+    Flow(Box<Flow>),
+}
+
+impl From<PathBuf> for FlowSource {
+    fn from(p: PathBuf) -> FlowSource {
+        FlowSource::Path(p)
+    }
+}
+
+impl From<&std::path::Path> for FlowSource {
+    fn from(p: &std::path::Path) -> FlowSource {
+        FlowSource::Path(p.to_path_buf())
+    }
+}
+
+impl From<Flow> for FlowSource {
+    fn from(f: Flow) -> FlowSource {
+        FlowSource::Flow(Box::new(f))
+    }
+}
+
+/// Why a run could not start.
+#[derive(Debug)]
+pub enum RunError {
+    /// The flow file could not be read.
+    Io(String),
+    /// The flow or its arguments have errors (exit code 2).
+    Invalid {
+        source: Box<Source>,
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// An agent has no usable backend (exit code 3).
+    NoBackend(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Io(m) | RunError::NoBackend(m) => f.write_str(m),
+            RunError::Invalid { diagnostics, .. } => {
+                let errors: Vec<&str> = diagnostics
+                    .iter()
+                    .filter(|d| d.is_error())
+                    .map(|d| d.message.as_str())
+                    .collect();
+                write!(f, "the flow has errors: {}", errors.join("; "))
+            }
+        }
+    }
+}
+
+/// Runs flows against injected backends.
+///
+/// ```
+/// use tfc::agent::{FnAgent, Outcome};
+/// use tfc::run::{Interpreter, RunStatus};
+/// use tfc::value::Map;
+///
+/// let flow = r#"{"name": "demo", "phases": [
+///     {"id": "draft", "task": "Write a haiku about {args.topic}."},
+///     {"id": "polish", "dependsOn": ["draft"], "task": "Polish: {steps.draft.output}"}
+/// ]}"#;
+/// let agent = FnAgent::new("echo", |req| Outcome::ok(format!("<{}>", req.prompt)));
+/// let mut args = Map::default();
+/// args.insert("topic".into(), "rust".into());
+/// let record = Interpreter::with_agent(agent).eval_text("demo", flow, args).expect("valid flow");
+/// assert_eq!(record.status, RunStatus::Completed);
+/// assert_eq!(record.final_output, "<Polish: <Write a haiku about rust.>>");
+/// ```
+pub struct Interpreter {
+    roster: Arc<dyn Roster>,
+    opts: RunOptions,
+    cancel: Option<crate::agent::Cancel>,
+}
+
+impl Interpreter {
+    pub fn new(roster: Arc<dyn Roster>) -> Interpreter {
+        Interpreter {
+            roster,
+            opts: RunOptions::default(),
+            cancel: None,
+        }
+    }
+
+    /// Every agent served by one backend.
+    pub fn with_agent(agent: impl Agent + 'static) -> Interpreter {
+        let name = agent.name().to_owned();
+        Interpreter::new(Arc::new(SingleBackend::new(name, Arc::new(agent))))
+    }
+
+    pub fn options(mut self, opts: RunOptions) -> Interpreter {
+        self.opts = opts;
+        self
+    }
+
+    /// Abort the run when this fires (Ctrl-C in the CLI).
+    pub fn cancel_on(mut self, cancel: crate::agent::Cancel) -> Interpreter {
+        self.cancel = Some(cancel);
+        self
+    }
+
+    /// Check and run a flow; `args` are the invocation arguments (JSON values).
+    pub fn eval(&self, flow: impl Into<FlowSource>, args: Map) -> Result<RunRecord, RunError> {
+        let invocation = Invocation {
+            json: args,
+            ..Invocation::default()
+        };
+        smol::block_on(self.run(flow.into(), &invocation))
+    }
+
+    /// [`Interpreter::eval`] of flow text.
+    pub fn eval_text(&self, name: &str, text: &str, args: Map) -> Result<RunRecord, RunError> {
+        self.eval(
+            FlowSource::Text {
+                name: name.to_owned(),
+                text: text.to_owned(),
+            },
+            args,
+        )
+    }
+
+    /// Check, resolve agents, and run.
+    pub async fn run(
+        &self,
+        source: FlowSource,
+        invocation: &Invocation,
+    ) -> Result<RunRecord, RunError> {
+        let (flow, src) = load(source, invocation, self.opts.cwd.clone())?;
+        let (given, problems) = resolve_invocation(&flow, invocation);
+        if problems.iter().any(Diagnostic::is_error) {
+            return Err(RunError::Invalid {
+                source: Box::new(src),
+                diagnostics: problems,
+            });
+        }
+        let args = effective_args(&flow, &given);
+        let agents = resolve_agents(&flow, self.roster.as_ref())?;
+        let def = crate::json::parse(&src.text).root.map(|r| r.to_value());
+        let cancel_source = CancelSource::new();
+        let cancel = self.cancel.clone().unwrap_or_else(|| cancel_source.token());
+        let run_id = self
+            .opts
+            .run_id
+            .clone()
+            .unwrap_or_else(|| store::new_run_id(&flow.name));
+        let meter = Arc::new(meter::Meter::new(
+            self.opts
+                .max_usd
+                .or(flow.budget.as_ref().and_then(|b| b.value.max_usd)),
+            self.opts
+                .max_tokens
+                .or(flow.budget.as_ref().and_then(|b| b.value.max_tokens)),
+            None,
+        ));
+        let cwd = self
+            .opts
+            .cwd
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."));
+        let parent = Parent {
+            run_id,
+            meter,
+            cancel,
+            node_prefix: String::new(),
+            flow_stack: Vec::new(),
+            depth: 0,
+            prompt_prefix: String::new(),
+        };
+        let record = run_flow(
+            Arc::new(flow),
+            agents,
+            args,
+            &self.opts,
+            self.roster.clone(),
+            parent,
+            cwd,
+            def,
+        )
+        .await;
+        Ok(record)
+    }
+}
+
+/// Read, lower and check a flow source; errors and bad arguments stop here.
+fn load(
+    source: FlowSource,
+    invocation: &Invocation,
+    cwd: Option<PathBuf>,
+) -> Result<(Flow, Source), RunError> {
+    let (name, text, default_name) = match source {
+        FlowSource::Flow(flow) => {
+            let src = Source::new(flow.name.clone(), String::new());
+            let diags = crate::check::check_flow(
+                &flow,
+                &CheckOptions {
+                    args: Some(invocation),
+                    ..CheckOptions::default()
+                },
+            );
+            if diags.iter().any(Diagnostic::is_error) {
+                return Err(RunError::Invalid {
+                    source: Box::new(src),
+                    diagnostics: diags,
+                });
+            }
+            return Ok((*flow, src));
+        }
+        FlowSource::Path(p) => {
+            let text = std::fs::read_to_string(&p)
+                .map_err(|e| RunError::Io(format!("cannot read flow '{}': {e}", p.display())))?;
+            let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
+            (p.display().to_string(), text, stem)
+        }
+        FlowSource::Text { name, text } => (name.clone(), text, Some(name)),
+    };
+    let saved = crate::project::SavedFlows::new(&cwd.unwrap_or_else(|| PathBuf::from(".")));
+    let opts = CheckOptions {
+        args: Some(invocation),
+        loader: Some(&saved),
+        ..CheckOptions::default()
+    };
+    let checked = check_source(&text, &LowerOptions { default_name }, &opts);
+    let src = Source::new(name, text);
+    if checked.has_errors() || checked.flow.is_none() {
+        return Err(RunError::Invalid {
+            source: Box::new(src),
+            diagnostics: checked.diagnostics,
+        });
+    }
+    let flow = checked.flow.expect("checked above");
+    Ok((flow, src))
+}
+
+/// Every agent name a flow (and its inline defs) uses.
+pub fn agent_names(flow: &Flow) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |a: &str| {
+        if !out.iter().any(|x| x == a) {
+            out.push(a.to_owned());
+        }
+    };
+    for p in &flow.phases {
+        let uses_agent = !matches!(
+            p.ty,
+            crate::flow::PhaseType::Script
+                | crate::flow::PhaseType::Approval
+                | crate::flow::PhaseType::Flow
+                | crate::flow::PhaseType::Expand
+        );
+        if uses_agent {
+            add(&p.agent.value);
+        }
+        for Branch { agent, .. } in &p.branches {
+            if let Some(a) = agent {
+                add(&a.value);
+            }
+        }
+        if let Some(a) = &p.judge_agent {
+            add(&a.value);
+        }
+        if let Some(a) = p
+            .score
+            .as_ref()
+            .and_then(|s| s.judge.as_ref())
+            .and_then(|j| j.agent.as_ref())
+        {
+            add(&a.value);
+        }
+        if let Some(Def::Inline(child)) = p.def.as_ref().map(|d| &d.value) {
+            for a in agent_names(child) {
+                add(&a);
+            }
+        }
+    }
+    out
+}
+
+fn resolve_agents(
+    flow: &Flow,
+    roster: &dyn Roster,
+) -> Result<HashMap<String, crate::agent::ResolvedAgent>, RunError> {
+    let mut out = HashMap::new();
+    for name in agent_names(flow) {
+        let resolved = roster.resolve(&name).map_err(RunError::NoBackend)?;
+        out.insert(name, resolved);
+    }
+    Ok(out)
+}
+
+/// What a (sub-)run inherits from its parent.
+pub(crate) struct Parent {
+    pub run_id: String,
+    pub meter: Arc<meter::Meter>,
+    pub cancel: crate::agent::Cancel,
+    pub node_prefix: String,
+    pub flow_stack: Vec<String>,
+    pub depth: usize,
+    pub prompt_prefix: String,
+}
+
+/// Run a flow to its end (also used for sub-flows).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_flow(
+    flow: Arc<Flow>,
+    agents: HashMap<String, crate::agent::ResolvedAgent>,
+    args: Map,
+    opts: &RunOptions,
+    roster: Arc<dyn Roster>,
+    parent: Parent,
+    cwd: PathBuf,
+    def: Option<Value>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = RunRecord> + Send + '_>> {
+    Box::pin(async move {
+        let (tx, rx) = async_channel::unbounded();
+        let mut backends = indexmap::IndexMap::new();
+        for name in agent_names(&flow) {
+            if let Some(a) = agents.get(&name) {
+                backends.insert(name.clone(), a.backend_name.clone());
+            }
+        }
+        let replay = agents
+            .values()
+            .any(|a| a.backend_name.starts_with("replay"));
+        let record = RunRecord {
+            run_id: parent.run_id.clone(),
+            flow: flow.name.clone(),
+            parent_run_id: None,
+            status: RunStatus::Running,
+            reason: None,
+            final_output: String::new(),
+            output_phase: None,
+            args: args.clone(),
+            started_at: record::now(),
+            ended_at: None,
+            usage: crate::agent::Usage::default(),
+            spent_before: None,
+            warnings: Vec::new(),
+            backends,
+            phases: indexmap::IndexMap::new(),
+            replay,
+        };
+        let store = match (&opts.project_root, parent.depth) {
+            (Some(root), 0) if !opts.dry_run => {
+                store::RunStore::create(root, &flow.name, &parent.run_id).ok()
+            }
+            _ => None,
+        };
+        let shared = Arc::new(ctx::Shared {
+            flow: flow.clone(),
+            agents,
+            run_id: parent.run_id,
+            opts: opts.clone(),
+            meter: parent.meter,
+            cancel: parent.cancel,
+            events: tx,
+            cwd,
+            args: Arc::new(Value::Object(args)),
+            node_prefix: parent.node_prefix,
+            flow_stack: parent.flow_stack,
+            depth: parent.depth,
+            prompt_prefix: parent.prompt_prefix,
+            roster,
+        });
+        coordinator::Coordinator::new(shared, rx, store, record, def)
+            .run()
+            .await
+    })
+}

@@ -1,0 +1,454 @@
+//! Fan-out phases: parallel (SPEC §3.3), map (§3.4) and tournament (§3.10). Items run
+//! concurrently up to the phase's width; each is checked against the budget before it starts.
+
+use std::sync::Arc;
+
+use super::super::call::{CallResult, CallSpec, call};
+use super::super::ctx::Shared;
+use super::super::exec::Exec;
+use super::super::record::{ItemInfo, PhaseStatus};
+use super::super::scope::Layered;
+use super::super::verdict::judge_winner;
+use crate::agent::{Purpose, Usage};
+use crate::eval::coerce_array;
+use crate::eval::safe_parse::safe_parse;
+use crate::flow::{OutputMode, Phase, TournamentMode};
+use crate::value::Value;
+
+/// One item to run.
+struct ItemSpec {
+    index: usize,
+    agent: String,
+    prompt: String,
+}
+
+/// How one item ended.
+struct ItemDone {
+    index: usize,
+    agent: String,
+    status: PhaseStatus,
+    output: String,
+    error: Option<String>,
+}
+
+/// Fan-out width: phase `concurrency`, else the flow's, else 8.
+fn width(sh: &Shared, phase: &Phase) -> usize {
+    let w = phase
+        .concurrency
+        .as_ref()
+        .map(|c| c.value)
+        .or_else(|| sh.opts.concurrency.map(|c| c as f64))
+        .or_else(|| sh.flow.concurrency.as_ref().map(|c| c.value))
+        .unwrap_or(8.0);
+    w.floor().max(1.0) as usize
+}
+
+/// Run the items (prompts made lazily by `make`) with at most `width` at once.
+async fn run_items(
+    ex: &mut Exec<'_>,
+    count: usize,
+    mut make: impl FnMut(&mut Exec<'_>, usize) -> ItemSpec,
+) -> Vec<ItemDone> {
+    let width = width(ex.sh, ex.phase);
+    let (tx, rx) = async_channel::unbounded::<(ItemDone, CallResult)>();
+    let mut done: Vec<Option<ItemDone>> = (0..count).map(|_| None).collect();
+    let (mut next, mut running) = (0usize, 0usize);
+    let mut usage = Usage::default();
+    while next < count || running > 0 {
+        while running < width && next < count {
+            let i = next;
+            next += 1;
+            let spec = make(ex, i);
+            if ex.sh.cancel.is_cancelled() {
+                done[i] = Some(ItemDone {
+                    index: i,
+                    agent: spec.agent,
+                    status: PhaseStatus::Failed,
+                    output: String::new(),
+                    error: Some("Aborted".into()),
+                });
+                continue;
+            }
+            if ex.sh.meter.over().is_some() {
+                ex.rec.budget_truncated = true;
+                done[i] = Some(ItemDone {
+                    index: i,
+                    agent: spec.agent,
+                    status: PhaseStatus::Skipped,
+                    output: String::new(),
+                    error: Some("(skipped: budget exceeded)".into()),
+                });
+                continue;
+            }
+            running += 1;
+            let sh: Arc<Shared> = ex.sh.clone();
+            let phase_index = ex.index;
+            let tx = tx.clone();
+            smol::spawn(async move {
+                let phase = &sh.flow.phases[phase_index];
+                let contract = if phase.output == OutputMode::Json {
+                    phase.expect.as_ref()
+                } else {
+                    None
+                };
+                let r = call(
+                    &sh,
+                    phase,
+                    CallSpec {
+                        node: format!("{}#{}", phase.id, spec.index),
+                        agent: &spec.agent,
+                        prompt: spec.prompt,
+                        purpose: Purpose::Task,
+                        iteration: None,
+                        item_index: Some(spec.index),
+                        contract,
+                        cancel: None,
+                    },
+                )
+                .await;
+                let item = ItemDone {
+                    index: spec.index,
+                    agent: spec.agent,
+                    status: if r.ok {
+                        PhaseStatus::Done
+                    } else {
+                        PhaseStatus::Failed
+                    },
+                    output: r.output.clone(),
+                    error: r.error.clone(),
+                };
+                let _ = tx.send((item, r)).await;
+            })
+            .detach();
+        }
+        if running == 0 {
+            continue;
+        }
+        let Ok((item, r)) = rx.recv().await else {
+            break;
+        };
+        running -= 1;
+        ex.rec.attempts += r.attempts;
+        usage.add(&r.usage);
+        ex.rec.timed_out |= r.timed_out;
+        if ex.rec.model.is_none() {
+            ex.rec.model = r.model;
+        }
+        for w in r.warnings {
+            ex.rec.warn(w);
+        }
+        let i = item.index;
+        done[i] = Some(item);
+    }
+    ex.rec.usage.add(&usage);
+    done.into_iter().flatten().collect()
+}
+
+/// The shared merge of map and parallel items (SPEC §3.3).
+fn merge(ex: &mut Exec<'_>, items: Vec<ItemDone>) {
+    let n = items.len();
+    let mut blocks = Vec::new();
+    let mut json = Vec::new();
+    let mut errors = Vec::new();
+    let mut skipped = 0;
+    let mut infos = Vec::with_capacity(n);
+    for it in &items {
+        infos.push(ItemInfo {
+            index: it.index,
+            status: it.status,
+            error: it.error.clone().filter(|_| it.status != PhaseStatus::Done),
+        });
+        match it.status {
+            PhaseStatus::Done => {
+                blocks.push(format!(
+                    "### [{}/{n}] {}\n\n{}",
+                    it.index + 1,
+                    it.agent,
+                    it.output
+                ));
+                json.push(
+                    safe_parse(&it.output)
+                        .value
+                        .unwrap_or_else(|| Value::from(it.output.as_str())),
+                );
+            }
+            PhaseStatus::Failed => {
+                let err = it.error.clone().unwrap_or_default();
+                blocks.push(format!(
+                    "### [{}/{n}] {} (failed)\n\n{err}",
+                    it.index + 1,
+                    it.agent
+                ));
+                errors.push(format!("{}: {err}", it.agent));
+            }
+            _ => skipped += 1,
+        }
+    }
+    ex.rec.items = Some(infos);
+    ex.rec.json = Some(Value::Array(json));
+    let output = blocks.join("\n\n---\n\n");
+    let skip_note = (skipped > 0).then(|| format!("{skipped} item(s) skipped: budget exceeded"));
+    if skipped > 0 {
+        ex.rec.budget_truncated = true;
+    }
+    if errors.is_empty() {
+        if let Some(note) = skip_note {
+            ex.rec.warn(note);
+        }
+        let json = ex.rec.json.take();
+        ex.succeed(output);
+        ex.rec.json = json;
+    } else {
+        let mut err = errors.join("; ");
+        if let Some(note) = skip_note {
+            err.push_str("; ");
+            err.push_str(&note);
+        }
+        let json = ex.rec.json.take();
+        ex.fail(output, err);
+        ex.rec.json = json;
+    }
+}
+
+pub async fn parallel(ex: &mut Exec<'_>) {
+    let phase = ex.phase;
+    let scope = ex.scope.clone();
+    let items = run_items(ex, phase.branches.len(), |ex, i| {
+        let b = &phase.branches[i];
+        let text = match &b.task {
+            Some(t) => ex.render(&format!("branches[{i}].task"), t, &scope),
+            None => String::new(),
+        };
+        ItemSpec {
+            index: i,
+            agent: b
+                .agent
+                .as_ref()
+                .map_or_else(|| phase.agent.value.clone(), |a| a.value.clone()),
+            prompt: ex.prompt(&text),
+        }
+    })
+    .await;
+    merge(ex, items);
+}
+
+/// The array a map fans out over (SPEC §3.4), or `None`.
+fn over_array(ex: &mut Exec<'_>) -> Option<Vec<Value>> {
+    let over = ex.phase.over.as_ref()?;
+    let scope = ex.scope.clone();
+    let paths = over.template.paths();
+    let whole = over.template.refs().len() == 1
+        && over.template.refs()[0].span.range() == (0..over.as_str().len());
+    let value = if whole {
+        match crate::eval::resolve(&scope, &paths[0]) {
+            Some(v) => {
+                for id in over.template.read_phases(&scope, &[0]) {
+                    ex.rec.read(&id);
+                }
+                match &*v {
+                    Value::String(s) => safe_parse(s).value,
+                    other => Some(other.clone()),
+                }
+            }
+            None => {
+                ex.missing_warning("over", &[paths[0].text.to_string()]);
+                None
+            }
+        }
+    } else {
+        let text = ex.render("over", over, &scope);
+        safe_parse(&text).value
+    };
+    value.as_ref().and_then(coerce_array).cloned()
+}
+
+pub async fn map(ex: &mut Exec<'_>) {
+    let phase = ex.phase;
+    let Some(elements) = over_array(ex) else {
+        let over = phase.over.as_ref().map_or("", |o| o.as_str());
+        ex.fail(
+            String::new(),
+            format!(
+                "map phase '{}': 'over' ({over}) did not resolve to an array",
+                phase.id
+            ),
+        );
+        return;
+    };
+    if elements.is_empty() {
+        ex.rec.json = Some(Value::Array(Vec::new()));
+        ex.rec.items = Some(Vec::new());
+        ex.succeed(String::new());
+        ex.rec.json = Some(Value::Array(Vec::new()));
+        return;
+    }
+    let scope = ex.scope.clone();
+    let name = phase.local_name().to_owned();
+    let items = run_items(ex, elements.len(), |ex, i| {
+        let layered = Layered::new(&scope).with(&name, elements[i].clone());
+        let text = match &phase.task {
+            Some(t) => ex.render("task", t, &layered),
+            None => String::new(),
+        };
+        ItemSpec {
+            index: i,
+            agent: phase.agent.value.clone(),
+            prompt: ex.prompt(&text),
+        }
+    })
+    .await;
+    merge(ex, items);
+}
+
+pub async fn tournament(ex: &mut Exec<'_>) {
+    let phase = ex.phase;
+    let scope = ex.scope.clone();
+    let n = if phase.branches.len() >= 2 {
+        phase.branches.len()
+    } else {
+        phase.variants.floor().clamp(2.0, 20.0) as usize
+    };
+    let items = run_items(ex, n, |ex, i| {
+        let (text, agent) = match phase.branches.get(i) {
+            Some(b) => (
+                b.task
+                    .as_ref()
+                    .map(|t| ex.render(&format!("branches[{i}].task"), t, &scope))
+                    .unwrap_or_default(),
+                b.agent
+                    .as_ref()
+                    .map_or_else(|| phase.agent.value.clone(), |a| a.value.clone()),
+            ),
+            None => (
+                phase
+                    .task
+                    .as_ref()
+                    .map(|t| ex.render("task", t, &scope))
+                    .unwrap_or_default(),
+                phase.agent.value.clone(),
+            ),
+        };
+        ItemSpec {
+            index: i,
+            agent,
+            prompt: ex.prompt(&text),
+        }
+    })
+    .await;
+    ex.rec.items = Some(
+        items
+            .iter()
+            .map(|it| ItemInfo {
+                index: it.index,
+                status: it.status,
+                error: it.error.clone().filter(|_| it.status != PhaseStatus::Done),
+            })
+            .collect(),
+    );
+    let survivors: Vec<usize> = items
+        .iter()
+        .filter(|it| it.status == PhaseStatus::Done)
+        .map(|it| it.index)
+        .collect();
+    let Some(&first) = survivors.first() else {
+        ex.fail(
+            String::new(),
+            format!("tournament '{}': all {n} variants failed", phase.id),
+        );
+        return;
+    };
+    let pick = |ex: &mut Exec<'_>, w: usize| {
+        ex.rec.tournament = Some((w + 1, n));
+        let out = items[w].output.clone();
+        ex.succeed(out);
+    };
+    if survivors.len() == 1 {
+        pick(ex, first);
+        return;
+    }
+    if ex.sh.cancel.is_cancelled() || ex.sh.meter.over().is_some() {
+        ex.rec.warn("judge skipped: run aborted or budget exceeded");
+        pick(ex, first);
+        return;
+    }
+    let rubric = match &phase.judge {
+        Some(j) => ex.render("judge", j, &scope),
+        None => "Several candidates answered the same task independently. Judge them on correctness, completeness and usefulness.".to_owned(),
+    };
+    let blocks: Vec<String> = items
+        .iter()
+        .map(|it| {
+            let failed = it.status != PhaseStatus::Done;
+            let body = if failed {
+                it.error.clone().unwrap_or_default()
+            } else {
+                it.output.clone()
+            };
+            format!(
+                "### Variant {}{}\n\n{body}",
+                it.index + 1,
+                if failed {
+                    " (failed — ineligible)"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect();
+    let directive = match phase.mode {
+        TournamentMode::Best => {
+            "\n\nEnd your response with exactly one line in this form: WINNER: <number>"
+        }
+        TournamentMode::Aggregate => {
+            "\n\nSynthesize the single strongest answer from the eligible variants, then end with exactly one line in this form: WINNER: <number> (the variant that contributed most)."
+        }
+    };
+    let text = format!(
+        "{rubric}\n\nThe candidate variants:\n\n{}{directive}",
+        blocks.join("\n\n---\n\n")
+    );
+    let prompt = ex.prompt(&text);
+    let judge_agent = phase
+        .judge_agent
+        .as_ref()
+        .map_or_else(|| phase.agent.value.clone(), |a| a.value.clone());
+    let r = call(
+        ex.sh,
+        phase,
+        CallSpec {
+            node: format!("{}#judge", phase.id),
+            agent: &judge_agent,
+            prompt,
+            purpose: Purpose::Judge,
+            iteration: None,
+            item_index: None,
+            contract: None,
+            cancel: None,
+        },
+    )
+    .await;
+    ex.rec.attempts += r.attempts;
+    ex.rec.usage.add(&r.usage);
+    if !r.ok {
+        ex.rec.warn(format!(
+            "judge failed ({}); the first surviving variant wins",
+            r.error.unwrap_or_default()
+        ));
+        pick(ex, first);
+        return;
+    }
+    let winner = judge_winner(&r.output, n).unwrap_or(1) - 1;
+    if !survivors.contains(&winner) {
+        ex.rec.warn(format!(
+            "judge picked variant {}, which failed; the first surviving variant wins",
+            winner + 1
+        ));
+        pick(ex, first);
+        return;
+    }
+    ex.rec.tournament = Some((winner + 1, n));
+    match phase.mode {
+        TournamentMode::Best => ex.succeed(items[winner].output.clone()),
+        TournamentMode::Aggregate => ex.succeed(r.output),
+    }
+}

@@ -1,0 +1,119 @@
+//! One module per phase kind. Each takes the [`Exec`] of a started phase, fills its record and
+//! says what the run must do next ([`Halt`]).
+
+mod approval;
+mod fanout;
+mod gate;
+mod looping;
+mod race;
+mod reduce;
+mod script;
+mod subflow;
+
+pub use reduce::aggregate;
+
+use super::call::{CallSpec, call};
+use super::ctx::Halt;
+use super::exec::Exec;
+use crate::agent::Purpose;
+use crate::flow::{OutputMode, PhaseType};
+
+pub async fn run(ex: &mut Exec<'_>) -> Halt {
+    match ex.phase.ty {
+        PhaseType::Agent => {
+            agent(ex).await;
+            Halt::None
+        }
+        PhaseType::Parallel => {
+            fanout::parallel(ex).await;
+            Halt::None
+        }
+        PhaseType::Map => {
+            fanout::map(ex).await;
+            Halt::None
+        }
+        PhaseType::Tournament => {
+            fanout::tournament(ex).await;
+            Halt::None
+        }
+        PhaseType::Gate => gate::run(ex).await,
+        PhaseType::Reduce => {
+            reduce::run(ex).await;
+            Halt::None
+        }
+        PhaseType::Approval => approval::run(ex).await,
+        PhaseType::Loop => {
+            looping::run(ex).await;
+            Halt::None
+        }
+        PhaseType::Race => {
+            race::run(ex).await;
+            Halt::None
+        }
+        PhaseType::Script => {
+            script::run(ex).await;
+            Halt::None
+        }
+        PhaseType::Flow | PhaseType::Expand => {
+            subflow::run(ex).await;
+            Halt::None
+        }
+    }
+}
+
+/// An agent phase (SPEC §3.2): one call.
+async fn agent(ex: &mut Exec<'_>) {
+    let scope = ex.scope.clone();
+    let task = match &ex.phase.task {
+        Some(t) => ex.render("task", t, &scope),
+        None => String::new(),
+    };
+    let prompt = ex.prompt(&task);
+    single_call(ex, prompt, Purpose::Task).await;
+}
+
+/// One call for the whole phase, settling the record (agent, reduce one-shot).
+pub(super) async fn single_call(ex: &mut Exec<'_>, prompt: String, purpose: Purpose) {
+    let phase = ex.phase;
+    let contract = if phase.output == OutputMode::Json {
+        phase.expect.as_ref()
+    } else {
+        None
+    };
+    let r = call(
+        ex.sh,
+        phase,
+        CallSpec {
+            node: phase.id.clone(),
+            agent: &phase.agent.value,
+            prompt,
+            purpose,
+            iteration: None,
+            item_index: None,
+            contract,
+            cancel: None,
+        },
+    )
+    .await;
+    settle(ex, r);
+}
+
+/// Fold a call's result into the record.
+pub(super) fn settle(ex: &mut Exec<'_>, r: super::call::CallResult) {
+    ex.rec.attempts += r.attempts;
+    ex.rec.usage.add(&r.usage);
+    ex.rec.model = r.model.clone().or(ex.rec.model.take());
+    ex.rec.timed_out |= r.timed_out;
+    for w in r.warnings {
+        ex.rec.warn(w);
+    }
+    if r.ok {
+        if ex.phase.output == OutputMode::Json {
+            ex.rec.json = crate::eval::safe_parse::safe_parse(&r.output).value;
+        }
+        ex.succeed(r.output);
+    } else {
+        let err = r.error.unwrap_or_else(|| "agent call failed".into());
+        ex.fail(r.output, err);
+    }
+}

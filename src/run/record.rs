@@ -1,0 +1,425 @@
+//! The run record (SPEC §11.1): what `tfc run --format json` prints and `run.json` holds.
+
+use indexmap::IndexMap;
+
+use crate::agent::Usage;
+use crate::flow::PhaseType;
+use crate::value::{Map, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PhaseStatus {
+    Pending,
+    Running,
+    Done,
+    Failed,
+    Skipped,
+}
+
+impl PhaseStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PhaseStatus::Pending => "pending",
+            PhaseStatus::Running => "running",
+            PhaseStatus::Done => "done",
+            PhaseStatus::Failed => "failed",
+            PhaseStatus::Skipped => "skipped",
+        }
+    }
+
+    pub fn ended(self) -> bool {
+        matches!(
+            self,
+            PhaseStatus::Done | PhaseStatus::Failed | PhaseStatus::Skipped
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    Running,
+    Completed,
+    Failed,
+    Paused,
+    Blocked,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::Paused => "paused",
+            RunStatus::Blocked => "blocked",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GateInfo {
+    /// `pass` or `block`.
+    pub verdict: &'static str,
+    pub reason: Option<String>,
+    pub rounds: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApprovalInfo {
+    /// `approve`, `edit`, `reject` or `pending`.
+    pub decision: &'static str,
+    pub note: Option<String>,
+    /// `tty` or `flag`.
+    pub source: Option<&'static str>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopInfo {
+    pub iterations: u32,
+    /// `until`, `converged`, `max`, `budget`, `failed`.
+    pub stop: &'static str,
+    pub reflexion: Option<String>,
+    pub failures: Vec<(u32, String)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ItemInfo {
+    pub index: usize,
+    pub status: PhaseStatus,
+    pub error: Option<String>,
+}
+
+/// One phase's record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseRecord {
+    pub status: PhaseStatus,
+    pub output: String,
+    pub json: Option<Value>,
+    pub warnings: Vec<String>,
+    pub attempts: u32,
+    pub reads: Vec<String>,
+    pub usage: Usage,
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    pub error: Option<String>,
+    pub skip_reason: Option<String>,
+    pub ty: PhaseType,
+    pub agent: Option<String>,
+    pub model: Option<String>,
+    pub timed_out: bool,
+    pub budget_truncated: bool,
+    pub side_effect: bool,
+    pub optional: bool,
+    pub gate: Option<GateInfo>,
+    pub approval: Option<ApprovalInfo>,
+    pub loop_info: Option<LoopInfo>,
+    /// (winner, variants)
+    pub tournament: Option<(usize, usize)>,
+    pub items: Option<Vec<ItemInfo>>,
+    pub def_error: Option<String>,
+    pub sub_run: Option<Box<RunRecord>>,
+    /// (chars, estimated tokens)
+    pub prompt_stats: Option<(usize, usize)>,
+}
+
+impl PhaseRecord {
+    pub fn new(ty: PhaseType) -> PhaseRecord {
+        PhaseRecord {
+            status: PhaseStatus::Pending,
+            output: String::new(),
+            json: None,
+            warnings: Vec::new(),
+            attempts: 0,
+            reads: Vec::new(),
+            usage: Usage::default(),
+            started_at: None,
+            ended_at: None,
+            error: None,
+            skip_reason: None,
+            ty,
+            agent: None,
+            model: None,
+            timed_out: false,
+            budget_truncated: false,
+            side_effect: false,
+            optional: false,
+            gate: None,
+            approval: None,
+            loop_info: None,
+            tournament: None,
+            items: None,
+            def_error: None,
+            sub_run: None,
+            prompt_stats: None,
+        }
+    }
+
+    /// Record a warning once (a phase records identical warnings once).
+    pub fn warn(&mut self, w: impl Into<String>) {
+        let w = w.into();
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
+        }
+    }
+
+    /// Record a read phase id once.
+    pub fn read(&mut self, id: &str) {
+        if !self.reads.iter().any(|r| r == id) {
+            self.reads.push(id.to_owned());
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::default();
+        let s = |v: &str| Value::from(v);
+        o.insert("status".into(), s(self.status.as_str()));
+        o.insert("output".into(), s(&self.output));
+        if let Some(j) = &self.json {
+            o.insert("json".into(), j.clone());
+        }
+        o.insert("warnings".into(), strings(&self.warnings));
+        o.insert("attempts".into(), Value::Number(self.attempts as f64));
+        o.insert("reads".into(), strings(&self.reads));
+        o.insert("usage".into(), usage_value(&self.usage));
+        o.insert("startedAt".into(), opt(&self.started_at));
+        o.insert("endedAt".into(), opt(&self.ended_at));
+        if let Some(e) = &self.error {
+            o.insert("error".into(), s(e));
+        }
+        if let Some(r) = &self.skip_reason {
+            o.insert("skipReason".into(), s(r));
+        }
+        o.insert("type".into(), s(self.ty.as_str()));
+        if let Some(a) = &self.agent {
+            o.insert("agent".into(), s(a));
+        }
+        if let Some(m) = &self.model {
+            o.insert("model".into(), s(m));
+        }
+        for (key, flag) in [
+            ("timedOut", self.timed_out),
+            ("budgetTruncated", self.budget_truncated),
+            ("sideEffect", self.side_effect),
+            ("optional", self.optional),
+        ] {
+            if flag {
+                o.insert(key.into(), Value::Bool(true));
+            }
+        }
+        if let Some(g) = &self.gate {
+            let mut m = Map::default();
+            m.insert("verdict".into(), s(g.verdict));
+            if let Some(r) = &g.reason {
+                m.insert("reason".into(), s(r));
+            }
+            if let Some(r) = g.rounds {
+                m.insert("rounds".into(), Value::Number(r as f64));
+            }
+            o.insert("gate".into(), Value::Object(m));
+        }
+        if let Some(a) = &self.approval {
+            let mut m = Map::default();
+            m.insert("decision".into(), s(a.decision));
+            if let Some(n) = &a.note {
+                m.insert("note".into(), s(n));
+            }
+            if let Some(src) = a.source {
+                m.insert("source".into(), s(src));
+            }
+            o.insert("approval".into(), Value::Object(m));
+        }
+        if let Some(l) = &self.loop_info {
+            let mut m = Map::default();
+            m.insert("iterations".into(), Value::Number(l.iterations as f64));
+            m.insert("stop".into(), s(l.stop));
+            if let Some(r) = &l.reflexion {
+                m.insert("reflexion".into(), s(r));
+            }
+            if !l.failures.is_empty() {
+                let f = l
+                    .failures
+                    .iter()
+                    .map(|(i, e)| {
+                        let mut fm = Map::default();
+                        fm.insert("iteration".into(), Value::Number(*i as f64));
+                        fm.insert("error".into(), s(e));
+                        Value::Object(fm)
+                    })
+                    .collect();
+                m.insert("failures".into(), Value::Array(f));
+            }
+            o.insert("loop".into(), Value::Object(m));
+        }
+        if let Some((winner, variants)) = self.tournament {
+            let mut m = Map::default();
+            m.insert("winner".into(), Value::Number(winner as f64));
+            m.insert("variants".into(), Value::Number(variants as f64));
+            o.insert("tournament".into(), Value::Object(m));
+        }
+        if let Some(items) = &self.items {
+            let list = items
+                .iter()
+                .map(|it| {
+                    let mut m = Map::default();
+                    m.insert("index".into(), Value::Number(it.index as f64));
+                    m.insert("status".into(), s(it.status.as_str()));
+                    if let Some(e) = &it.error {
+                        m.insert("error".into(), s(e));
+                    }
+                    Value::Object(m)
+                })
+                .collect();
+            o.insert("items".into(), Value::Array(list));
+        }
+        if let Some(d) = &self.def_error {
+            o.insert("defError".into(), s(d));
+        }
+        if let Some(sub) = &self.sub_run {
+            o.insert("subRun".into(), sub.to_value());
+        }
+        if let Some((chars, est)) = self.prompt_stats {
+            let mut m = Map::default();
+            m.insert("chars".into(), Value::Number(chars as f64));
+            m.insert("estTokens".into(), Value::Number(est as f64));
+            o.insert("promptStats".into(), Value::Object(m));
+        }
+        Value::Object(o)
+    }
+}
+
+/// A whole run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRecord {
+    pub run_id: String,
+    pub flow: String,
+    pub parent_run_id: Option<String>,
+    pub status: RunStatus,
+    pub reason: Option<String>,
+    pub final_output: String,
+    pub output_phase: Option<String>,
+    pub args: Map,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub usage: Usage,
+    pub spent_before: Option<Usage>,
+    pub warnings: Vec<String>,
+    /// agent → backend name.
+    pub backends: IndexMap<String, String>,
+    pub phases: IndexMap<String, PhaseRecord>,
+    /// Whether answers came from a replay fixture.
+    pub replay: bool,
+}
+
+impl RunRecord {
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::default();
+        o.insert("schemaVersion".into(), Value::Number(1.0));
+        o.insert("runId".into(), Value::from(self.run_id.as_str()));
+        o.insert("flow".into(), Value::from(self.flow.as_str()));
+        o.insert("parentRunId".into(), opt(&self.parent_run_id));
+        o.insert("status".into(), Value::from(self.status.as_str()));
+        o.insert("reason".into(), opt(&self.reason));
+        o.insert(
+            "finalOutput".into(),
+            Value::from(self.final_output.as_str()),
+        );
+        o.insert("outputPhase".into(), opt(&self.output_phase));
+        o.insert("args".into(), Value::Object(self.args.clone()));
+        o.insert("startedAt".into(), Value::from(self.started_at.as_str()));
+        o.insert("endedAt".into(), opt(&self.ended_at));
+        o.insert("usage".into(), usage_value(&self.usage));
+        o.insert(
+            "spentBefore".into(),
+            self.spent_before.as_ref().map_or(Value::Null, usage_value),
+        );
+        o.insert("warnings".into(), strings(&self.warnings));
+        o.insert(
+            "backends".into(),
+            Value::Object(
+                self.backends
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                    .collect(),
+            ),
+        );
+        if self.replay {
+            o.insert("replay".into(), Value::Bool(true));
+        }
+        o.insert(
+            "phases".into(),
+            Value::Object(
+                self.phases
+                    .iter()
+                    .map(|(k, p)| (k.clone(), p.to_value()))
+                    .collect(),
+            ),
+        );
+        Value::Object(o)
+    }
+}
+
+pub fn usage_value(u: &Usage) -> Value {
+    let mut m = Map::default();
+    m.insert("input".into(), Value::Number(u.input as f64));
+    m.insert("output".into(), Value::Number(u.output as f64));
+    m.insert("cacheRead".into(), Value::Number(u.cache_read as f64));
+    m.insert("cacheWrite".into(), Value::Number(u.cache_write as f64));
+    m.insert(
+        "costUSD".into(),
+        u.cost_usd.map_or(Value::Null, Value::Number),
+    );
+    m.insert("turns".into(), Value::Number(u.turns as f64));
+    Value::Object(m)
+}
+
+fn strings(list: &[String]) -> Value {
+    Value::Array(list.iter().map(|s| Value::from(s.as_str())).collect())
+}
+
+fn opt(v: &Option<String>) -> Value {
+    v.as_deref().map_or(Value::Null, Value::from)
+}
+
+/// RFC 3339 UTC with milliseconds, e.g. `2026-11-30T10:00:00.000Z`.
+pub fn timestamp(t: std::time::SystemTime) -> String {
+    let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let ms = d.subsec_millis();
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (h, m, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
+    // Civil from days (proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = if month <= 2 { y + 1 } else { y };
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z")
+}
+
+pub fn now() -> String {
+    timestamp(std::time::SystemTime::now())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            timestamp(UNIX_EPOCH + Duration::from_millis(1_796_032_800_123)),
+            "2026-11-30T10:00:00.123Z"
+        );
+        assert_eq!(
+            timestamp(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00.000Z"
+        );
+    }
+}
