@@ -20,6 +20,9 @@ mod scope;
 pub mod store;
 mod verdict;
 
+#[cfg(test)]
+mod tests;
+
 pub use ctx::RunOptions;
 pub use record::{PhaseRecord, PhaseStatus, RunRecord, RunStatus};
 

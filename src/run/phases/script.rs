@@ -140,15 +140,17 @@ async fn execute(
         .current_dir(&ex.sh.cwd)
         .env("TFC_RUN_ID", &ex.sh.run_id)
         .env("TFC_PHASE_ID", &ex.phase.id)
-        .stdin(if input.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .process_group(0);
-    let mut child = match smol::process::Command::from(std_cmd).spawn() {
+    // Stdio is set on the async command: it only wraps the pipes it configured itself.
+    let mut cmd = smol::process::Command::from(std_cmd);
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
             result.kind = Ended::Spawn(e.to_string());
