@@ -170,7 +170,7 @@ pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult 
             outcome.stop = StopReason::Failed;
             contract_failed = true;
         }
-        sh.journal(agent_call_record(
+        sh.journal_with(|| agent_call_record(
             &sh.node(&spec.node),
             spec.agent,
             &spec.prompt,

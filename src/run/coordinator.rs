@@ -229,7 +229,7 @@ impl Coordinator {
         self.running += 1;
         let sh = self.sh.clone();
         let rec = self.recs[i].clone();
-        smol::spawn(async move {
+        sh.executor.clone().spawn(async move {
             let tx = sh.events.clone();
             let (record, halt) = execute(sh, i, scope, rec, 0).await;
             let _ = tx

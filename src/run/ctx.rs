@@ -88,6 +88,10 @@ pub struct Shared {
     pub depth: usize,
     /// Prepended to every prompt: a parent flow phase's pre-read, inside a sub-flow.
     pub prompt_prefix: String,
+    /// Where workers run: one executor per top-level run, driven by the run itself.
+    pub executor: Arc<smol::Executor<'static>>,
+    /// Whether journal records are kept (a run with a store); building them costs a hash.
+    pub journaling: bool,
     /// The roster, for sub-flows whose agents were not resolved up front.
     pub roster: Arc<dyn crate::agent::Roster>,
 }
@@ -96,6 +100,13 @@ impl Shared {
     /// Send a journal record (the coordinator appends it).
     pub fn journal(&self, record: Value) {
         let _ = self.events.try_send(Event::Journal(record));
+    }
+
+    /// Build and send a journal record only when the run keeps a journal.
+    pub fn journal_with(&self, make: impl FnOnce() -> Value) {
+        if self.journaling {
+            self.journal(make());
+        }
     }
 
     pub fn node(&self, local: &str) -> String {

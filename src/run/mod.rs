@@ -207,6 +207,7 @@ impl Interpreter {
             .clone()
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("."));
+        let executor = Arc::new(smol::Executor::new());
         let parent = Parent {
             run_id,
             meter,
@@ -215,19 +216,11 @@ impl Interpreter {
             flow_stack: Vec::new(),
             depth: 0,
             prompt_prefix: String::new(),
+            executor: executor.clone(),
         };
-        let record = run_flow(
-            Arc::new(flow),
-            agents,
-            args,
-            &self.opts,
-            self.roster.clone(),
-            parent,
-            cwd,
-            def,
-        )
-        .await;
-        Ok(record)
+        // Workers run on this run's own executor, driven right here: one thread, no hand-offs.
+        let run = run_flow(Arc::new(flow), agents, args, &self.opts, self.roster.clone(), parent, cwd, def);
+        Ok(executor.run(run).await)
     }
 }
 
@@ -346,6 +339,7 @@ pub(crate) struct Parent {
     pub flow_stack: Vec<String>,
     pub depth: usize,
     pub prompt_prefix: String,
+    pub executor: Arc<smol::Executor<'static>>,
 }
 
 /// Run a flow to its end (also used for sub-flows).
@@ -409,6 +403,8 @@ pub(crate) fn run_flow(
             flow_stack: parent.flow_stack,
             depth: parent.depth,
             prompt_prefix: parent.prompt_prefix,
+            executor: parent.executor,
+            journaling: store.is_some(),
             roster,
         });
         coordinator::Coordinator::new(shared, rx, store, record, def)

@@ -84,7 +84,7 @@ async fn run_items(
             let sh: Arc<Shared> = ex.sh.clone();
             let phase_index = ex.index;
             let tx = tx.clone();
-            smol::spawn(async move {
+            ex.sh.executor.clone().spawn(async move {
                 let phase = &sh.flow.phases[phase_index];
                 let contract = if phase.output == OutputMode::Json {
                     phase.expect.as_ref()

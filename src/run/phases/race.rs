@@ -34,7 +34,7 @@ pub async fn run(ex: &mut Exec<'_>) {
         let sh = ex.sh.clone();
         let index = ex.index;
         let tx = tx.clone();
-        smol::spawn(async move {
+        ex.sh.executor.clone().spawn(async move {
             let phase = &sh.flow.phases[index];
             let r = call(
                 &sh,

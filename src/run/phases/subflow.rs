@@ -160,6 +160,7 @@ pub async fn run(ex: &mut Exec<'_>) {
         flow_stack: stack,
         depth: ex.sh.depth + 1,
         prompt_prefix: format!("{}{}", ex.sh.prompt_prefix, ex.pre_read),
+        executor: ex.sh.executor.clone(),
     };
     let sub = run_flow(
         Arc::new(child),
