@@ -5,9 +5,26 @@
 //! [`StopReason`]. Retries, budgets and fail-soft rules live in the interpreter, not here.
 
 mod cancel;
+pub mod config;
+pub mod config_roster;
+pub mod definitions;
+pub mod dry_run;
+mod http;
+pub mod openai;
+pub mod preflight;
+pub mod record;
+pub mod replay;
 mod roster;
 
 pub use cancel::{Cancel, CancelSource};
+pub use config::{Config, ConfigEnv};
+pub use config_roster::{BackendFactory, ConfigRoster, NoProcessBackends, RosterOptions};
+pub use definitions::{AgentDefinition, AgentDefinitions};
+pub use dry_run::DryRun;
+pub use openai::{OpenAiBackend, OpenAiConfig};
+pub use preflight::{AgentUse, PreflightOptions, preflight};
+pub use record::{AgentCallRecord, RecordSink, Recorder, prompt_sha256};
+pub use replay::{Replay, is_replay_miss};
 pub use roster::{ResolvedAgent, Roster, SingleBackend};
 
 use std::future::Future;
@@ -233,4 +250,23 @@ pub trait Agent: Send + Sync {
     fn sandboxed(&self) -> bool {
         false
     }
+    /// Can it honour a tool list? HTTP backends cannot (W0702).
+    fn supports_tools(&self) -> bool {
+        true
+    }
+}
+
+/// A fresh, empty directory under the system temp dir, unique per process and call.
+#[cfg(test)]
+pub(crate) fn test_dir(tag: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "tfc-agent-{tag}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
 }
