@@ -327,11 +327,16 @@ impl Response {
                 return Ok(None);
             }
             let mut chunk = [0u8; 16 * 1024];
+            // A TLS peer that closes without close_notify reports UnexpectedEof: for a body
+            // framed by the close that is its end, otherwise the check below reports it.
+            let read = async {
+                match self.io.read(&mut chunk).await {
+                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(0),
+                    r => r,
+                }
+            };
             let n = guard
-                .run(
-                    "connection failed while reading the response",
-                    self.io.read(&mut chunk),
-                )
+                .run("connection failed while reading the response", read)
                 .await?;
             if n == 0 {
                 return if self.body.ends_at_close() {

@@ -674,7 +674,7 @@ mod tests {
             }
         });
         let mut r = request("x", "a", "p");
-        r.idle_timeout = Some(Duration::from_millis(400));
+        r.idle_timeout = Some(Duration::from_millis(5000));
         r.wall_timeout = Some(Duration::from_millis(400));
         let o = call(&backend(&base, true, None), r);
         assert_eq!(o.stop, StopReason::WallTimeout, "{o:?}");
@@ -736,6 +736,36 @@ mod tests {
         let o = call(&backend(&base, true, None), request("x", "a", "p"));
         assert!(o.is_ok(), "{o:?}");
         assert_eq!(o.output, "whole");
+    }
+
+    #[test]
+    fn https_goes_through_tls() {
+        // A plain-TCP server that answers the TLS ClientHello with garbage: the handshake
+        // must fail with a message naming it (no network beyond loopback).
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let h = thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut hello = [0u8; 5];
+            s.read_exact(&mut hello).unwrap();
+            s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").unwrap();
+            hello
+        });
+        let o = call(
+            &backend(&format!("https://127.0.0.1:{port}/v1"), true, None),
+            request("x", "a", "p"),
+        );
+        assert_eq!(o.stop, StopReason::Failed);
+        let e = o.error.unwrap();
+        assert!(
+            e.starts_with(&format!("TLS handshake with 127.0.0.1:{port} failed: ")),
+            "{e}"
+        );
+        assert_eq!(
+            h.join().unwrap()[0],
+            0x16,
+            "a TLS handshake record was sent"
+        );
     }
 
     #[test]
