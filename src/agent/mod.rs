@@ -3,6 +3,15 @@
 //! A backend turns a [`Request`] (prompt, agent, model, limits) into an [`Outcome`] — always a
 //! value, never an error: failures, timeouts and cancellations are outcomes with a
 //! [`StopReason`]. Retries, budgets and fail-soft rules live in the interpreter, not here.
+//!
+//! Files:
+//! * `cancel.rs`, `roster.rs` — cancellation tokens; the [`Roster`] trait (agent → backend).
+//! * `config.rs`, `definitions.rs`, `config_roster.rs` — `config.toml`, `.tfc/agents/*.md`,
+//!   auto-detection, and [`ConfigRoster`], the roster of `tfc run` (SPEC §9.1–9.2).
+//! * `preflight.rs` — E0701–E0703, W0701–W0702 before a run (SPEC §7.4).
+//! * `openai.rs` over `http.rs` — the OpenAI-compatible HTTP backend (SPEC §9.7).
+//! * `record.rs`, `replay.rs` — the `agent-call` record shared with the journal, `--record`,
+//!   `replay:FILE` (SPEC §9.8). `dry_run.rs` — `--dry-run` (SPEC §9.9).
 
 mod cancel;
 pub mod config;
