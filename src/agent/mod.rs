@@ -3,13 +3,39 @@
 //! A backend turns a [`Request`] (prompt, agent, model, limits) into an [`Outcome`] — always a
 //! value, never an error: failures, timeouts and cancellations are outcomes with a
 //! [`StopReason`]. Retries, budgets and fail-soft rules live in the interpreter, not here.
+//!
+//! Files:
+//! * `cancel.rs`, `roster.rs` — cancellation tokens; the [`Roster`] trait (agent → backend).
+//! * `config.rs`, `definitions.rs`, `config_roster.rs` — `config.toml`, `.tfc/agents/*.md`,
+//!   auto-detection, and [`ConfigRoster`], the roster of `tfc run` (SPEC §9.1–9.2).
+//! * `preflight.rs` — E0701–E0703, W0701–W0702 before a run (SPEC §7.4).
+//! * `openai.rs` over `http.rs` — the OpenAI-compatible HTTP backend (SPEC §9.7).
+//! * `record.rs`, `replay.rs` — the `agent-call` record shared with the journal, `--record`,
+//!   `replay:FILE` (SPEC §9.8). `dry_run.rs` — `--dry-run` (SPEC §9.9).
 
 mod cancel;
+pub mod config;
+pub mod config_roster;
+pub mod definitions;
+pub mod dry_run;
 mod func;
+mod http;
+pub mod openai;
+pub mod preflight;
+pub mod record;
+pub mod replay;
 mod roster;
 
 pub use cancel::{Cancel, CancelSource};
+pub use config::{Config, ConfigEnv};
+pub use config_roster::{BackendFactory, ConfigRoster, NoProcessBackends, RosterOptions};
+pub use definitions::{AgentDefinition, AgentDefinitions};
+pub use dry_run::DryRun;
 pub use func::FnAgent;
+pub use openai::{OpenAiBackend, OpenAiConfig};
+pub use preflight::{AgentUse, PreflightOptions, preflight};
+pub use record::{AgentCallRecord, RecordSink, Recorder, prompt_sha256};
+pub use replay::{Replay, is_replay_miss};
 pub use roster::{ResolvedAgent, Roster, SingleBackend};
 
 use std::future::Future;
@@ -235,4 +261,23 @@ pub trait Agent: Send + Sync {
     fn sandboxed(&self) -> bool {
         false
     }
+    /// Can it honour a tool list? HTTP backends cannot (W0702).
+    fn supports_tools(&self) -> bool {
+        true
+    }
+}
+
+/// A fresh, empty directory under the system temp dir, unique per process and call.
+#[cfg(test)]
+pub(crate) fn test_dir(tag: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "tfc-agent-{tag}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
 }

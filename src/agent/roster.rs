@@ -38,6 +38,16 @@ impl std::fmt::Debug for ResolvedAgent {
 pub trait Roster: Send + Sync {
     /// Resolve an agent; `Err` says what was looked at and how to configure one (E0701).
     fn resolve(&self, agent: &str) -> Result<ResolvedAgent, String>;
+
+    /// Map a phase `model` through `[roles]`: a `{{role}}` model becomes the mapped model;
+    /// `Err(warning)` when the role is unmapped (the call then uses the backend default).
+    /// Other models pass through. The default maps no roles.
+    fn role_model(&self, model: &str) -> Result<String, String> {
+        match super::config::role_name(model) {
+            Some(role) => Err(super::config_roster::unmapped_role_warning(role)),
+            None => Ok(model.to_owned()),
+        }
+    }
 }
 
 /// Every agent served by one backend, with no definitions (the library default, `--agent-cmd`).

@@ -1,0 +1,939 @@
+//! Backend configuration (SPEC §9.2): `.tfc/config.toml` (project) over
+//! `$XDG_CONFIG_HOME/tfc/config.toml` (user), `TFC_CONFIG=<file>` replacing both, and
+//! auto-detection of installed agent CLIs (without spawning anything).
+//!
+//! Every key is checked: an unknown key or a value of the wrong type is an error naming the
+//! file and the dotted key. Merging is per entry: a project `[backends.x]` replaces the user's
+//! `[backends.x]` whole, likewise `[agents.NAME]` and `[roles]` entries, and scalars.
+//!
+//! The [`ConfigRoster`](super::ConfigRoster) built from this lives in `config_roster.rs`;
+//! agent definition files in `definitions.rs`.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+
+use super::openai::{OpenAiConfig, Price};
+use crate::diag::did_you_mean;
+
+/// The CLI agents tfc has presets for, in auto-detection order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Preset {
+    Claude,
+    Codex,
+    Opencode,
+    Gemini,
+    Pi,
+}
+
+impl Preset {
+    /// Auto-detection order.
+    pub const ALL: [Preset; 5] = [
+        Preset::Claude,
+        Preset::Codex,
+        Preset::Opencode,
+        Preset::Gemini,
+        Preset::Pi,
+    ];
+
+    /// The preset name, which is also its default binary.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Preset::Claude => "claude",
+            Preset::Codex => "codex",
+            Preset::Opencode => "opencode",
+            Preset::Gemini => "gemini",
+            Preset::Pi => "pi",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Preset> {
+        Preset::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+}
+
+/// `[backends.NAME]` with `preset = "…"`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PresetSpec {
+    pub preset: Preset,
+    /// The binary to run instead of the preset's name.
+    pub bin: Option<String>,
+    pub extra_args: Vec<String>,
+    /// Extra environment variable names passed through the preset's allowlist.
+    pub env_allow: Vec<String>,
+    pub model: Option<String>,
+}
+
+impl PresetSpec {
+    /// The preset with no options (`--backend claude` without a config entry).
+    pub fn plain(preset: Preset) -> PresetSpec {
+        PresetSpec {
+            preset,
+            bin: None,
+            extra_args: Vec::new(),
+            env_allow: Vec::new(),
+            model: None,
+        }
+    }
+}
+
+/// `[backends.NAME]` with `kind = "command"` (and `--agent-cmd`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandSpec {
+    /// argv; never empty.
+    pub command: Vec<String>,
+    pub model: Option<String>,
+}
+
+/// One `[backends.NAME]` table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BackendSpec {
+    Preset(PresetSpec),
+    OpenAi(OpenAiConfig),
+    Command(CommandSpec),
+}
+
+impl BackendSpec {
+    /// The backend's configured `model`.
+    pub fn model(&self) -> Option<&str> {
+        match self {
+            BackendSpec::Preset(p) => p.model.as_deref(),
+            BackendSpec::OpenAi(o) => o.model.as_deref(),
+            BackendSpec::Command(c) => c.model.as_deref(),
+        }
+    }
+
+    /// A short description for messages: `preset claude`, `openai http://…`, `command my-agent`.
+    pub fn describe(&self) -> String {
+        match self {
+            BackendSpec::Preset(p) => format!("preset {}", p.preset.as_str()),
+            BackendSpec::OpenAi(o) => format!("openai {}", o.base_url),
+            BackendSpec::Command(c) => format!("command {}", c.command.join(" ")),
+        }
+    }
+}
+
+/// One `[agents]` entry (`"*"` is the default for every agent).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgentSettings {
+    pub backend: Option<String>,
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+    /// `None`: not set here (the definition's list applies).
+    pub tools: Option<Vec<String>>,
+}
+
+/// Whether a configuration file was there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileState {
+    Loaded,
+    NotFound,
+}
+
+/// The merged configuration.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Config {
+    pub default_backend: Option<String>,
+    pub backends: IndexMap<String, BackendSpec>,
+    pub agents: IndexMap<String, AgentSettings>,
+    pub roles: IndexMap<String, String>,
+    /// `[safety] allow_unsandboxed_writes`.
+    pub allow_unsandboxed_writes: Option<bool>,
+    /// `[defaults] idle_timeout_ms`.
+    pub idle_timeout_ms: Option<u64>,
+    /// The files looked at, highest precedence first.
+    pub checked: Vec<(PathBuf, FileState)>,
+}
+
+/// The environment configuration reads, captured once (tests build it by hand).
+#[derive(Clone, Debug, Default)]
+pub struct ConfigEnv {
+    /// `TFC_CONFIG`.
+    pub config_file: Option<PathBuf>,
+    /// `$XDG_CONFIG_HOME/tfc` (default `~/.config/tfc`).
+    pub user_dir: Option<PathBuf>,
+    /// `TFC_BACKEND`.
+    pub backend: Option<String>,
+    /// `PATH`.
+    pub path: Option<OsString>,
+    pub tfc_openai_base_url: Option<String>,
+    pub openai_base_url: Option<String>,
+    pub ollama_host: Option<String>,
+}
+
+impl ConfigEnv {
+    /// Read the process environment (empty values count as unset).
+    pub fn from_process() -> ConfigEnv {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        ConfigEnv {
+            config_file: var("TFC_CONFIG").map(PathBuf::from),
+            user_dir: crate::project::user_config_dir(),
+            backend: var("TFC_BACKEND"),
+            path: std::env::var_os("PATH"),
+            tfc_openai_base_url: var("TFC_OPENAI_BASE_URL"),
+            openai_base_url: var("OPENAI_BASE_URL"),
+            ollama_host: var("OLLAMA_HOST"),
+        }
+    }
+}
+
+impl Config {
+    /// Load and merge the configuration for a project: `TFC_CONFIG` alone when set (it must
+    /// exist), else `<project_root>/.tfc/config.toml` over `<user_dir>/config.toml` (either
+    /// may be missing).
+    pub fn load(project_root: &Path, env: &ConfigEnv) -> Result<Config, String> {
+        if let Some(f) = &env.config_file {
+            let text = std::fs::read_to_string(f).map_err(|e| {
+                format!(
+                    "TFC_CONFIG names '{}', which cannot be read: {e}",
+                    f.display()
+                )
+            })?;
+            let mut c = Config::parse(&text, f)?;
+            c.checked = vec![(f.clone(), FileState::Loaded)];
+            return Ok(c);
+        }
+        let mut files = vec![project_root.join(".tfc").join("config.toml")];
+        if let Some(u) = &env.user_dir {
+            files.push(u.join("config.toml"));
+        }
+        let mut merged = Config::default();
+        for f in files {
+            match std::fs::read_to_string(&f) {
+                Ok(text) => {
+                    let c = Config::parse(&text, &f)?;
+                    merged = merged.over(c);
+                    merged.checked.push((f, FileState::Loaded));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    merged.checked.push((f, FileState::NotFound));
+                }
+                Err(e) => return Err(format!("cannot read '{}': {e}", f.display())),
+            }
+        }
+        Ok(merged)
+    }
+
+    /// `self` (higher precedence) over `lower`, entry by entry.
+    pub fn over(mut self, lower: Config) -> Config {
+        for (k, v) in lower.backends {
+            self.backends.entry(k).or_insert(v);
+        }
+        for (k, v) in lower.agents {
+            self.agents.entry(k).or_insert(v);
+        }
+        for (k, v) in lower.roles {
+            self.roles.entry(k).or_insert(v);
+        }
+        self.default_backend = self.default_backend.or(lower.default_backend);
+        self.allow_unsandboxed_writes = self
+            .allow_unsandboxed_writes
+            .or(lower.allow_unsandboxed_writes);
+        self.idle_timeout_ms = self.idle_timeout_ms.or(lower.idle_timeout_ms);
+        self.checked.extend(lower.checked);
+        self
+    }
+
+    /// Parse one file's text; `file` names it in errors (`<file>: …`).
+    pub fn parse(text: &str, file: &Path) -> Result<Config, String> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| {
+            format!(
+                "{}: invalid TOML: {}",
+                file.display(),
+                e.to_string().trim_end()
+            )
+        })?;
+        Reader { file }.config(&table)
+    }
+}
+
+const TOP_KEYS: &[&str] = &[
+    "default_backend",
+    "backends",
+    "agents",
+    "roles",
+    "safety",
+    "defaults",
+];
+const PRESET_KEYS: &[&str] = &["preset", "bin", "extra_args", "env_allow", "model"];
+const OPENAI_KEYS: &[&str] = &[
+    "kind",
+    "base_url",
+    "model",
+    "api_key_env",
+    "stream",
+    "price",
+];
+const COMMAND_KEYS: &[&str] = &["kind", "command", "model"];
+const AGENT_KEYS: &[&str] = &["backend", "model", "thinking", "tools"];
+
+/// Reserved backend names (SPEC §9.2); also `replay:<file>`.
+pub const DRY_RUN: &str = "dry-run";
+pub const REPLAY_PREFIX: &str = "replay:";
+
+/// Walks a parsed file, naming the file and dotted key in every error.
+struct Reader<'a> {
+    file: &'a Path,
+}
+
+impl Reader<'_> {
+    fn err(&self, key: &str, msg: impl std::fmt::Display) -> String {
+        format!("{}: {key}: {msg}", self.file.display())
+    }
+
+    fn known(&self, prefix: &str, table: &toml::Table, keys: &[&str]) -> Result<(), String> {
+        for k in table.keys() {
+            if !keys.contains(&k.as_str()) {
+                let key = join(prefix, k);
+                let hint = did_you_mean(k, keys.iter().copied())
+                    .map(|s| format!(" (did you mean '{s}'?)"))
+                    .unwrap_or_default();
+                return Err(format!(
+                    "{}: unknown key '{key}'{hint}; allowed here: {}",
+                    self.file.display(),
+                    keys.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn table<'t>(&self, key: &str, v: &'t toml::Value) -> Result<&'t toml::Table, String> {
+        v.as_table()
+            .ok_or_else(|| self.err(key, format!("expected a table, found {}", v.type_str())))
+    }
+
+    fn string(&self, key: &str, v: &toml::Value) -> Result<String, String> {
+        v.as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| self.err(key, format!("expected a string, found {}", v.type_str())))
+    }
+
+    fn opt_string(&self, prefix: &str, t: &toml::Table, k: &str) -> Result<Option<String>, String> {
+        t.get(k)
+            .map(|v| self.string(&join(prefix, k), v))
+            .transpose()
+    }
+
+    fn strings(&self, key: &str, v: &toml::Value) -> Result<Vec<String>, String> {
+        let a = v.as_array().ok_or_else(|| {
+            self.err(
+                key,
+                format!("expected an array of strings, found {}", v.type_str()),
+            )
+        })?;
+        a.iter()
+            .enumerate()
+            .map(|(i, x)| self.string(&format!("{key}[{i}]"), x))
+            .collect()
+    }
+
+    fn boolean(&self, key: &str, v: &toml::Value) -> Result<bool, String> {
+        v.as_bool().ok_or_else(|| {
+            self.err(
+                key,
+                format!("expected true or false, found {}", v.type_str()),
+            )
+        })
+    }
+
+    fn number(&self, key: &str, v: &toml::Value) -> Result<f64, String> {
+        let n = match v {
+            toml::Value::Integer(i) => *i as f64,
+            toml::Value::Float(f) => *f,
+            _ => return Err(self.err(key, format!("expected a number, found {}", v.type_str()))),
+        };
+        if n.is_finite() && n >= 0.0 {
+            Ok(n)
+        } else {
+            Err(self.err(key, "expected a non-negative number"))
+        }
+    }
+
+    fn config(&self, t: &toml::Table) -> Result<Config, String> {
+        self.known("", t, TOP_KEYS)?;
+        let mut c = Config {
+            default_backend: self.opt_string("", t, "default_backend")?,
+            ..Config::default()
+        };
+        if let Some(b) = t.get("backends") {
+            for (name, v) in self.table("backends", b)? {
+                let key = format!("backends.{}", quote_key(name));
+                if name == DRY_RUN || name.starts_with(REPLAY_PREFIX) {
+                    return Err(self.err(&key, format!("'{name}' is a reserved backend name")));
+                }
+                let spec = self.backend(&key, self.table(&key, v)?)?;
+                c.backends.insert(name.clone(), spec);
+            }
+        }
+        if let Some(a) = t.get("agents") {
+            for (name, v) in self.table("agents", a)? {
+                let key = format!("agents.{}", quote_key(name));
+                let at = self.table(&key, v)?;
+                self.known(&key, at, AGENT_KEYS)?;
+                let tools = at
+                    .get("tools")
+                    .map(|v| match v {
+                        toml::Value::String(s) => Ok(split_tools(s)),
+                        _ => self.strings(&join(&key, "tools"), v),
+                    })
+                    .transpose()?;
+                c.agents.insert(
+                    name.clone(),
+                    AgentSettings {
+                        backend: self.opt_string(&key, at, "backend")?,
+                        model: self.opt_string(&key, at, "model")?,
+                        thinking: self.opt_string(&key, at, "thinking")?,
+                        tools,
+                    },
+                );
+            }
+        }
+        if let Some(r) = t.get("roles") {
+            for (name, v) in self.table("roles", r)? {
+                let key = format!("roles.{}", quote_key(name));
+                c.roles.insert(name.clone(), self.string(&key, v)?);
+            }
+        }
+        if let Some(s) = t.get("safety") {
+            let st = self.table("safety", s)?;
+            self.known("safety", st, &["allow_unsandboxed_writes"])?;
+            c.allow_unsandboxed_writes = st
+                .get("allow_unsandboxed_writes")
+                .map(|v| self.boolean("safety.allow_unsandboxed_writes", v))
+                .transpose()?;
+        }
+        if let Some(d) = t.get("defaults") {
+            let dt = self.table("defaults", d)?;
+            self.known("defaults", dt, &["idle_timeout_ms"])?;
+            c.idle_timeout_ms = match dt.get("idle_timeout_ms") {
+                None => None,
+                Some(toml::Value::Integer(n)) if *n == 0 || *n >= 1000 => Some(*n as u64),
+                Some(_) => {
+                    return Err(self.err(
+                        "defaults.idle_timeout_ms",
+                        "expected an integer number of milliseconds: 0 (off) or at least 1000",
+                    ));
+                }
+            };
+        }
+        Ok(c)
+    }
+
+    fn backend(&self, key: &str, t: &toml::Table) -> Result<BackendSpec, String> {
+        let kind = self.opt_string(key, t, "kind")?;
+        let preset = self.opt_string(key, t, "preset")?;
+        match (kind.as_deref(), preset) {
+            (None, Some(p)) => {
+                self.known(key, t, PRESET_KEYS)?;
+                let preset = Preset::parse(&p).ok_or_else(|| {
+                    self.err(
+                        &join(key, "preset"),
+                        format!("unknown preset '{p}' (expected claude, codex, opencode, gemini or pi)"),
+                    )
+                })?;
+                let list = |k: &str| {
+                    t.get(k)
+                        .map(|v| self.strings(&join(key, k), v))
+                        .transpose()
+                        .map(Option::unwrap_or_default)
+                };
+                Ok(BackendSpec::Preset(PresetSpec {
+                    preset,
+                    bin: self.opt_string(key, t, "bin")?,
+                    extra_args: list("extra_args")?,
+                    env_allow: list("env_allow")?,
+                    model: self.opt_string(key, t, "model")?,
+                }))
+            }
+            (Some(_), Some(_)) => Err(self.err(
+                key,
+                "set either `preset` or `kind`, not both",
+            )),
+            (Some("openai"), None) => {
+                self.known(key, t, OPENAI_KEYS)?;
+                let base_url = self
+                    .opt_string(key, t, "base_url")?
+                    .ok_or_else(|| self.err(key, "kind = \"openai\" requires `base_url`"))?;
+                super::http::Url::parse(&base_url).map_err(|e| self.err(&join(key, "base_url"), e))?;
+                let price = match t.get("price") {
+                    None => None,
+                    Some(v) => {
+                        let pk = join(key, "price");
+                        let pt = self.table(&pk, v)?;
+                        self.known(&pk, pt, &["input_per_mtok", "output_per_mtok"])?;
+                        let num = |k: &str| match pt.get(k) {
+                            Some(v) => self.number(&join(&pk, k), v),
+                            None => Err(self.err(&pk, format!("requires `{k}`"))),
+                        };
+                        Some(Price {
+                            input_per_mtok: num("input_per_mtok")?,
+                            output_per_mtok: num("output_per_mtok")?,
+                        })
+                    }
+                };
+                Ok(BackendSpec::OpenAi(OpenAiConfig {
+                    base_url,
+                    model: self.opt_string(key, t, "model")?,
+                    api_key_env: self.opt_string(key, t, "api_key_env")?,
+                    stream: t
+                        .get("stream")
+                        .map(|v| self.boolean(&join(key, "stream"), v))
+                        .transpose()?
+                        .unwrap_or(true),
+                    price,
+                }))
+            }
+            (Some("command"), None) => {
+                self.known(key, t, COMMAND_KEYS)?;
+                let command = match t.get("command") {
+                    Some(v) => self.strings(&join(key, "command"), v)?,
+                    None => Vec::new(),
+                };
+                if command.first().is_none_or(|c| c.is_empty()) {
+                    return Err(self.err(
+                        key,
+                        "kind = \"command\" requires `command = [\"program\", \"arg\", …]`",
+                    ));
+                }
+                Ok(BackendSpec::Command(CommandSpec {
+                    command,
+                    model: self.opt_string(key, t, "model")?,
+                }))
+            }
+            (Some(k), None) => Err(self.err(
+                &join(key, "kind"),
+                format!("unknown kind '{k}' (expected \"openai\" or \"command\"; CLI agents use `preset`)"),
+            )),
+            (None, None) => Err(self.err(
+                key,
+                "needs `preset = \"claude\"` (codex, opencode, gemini, pi) or `kind = \"openai\"` / `kind = \"command\"`",
+            )),
+        }
+    }
+}
+
+fn join(prefix: &str, k: &str) -> String {
+    if prefix.is_empty() {
+        quote_key(k)
+    } else {
+        format!("{prefix}.{}", quote_key(k))
+    }
+}
+
+/// A key as TOML would write it in a dotted path.
+fn quote_key(k: &str) -> String {
+    if !k.is_empty()
+        && k.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        k.to_owned()
+    } else {
+        format!("\"{}\"", k.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+/// `"read, grep,glob"` → `["read", "grep", "glob"]`.
+pub fn split_tools(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `{{name}}` → `Some("name")`.
+pub fn role_name(model: &str) -> Option<&str> {
+    model
+        .trim()
+        .strip_prefix("{{")
+        .and_then(|r| r.strip_suffix("}}"))
+        .map(str::trim)
+}
+
+/// What auto-detection found (nothing is spawned: PATH lookups and environment only).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Detection {
+    /// Preset CLIs on PATH, in detection order, with where they were found.
+    pub found: Vec<(Preset, PathBuf)>,
+    /// An OpenAI-compatible server from the environment: (variable, base URL).
+    pub openai: Option<(&'static str, String)>,
+}
+
+/// The backend auto-detection picked, for the one stderr line the CLI prints.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutoPick {
+    /// The backend name (`claude`, …, or `openai`).
+    pub name: String,
+    pub spec: BackendSpec,
+    /// Why: `found /usr/bin/claude on PATH`, `OLLAMA_HOST is set`.
+    pub reason: String,
+}
+
+impl AutoPick {
+    /// `no backend configured; using auto-detected 'claude' (found … on PATH)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "no backend configured; using auto-detected '{}' ({})",
+            self.name, self.reason
+        )
+    }
+}
+
+/// The variables that enable OpenAI-compatible auto-detection, in order.
+pub const OPENAI_ENV_VARS: [&str; 3] = ["TFC_OPENAI_BASE_URL", "OPENAI_BASE_URL", "OLLAMA_HOST"];
+
+/// Look for preset CLIs on `PATH` and an OpenAI-compatible server in the environment.
+pub fn detect(env: &ConfigEnv) -> Detection {
+    let mut found = Vec::new();
+    let dirs: Vec<PathBuf> = env
+        .path
+        .as_ref()
+        .map(|p| std::env::split_paths(p).collect())
+        .unwrap_or_default();
+    for preset in Preset::ALL {
+        if let Some(p) = dirs
+            .iter()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map(|d| d.join(preset.as_str()))
+            .find(|p| is_executable(p))
+        {
+            found.push((preset, p));
+        }
+    }
+    let openai = if let Some(u) = &env.tfc_openai_base_url {
+        Some(("TFC_OPENAI_BASE_URL", u.clone()))
+    } else if let Some(u) = &env.openai_base_url {
+        Some(("OPENAI_BASE_URL", u.clone()))
+    } else {
+        env.ollama_host
+            .as_deref()
+            .map(|h| ("OLLAMA_HOST", ollama_base_url(h)))
+    };
+    Detection { found, openai }
+}
+
+impl Detection {
+    /// The first preset found, else the OpenAI-compatible server.
+    pub fn pick(&self) -> Option<AutoPick> {
+        if let Some((preset, path)) = self.found.first() {
+            return Some(AutoPick {
+                name: preset.as_str().to_owned(),
+                spec: BackendSpec::Preset(PresetSpec::plain(*preset)),
+                reason: format!("found {} on PATH", path.display()),
+            });
+        }
+        self.openai_pick()
+    }
+
+    /// The OpenAI-compatible backend the environment describes, named `openai`.
+    pub fn openai_pick(&self) -> Option<AutoPick> {
+        let (var, url) = self.openai.as_ref()?;
+        let mut c = OpenAiConfig::new(url.clone());
+        if *var != "OLLAMA_HOST" {
+            c.api_key_env = Some("OPENAI_API_KEY".into());
+        }
+        Some(AutoPick {
+            name: "openai".into(),
+            spec: BackendSpec::OpenAi(c),
+            reason: format!("{var} is set: {url}"),
+        })
+    }
+}
+
+/// `OLLAMA_HOST` (`host`, `host:port`, `http://host:port`; `0.0.0.0` = this machine) → the
+/// base URL of Ollama's OpenAI-compatible API.
+pub fn ollama_base_url(host: &str) -> String {
+    let host = host.trim().trim_end_matches('/');
+    let (scheme, rest) = match host.split_once("://") {
+        Some((s, r)) => (s, r),
+        None => ("http", host),
+    };
+    let rest = rest.replacen("0.0.0.0", "127.0.0.1", 1);
+    let has_port = match rest.rfind(']') {
+        Some(i) => rest[i..].contains(':'),
+        None => rest.contains(':'),
+    };
+    let rest = if has_port {
+        rest
+    } else {
+        format!("{rest}:11434")
+    };
+    format!("{scheme}://{rest}/v1")
+}
+
+#[cfg(unix)]
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(p: &Path) -> bool {
+    p.is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::test_dir;
+
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(text, Path::new("cfg.toml"))
+    }
+
+    #[test]
+    fn the_spec_example_parses() {
+        let c = parse(
+            r#"
+default_backend = "claude"
+[backends.claude]
+preset = "claude"
+[backends.local]
+kind = "openai"
+base_url = "http://127.0.0.1:11434/v1"
+model = "qwen2.5-coder"
+api_key_env = "OLLAMA_API_KEY"
+stream = true
+price = { input_per_mtok = 0.15, output_per_mtok = 0.6 }
+[backends.mine]
+kind = "command"
+command = ["my-agent", "--quiet"]
+[agents]
+"*" = { backend = "claude" }
+scout = { backend = "local", model = "qwen2.5-coder:7b", thinking = "low", tools = "read, grep" }
+[roles]
+fast = "claude-haiku-4-5"
+[safety]
+allow_unsandboxed_writes = false
+[defaults]
+idle_timeout_ms = 300000
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.default_backend.as_deref(), Some("claude"));
+        assert_eq!(
+            c.backends["claude"],
+            BackendSpec::Preset(PresetSpec::plain(Preset::Claude))
+        );
+        let BackendSpec::OpenAi(o) = &c.backends["local"] else {
+            panic!()
+        };
+        assert_eq!(o.model.as_deref(), Some("qwen2.5-coder"));
+        assert_eq!(o.price.unwrap().output_per_mtok, 0.6);
+        assert_eq!(
+            c.backends["mine"],
+            BackendSpec::Command(CommandSpec {
+                command: vec!["my-agent".into(), "--quiet".into()],
+                model: None
+            })
+        );
+        assert_eq!(c.agents["*"].backend.as_deref(), Some("claude"));
+        assert_eq!(
+            c.agents["scout"].tools,
+            Some(vec!["read".to_owned(), "grep".to_owned()])
+        );
+        assert_eq!(c.roles["fast"], "claude-haiku-4-5");
+        assert_eq!(c.allow_unsandboxed_writes, Some(false));
+        assert_eq!(c.idle_timeout_ms, Some(300_000));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_file_and_key() {
+        let e = parse(
+            "[backends.local]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\nmodle = \"x\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("cfg.toml: unknown key 'backends.local.modle' (did you mean 'model'?)"),
+            "{e}"
+        );
+        let e = parse("default_backnd = \"x\"").unwrap_err();
+        assert!(e.contains("unknown key 'default_backnd'"), "{e}");
+        let e = parse("[agents]\nscout = { backend = \"a\", colour = \"red\" }").unwrap_err();
+        assert!(e.contains("unknown key 'agents.scout.colour'"), "{e}");
+        let e = parse("[agents]\n\"*\" = { modle = \"x\" }").unwrap_err();
+        assert!(e.contains("unknown key 'agents.\"*\".modle'"), "{e}");
+        let e = parse("[safety]\nallow_unsandboxed_writes = \"yes\"").unwrap_err();
+        assert!(
+            e.contains("safety.allow_unsandboxed_writes: expected true or false"),
+            "{e}"
+        );
+        let e = parse("[backends.x]\npreset = \"cursor\"").unwrap_err();
+        assert!(e.contains("unknown preset 'cursor'"), "{e}");
+        let e = parse("[backends.x]\nbin = \"y\"").unwrap_err();
+        assert!(e.contains("backends.x: needs `preset"), "{e}");
+        let e = parse("[backends.x]\nkind = \"openai\"").unwrap_err();
+        assert!(e.contains("requires `base_url`"), "{e}");
+        let e = parse("[backends.x]\nkind = \"openai\"\nbase_url = \"localhost:1\"").unwrap_err();
+        assert!(e.contains("backends.x.base_url: invalid URL"), "{e}");
+        let e = parse("[backends.x]\nkind = \"command\"\ncommand = []").unwrap_err();
+        assert!(e.contains("requires `command"), "{e}");
+        let e = parse("[backends.x]\nkind = \"command\"\ncommand = [\"a\", 1]").unwrap_err();
+        assert!(
+            e.contains("backends.x.command[1]: expected a string"),
+            "{e}"
+        );
+        let e = parse("[backends.\"dry-run\"]\npreset = \"claude\"").unwrap_err();
+        assert!(e.contains("reserved"), "{e}");
+        let e = parse("[backends.\"replay:x\"]\npreset = \"claude\"").unwrap_err();
+        assert!(e.contains("reserved"), "{e}");
+        let e = parse("[defaults]\nidle_timeout_ms = 5").unwrap_err();
+        assert!(e.contains("at least 1000"), "{e}");
+        let e = parse("[backends.x]\nkind = \"openai\"\nbase_url = \"http://h\"\nprice = { input_per_mtok = 1 }").unwrap_err();
+        assert!(e.contains("requires `output_per_mtok`"), "{e}");
+        let e = parse("[backends.x]\npreset = \"pi\"\nkind = \"command\"").unwrap_err();
+        assert!(e.contains("not both"), "{e}");
+        let e = parse("a = [").unwrap_err();
+        assert!(e.starts_with("cfg.toml: invalid TOML"), "{e}");
+    }
+
+    fn write(p: &Path, text: &str) {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn project_over_user_and_tfc_config_replacing_both() {
+        let d = test_dir("config-load");
+        let project = d.join("proj");
+        let user = d.join("user");
+        write(
+            &project.join(".tfc/config.toml"),
+            "default_backend = \"p\"\n[backends.p]\npreset = \"codex\"\n[backends.shared]\npreset = \"pi\"\n[agents]\nscout = { backend = \"p\" }\n[roles]\nfast = \"p-fast\"\n",
+        );
+        write(
+            &user.join("config.toml"),
+            "default_backend = \"u\"\n[backends.u]\npreset = \"gemini\"\n[backends.shared]\npreset = \"claude\"\n[agents]\nscout = { backend = \"u\", model = \"m\" }\nwriter = { backend = \"u\" }\n[roles]\nfast = \"u-fast\"\nslow = \"u-slow\"\n[safety]\nallow_unsandboxed_writes = true\n[defaults]\nidle_timeout_ms = 1000\n",
+        );
+        let env = ConfigEnv {
+            user_dir: Some(user.clone()),
+            ..ConfigEnv::default()
+        };
+        let c = Config::load(&project, &env).unwrap();
+        assert_eq!(c.default_backend.as_deref(), Some("p"));
+        assert_eq!(c.backends.len(), 3);
+        assert_eq!(
+            c.backends["shared"],
+            BackendSpec::Preset(PresetSpec::plain(Preset::Pi))
+        );
+        // Entries replace whole: the project's scout has no model.
+        assert_eq!(c.agents["scout"].backend.as_deref(), Some("p"));
+        assert_eq!(c.agents["scout"].model, None);
+        assert_eq!(c.agents["writer"].backend.as_deref(), Some("u"));
+        assert_eq!(
+            (c.roles["fast"].as_str(), c.roles["slow"].as_str()),
+            ("p-fast", "u-slow")
+        );
+        assert_eq!(c.allow_unsandboxed_writes, Some(true));
+        assert_eq!(c.idle_timeout_ms, Some(1000));
+        assert_eq!(c.checked.len(), 2);
+        assert!(c.checked.iter().all(|(_, s)| *s == FileState::Loaded));
+
+        let only = d.join("only.toml");
+        write(&only, "default_backend = \"x\"\n");
+        let env2 = ConfigEnv {
+            config_file: Some(only.clone()),
+            ..env.clone()
+        };
+        let c = Config::load(&project, &env2).unwrap();
+        assert_eq!(c.default_backend.as_deref(), Some("x"));
+        assert!(c.backends.is_empty() && c.roles.is_empty());
+        let env3 = ConfigEnv {
+            config_file: Some(d.join("missing.toml")),
+            ..env.clone()
+        };
+        assert!(
+            Config::load(&project, &env3)
+                .unwrap_err()
+                .starts_with("TFC_CONFIG names")
+        );
+
+        // Missing files are fine; a bad one is an error naming it.
+        let c = Config::load(&d.join("elsewhere"), &ConfigEnv::default()).unwrap();
+        assert_eq!(c.checked[0].1, FileState::NotFound);
+        write(&project.join(".tfc/config.toml"), "[oops]\n");
+        let e = Config::load(&project, &env).unwrap_err();
+        assert!(e.contains("config.toml: unknown key 'oops'"), "{e}");
+        std::fs::remove_dir_all(d).ok();
+    }
+
+    #[test]
+    fn detection_without_spawning() {
+        let d = test_dir("detect");
+        let (a, b) = (d.join("a"), d.join("b"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        let exe = |p: &Path| {
+            std::fs::write(p, "#!/bin/sh\n").unwrap();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+        };
+        exe(&b.join("gemini"));
+        exe(&b.join("codex"));
+        std::fs::write(a.join("claude"), "not executable").unwrap();
+        let mut env = ConfigEnv {
+            path: Some(std::env::join_paths([&a, &b]).unwrap()),
+            ollama_host: Some("0.0.0.0".into()),
+            ..ConfigEnv::default()
+        };
+        let det = detect(&env);
+        #[cfg(unix)]
+        assert_eq!(
+            det.found.iter().map(|(p, _)| *p).collect::<Vec<_>>(),
+            [Preset::Codex, Preset::Gemini]
+        );
+        let pick = det.pick().unwrap();
+        #[cfg(unix)]
+        assert_eq!(pick.name, "codex");
+        assert!(
+            pick.describe()
+                .starts_with("no backend configured; using auto-detected")
+        );
+
+        env.path = None;
+        let pick = detect(&env).pick().unwrap();
+        assert_eq!(pick.name, "openai");
+        let BackendSpec::OpenAi(o) = &pick.spec else {
+            panic!()
+        };
+        assert_eq!(o.base_url, "http://127.0.0.1:11434/v1");
+        assert_eq!(o.api_key_env, None);
+        env.openai_base_url = Some("https://api.example.com/v1".into());
+        let pick = detect(&env).pick().unwrap();
+        assert_eq!(
+            pick.reason,
+            "OPENAI_BASE_URL is set: https://api.example.com/v1"
+        );
+        env.openai_base_url = None;
+        env.ollama_host = None;
+        assert_eq!(detect(&env).pick(), None);
+        std::fs::remove_dir_all(d).ok();
+    }
+
+    #[test]
+    fn ollama_hosts() {
+        assert_eq!(ollama_base_url("localhost"), "http://localhost:11434/v1");
+        assert_eq!(
+            ollama_base_url("ollama.test:8000"),
+            "http://ollama.test:8000/v1"
+        );
+        assert_eq!(
+            ollama_base_url("https://o.example/"),
+            "https://o.example:11434/v1"
+        );
+        assert_eq!(ollama_base_url("[::1]"), "http://[::1]:11434/v1");
+    }
+
+    #[test]
+    fn roles_and_tools() {
+        assert_eq!(role_name("{{fast}}"), Some("fast"));
+        assert_eq!(role_name(" {{ fast }} "), Some("fast"));
+        assert_eq!(role_name("gpt-4o"), None);
+        assert_eq!(split_tools(" read,grep , ,glob"), ["read", "grep", "glob"]);
+    }
+}

@@ -1,0 +1,331 @@
+//! Run preflight (SPEC §7.4): before anything executes, check every agent a flow uses against
+//! the roster.
+//!
+//! * E0701 no-backend — the agent resolves to no backend (not in dry-run).
+//! * E0702 budget-unmeterable — `maxUSD` with a backend that reports no cost, or `maxTokens`
+//!   with one that reports no tokens (not in dry-run).
+//! * E0703 writes-not-allowed — write/edit/bash tools on an unsandboxed backend without
+//!   `[safety] allow_unsandboxed_writes` or `--allow-writes`.
+//! * W0701 undefined-agent — no definition file (empty system prompt). The implicit agent
+//!   `default` is exempt: most flows never name an agent, and warning on every such run
+//!   would be noise.
+//! * W0702 tools-unsupported — tools on a backend that cannot use them (HTTP).
+//!
+//! Each condition is reported once per agent (E0702 once per backend and cap), on the first
+//! phase that uses it.
+
+use super::config_roster::NO_BACKEND_FIXES;
+use super::{Roster, ToolPolicy};
+use crate::diag::{Code, Diagnostic};
+
+/// One use of an agent by a phase (or a branch, judge, scorer).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentUse {
+    pub phase: String,
+    pub agent: String,
+    /// The phase's own `tools` (empty: none given, the agent's apply).
+    pub tools: Vec<String>,
+}
+
+/// The run-wide inputs of the preflight.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PreflightOptions {
+    /// The effective caps (flow `budget`, overridden by `--max-usd`/`--max-tokens`).
+    pub max_usd: Option<f64>,
+    pub max_tokens: Option<f64>,
+    /// `--allow-writes` or `[safety] allow_unsandboxed_writes` (see
+    /// [`ConfigRoster::allow_writes`](super::ConfigRoster::allow_writes)).
+    pub allow_writes: bool,
+    pub dry_run: bool,
+}
+
+/// Check every use; diagnostics in the order of `uses`.
+pub fn preflight(
+    roster: &dyn Roster,
+    uses: &[AgentUse],
+    opts: &PreflightOptions,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut seen_agents: Vec<&str> = Vec::new();
+    let mut seen: Vec<(Code, String)> = Vec::new();
+    let mut once = |code: Code, key: String| {
+        if seen.contains(&(code, key.clone())) {
+            false
+        } else {
+            seen.push((code, key));
+            true
+        }
+    };
+    for u in uses {
+        let first_use = !seen_agents.contains(&u.agent.as_str());
+        if first_use {
+            seen_agents.push(&u.agent);
+        }
+        let resolved = match roster.resolve(&u.agent) {
+            Ok(r) => r,
+            Err(e) => {
+                if first_use && !opts.dry_run {
+                    let (message, help) = match e.split_once(". Fix: ") {
+                        Some((m, h)) => (m.to_owned(), h.to_owned()),
+                        None => (e, NO_BACKEND_FIXES.to_owned()),
+                    };
+                    out.push(
+                        Diagnostic::new(Code::NoBackend, message)
+                            .help(help)
+                            .phase(u.phase.clone()),
+                    );
+                }
+                continue;
+            }
+        };
+        let backend = &resolved.backend;
+        let b = &resolved.backend_name;
+        if first_use && !resolved.defined && u.agent != "default" {
+            out.push(
+                Diagnostic::new(
+                    Code::UndefinedAgent,
+                    format!(
+                        "agent '{}' has no definition file; it runs with an empty system prompt",
+                        u.agent
+                    ),
+                )
+                .help(format!(
+                    "add .tfc/agents/{}.md (or the same file in the user config dir) with `name: {}` and `description:` frontmatter",
+                    u.agent, u.agent
+                ))
+                .phase(u.phase.clone()),
+            );
+        }
+        if !opts.dry_run {
+            if let Some(cap) = opts.max_usd
+                && !backend.reports_cost()
+                && once(Code::BudgetUnmeterable, format!("usd {b}"))
+            {
+                out.push(
+                    Diagnostic::new(
+                        Code::BudgetUnmeterable,
+                        format!(
+                            "budget maxUSD ${cap} cannot be enforced: backend '{b}' (agent '{}') reports no cost",
+                            u.agent
+                        ),
+                    )
+                    .help("use a backend that reports cost (claude, opencode, pi, or openai with `price`), or cap tokens with maxTokens instead")
+                    .phase(u.phase.clone()),
+                );
+            }
+            if let Some(cap) = opts.max_tokens
+                && !backend.reports_tokens()
+                && once(Code::BudgetUnmeterable, format!("tokens {b}"))
+            {
+                out.push(
+                    Diagnostic::new(
+                        Code::BudgetUnmeterable,
+                        format!(
+                            "budget maxTokens {cap} cannot be enforced: backend '{b}' (agent '{}') reports no token counts",
+                            u.agent
+                        ),
+                    )
+                    .help("use a backend that reports tokens, or remove maxTokens")
+                    .phase(u.phase.clone()),
+                );
+            }
+        }
+        let tools = if u.tools.is_empty() {
+            &resolved.tools
+        } else {
+            &u.tools
+        };
+        if let ToolPolicy::Mutating(list) = ToolPolicy::from_tools(tools)
+            && !backend.sandboxed()
+            && !opts.allow_writes
+            && once(Code::WritesNotAllowed, u.agent.clone())
+        {
+            out.push(
+                Diagnostic::new(
+                    Code::WritesNotAllowed,
+                    format!(
+                        "agent '{}' may use tools that write ({}) on backend '{b}', which has no sandbox",
+                        u.agent,
+                        list.join(", ")
+                    ),
+                )
+                .help("set `[safety] allow_unsandboxed_writes = true` in .tfc/config.toml or pass --allow-writes, or give the agent read-only tools")
+                .phase(u.phase.clone()),
+            );
+        }
+        if !tools.is_empty()
+            && !backend.supports_tools()
+            && once(Code::ToolsUnsupported, u.agent.clone())
+        {
+            out.push(
+                Diagnostic::new(
+                    Code::ToolsUnsupported,
+                    format!(
+                        "agent '{}' lists tools ({}) but backend '{b}' cannot use tools; they are ignored",
+                        u.agent,
+                        tools.join(", ")
+                    ),
+                )
+                .phase(u.phase.clone()),
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{Agent, BoxFuture, Cancel, Outcome, Request, ResolvedAgent};
+    use std::sync::Arc;
+
+    struct Fake {
+        cost: bool,
+        tokens: bool,
+        sandboxed: bool,
+        tools: bool,
+    }
+    impl Agent for Fake {
+        fn name(&self) -> &str {
+            "fake"
+        }
+        fn call<'a>(&'a self, _r: Request, _c: Cancel) -> BoxFuture<'a, Outcome> {
+            Box::pin(async { Outcome::ok("") })
+        }
+        fn reports_cost(&self) -> bool {
+            self.cost
+        }
+        fn reports_tokens(&self) -> bool {
+            self.tokens
+        }
+        fn sandboxed(&self) -> bool {
+            self.sandboxed
+        }
+        fn supports_tools(&self) -> bool {
+            self.tools
+        }
+    }
+
+    /// Agents: `cli` (tokens+cost, unsandboxed, tools), `http` (tokens only, no tools),
+    /// `bare` (nothing reported), `writer` (defined, with write tools); others missing.
+    struct TestRoster;
+    impl Roster for TestRoster {
+        fn resolve(&self, agent: &str) -> Result<ResolvedAgent, String> {
+            let (name, f, tools, defined) = match agent {
+                "cli" | "default" => (
+                    "cli",
+                    Fake {
+                        cost: true,
+                        tokens: true,
+                        sandboxed: false,
+                        tools: true,
+                    },
+                    vec![],
+                    true,
+                ),
+                "writer" => (
+                    "cli",
+                    Fake {
+                        cost: true,
+                        tokens: true,
+                        sandboxed: false,
+                        tools: true,
+                    },
+                    vec!["Read".into(), "Edit".into()],
+                    true,
+                ),
+                "http" => (
+                    "local",
+                    Fake {
+                        cost: false,
+                        tokens: true,
+                        sandboxed: true,
+                        tools: false,
+                    },
+                    vec!["read".into()],
+                    true,
+                ),
+                "bare" => (
+                    "mine",
+                    Fake {
+                        cost: false,
+                        tokens: false,
+                        sandboxed: false,
+                        tools: true,
+                    },
+                    vec![],
+                    false,
+                ),
+                _ => {
+                    return Err(format!(
+                        "no backend for agent '{agent}'. Checked: stuff. Fix: do things"
+                    ));
+                }
+            };
+            Ok(ResolvedAgent {
+                agent: agent.into(),
+                backend_name: name.into(),
+                backend: Arc::new(f),
+                system_prompt: String::new(),
+                model: None,
+                thinking: None,
+                tools,
+                defined,
+            })
+        }
+    }
+
+    fn use_(phase: &str, agent: &str, tools: &[&str]) -> AgentUse {
+        AgentUse {
+            phase: phase.into(),
+            agent: agent.into(),
+            tools: tools.iter().map(|t| t.to_string()).collect(),
+        }
+    }
+
+    fn codes(d: &[Diagnostic]) -> Vec<&str> {
+        d.iter().map(|d| d.code.as_str()).collect()
+    }
+
+    #[test]
+    fn each_condition() {
+        let uses = [
+            use_("a", "ghost", &[]),
+            use_("b", "ghost", &[]),
+            use_("c", "bare", &[]),
+            use_("d", "http", &[]),
+            use_("e", "writer", &[]),
+            use_("f", "cli", &["Bash"]),
+            use_("g", "default", &[]),
+        ];
+        let opts = PreflightOptions {
+            max_usd: Some(1.5),
+            max_tokens: Some(1000.0),
+            ..PreflightOptions::default()
+        };
+        let d = preflight(&TestRoster, &uses, &opts);
+        assert_eq!(
+            codes(&d),
+            [
+                "E0701", "W0701", "E0702", "E0702", "E0702", "W0702", "E0703", "E0703"
+            ]
+        );
+        assert_eq!(d[0].message, "no backend for agent 'ghost'. Checked: stuff");
+        assert_eq!(d[0].help.as_deref(), Some("do things"));
+        assert_eq!(d[0].phase.as_deref(), Some("a"));
+        assert!(d[2].message.contains("maxUSD $1.5") && d[2].message.contains("'mine'"));
+        assert!(d[3].message.contains("maxTokens 1000") && d[3].message.contains("'mine'"));
+        assert!(d[4].message.contains("maxUSD") && d[4].message.contains("'local'"));
+        assert!(d[5].message.contains("lists tools (read)"));
+        assert!(d[6].message.contains("(Read, Edit)") && d[6].phase.as_deref() == Some("e"));
+        assert!(d[7].message.contains("(Bash)"));
+
+        let allowed = PreflightOptions {
+            allow_writes: true,
+            dry_run: true,
+            ..opts
+        };
+        let d = preflight(&TestRoster, &uses, &allowed);
+        assert_eq!(codes(&d), ["W0701", "W0702"]);
+    }
+}

@@ -1,0 +1,565 @@
+//! The `agent-call` record (SPEC §9.8, §10.3) — one line of a run's journal and of a replay
+//! fixture — and the [`Recorder`] behind `--record FILE`.
+//!
+//! The journal and `--record` write the same shape, so a run's `journal.jsonl` can be replayed
+//! as it is:
+//!
+//! ```json
+//! {"type":"agent-call","ts":"2026-01-02T03:04:05.678Z","node":"audit#3","agent":"scout",
+//!  "promptSha256":"…","attempt":1,"backend":"claude","model":"claude-haiku-4-5","ok":true,
+//!  "output":"…","error":null,"usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,
+//!  "costUSD":0.0001,"turns":1},"stopReason":"completed","durationMs":1234,"prompt":"…"}
+//! ```
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+
+use super::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason, Usage};
+use crate::value::{Map, Value};
+
+/// One model call as the journal records it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentCallRecord {
+    /// RFC 3339 UTC with milliseconds, e.g. `2026-01-02T03:04:05.678Z`.
+    pub ts: String,
+    pub node: String,
+    pub agent: String,
+    /// Lowercase hex SHA-256 of the UTF-8 prompt (system prompt excluded).
+    pub prompt_sha256: String,
+    /// 1-based.
+    pub attempt: u32,
+    /// The backend's configured name (`claude`, `local`, `replay`, …).
+    pub backend: String,
+    pub model: Option<String>,
+    pub ok: bool,
+    pub output: String,
+    pub error: Option<String>,
+    pub usage: Usage,
+    pub stop_reason: StopReason,
+    pub duration_ms: u64,
+    /// The prompt itself: written by `--record`, optional in the journal.
+    pub prompt: Option<String>,
+}
+
+/// Lowercase hex SHA-256 of `prompt`'s UTF-8 bytes.
+pub fn prompt_sha256(prompt: &str) -> String {
+    hex(&Sha256::digest(prompt.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
+}
+
+/// `time` as RFC 3339 UTC with milliseconds (`2026-01-02T03:04:05.678Z`), the journal's `ts`.
+pub fn rfc3339_ms(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+    let secs = since.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+impl AgentCallRecord {
+    /// The record of one finished call, stamped now. `backend` is the configured backend name;
+    /// the model is the one the backend reported, else the one requested.
+    pub fn from_call(
+        request: &Request,
+        backend: &str,
+        outcome: &Outcome,
+        duration: Duration,
+        with_prompt: bool,
+    ) -> AgentCallRecord {
+        AgentCallRecord {
+            ts: rfc3339_ms(SystemTime::now()),
+            node: request.node.clone(),
+            agent: request.agent.clone(),
+            prompt_sha256: prompt_sha256(&request.prompt),
+            attempt: request.attempt,
+            backend: backend.to_owned(),
+            model: outcome.model.clone().or_else(|| request.model.clone()),
+            ok: outcome.is_ok(),
+            output: outcome.output.clone(),
+            error: outcome.error.clone(),
+            usage: outcome.usage,
+            stop_reason: outcome.stop,
+            duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            prompt: with_prompt.then(|| request.prompt.clone()),
+        }
+    }
+
+    /// The outcome this record replays: its output, usage, model, stop reason and error
+    /// (`ok:false` with a `completed` stop reason replays as `failed`).
+    pub fn to_outcome(&self) -> Outcome {
+        let mut o = Outcome::ok(self.output.clone());
+        o.usage = self.usage;
+        o.model = self.model.clone();
+        if !self.ok {
+            o.stop = match self.stop_reason {
+                StopReason::Completed => StopReason::Failed,
+                s => s,
+            };
+            o.error = Some(
+                self.error
+                    .clone()
+                    .unwrap_or_else(|| "replayed failure (the record has no error)".to_owned()),
+            );
+        }
+        o
+    }
+
+    /// The journal object, keys in the documented order; `prompt` only when present.
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::default();
+        let s = |v: &str| Value::String(v.to_owned());
+        let opt = |v: &Option<String>| v.as_deref().map_or(Value::Null, s);
+        m.insert("type".into(), s("agent-call"));
+        m.insert("ts".into(), s(&self.ts));
+        m.insert("node".into(), s(&self.node));
+        m.insert("agent".into(), s(&self.agent));
+        m.insert("promptSha256".into(), s(&self.prompt_sha256));
+        m.insert("attempt".into(), Value::Number(f64::from(self.attempt)));
+        m.insert("backend".into(), s(&self.backend));
+        m.insert("model".into(), opt(&self.model));
+        m.insert("ok".into(), Value::Bool(self.ok));
+        m.insert("output".into(), s(&self.output));
+        m.insert("error".into(), opt(&self.error));
+        m.insert("usage".into(), usage_to_value(&self.usage));
+        m.insert("stopReason".into(), s(self.stop_reason.as_str()));
+        m.insert("durationMs".into(), Value::Number(self.duration_ms as f64));
+        if let Some(p) = &self.prompt {
+            m.insert("prompt".into(), s(p));
+        }
+        Value::Object(m)
+    }
+
+    /// One compact JSON line, without the newline.
+    pub fn to_json_line(&self) -> String {
+        self.to_value().to_json()
+    }
+
+    /// Read a record back. Required: `type` = `agent-call`, `node`, `agent`, `ok`, and
+    /// `promptSha256` or `prompt` (the hash is computed from the prompt when absent; both
+    /// present must agree). Everything else defaults: `attempt` 1, `output` `""`, `usage`
+    /// zero with unknown cost, `stopReason` `completed`/`failed` after `ok`, the rest empty.
+    /// A present field of the wrong type is an error naming it.
+    pub fn from_value(v: &Value) -> Result<AgentCallRecord, String> {
+        let o = v.as_object().ok_or("not a JSON object")?;
+        match o.get("type") {
+            Some(Value::String(t)) if t == "agent-call" => {}
+            Some(Value::String(t)) => return Err(format!("type is '{t}', not 'agent-call'")),
+            _ => return Err("missing \"type\": \"agent-call\"".into()),
+        }
+        let prompt = opt_str(o, "prompt")?;
+        let sha = match (opt_str(o, "promptSha256")?, &prompt) {
+            (Some(h), p) => {
+                let h = h.to_ascii_lowercase();
+                if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(format!(
+                        "\"promptSha256\" must be 64 hex digits, found '{h}'"
+                    ));
+                }
+                if let Some(p) = p
+                    && prompt_sha256(p) != h
+                {
+                    return Err("\"promptSha256\" does not match \"prompt\"".into());
+                }
+                h
+            }
+            (None, Some(p)) => prompt_sha256(p),
+            (None, None) => return Err("missing \"promptSha256\" (or \"prompt\")".into()),
+        };
+        let ok = match o.get("ok") {
+            Some(Value::Bool(b)) => *b,
+            Some(other) => return Err(wrong("ok", "a boolean", other)),
+            None => return Err("missing \"ok\"".into()),
+        };
+        let stop_reason = match opt_str(o, "stopReason")? {
+            Some(s) => StopReason::parse(&s).ok_or_else(|| {
+                format!("unknown \"stopReason\" '{s}' (expected completed, failed, idle-timeout, wall-timeout, cancelled, protocol-error, permission-denied or backend-missing)")
+            })?,
+            None if ok => StopReason::Completed,
+            None => StopReason::Failed,
+        };
+        let usage = match o.get("usage") {
+            None | Some(Value::Null) => Usage::default(),
+            Some(Value::Object(u)) => Usage {
+                input: count(u, "usage.input", "input")?,
+                output: count(u, "usage.output", "output")?,
+                cache_read: count(u, "usage.cacheRead", "cacheRead")?,
+                cache_write: count(u, "usage.cacheWrite", "cacheWrite")?,
+                cost_usd: match u.get("costUSD") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::Number(n)) if n.is_finite() && *n >= 0.0 => Some(*n),
+                    Some(other) => {
+                        return Err(wrong("usage.costUSD", "a number or null", other));
+                    }
+                },
+                turns: u32::try_from(count(u, "usage.turns", "turns")?).unwrap_or(u32::MAX),
+            },
+            Some(other) => return Err(wrong("usage", "an object", other)),
+        };
+        Ok(AgentCallRecord {
+            ts: opt_str(o, "ts")?.unwrap_or_default(),
+            node: req_str(o, "node")?,
+            agent: req_str(o, "agent")?,
+            prompt_sha256: sha,
+            attempt: match o.get("attempt") {
+                None | Some(Value::Null) => 1,
+                Some(_) => u32::try_from(count(o, "attempt", "attempt")?).unwrap_or(u32::MAX),
+            },
+            backend: opt_str(o, "backend")?.unwrap_or_default(),
+            model: opt_str(o, "model")?,
+            ok,
+            output: opt_str(o, "output")?.unwrap_or_default(),
+            error: opt_str(o, "error")?,
+            usage,
+            stop_reason,
+            duration_ms: count(o, "durationMs", "durationMs")?,
+            prompt,
+        })
+    }
+}
+
+fn usage_to_value(u: &Usage) -> Value {
+    let mut m = Map::default();
+    m.insert("input".into(), Value::Number(u.input as f64));
+    m.insert("output".into(), Value::Number(u.output as f64));
+    m.insert("cacheRead".into(), Value::Number(u.cache_read as f64));
+    m.insert("cacheWrite".into(), Value::Number(u.cache_write as f64));
+    m.insert(
+        "costUSD".into(),
+        u.cost_usd.map_or(Value::Null, Value::Number),
+    );
+    m.insert("turns".into(), Value::Number(f64::from(u.turns)));
+    Value::Object(m)
+}
+
+fn wrong(field: &str, expected: &str, found: &Value) -> String {
+    format!(
+        "\"{field}\" must be {expected}, found {}",
+        found.type_name()
+    )
+}
+
+fn req_str(o: &Map, key: &str) -> Result<String, String> {
+    opt_str(o, key)?.ok_or_else(|| format!("missing \"{key}\""))
+}
+
+fn opt_str(o: &Map, key: &str) -> Result<Option<String>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(wrong(key, "a string", other)),
+    }
+}
+
+/// A non-negative whole number (absent or null ⇒ 0).
+fn count(o: &Map, field: &str, key: &str) -> Result<u64, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(0),
+        Some(Value::Number(n)) if *n >= 0.0 && n.fract() == 0.0 && *n <= u64::MAX as f64 => {
+            Ok(*n as u64)
+        }
+        Some(other) => Err(wrong(field, "a non-negative whole number", other)),
+    }
+}
+
+/// An append-only JSONL file shared by every [`Recorder`] of a run: each record is written
+/// as one line with a single `write` under a lock, then flushed, so concurrent calls never
+/// interleave.
+#[derive(Debug)]
+pub struct RecordSink {
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+impl RecordSink {
+    /// Open `path` for appending, creating it (not its directory) when missing.
+    pub fn open(path: &Path) -> Result<RecordSink, String> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("cannot open record file '{}': {e}", path.display()))?;
+        Ok(RecordSink {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Append one record as a line and flush it.
+    pub fn append(&self, record: &AgentCallRecord) -> Result<(), String> {
+        let mut line = record.to_json_line();
+        line.push('\n');
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        file.write_all(line.as_bytes())
+            .and_then(|()| file.flush())
+            .map_err(|e| format!("cannot write record file '{}': {e}", self.path.display()))
+    }
+}
+
+/// `--record FILE`: wraps a backend and appends an `agent-call` record (prompt included) per
+/// call. A failed write does not fail the call; it adds a warning to the outcome.
+pub struct Recorder {
+    inner: Arc<dyn Agent>,
+    backend_name: String,
+    sink: Arc<RecordSink>,
+}
+
+impl Recorder {
+    /// `backend_name` is what the records' `backend` field says (the configured name).
+    pub fn new(
+        inner: Arc<dyn Agent>,
+        backend_name: impl Into<String>,
+        sink: Arc<RecordSink>,
+    ) -> Recorder {
+        Recorder {
+            inner,
+            backend_name: backend_name.into(),
+            sink,
+        }
+    }
+}
+
+impl Agent for Recorder {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn call<'a>(&'a self, request: Request, cancel: Cancel) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let start = Instant::now();
+            let mut outcome = self.inner.call(request.clone(), cancel).await;
+            let record = AgentCallRecord::from_call(
+                &request,
+                &self.backend_name,
+                &outcome,
+                start.elapsed(),
+                true,
+            );
+            if let Err(e) = self.sink.append(&record) {
+                outcome.warnings.push(e);
+            }
+            outcome
+        })
+    }
+
+    fn reports_tokens(&self) -> bool {
+        self.inner.reports_tokens()
+    }
+
+    fn reports_cost(&self) -> bool {
+        self.inner.reports_cost()
+    }
+
+    fn sandboxed(&self) -> bool {
+        self.inner.sandboxed()
+    }
+
+    fn supports_tools(&self) -> bool {
+        self.inner.supports_tools()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::agent::{Purpose, ToolPolicy};
+    use crate::value::parse_json;
+
+    pub(crate) fn request(node: &str, agent: &str, prompt: &str) -> Request {
+        Request {
+            run_id: "run-1".into(),
+            phase_id: node.split(['#', '@']).next().unwrap_or(node).into(),
+            node: node.into(),
+            attempt: 1,
+            agent: agent.into(),
+            system_prompt: String::new(),
+            prompt: prompt.into(),
+            model: None,
+            thinking: None,
+            tools: ToolPolicy::Default,
+            cwd: PathBuf::from("."),
+            idle_timeout: None,
+            wall_timeout: None,
+            purpose: Purpose::Task,
+            iteration: None,
+            item_index: None,
+            json_stub: None,
+        }
+    }
+
+    pub(crate) fn sample() -> AgentCallRecord {
+        AgentCallRecord {
+            ts: "2026-01-02T03:04:05.678Z".into(),
+            node: "audit#3".into(),
+            agent: "scout".into(),
+            prompt_sha256: prompt_sha256("hello"),
+            attempt: 2,
+            backend: "local".into(),
+            model: Some("qwen".into()),
+            ok: true,
+            output: "answer \"quoted\"\n".into(),
+            error: None,
+            usage: Usage {
+                input: 10,
+                output: 5,
+                cache_read: 3,
+                cache_write: 0,
+                cost_usd: Some(0.25),
+                turns: 1,
+            },
+            stop_reason: StopReason::Completed,
+            duration_ms: 1234,
+            prompt: Some("hello".into()),
+        }
+    }
+
+    #[test]
+    fn sha256_is_lowercase_hex() {
+        assert_eq!(
+            prompt_sha256("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(rfc3339_ms(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_709_210_096_789); // a leap day
+        assert_eq!(rfc3339_ms(t), "2024-02-29T12:34:56.789Z");
+        let t = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(rfc3339_ms(t), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn round_trip_and_key_order() {
+        let r = sample();
+        let line = r.to_json_line();
+        assert!(line.starts_with(
+            r#"{"type":"agent-call","ts":"2026-01-02T03:04:05.678Z","node":"audit#3","agent":"scout","promptSha256":""#
+        ));
+        assert!(line.contains(r#""usage":{"input":10,"output":5,"cacheRead":3,"cacheWrite":0,"costUSD":0.25,"turns":1},"stopReason":"completed","durationMs":1234,"prompt":"hello"}"#), "{line}");
+        let back = AgentCallRecord::from_value(&parse_json(&line).unwrap()).unwrap();
+        assert_eq!(back, r);
+
+        let mut f = sample();
+        f.ok = false;
+        f.prompt = None;
+        f.error = Some("HTTP 500: boom".into());
+        f.stop_reason = StopReason::Failed;
+        f.usage.cost_usd = None;
+        let line = f.to_json_line();
+        assert!(line.contains(r#""costUSD":null"#) && !line.contains("\"prompt\""));
+        assert_eq!(
+            AgentCallRecord::from_value(&parse_json(&line).unwrap()).unwrap(),
+            f
+        );
+    }
+
+    #[test]
+    fn lenient_defaults_and_clear_errors() {
+        let v =
+            parse_json(r#"{"type":"agent-call","node":"a","agent":"b","ok":false,"prompt":"p"}"#)
+                .unwrap();
+        let r = AgentCallRecord::from_value(&v).unwrap();
+        assert_eq!(r.prompt_sha256, prompt_sha256("p"));
+        assert_eq!((r.attempt, r.stop_reason), (1, StopReason::Failed));
+        let o = r.to_outcome();
+        assert_eq!(o.stop, StopReason::Failed);
+        assert!(o.error.is_some());
+
+        let err = |s: &str| AgentCallRecord::from_value(&parse_json(s).unwrap()).unwrap_err();
+        assert_eq!(err("[]"), "not a JSON object");
+        assert!(
+            err(r#"{"type":"agent-call","node":"a","agent":"b","ok":true}"#)
+                .contains("promptSha256")
+        );
+        assert!(
+            err(r#"{"type":"agent-call","node":"a","agent":"b","ok":"yes","prompt":"p"}"#)
+                .contains("\"ok\" must be a boolean")
+        );
+        assert!(err(r#"{"type":"agent-call","node":"a","agent":"b","ok":true,"prompt":"p","usage":{"input":-1}}"#).contains("usage.input"));
+        assert!(err(r#"{"type":"agent-call","node":"a","agent":"b","ok":true,"prompt":"p","promptSha256":"00"}"#).contains("64 hex"));
+        assert!(err(r#"{"type":"agent-call","node":"a","agent":"b","ok":true,"prompt":"p","stopReason":"done"}"#).contains("stopReason"));
+    }
+
+    struct Echo;
+    impl Agent for Echo {
+        fn name(&self) -> &str {
+            "echo"
+        }
+        fn call<'a>(&'a self, request: Request, _cancel: Cancel) -> BoxFuture<'a, Outcome> {
+            Box::pin(async move { Outcome::ok(format!("echo {}", request.prompt)) })
+        }
+    }
+
+    #[test]
+    fn recorder_appends_one_line_per_call_concurrently() {
+        let dir = crate::agent::test_dir("recorder");
+        let path = dir.join("rec.jsonl");
+        let sink = Arc::new(RecordSink::open(&path).unwrap());
+        let rec = Arc::new(Recorder::new(Arc::new(Echo), "mine", sink));
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let rec = rec.clone();
+                std::thread::spawn(move || {
+                    for j in 0..25 {
+                        let req = request(&format!("n#{i}"), "a", &format!("p{i}-{j}"));
+                        let o = smol::block_on(rec.call(req, Cancel::never()));
+                        assert!(o.warnings.is_empty());
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<_> = text.lines().collect();
+        assert_eq!(lines.len(), 200);
+        for l in lines {
+            let r = AgentCallRecord::from_value(&parse_json(l).unwrap()).unwrap();
+            assert_eq!(r.backend, "mine");
+            assert_eq!(r.output, format!("echo {}", r.prompt.as_deref().unwrap()));
+            assert_eq!(r.prompt_sha256, prompt_sha256(r.prompt.as_deref().unwrap()));
+        }
+        std::fs::remove_dir_all(dir).ok();
+    }
+}
