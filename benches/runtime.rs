@@ -11,8 +11,10 @@ fn main() {
 }
 
 fn interpreter() -> Interpreter {
-    Interpreter::with_agent(FnAgent::new("instant", |_| Outcome::ok("ok")))
-        .options(RunOptions { concurrency: Some(64), ..RunOptions::default() })
+    Interpreter::with_agent(FnAgent::new("instant", |_| Outcome::ok("ok"))).options(RunOptions {
+        concurrency: Some(64),
+        ..RunOptions::default()
+    })
 }
 
 const MAP_FLOW: &str = r#"{"name": "bench-map", "args": {"files": {"description": "items to audit"}}, "phases": [
@@ -37,7 +39,10 @@ fn chain_flow(n: usize) -> String {
             _ => format!(r#"{{"id": "p{i}", "dependsOn": ["p{}"], "task": "Continue from {{previous.output}}"}}"#, i - 1),
         })
         .collect();
-    format!(r#"{{"name": "bench-chain", "phases": [{}]}}"#, phases.join(","))
+    format!(
+        r#"{{"name": "bench-chain", "phases": [{}]}}"#,
+        phases.join(",")
+    )
 }
 
 #[divan::bench(args = [1_000, 10_000, 100_000], sample_count = 5)]
@@ -45,8 +50,24 @@ fn map_items(b: Bencher, items: usize) {
     let args = map_args(items);
     let interp = interpreter();
     b.bench(|| {
-        let r = interp.eval_text("bench-map", black_box(MAP_FLOW), args.clone()).expect("runs");
+        let r = interp
+            .eval_text("bench-map", black_box(MAP_FLOW), args.clone())
+            .expect("runs");
         assert_eq!(r.status, RunStatus::Completed);
+    });
+}
+
+/// The static check alone, to subtract from `chain_phases` for the coordinator's own cost.
+#[divan::bench(args = [1_000, 10_000], sample_count = 5)]
+fn chain_check_only(b: Bencher, n: usize) {
+    let flow = chain_flow(n);
+    b.bench(|| {
+        let checked = tfc::check::check_source(
+            black_box(&flow),
+            &tfc::flow::LowerOptions::default(),
+            &tfc::check::CheckOptions::default(),
+        );
+        assert!(!checked.has_errors());
     });
 }
 
@@ -55,7 +76,9 @@ fn chain_phases(b: Bencher, n: usize) {
     let flow = chain_flow(n);
     let interp = interpreter();
     b.bench(|| {
-        let r = interp.eval_text("bench-chain", black_box(&flow), Map::default()).expect("runs");
+        let r = interp
+            .eval_text("bench-chain", black_box(&flow), Map::default())
+            .expect("runs");
         assert_eq!(r.status, RunStatus::Completed);
     });
 }

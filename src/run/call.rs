@@ -8,13 +8,12 @@ use smol::Timer;
 
 use super::contract::{check_output, violation_error};
 use super::ctx::Shared;
-use super::record::now;
 use super::verdict::is_transient;
 use crate::agent::{
-    Cancel, CancelSource, Outcome, Purpose, Request, StopReason, ToolPolicy, Usage,
+    AgentCallRecord, Cancel, CancelSource, Outcome, Purpose, Request, StopReason, ToolPolicy,
+    Usage, is_replay_miss,
 };
 use crate::flow::{Contract, Phase};
-use crate::value::{Map, Value};
 
 /// How long a backend may keep running after it was told to stop.
 const STOP_GRACE: Duration = Duration::from_millis(5500);
@@ -101,11 +100,14 @@ pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult 
         result.error = Some(format!("no backend for agent '{}'", spec.agent));
         return result;
     };
-    let model = phase
-        .model
-        .as_ref()
-        .map(|m| m.value.clone())
-        .or_else(|| resolved.model.clone());
+    let model = match phase.model.as_ref().map(|m| sh.roster.role_model(&m.value)) {
+        Some(Ok(m)) => Some(m),
+        Some(Err(warning)) => {
+            result.warnings.push(warning);
+            resolved.model.clone()
+        }
+        None => resolved.model.clone(),
+    };
     let thinking = phase
         .thinking
         .as_ref()
@@ -144,6 +146,7 @@ pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult 
             json_stub: json_stub.clone(),
         };
         let started = Instant::now();
+        let journal_request = sh.journaling.then(|| request.clone());
         let mut outcome = attempt(
             sh,
             resolved.backend.as_ref(),
@@ -170,16 +173,16 @@ pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult 
             outcome.stop = StopReason::Failed;
             contract_failed = true;
         }
-        sh.journal_with(|| agent_call_record(
-            &sh.node(&spec.node),
-            spec.agent,
-            &spec.prompt,
-            k + 1,
-            &resolved.backend_name,
-            result.model.as_deref(),
-            &outcome,
-            started.elapsed(),
-        ));
+        if let Some(req) = &journal_request {
+            let rec = AgentCallRecord::from_call(
+                req,
+                &resolved.backend_name,
+                &outcome,
+                started.elapsed(),
+                true,
+            );
+            sh.journal(rec.to_value());
+        }
         result.output = outcome.output.clone();
         if outcome.is_ok() {
             result.ok = true;
@@ -205,11 +208,7 @@ pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult 
             }
             _ => {}
         }
-        if outcome
-            .error
-            .as_deref()
-            .is_some_and(|e| e.starts_with("replay: no fixture"))
-        {
+        if is_replay_miss(&outcome) {
             return result;
         }
         if sh.meter.over().is_some() {
@@ -323,46 +322,4 @@ async fn attempt(
         }
     }
     outcome
-}
-
-/// The journal's `agent-call` record (SPEC §9.8, §10.3); also the replay fixture format.
-#[allow(clippy::too_many_arguments)]
-pub fn agent_call_record(
-    node: &str,
-    agent: &str,
-    prompt: &str,
-    attempt: u32,
-    backend: &str,
-    model: Option<&str>,
-    outcome: &Outcome,
-    duration: Duration,
-) -> Value {
-    use sha2::{Digest, Sha256};
-    let sha: String = Sha256::digest(prompt.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let mut o = Map::default();
-    o.insert("type".into(), Value::from("agent-call"));
-    o.insert("ts".into(), Value::from(now()));
-    o.insert("node".into(), Value::from(node));
-    o.insert("agent".into(), Value::from(agent));
-    o.insert("promptSha256".into(), Value::from(sha));
-    o.insert("attempt".into(), Value::Number(attempt as f64));
-    o.insert("backend".into(), Value::from(backend));
-    o.insert("model".into(), model.map_or(Value::Null, Value::from));
-    o.insert("ok".into(), Value::Bool(outcome.is_ok()));
-    o.insert("output".into(), Value::from(outcome.output.as_str()));
-    o.insert(
-        "error".into(),
-        outcome.error.as_deref().map_or(Value::Null, Value::from),
-    );
-    o.insert("usage".into(), super::record::usage_value(&outcome.usage));
-    o.insert("stopReason".into(), Value::from(outcome.stop.as_str()));
-    o.insert(
-        "durationMs".into(),
-        Value::Number(duration.as_millis() as f64),
-    );
-    o.insert("prompt".into(), Value::from(prompt));
-    Value::Object(o)
 }

@@ -229,18 +229,20 @@ impl Coordinator {
         self.running += 1;
         let sh = self.sh.clone();
         let rec = self.recs[i].clone();
-        sh.executor.clone().spawn(async move {
-            let tx = sh.events.clone();
-            let (record, halt) = execute(sh, i, scope, rec, 0).await;
-            let _ = tx
-                .send(Event::Finished {
-                    phase: i,
-                    record: Box::new(record),
-                    halt,
-                })
-                .await;
-        })
-        .detach();
+        sh.executor
+            .clone()
+            .spawn(async move {
+                let tx = sh.events.clone();
+                let (record, halt) = execute(sh, i, scope, rec, 0).await;
+                let _ = tx
+                    .send(Event::Finished {
+                        phase: i,
+                        record: Box::new(record),
+                        halt,
+                    })
+                    .await;
+            })
+            .detach();
     }
 
     /// What phase `i` can see now.

@@ -102,13 +102,6 @@ impl Shared {
         let _ = self.events.try_send(Event::Journal(record));
     }
 
-    /// Build and send a journal record only when the run keeps a journal.
-    pub fn journal_with(&self, make: impl FnOnce() -> Value) {
-        if self.journaling {
-            self.journal(make());
-        }
-    }
-
     pub fn node(&self, local: &str) -> String {
         format!("{}{local}", self.node_prefix)
     }

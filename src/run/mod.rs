@@ -219,7 +219,16 @@ impl Interpreter {
             executor: executor.clone(),
         };
         // Workers run on this run's own executor, driven right here: one thread, no hand-offs.
-        let run = run_flow(Arc::new(flow), agents, args, &self.opts, self.roster.clone(), parent, cwd, def);
+        let run = run_flow(
+            Arc::new(flow),
+            agents,
+            args,
+            &self.opts,
+            self.roster.clone(),
+            parent,
+            cwd,
+            def,
+        );
         Ok(executor.run(run).await)
     }
 }

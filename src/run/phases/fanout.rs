@@ -84,42 +84,45 @@ async fn run_items(
             let sh: Arc<Shared> = ex.sh.clone();
             let phase_index = ex.index;
             let tx = tx.clone();
-            ex.sh.executor.clone().spawn(async move {
-                let phase = &sh.flow.phases[phase_index];
-                let contract = if phase.output == OutputMode::Json {
-                    phase.expect.as_ref()
-                } else {
-                    None
-                };
-                let r = call(
-                    &sh,
-                    phase,
-                    CallSpec {
-                        node: format!("{}#{}", phase.id, spec.index),
-                        agent: &spec.agent,
-                        prompt: spec.prompt,
-                        purpose: Purpose::Task,
-                        iteration: None,
-                        item_index: Some(spec.index),
-                        contract,
-                        cancel: None,
-                    },
-                )
-                .await;
-                let item = ItemDone {
-                    index: spec.index,
-                    agent: spec.agent,
-                    status: if r.ok {
-                        PhaseStatus::Done
+            ex.sh
+                .executor
+                .clone()
+                .spawn(async move {
+                    let phase = &sh.flow.phases[phase_index];
+                    let contract = if phase.output == OutputMode::Json {
+                        phase.expect.as_ref()
                     } else {
-                        PhaseStatus::Failed
-                    },
-                    output: r.output.clone(),
-                    error: r.error.clone(),
-                };
-                let _ = tx.send((item, r)).await;
-            })
-            .detach();
+                        None
+                    };
+                    let r = call(
+                        &sh,
+                        phase,
+                        CallSpec {
+                            node: format!("{}#{}", phase.id, spec.index),
+                            agent: &spec.agent,
+                            prompt: spec.prompt,
+                            purpose: Purpose::Task,
+                            iteration: None,
+                            item_index: Some(spec.index),
+                            contract,
+                            cancel: None,
+                        },
+                    )
+                    .await;
+                    let item = ItemDone {
+                        index: spec.index,
+                        agent: spec.agent,
+                        status: if r.ok {
+                            PhaseStatus::Done
+                        } else {
+                            PhaseStatus::Failed
+                        },
+                        output: r.output.clone(),
+                        error: r.error.clone(),
+                    };
+                    let _ = tx.send((item, r)).await;
+                })
+                .detach();
         }
         if running == 0 {
             continue;

@@ -34,26 +34,29 @@ pub async fn run(ex: &mut Exec<'_>) {
         let sh = ex.sh.clone();
         let index = ex.index;
         let tx = tx.clone();
-        ex.sh.executor.clone().spawn(async move {
-            let phase = &sh.flow.phases[index];
-            let r = call(
-                &sh,
-                phase,
-                CallSpec {
-                    node: format!("{}#{i}", phase.id),
-                    agent: &agent,
-                    prompt,
-                    purpose: Purpose::Task,
-                    iteration: None,
-                    item_index: Some(i),
-                    contract: None,
-                    cancel: Some(token),
-                },
-            )
-            .await;
-            let _ = tx.send((i, r)).await;
-        })
-        .detach();
+        ex.sh
+            .executor
+            .clone()
+            .spawn(async move {
+                let phase = &sh.flow.phases[index];
+                let r = call(
+                    &sh,
+                    phase,
+                    CallSpec {
+                        node: format!("{}#{i}", phase.id),
+                        agent: &agent,
+                        prompt,
+                        purpose: Purpose::Task,
+                        iteration: None,
+                        item_index: Some(i),
+                        contract: None,
+                        cancel: Some(token),
+                    },
+                )
+                .await;
+                let _ = tx.send((i, r)).await;
+            })
+            .detach();
     }
     drop(tx);
     let mut results: Vec<Option<CallResult>> = (0..n).map(|_| None).collect();
