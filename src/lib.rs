@@ -16,6 +16,7 @@ pub mod eval;
 pub mod flow;
 pub mod json;
 pub mod project;
+pub mod report;
 pub mod source;
 pub mod syntax;
 pub mod value;
