@@ -1,14 +1,16 @@
 //! The phase graph as indices: edges `dependsOn ∪ from` resolved to phase positions, built once
 //! and shared by every check. All traversals are iterative (flows may hold 100 000 phases).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+use foldhash::fast::RandomState;
 
 use crate::flow::Flow;
 
 /// Phase `i`'s dependencies and dependents by index; unknown ids are left out (the DAG check
 /// reports them).
 pub struct Graph {
-    pub ids: HashMap<String, usize>,
+    pub ids: HashMap<String, usize, RandomState>,
     /// `deps[i]`: the phases `i` depends on (dependsOn first, then from, de-duplicated).
     pub deps: Vec<Vec<usize>>,
     /// `dependents[i]`: the phases that depend on `i`.
@@ -19,7 +21,7 @@ pub struct Graph {
 
 impl Graph {
     pub fn new(flow: &Flow) -> Graph {
-        let mut ids = HashMap::with_capacity(flow.phases.len());
+        let mut ids = HashMap::with_capacity_and_hasher(flow.phases.len(), RandomState::default());
         for (i, p) in flow.phases.iter().enumerate() {
             ids.entry(p.id.clone()).or_insert(i);
         }
@@ -93,11 +95,11 @@ pub fn ancestors(graph: &Graph, queries: &[(usize, usize)]) -> Vec<bool> {
         pos[v] = k;
     }
     // Targets needing a search, each with a bit slot.
-    let mut slot: HashMap<usize, usize> = HashMap::new();
+    let mut slot: HashMap<usize, usize, RandomState> = HashMap::default();
     let mut targets: Vec<usize> = Vec::new();
     let mut pending: Vec<usize> = Vec::new();
     // Direct edges of the askers, each asker's dependencies added once.
-    let mut direct: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
+    let mut direct: HashSet<(usize, usize), RandomState> = HashSet::default();
     let mut asked = vec![false; graph.len()];
     for &(_, b) in queries {
         if !std::mem::replace(&mut asked[b], true) {

@@ -3,6 +3,8 @@
 //! field with a problem is left at its default and listed in `Phase::invalid`, so later checks
 //! do not pile follow-on errors on top.
 
+use std::hash::BuildHasher;
+
 use indexmap::IndexMap;
 
 use super::fields::{ObjectKind, THINKING, field_name, fields_of};
@@ -58,7 +60,9 @@ pub fn lower(root: &Node, opts: &LowerOptions) -> Lowered {
     }
 }
 
-type Fields<'a> = IndexMap<&'static str, &'a Member>;
+/// An object's known members by field name. Phases are looked up ~50 times each, so the map
+/// uses a fast hasher; the helpers shared with `shorthand.rs` take any hasher.
+type Fields<'a, S = foldhash::fast::RandomState> = IndexMap<&'static str, &'a Member, S>;
 
 /// The fields of §2.1; the rest of the flow table belongs to the shorthand forms.
 const SHORTHAND_ONLY: &[&str] = &[
@@ -118,9 +122,11 @@ impl Lowerer {
             Some(m) if matches!(m.value.kind, Kind::Array(_)) => None,
             _ => shorthand::detect(members),
         };
-        let fields = self.fields(members, ObjectKind::Flow, |key| {
-            shorthand.is_none() && phases_member.is_some() && SHORTHAND_ONLY.contains(&key)
-        });
+        // The flow's own fields are shared with `shorthand.rs`, whose map keeps the std hasher.
+        let fields: Fields<'_, std::hash::RandomState> =
+            self.fields(members, ObjectKind::Flow, |key| {
+                shorthand.is_none() && phases_member.is_some() && SHORTHAND_ONLY.contains(&key)
+            });
         let mut flow = empty_flow(root.span);
         flow.shorthand = shorthand;
         self.flow_fields(&mut flow, &fields);
@@ -159,7 +165,7 @@ impl Lowerer {
         }
     }
 
-    fn flow_fields(&mut self, flow: &mut Flow, f: &Fields<'_>) {
+    fn flow_fields<S: BuildHasher>(&mut self, flow: &mut Flow, f: &Fields<'_, S>) {
         if let Some(name) = self.string(f, "name") {
             if name.value.is_empty() {
                 self.push(
@@ -200,13 +206,13 @@ impl Lowerer {
 
     /// Check an object's keys against its closed field set; return the known members by name.
     /// `misplaced` marks known keys that are not allowed in this context.
-    pub(super) fn fields<'a>(
+    pub(super) fn fields<'a, S: BuildHasher + Default>(
         &mut self,
         members: &'a [Member],
         kind: ObjectKind,
         misplaced: impl Fn(&str) -> bool,
-    ) -> Fields<'a> {
-        let mut out = Fields::new();
+    ) -> Fields<'a, S> {
+        let mut out = Fields::default();
         for m in members {
             let key = m.key.value.as_str();
             match field_name(kind, key) {
@@ -301,7 +307,11 @@ impl Lowerer {
         );
     }
 
-    pub(super) fn string(&mut self, f: &Fields<'_>, name: &str) -> Option<Field<String>> {
+    pub(super) fn string<S: BuildHasher>(
+        &mut self,
+        f: &Fields<'_, S>,
+        name: &str,
+    ) -> Option<Field<String>> {
         let m = f.get(name)?;
         match &m.value.kind {
             Kind::String(s) => Some(Field::new(s.value.clone(), m.key.span, m.value.span)),
@@ -312,9 +322,9 @@ impl Lowerer {
         }
     }
 
-    pub(super) fn str_node<'a>(
+    pub(super) fn str_node<'a, S: BuildHasher>(
         &mut self,
-        f: &Fields<'a>,
+        f: &Fields<'a, S>,
         name: &str,
     ) -> Option<(&'a Member, &'a Str)> {
         let m = *f.get(name)?;
@@ -327,11 +337,15 @@ impl Lowerer {
         }
     }
 
-    pub(super) fn text(&mut self, f: &Fields<'_>, name: &str) -> Option<Text> {
+    pub(super) fn text<S: BuildHasher>(&mut self, f: &Fields<'_, S>, name: &str) -> Option<Text> {
         self.str_node(f, name).map(|(_, s)| Text::new(s.clone()))
     }
 
-    pub(super) fn boolean(&mut self, f: &Fields<'_>, name: &str) -> Option<bool> {
+    pub(super) fn boolean<S: BuildHasher>(
+        &mut self,
+        f: &Fields<'_, S>,
+        name: &str,
+    ) -> Option<bool> {
         let m = f.get(name)?;
         match m.value.kind {
             Kind::Bool(b) => Some(b),
@@ -342,7 +356,11 @@ impl Lowerer {
         }
     }
 
-    pub(super) fn number(&mut self, f: &Fields<'_>, name: &str) -> Option<Field<f64>> {
+    pub(super) fn number<S: BuildHasher>(
+        &mut self,
+        f: &Fields<'_, S>,
+        name: &str,
+    ) -> Option<Field<f64>> {
         let m = f.get(name)?;
         match m.value.kind {
             Kind::Number(n) => Some(Field::new(n, m.key.span, m.value.span)),
@@ -372,9 +390,9 @@ impl Lowerer {
         }
     }
 
-    pub(super) fn one_of<T: Copy>(
+    pub(super) fn one_of<T: Copy, S: BuildHasher>(
         &mut self,
-        f: &Fields<'_>,
+        f: &Fields<'_, S>,
         name: &str,
         table: &[(&str, T)],
     ) -> Option<T> {
@@ -455,7 +473,7 @@ impl Lowerer {
         Some(out)
     }
 
-    fn idle_timeout(&mut self, f: &Fields<'_>) -> Option<Field<f64>> {
+    fn idle_timeout<S: BuildHasher>(&mut self, f: &Fields<'_, S>) -> Option<Field<f64>> {
         let n = self.number(f, "idleTimeout")?;
         let v = n.value;
         if v < 0.0 || !v.is_finite() || (v > 0.0 && v < 1000.0) {
@@ -494,7 +512,7 @@ impl Lowerer {
             arg,
             "an argument spec object ({\"type\": …, \"default\": …})",
         )?;
-        let f = self.fields(members, ObjectKind::ArgSpec, |_| false);
+        let f: Fields<'_> = self.fields(members, ObjectKind::ArgSpec, |_| false);
         let ty = self.one_of(
             &f,
             "type",
@@ -606,7 +624,7 @@ impl Lowerer {
 
     fn budget(&mut self, m: &Member) -> Option<Field<Budget>> {
         let members = self.object_members(m, "an object {\"maxUSD\"?: n, \"maxTokens\"?: n}")?;
-        let f = self.fields(members, ObjectKind::Budget, |_| false);
+        let f: Fields<'_> = self.fields(members, ObjectKind::Budget, |_| false);
         let mut b = Budget::default();
         for (key, slot) in [("maxUSD", &mut b.max_usd), ("maxTokens", &mut b.max_tokens)] {
             if let Some(n) = self.number(&f, key) {
@@ -625,14 +643,16 @@ impl Lowerer {
         let Kind::Array(items) = &node.kind else {
             return Vec::new();
         };
-        items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, item)| self.phase(item, i))
-            .collect()
+        // Phases are large: reserve once instead of moving them on every doubling.
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            self.phase(item, i, &mut out);
+        }
+        out
     }
 
-    fn phase(&mut self, node: &Node, index: usize) -> Option<Phase> {
+    /// One phase, lowered in place at the end of `out` (phases are large: no moves).
+    fn phase(&mut self, node: &Node, index: usize, out: &mut Vec<Phase>) {
         let Kind::Object(members) = &node.kind else {
             self.push(
                 Diagnostic::new(
@@ -646,9 +666,9 @@ impl Lowerer {
                 .at(node.span)
                 .help("write {\"id\": \"…\", \"task\": \"…\"}"),
             );
-            return None;
+            return;
         };
-        let f = self.fields(members, ObjectKind::Phase, |_| false);
+        let f: Fields<'_> = self.fields(members, ObjectKind::Phase, |_| false);
         let (id, id_span) = match f.get("id").map(|m| (&m.value.kind, m)) {
             Some((Kind::String(s), m)) if !s.value.is_empty() => (s.value.clone(), m.value.span),
             other => {
@@ -661,7 +681,7 @@ impl Lowerer {
                     .at(span)
                     .help("give every phase a unique id such as \"review\""),
                 );
-                return None;
+                return;
             }
         };
         if id.contains('_') {
@@ -676,7 +696,8 @@ impl Lowerer {
                     )),
             );
         }
-        let mut p = Phase::new(id.clone(), id_span, node.span, PhaseType::Agent);
+        out.push(Phase::new(id.clone(), id_span, node.span, PhaseType::Agent));
+        let Some(p) = out.last_mut() else { return };
         p.written = f.iter().map(|(k, m)| (*k, m.key.span)).collect();
         if let Some(m) = f.get("type") {
             p.ty_span = Some(m.value.span);
@@ -706,11 +727,10 @@ impl Lowerer {
             }
         }
         let before = self.diags.len();
-        self.phase_fields(&mut p, &f);
+        self.phase_fields(p, &f);
         for d in &mut self.diags[before..] {
             d.phase.get_or_insert_with(|| id.clone());
         }
-        Some(p)
     }
 
     fn phase_fields(&mut self, p: &mut Phase, f: &Fields<'_>) {
@@ -749,11 +769,13 @@ impl Lowerer {
             p.expect = invalid_if_none!("expect", self.contract(m, "expect"));
         }
         p.model = self.string(f, "model");
-        if let Some(t) = self.one_of(
-            f,
-            "thinking",
-            &THINKING.iter().map(|t| (*t, *t)).collect::<Vec<_>>(),
-        ) {
+        if f.contains_key("thinking")
+            && let Some(t) = self.one_of(
+                f,
+                "thinking",
+                &THINKING.iter().map(|t| (*t, *t)).collect::<Vec<_>>(),
+            )
+        {
             p.thinking = Some(Field::new(
                 t.to_owned(),
                 f["thinking"].key.span,
@@ -915,7 +937,7 @@ impl Lowerer {
             m,
             "an object {\"max\": n, \"backoffMs\"?: n, \"factor\"?: n}",
         )?;
-        let rf = self.fields(members, ObjectKind::Retry, |_| false);
+        let rf: Fields<'_> = self.fields(members, ObjectKind::Retry, |_| false);
         let mut ok = true;
         let mut range = |l: &mut Lowerer, key: &str, lo: f64, hi: f64| -> Option<Field<f64>> {
             let n = l.number(&rf, key);
@@ -1056,7 +1078,7 @@ impl Lowerer {
             );
             return None;
         };
-        let f = self.fields(members, ObjectKind::Cache, |_| false);
+        let f: Fields<'_> = self.fields(members, ObjectKind::Cache, |_| false);
         let mut spec = CacheSpec::default();
         let mut ok = true;
         if let Some(sm) = f.get("scope") {
@@ -1151,7 +1173,7 @@ impl Lowerer {
                 );
                 continue;
             };
-            let f = self.fields(members, ObjectKind::Branch, |_| false);
+            let f: Fields<'_> = self.fields(members, ObjectKind::Branch, |_| false);
             out.push(Branch {
                 task: self.text(&f, "task"),
                 agent: self.agent_name(&f, "agent", phase),
@@ -1174,7 +1196,7 @@ impl Lowerer {
             );
             return None;
         };
-        let f = self.fields(members, ObjectKind::Expect, |_| false);
+        let f: Fields<'_> = self.fields(members, ObjectKind::Expect, |_| false);
         let mut c = Contract {
             span: m.value.span,
             ..Contract::default()
@@ -1267,7 +1289,7 @@ impl Lowerer {
             );
             return None;
         };
-        let f = self.fields(members, ObjectKind::Score, |_| false);
+        let f: Fields<'_> = self.fields(members, ObjectKind::Score, |_| false);
         let mut ok = true;
         let target = match f.get("target").map(|t| (t, &t.value.kind)) {
             Some((_, Kind::String(s)))
@@ -1344,7 +1366,7 @@ impl Lowerer {
             None => None,
             Some(jm) => match &jm.value.kind {
                 Kind::Object(jmembers) => {
-                    let jf = self.fields(jmembers, ObjectKind::Judge, |_| false);
+                    let jf: Fields<'_> = self.fields(jmembers, ObjectKind::Judge, |_| false);
                     let task = self.text(&jf, "task");
                     if task.is_none() {
                         ok = false;
@@ -1461,7 +1483,7 @@ impl Lowerer {
             );
             return None;
         };
-        let f = self.fields(members, ObjectKind::Scorer, |_| false);
+        let f: Fields<'_> = self.fields(members, ObjectKind::Scorer, |_| false);
         let Some(ty) = f
             .get("type")
             .and_then(|t| t.value.as_str())
