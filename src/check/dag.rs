@@ -12,8 +12,7 @@ use crate::flow::{Flow, PhaseType};
 /// reliable enough for the cycle, reference and lint rules.
 pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
     let mut reliable = true;
-    let mut first: HashMap<&str, usize, foldhash::fast::RandomState> =
-        HashMap::with_capacity_and_hasher(flow.phases.len(), Default::default());
+    let mut first: HashMap<&str, usize> = HashMap::new();
     for (i, p) in flow.phases.iter().enumerate() {
         if let Some(&j) = first.get(p.id.as_str()) {
             reliable = false;

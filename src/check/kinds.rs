@@ -44,44 +44,6 @@ const TYPE_SPECIFIC: &[(&str, &[PhaseType])] = &[
     ),
 ];
 
-/// Every type but approval and flow, in `PhaseType::ALL` order (`timeout`).
-const TIMED: &[PhaseType] = &[
-    T::Agent,
-    T::Parallel,
-    T::Map,
-    T::Gate,
-    T::Reduce,
-    T::Loop,
-    T::Tournament,
-    T::Script,
-    T::Race,
-    T::Expand,
-];
-
-/// Every type but script, in `PhaseType::ALL` order (`retry`).
-const RETRIED: &[PhaseType] = &[
-    T::Agent,
-    T::Parallel,
-    T::Map,
-    T::Gate,
-    T::Reduce,
-    T::Approval,
-    T::Flow,
-    T::Loop,
-    T::Tournament,
-    T::Race,
-    T::Expand,
-];
-
-/// The span of a written key, by a linear scan: a phase writes a handful of keys, and the
-/// misplaced-field rules ask for ~25 names per phase, so this beats hashing each name.
-fn written_at(p: &Phase, field: &str) -> Option<Span> {
-    p.written
-        .iter()
-        .find(|(k, _)| **k == field)
-        .map(|(_, span)| *span)
-}
-
 fn names(types: &[PhaseType]) -> String {
     types
         .iter()
@@ -274,7 +236,7 @@ fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
 /// E0302: fields that are errors off their types.
 fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
     let mut deny = |field: &str, allowed: &[PhaseType], why: &str| {
-        if let Some(span) = written_at(p, field)
+        if let Some(&span) = p.written.get(field)
             && !allowed.contains(&p.ty)
         {
             out.push(
@@ -297,8 +259,16 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
     deny("run", &[T::Script], "");
     deny("input", &[T::Script], "");
     deny("expect", &[T::Agent, T::Gate, T::Reduce, T::Loop], "");
-    deny("timeout", TIMED, " (it has no agent call to time out)");
-    deny("retry", RETRIED, " (scripts are never retried)");
+    let not_here: Vec<PhaseType> = PhaseType::ALL
+        .into_iter()
+        .filter(|t| !matches!(t, T::Approval | T::Flow))
+        .collect();
+    deny("timeout", &not_here, " (it has no agent call to time out)");
+    let no_script: Vec<PhaseType> = PhaseType::ALL
+        .into_iter()
+        .filter(|t| *t != T::Script)
+        .collect();
+    deny("retry", &no_script, " (scripts are never retried)");
     if p.ty == T::Script && p.output == OutputMode::Json {
         out.push(
             Diagnostic::new(
@@ -403,6 +373,15 @@ fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+/// The span of a written key, by a linear scan: a phase writes a handful of keys, and
+/// [`ignored`] asks for ~20 names per phase, so this beats hashing each name.
+fn written_at(p: &Phase, field: &str) -> Option<Span> {
+    p.written
+        .iter()
+        .find(|(k, _)| **k == field)
+        .map(|(_, span)| *span)
 }
 
 /// E0205, W0312: shell scripts.

@@ -60,9 +60,11 @@ pub fn lower(root: &Node, opts: &LowerOptions) -> Lowered {
     }
 }
 
-/// An object's known members by field name. Phases are looked up ~50 times each, so the map
-/// uses a fast hasher; the helpers shared with `shorthand.rs` take any hasher.
-type Fields<'a, S = foldhash::fast::RandomState> = IndexMap<&'static str, &'a Member, S>;
+type Fields<'a, S = std::hash::RandomState> = IndexMap<&'static str, &'a Member, S>;
+
+/// A phase's fields: each phase asks for ~50 names, so this map uses a fast hasher (the
+/// helpers below take either map).
+type PhaseFields<'a> = Fields<'a, foldhash::fast::RandomState>;
 
 /// The fields of §2.1; the rest of the flow table belongs to the shorthand forms.
 const SHORTHAND_ONLY: &[&str] = &[
@@ -122,11 +124,9 @@ impl Lowerer {
             Some(m) if matches!(m.value.kind, Kind::Array(_)) => None,
             _ => shorthand::detect(members),
         };
-        // The flow's own fields are shared with `shorthand.rs`, whose map keeps the std hasher.
-        let fields: Fields<'_, std::hash::RandomState> =
-            self.fields(members, ObjectKind::Flow, |key| {
-                shorthand.is_none() && phases_member.is_some() && SHORTHAND_ONLY.contains(&key)
-            });
+        let fields = self.fields(members, ObjectKind::Flow, |key| {
+            shorthand.is_none() && phases_member.is_some() && SHORTHAND_ONLY.contains(&key)
+        });
         let mut flow = empty_flow(root.span);
         flow.shorthand = shorthand;
         self.flow_fields(&mut flow, &fields);
@@ -165,7 +165,7 @@ impl Lowerer {
         }
     }
 
-    fn flow_fields<S: BuildHasher>(&mut self, flow: &mut Flow, f: &Fields<'_, S>) {
+    fn flow_fields(&mut self, flow: &mut Flow, f: &Fields<'_>) {
         if let Some(name) = self.string(f, "name") {
             if name.value.is_empty() {
                 self.push(
@@ -206,13 +206,13 @@ impl Lowerer {
 
     /// Check an object's keys against its closed field set; return the known members by name.
     /// `misplaced` marks known keys that are not allowed in this context.
-    pub(super) fn fields<'a, S: BuildHasher + Default>(
+    pub(super) fn fields<'a>(
         &mut self,
         members: &'a [Member],
         kind: ObjectKind,
         misplaced: impl Fn(&str) -> bool,
-    ) -> Fields<'a, S> {
-        let mut out = Fields::default();
+    ) -> Fields<'a> {
+        let mut out = Fields::new();
         for m in members {
             let key = m.key.value.as_str();
             match field_name(kind, key) {
@@ -372,7 +372,13 @@ impl Lowerer {
     }
 
     /// A number that must lie in `lo..=hi` (E0005 otherwise).
-    fn ranged(&mut self, f: &Fields<'_>, name: &str, lo: f64, hi: f64) -> Option<f64> {
+    fn ranged<S: BuildHasher>(
+        &mut self,
+        f: &Fields<'_, S>,
+        name: &str,
+        lo: f64,
+        hi: f64,
+    ) -> Option<f64> {
         let n = self.number(f, name)?;
         if n.value >= lo && n.value <= hi {
             Some(n.value)
@@ -415,7 +421,11 @@ impl Lowerer {
     }
 
     /// An array of strings; other elements are E0004 each.
-    pub(super) fn strings(&mut self, f: &Fields<'_>, name: &str) -> Option<Vec<Field<String>>> {
+    pub(super) fn strings<S: BuildHasher>(
+        &mut self,
+        f: &Fields<'_, S>,
+        name: &str,
+    ) -> Option<Vec<Field<String>>> {
         let m = f.get(name)?;
         let Kind::Array(items) = &m.value.kind else {
             self.wrong_type(m, "an array of strings");
@@ -446,7 +456,11 @@ impl Lowerer {
         ok.then_some(out)
     }
 
-    fn str_nodes<'a>(&mut self, f: &Fields<'a>, name: &str) -> Option<Vec<&'a Str>> {
+    fn str_nodes<'a, S: BuildHasher>(
+        &mut self,
+        f: &Fields<'a, S>,
+        name: &str,
+    ) -> Option<Vec<&'a Str>> {
         let m = f.get(name)?;
         let Kind::Array(items) = &m.value.kind else {
             self.wrong_type(m, "an array of strings");
@@ -512,7 +526,7 @@ impl Lowerer {
             arg,
             "an argument spec object ({\"type\": …, \"default\": …})",
         )?;
-        let f: Fields<'_> = self.fields(members, ObjectKind::ArgSpec, |_| false);
+        let f = self.fields(members, ObjectKind::ArgSpec, |_| false);
         let ty = self.one_of(
             &f,
             "type",
@@ -624,7 +638,7 @@ impl Lowerer {
 
     fn budget(&mut self, m: &Member) -> Option<Field<Budget>> {
         let members = self.object_members(m, "an object {\"maxUSD\"?: n, \"maxTokens\"?: n}")?;
-        let f: Fields<'_> = self.fields(members, ObjectKind::Budget, |_| false);
+        let f = self.fields(members, ObjectKind::Budget, |_| false);
         let mut b = Budget::default();
         for (key, slot) in [("maxUSD", &mut b.max_usd), ("maxTokens", &mut b.max_tokens)] {
             if let Some(n) = self.number(&f, key) {
@@ -643,7 +657,8 @@ impl Lowerer {
         let Kind::Array(items) = &node.kind else {
             return Vec::new();
         };
-        // Phases are large: reserve once instead of moving them on every doubling.
+        // Phases are large (~2.9 KB): reserve once and lower each in place, instead of moving
+        // them on every doubling.
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             self.phase(item, i, &mut out);
@@ -651,7 +666,7 @@ impl Lowerer {
         out
     }
 
-    /// One phase, lowered in place at the end of `out` (phases are large: no moves).
+    /// One phase, lowered in place at the end of `out`.
     fn phase(&mut self, node: &Node, index: usize, out: &mut Vec<Phase>) {
         let Kind::Object(members) = &node.kind else {
             self.push(
@@ -668,7 +683,10 @@ impl Lowerer {
             );
             return;
         };
-        let f: Fields<'_> = self.fields(members, ObjectKind::Phase, |_| false);
+        let f: PhaseFields<'_> = self
+            .fields(members, ObjectKind::Phase, |_| false)
+            .into_iter()
+            .collect();
         let (id, id_span) = match f.get("id").map(|m| (&m.value.kind, m)) {
             Some((Kind::String(s), m)) if !s.value.is_empty() => (s.value.clone(), m.value.span),
             other => {
@@ -733,7 +751,7 @@ impl Lowerer {
         }
     }
 
-    fn phase_fields(&mut self, p: &mut Phase, f: &Fields<'_>) {
+    fn phase_fields(&mut self, p: &mut Phase, f: &PhaseFields<'_>) {
         macro_rules! invalid_if_none {
             ($key:literal, $e:expr) => {{
                 let v = $e;
@@ -922,7 +940,12 @@ impl Lowerer {
     }
 
     /// An agent name field: `^[a-z][a-z0-9-]*$` (E0112).
-    fn agent_name(&mut self, f: &Fields<'_>, name: &str, phase: &str) -> Option<Field<String>> {
+    fn agent_name<S: BuildHasher>(
+        &mut self,
+        f: &Fields<'_, S>,
+        name: &str,
+        phase: &str,
+    ) -> Option<Field<String>> {
         let a = self.string(f, name)?;
         if valid_agent_name(&a.value) {
             return Some(a);
@@ -931,13 +954,13 @@ impl Lowerer {
         None
     }
 
-    fn retry(&mut self, f: &Fields<'_>) -> Option<Field<Retry>> {
+    fn retry(&mut self, f: &PhaseFields<'_>) -> Option<Field<Retry>> {
         let m = f.get("retry")?;
         let members = self.object_members(
             m,
             "an object {\"max\": n, \"backoffMs\"?: n, \"factor\"?: n}",
         )?;
-        let rf: Fields<'_> = self.fields(members, ObjectKind::Retry, |_| false);
+        let rf = self.fields(members, ObjectKind::Retry, |_| false);
         let mut ok = true;
         let mut range = |l: &mut Lowerer, key: &str, lo: f64, hi: f64| -> Option<Field<f64>> {
             let n = l.number(&rf, key);
@@ -989,7 +1012,7 @@ impl Lowerer {
         ))
     }
 
-    fn timeout(&mut self, f: &Fields<'_>, ty: PhaseType) -> Option<Field<f64>> {
+    fn timeout(&mut self, f: &PhaseFields<'_>, ty: PhaseType) -> Option<Field<f64>> {
         let n = self.number(f, "timeout")?;
         let (ok, want) = if ty == PhaseType::Script {
             (
@@ -1012,7 +1035,7 @@ impl Lowerer {
         Some(n)
     }
 
-    fn tools(&mut self, f: &Fields<'_>) -> Vec<Field<String>> {
+    fn tools(&mut self, f: &PhaseFields<'_>) -> Vec<Field<String>> {
         let Some(m) = f.get("tools") else {
             return Vec::new();
         };
@@ -1078,7 +1101,7 @@ impl Lowerer {
             );
             return None;
         };
-        let f: Fields<'_> = self.fields(members, ObjectKind::Cache, |_| false);
+        let f = self.fields(members, ObjectKind::Cache, |_| false);
         let mut spec = CacheSpec::default();
         let mut ok = true;
         if let Some(sm) = f.get("scope") {
@@ -1173,7 +1196,7 @@ impl Lowerer {
                 );
                 continue;
             };
-            let f: Fields<'_> = self.fields(members, ObjectKind::Branch, |_| false);
+            let f = self.fields(members, ObjectKind::Branch, |_| false);
             out.push(Branch {
                 task: self.text(&f, "task"),
                 agent: self.agent_name(&f, "agent", phase),
@@ -1196,7 +1219,7 @@ impl Lowerer {
             );
             return None;
         };
-        let f: Fields<'_> = self.fields(members, ObjectKind::Expect, |_| false);
+        let f = self.fields(members, ObjectKind::Expect, |_| false);
         let mut c = Contract {
             span: m.value.span,
             ..Contract::default()
@@ -1289,7 +1312,7 @@ impl Lowerer {
             );
             return None;
         };
-        let f: Fields<'_> = self.fields(members, ObjectKind::Score, |_| false);
+        let f = self.fields(members, ObjectKind::Score, |_| false);
         let mut ok = true;
         let target = match f.get("target").map(|t| (t, &t.value.kind)) {
             Some((_, Kind::String(s)))
@@ -1366,7 +1389,7 @@ impl Lowerer {
             None => None,
             Some(jm) => match &jm.value.kind {
                 Kind::Object(jmembers) => {
-                    let jf: Fields<'_> = self.fields(jmembers, ObjectKind::Judge, |_| false);
+                    let jf = self.fields(jmembers, ObjectKind::Judge, |_| false);
                     let task = self.text(&jf, "task");
                     if task.is_none() {
                         ok = false;
@@ -1483,7 +1506,7 @@ impl Lowerer {
             );
             return None;
         };
-        let f: Fields<'_> = self.fields(members, ObjectKind::Scorer, |_| false);
+        let f = self.fields(members, ObjectKind::Scorer, |_| false);
         let Some(ty) = f
             .get("type")
             .and_then(|t| t.value.as_str())
