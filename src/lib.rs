@@ -17,6 +17,7 @@ pub mod eval;
 pub mod flow;
 pub mod json;
 pub mod project;
+pub mod report;
 pub mod run;
 pub mod source;
 pub mod syntax;

@@ -308,7 +308,7 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
 /// W0302, W0306, W0307, W0308: fields that do nothing on this type.
 fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
     for field in ["until", "maxIterations", "convergence"] {
-        if let (Some(&span), false) = (p.written.get(field), p.ty == T::Loop) {
+        if let (Some(span), false) = (written_at(p, field), p.ty == T::Loop) {
             out.push(
                 Diagnostic::new(
                     Code::LoopOnlyField,
@@ -324,8 +324,8 @@ fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
             );
         }
     }
-    if let (Some(&span), false) = (
-        p.written.get("batchSize"),
+    if let (Some(span), false) = (
+        written_at(p, "batchSize"),
         p.reduce_strategy == ReduceStrategy::Tree && p.ty == T::Reduce,
     ) {
         out.push(
@@ -341,7 +341,7 @@ fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
             .help("remove it, or set \"reduceStrategy\": \"tree\""),
         );
     }
-    if let (Some(&span), false) = (p.written.get("idleTimeout"), p.ty.runs_agents()) {
+    if let (Some(span), false) = (written_at(p, "idleTimeout"), p.ty.runs_agents()) {
         out.push(
             Diagnostic::new(
                 Code::IdleTimeoutIgnored,
@@ -357,7 +357,7 @@ fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
         );
     }
     for (field, types) in TYPE_SPECIFIC {
-        if let (Some(&span), false) = (p.written.get(field), types.contains(&p.ty)) {
+        if let (Some(span), false) = (written_at(p, field), types.contains(&p.ty)) {
             out.push(
                 Diagnostic::new(
                     Code::FieldIgnored,
@@ -373,6 +373,15 @@ fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+/// The span of a written key, by a linear scan: a phase writes a handful of keys, and
+/// [`ignored`] asks for ~20 names per phase, so this beats hashing each name.
+fn written_at(p: &Phase, field: &str) -> Option<Span> {
+    p.written
+        .iter()
+        .find(|(k, _)| **k == field)
+        .map(|(_, span)| *span)
 }
 
 /// E0205, W0312: shell scripts.

@@ -80,7 +80,9 @@ pub fn branch_width(flow: &Flow, out: &mut Vec<Diagnostic>) {
 /// skipped; worth a look when that was not the intent.
 pub fn opposing_guards(flow: &Flow, out: &mut Vec<Diagnostic>) {
     type Key = (Vec<String>, BTreeSet<String>);
-    let mut seen: Vec<(Key, bool, usize)> = Vec::new();
+    // Per key, the first phase left unmatched with `!=` and with `==`: one lookup per phase.
+    let mut seen: std::collections::HashMap<Key, [Option<usize>; 2], foldhash::fast::RandomState> =
+        Default::default();
     for (i, p) in flow.phases.iter().enumerate() {
         let Some(when) = &p.when else { continue };
         let Ok(cond) = &when.parsed else { continue };
@@ -94,11 +96,9 @@ pub fn opposing_guards(flow: &Flow, out: &mut Vec<Diagnostic>) {
         deps.sort();
         let refs: BTreeSet<String> = cond.refs().map(|(_, r)| r.text.to_string()).collect();
         let key = (deps, refs);
-        if let Some((_, _, j)) = seen
-            .iter()
-            .find(|(k, was_eq, _)| *k == key && *was_eq != eq)
-        {
-            let other = &flow.phases[*j];
+        let slots = seen.entry(key).or_default();
+        if let Some(j) = slots[usize::from(!eq)] {
+            let other = &flow.phases[j];
             out.push(
                 Diagnostic::new(
                     Code::OpposingGuards,
@@ -110,7 +110,7 @@ pub fn opposing_guards(flow: &Flow, out: &mut Vec<Diagnostic>) {
                 .help("if this is if/else routing, join the branches with a phase that has \"join\": \"any\""),
             );
         } else {
-            seen.push((key, eq, i));
+            slots[usize::from(eq)].get_or_insert(i);
         }
     }
 }

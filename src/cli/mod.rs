@@ -3,7 +3,9 @@
 
 mod check;
 mod eval;
+mod graph;
 mod input;
+mod schema;
 
 use std::process::ExitCode;
 
@@ -23,6 +25,10 @@ enum Command {
     Check(check::CheckArgs),
     /// Evaluate a template, condition or safeParse against an eval context.
     Eval(eval::EvalArgs),
+    /// Print the Mermaid flowchart of a flow, its problems marked.
+    Graph(graph::GraphArgs),
+    /// Print the JSON Schema (draft 2020-12) of flow files, for editor completion.
+    Schema(schema::SchemaArgs),
 }
 
 /// Exit codes shared by every command.
@@ -46,6 +52,8 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Check(args) => check::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Graph(args) => graph::run(args),
+        Command::Schema(args) => schema::run(args),
     };
     exit.into()
 }

@@ -10,6 +10,7 @@
 mod args;
 mod fields;
 mod lower;
+pub mod schema;
 mod shorthand;
 
 pub use args::{

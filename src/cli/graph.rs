@@ -1,0 +1,111 @@
+//! `tfc graph FLOW [--direction td|lr]`: the Mermaid flowchart of a checked flow (SPEC §11.3).
+//!
+//! Exit codes: 0 the chart of a flow without errors · 1 the flow has check errors (the chart is
+//! still printed, the phases marked) or does not lower at all (diagnostics only, on stderr) ·
+//! 2 usage or an unreadable file.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use super::check::Color;
+use super::{Exit, usage_error};
+use tfc::check::{CheckOptions, Checked, check_source};
+use tfc::diag::render::render;
+use tfc::flow::LowerOptions;
+use tfc::project::SavedFlows;
+use tfc::report::{Direction, mermaid};
+use tfc::source::Source;
+
+#[derive(Args, Debug)]
+pub struct GraphArgs {
+    /// The flow file (or saved-flow name).
+    #[arg(value_name = "FLOW")]
+    flow: String,
+    /// Top-down (`td`) or left-to-right (`lr`).
+    #[arg(long, value_enum, default_value_t = Dir::Td)]
+    direction: Dir,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Dir {
+    Td,
+    Lr,
+}
+
+pub fn run(a: GraphArgs) -> Exit {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let saved = SavedFlows::new(&cwd);
+    let Some((path, stem)) = locate(&a.flow, &saved) else {
+        return usage_error(format!(
+            "cannot read flow '{}': no such file, and no saved flow of that name",
+            a.flow
+        ));
+    };
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => return usage_error(format!("cannot read flow '{}': {e}", path.display())),
+    };
+    let source = Source::new(
+        path.display().to_string(),
+        String::from_utf8_lossy(&bytes).into_owned(),
+    );
+    let opts = CheckOptions {
+        loader: Some(&saved),
+        cwd: Some(cwd.clone()),
+        ..CheckOptions::default()
+    };
+    let checked = if std::str::from_utf8(&bytes).is_ok() {
+        check_source(
+            &source.text,
+            &LowerOptions {
+                default_name: Some(stem),
+            },
+            &opts,
+        )
+    } else {
+        Checked {
+            flow: None,
+            diagnostics: tfc::json::parse_bytes(&bytes).diagnostics,
+        }
+    };
+    let color = Color::Auto.enabled();
+    for d in &checked.diagnostics {
+        eprint!("{}", render(d, &source, color));
+    }
+    let Some(flow) = &checked.flow else {
+        return Exit::Failure;
+    };
+    let direction = match a.direction {
+        Dir::Td => Direction::TopDown,
+        Dir::Lr => Direction::LeftRight,
+    };
+    let chart = mermaid(flow, &checked.diagnostics, direction);
+    // A closed pipe (`tfc graph f | head`) is not an error.
+    let _ = std::io::stdout().lock().write_all(chart.as_bytes());
+    if checked.has_errors() {
+        Exit::Failure
+    } else {
+        Exit::Ok
+    }
+}
+
+/// A path if that file exists, else a saved flow; with the default flow name (file stem).
+fn locate(flow: &str, saved: &SavedFlows) -> Option<(PathBuf, String)> {
+    let p = Path::new(flow);
+    if p.is_file() {
+        let stem = p
+            .file_stem()
+            .map_or_else(|| "flow".into(), |s| s.to_string_lossy().into_owned());
+        return Some((p.to_path_buf(), stem));
+    }
+    if !SavedFlows::valid_name(flow) {
+        return None;
+    }
+    saved
+        .candidates(flow)
+        .into_iter()
+        .find(|c| c.is_file())
+        .map(|c| (c, flow.to_owned()))
+}
