@@ -60,6 +60,26 @@ impl SavedFlows {
     }
 }
 
+/// Resolve a `FLOW` argument: a path if that file exists, else a saved flow's name. Returns
+/// the file and the flow's default name (the file stem, or the saved name).
+pub fn locate_flow(flow: &str, cwd: &Path) -> Option<(PathBuf, String)> {
+    let p = Path::new(flow);
+    if p.is_file() {
+        let stem = p
+            .file_stem()
+            .map_or_else(|| "flow".into(), |s| s.to_string_lossy().into_owned());
+        return Some((p.to_path_buf(), stem));
+    }
+    if !SavedFlows::valid_name(flow) {
+        return None;
+    }
+    SavedFlows::new(cwd)
+        .candidates(flow)
+        .into_iter()
+        .find(|c| c.is_file())
+        .map(|c| (c, flow.to_owned()))
+}
+
 impl FlowLoader for SavedFlows {
     fn load(&self, name: &str) -> Result<(PathBuf, String), Vec<PathBuf>> {
         let places = self.candidates(name);

@@ -86,7 +86,7 @@ pub fn run(a: CheckArgs) -> Exit {
     let mut json_diags = Vec::new();
     let (mut errors, mut warnings, mut unreadable) = (0usize, 0usize, false);
     for flow in &a.flows {
-        let (path, stem) = match locate(flow, &saved) {
+        let (path, stem) = match tfc::project::locate_flow(flow, &cwd) {
             Some(found) => found,
             None => {
                 unreadable = true;
@@ -159,26 +159,6 @@ pub fn run(a: CheckArgs) -> Exit {
         Exit::Failure
     } else {
         Exit::Ok
-    }
-}
-
-/// A path if that file exists, else a saved flow; with the default flow name (file stem).
-fn locate(flow: &str, saved: &SavedFlows) -> Option<(std::path::PathBuf, String)> {
-    let p = Path::new(flow);
-    if p.is_file() {
-        let stem = p
-            .file_stem()
-            .map_or_else(|| "flow".into(), |s| s.to_string_lossy().into_owned());
-        return Some((p.to_path_buf(), stem));
-    }
-    if SavedFlows::valid_name(flow) {
-        saved
-            .candidates(flow)
-            .into_iter()
-            .find(|c| c.is_file())
-            .map(|c| (c, flow.to_owned()))
-    } else {
-        None
     }
 }
 

@@ -7,16 +7,24 @@ pub fn did_you_mean<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
     let lower = word.to_lowercase();
+    let len = lower.chars().count();
     let limit = (word.chars().count() / 3).max(1);
     let mut best: Option<(usize, &'a str)> = None;
     for cand in candidates {
         if cand == word {
             continue;
         }
-        if cand.to_lowercase() == lower {
+        // Lengths further apart than the limit cannot be close: skip without allocating, so a
+        // flow full of unknown names stays fast.
+        let clen = cand.chars().count();
+        if clen.abs_diff(len) > limit {
+            continue;
+        }
+        let cl = cand.to_lowercase();
+        if cl == lower {
             return Some(cand);
         }
-        let d = edit_distance(&lower, &cand.to_lowercase());
+        let d = edit_distance(&lower, &cl);
         if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, cand));
         }

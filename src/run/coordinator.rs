@@ -222,6 +222,7 @@ impl Coordinator {
         }
         self.recs[i].status = PhaseStatus::Running;
         self.recs[i].started_at = Some(now());
+        self.progress(i);
         self.journal_event("phase-start", |m, c| {
             m.insert("phase".into(), Value::from(c.sh.flow.phases[i].id.as_str()));
         });
@@ -286,6 +287,7 @@ impl Coordinator {
         let r = &mut self.recs[i];
         r.status = PhaseStatus::Skipped;
         r.skip_reason = Some(reason.clone());
+        self.progress(i);
         self.journal_event("phase-end", |m, c| {
             m.insert("phase".into(), Value::from(c.sh.flow.phases[i].id.as_str()));
             m.insert("status".into(), Value::from("skipped"));
@@ -297,6 +299,7 @@ impl Coordinator {
     /// A phase ended: record it, update its dependents, apply halts and the budget.
     fn end(&mut self, i: usize, record: PhaseRecord, halt: Halt) {
         self.recs[i] = record;
+        self.progress(i);
         let r = &self.recs[i];
         if r.status == PhaseStatus::Pending {
             // An approval waiting for a decision: its descendants wait with it.
@@ -342,6 +345,22 @@ impl Coordinator {
         }
         self.propagate(i);
         self.save(false);
+    }
+
+    /// Tell the progress display about phase `i`'s current state.
+    fn progress(&self, i: usize) {
+        if let Some(sink) = &self.sh.opts.progress {
+            let r = &self.recs[i];
+            let node = self.sh.node(&self.sh.flow.phases[i].id);
+            (sink.0)(&super::ctx::ProgressNote {
+                phase: &node,
+                status: r.status.as_str(),
+                detail: r.error.as_deref().or(r.skip_reason.as_deref()),
+                attempts: r.attempts,
+                tokens: r.usage.billable_tokens(),
+                cost_usd: r.usage.cost_usd,
+            });
+        }
     }
 
     /// Tell the dependents of an ended phase (cascading skips iteratively).
@@ -392,6 +411,7 @@ impl Coordinator {
         self.started[i] = true;
         self.recs[i].status = PhaseStatus::Skipped;
         self.recs[i].skip_reason = Some(reason.to_owned());
+        self.progress(i);
         let reason = reason.to_owned();
         self.journal_event("phase-end", |m, c| {
             m.insert("phase".into(), Value::from(c.sh.flow.phases[i].id.as_str()));

@@ -37,6 +37,32 @@ pub struct RunOptions {
     pub default_idle_timeout_ms: Option<u64>,
     /// Run id to use (tests); generated when `None`.
     pub run_id: Option<String>,
+    /// Told about every phase transition (the CLI's progress lines).
+    pub progress: Option<ProgressSink>,
+}
+
+/// One phase transition, for progress displays.
+#[derive(Clone, Debug)]
+pub struct ProgressNote<'a> {
+    /// Node path of the phase (`id`, or `flowPhase/id` in a sub-flow).
+    pub phase: &'a str,
+    /// `running`, `done`, `failed`, `skipped`, `pending`.
+    pub status: &'a str,
+    /// The error, skip reason, or a short note.
+    pub detail: Option<&'a str>,
+    pub attempts: u32,
+    pub tokens: u64,
+    pub cost_usd: Option<f64>,
+}
+
+/// A callback for progress notes.
+#[derive(Clone)]
+pub struct ProgressSink(pub Arc<dyn Fn(&ProgressNote<'_>) + Send + Sync>);
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressSink")
+    }
 }
 
 /// A message from a worker to the coordinator.

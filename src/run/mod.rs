@@ -23,7 +23,7 @@ mod verdict;
 #[cfg(test)]
 mod tests;
 
-pub use ctx::RunOptions;
+pub use ctx::{ProgressNote, ProgressSink, RunOptions};
 pub use record::{PhaseRecord, PhaseStatus, RunRecord, RunStatus};
 
 use std::collections::HashMap;
