@@ -1,7 +1,6 @@
 //! `tfc check FLOW…`: every static problem of each flow, rendered with spans (SPEC §7).
 
 use std::io::IsTerminal;
-use std::path::Path;
 
 use clap::{Args, ValueEnum};
 
