@@ -5,9 +5,14 @@
 //! [`StopReason`]. Retries, budgets and fail-soft rules live in the interpreter, not here.
 
 mod cancel;
+pub mod command;
+pub mod env;
+pub mod presets;
 mod roster;
+pub mod supervisor;
 
 pub use cancel::{Cancel, CancelSource};
+pub use command::{CommandBackend, split_command};
 pub use roster::{ResolvedAgent, Roster, SingleBackend};
 
 use std::future::Future;
