@@ -240,18 +240,20 @@ pub async fn run_process_lines(
     cmd.args(&spec.args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .process_group(0)
+        .process_group(0);
+    if let Some(dir) = &spec.cwd {
+        cmd.current_dir(dir);
+    }
+    // The stdio settings go on the async command: converting resets them to "inherit".
+    let mut child = smol::process::Command::from(cmd)
         .stdin(if spec.stdin.is_some() {
             Stdio::piped()
         } else {
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(dir) = &spec.cwd {
-        cmd.current_dir(dir);
-    }
-    let mut child = smol::process::Command::from(cmd).spawn()?;
+        .stderr(Stdio::piped())
+        .spawn()?;
     // The child leads its own group: pgid = pid. From here on the group dies with this future.
     let guard = GroupGuard {
         pgid: Pid::from_raw(child.id() as i32),
