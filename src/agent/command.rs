@@ -18,7 +18,7 @@ use super::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason};
 use crate::eval::{js_trim, js_trim_end};
 
 /// A configured command run once per call.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct CommandBackend {
     argv: Vec<String>,
     /// The environment passed on (default: tfc's own, read at each call).
@@ -114,6 +114,17 @@ impl CommandBackend {
         outcome.exit_code = Some(result.code());
         outcome.stderr = stderr;
         outcome
+    }
+}
+
+impl std::fmt::Debug for CommandBackend {
+    // Environment values may be secrets: only their names are shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandBackend")
+            .field("argv", &self.argv)
+            .field("base_env", &self.base_env.as_ref().map(|e| env::names(e)))
+            .field("kill_grace", &self.kill_grace)
+            .finish()
     }
 }
 

@@ -100,6 +100,13 @@ pub fn call_vars(request: &Request) -> Vec<(&'static str, String)> {
     vars
 }
 
+/// The names of an environment (for `Debug` output that must not show values).
+pub fn names(env: &[(OsString, OsString)]) -> Vec<String> {
+    env.iter()
+        .map(|(k, _)| k.to_string_lossy().into_owned())
+        .collect()
+}
+
 /// Set (or replace) variables.
 pub fn set<K: Into<OsString>, V: Into<OsString>>(
     env: &mut EnvVars,

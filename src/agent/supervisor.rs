@@ -18,6 +18,27 @@
 //! Output is kept within caps chosen by the caller ([`Keep`]): the script phase keeps the first
 //! MiB of stdout and 500 bytes of stderr, the agent backends the last 64 KiB of stderr and feed
 //! stdout line by line to an event-stream parser (lines longer than a cap end the call).
+//!
+//! A script phase (SPEC §3.11), for example:
+//!
+//! ```
+//! use std::time::Duration;
+//! use tfc::agent::supervisor::{End, Keep, ProcessSpec, StdoutMode, run_process};
+//! use tfc::agent::{Cancel, env};
+//!
+//! let mut spec = ProcessSpec::new("sh").args(["-c", "cat; echo oops >&2; exit 3"]);
+//! spec.env = env::parent_env();
+//! env::set(&mut spec.env, [("TFC_RUN_ID", "r1"), ("TFC_PHASE_ID", "build")]);
+//! spec.stdin = Some(b"input text".to_vec());
+//! spec.wall_timeout = Some(Duration::from_millis(60_000));
+//! spec.kill_on_cancel = true;
+//! spec.stdout = StdoutMode::Keep(Keep::Head(1_048_576));
+//! spec.stderr = Keep::Head(500);
+//! let r = smol::block_on(run_process(spec, Cancel::never())).expect("spawn");
+//! assert_eq!((r.end, r.code()), (End::Exited, 3)); // killed by signal S: 128 + S
+//! assert_eq!(r.stdout_text(), "input text");
+//! assert_eq!((r.stderr_text().as_str(), r.stdout_truncated), ("oops\n", false));
+//! ```
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -85,9 +106,11 @@ pub struct ProcessSpec {
     pub env: Vec<(OsString, OsString)>,
     /// Written to stdin, which is then closed; `None` = stdin is `/dev/null`.
     pub stdin: Option<Vec<u8>>,
+    /// `None` (or zero): no idle watchdog.
     pub idle_timeout: Option<Duration>,
+    /// `None` (or zero): no wall clock limit.
     pub wall_timeout: Option<Duration>,
-    /// SIGTERM → SIGKILL delay when stopping the group.
+    /// SIGTERM → SIGKILL delay when stopping the group (zero: SIGKILL at once).
     pub kill_grace: Duration,
     /// Cancellation sends SIGKILL at once instead of SIGTERM (the script phase's abort).
     pub kill_on_cancel: bool,
@@ -236,6 +259,8 @@ pub async fn run_process_lines(
     on_line: &mut (dyn FnMut(&[u8]) -> LineFlow + Send),
 ) -> io::Result<ProcessResult> {
     let started = Instant::now();
+    let idle_timeout = spec.idle_timeout.filter(|d| !d.is_zero());
+    let wall_timeout = spec.wall_timeout.filter(|d| !d.is_zero());
     let mut cmd = std::process::Command::new(&spec.program);
     cmd.args(&spec.args)
         .env_clear()
@@ -308,11 +333,11 @@ pub async fn run_process_lines(
         // Deadlines first: they may start stopping the group. Once the child exited only the
         // drain deadline counts.
         if end.is_none() && exit.is_none() {
-            if let Some(wall) = spec.wall_timeout
+            if let Some(wall) = wall_timeout
                 && now >= started + wall
             {
                 end = Some(End::WallTimeout);
-            } else if let Some(idle) = spec.idle_timeout
+            } else if let Some(idle) = idle_timeout
                 && now >= last_output + idle
             {
                 end = Some(End::IdleTimeout);
@@ -338,10 +363,10 @@ pub async fn run_process_lines(
         let mut next: Option<Instant> = None;
         let mut due = |t: Instant| next = Some(next.map_or(t, |n: Instant| n.min(t)));
         if end.is_none() && exit.is_none() {
-            if let Some(w) = spec.wall_timeout {
+            if let Some(w) = wall_timeout {
                 due(started + w);
             }
-            if let Some(i) = spec.idle_timeout {
+            if let Some(i) = idle_timeout {
                 due(last_output + i);
             }
         }

@@ -31,12 +31,16 @@ impl Cli for Claude {
     }
 
     fn invocation(&self, request: &Request) -> Result<Invocation, String> {
-        Ok(Invocation {
-            args: argv(request, &self.config.extra_args),
-            stdin: Some(request.prompt.clone()),
-            env: Vec::new(),
-            temp_files: Vec::new(),
-        })
+        let mut inv = Invocation::new(
+            argv(request, &self.config.extra_args),
+            Some(request.prompt.clone()),
+        );
+        if let Some(level) = request.thinking.as_deref().filter(|l| *l != "off") {
+            inv.warnings.push(format!(
+                "the claude preset has no thinking option; thinking \"{level}\" ignored"
+            ));
+        }
+        Ok(inv)
     }
 }
 
@@ -300,5 +304,17 @@ mod tests {
         );
         r.tools = ToolPolicy::Mutating(vec!["Edit".into()]);
         assert_eq!(argv(&r, &[]).last().unwrap(), "--allowedTools=Edit");
+        assert!(
+            Claude::default()
+                .invocation(&r)
+                .unwrap()
+                .warnings
+                .is_empty()
+        );
+        r.thinking = Some("max".into());
+        assert_eq!(
+            Claude::default().invocation(&r).unwrap().warnings,
+            ["the claude preset has no thinking option; thinking \"max\" ignored"]
+        );
     }
 }

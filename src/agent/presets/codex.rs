@@ -34,12 +34,10 @@ impl Cli for Codex {
     }
 
     fn invocation(&self, request: &Request) -> Result<Invocation, String> {
-        Ok(Invocation {
-            args: argv(request, &self.config.extra_args),
-            stdin: Some(with_system(request)),
-            env: Vec::new(),
-            temp_files: Vec::new(),
-        })
+        Ok(Invocation::new(
+            argv(request, &self.config.extra_args),
+            Some(with_system(request)),
+        ))
     }
 }
 

@@ -11,8 +11,8 @@ use serde_json::Value;
 use super::{
     Cli, Events, Invocation, PresetConfig, Step, Stream, preset_agent, str_at, u64_at, with_system,
 };
-use crate::agent::Request;
 use crate::agent::env::EnvPolicy;
+use crate::agent::{Request, ToolPolicy};
 
 /// The gemini preset.
 #[derive(Clone, Debug, Default)]
@@ -32,12 +32,22 @@ impl Cli for Gemini {
     }
 
     fn invocation(&self, request: &Request) -> Result<Invocation, String> {
-        Ok(Invocation {
-            args: argv(request, &self.config.extra_args),
-            stdin: Some(with_system(request)),
-            env: Vec::new(),
-            temp_files: Vec::new(),
-        })
+        let mut inv = Invocation::new(
+            argv(request, &self.config.extra_args),
+            Some(with_system(request)),
+        );
+        if let Some(level) = request.thinking.as_deref().filter(|l| *l != "off") {
+            inv.warnings.push(format!(
+                "the gemini preset has no thinking option; thinking \"{level}\" ignored"
+            ));
+        }
+        if let ToolPolicy::ReadOnly(tools) | ToolPolicy::Mutating(tools) = &request.tools {
+            inv.warnings.push(format!(
+                "the gemini preset does not restrict tools; tools [{}] not enforced",
+                tools.join(", ")
+            ));
+        }
+        Ok(inv)
     }
 }
 
@@ -192,5 +202,16 @@ mod tests {
         );
         let inv = Gemini::default().invocation(&r).unwrap();
         assert_eq!(inv.stdin.as_deref(), Some("Sys\n\n---\n\nTask: Do it"));
+        assert!(inv.warnings.is_empty());
+        r.thinking = Some("high".into());
+        r.tools = ToolPolicy::ReadOnly(vec!["read_file".into()]);
+        let inv = Gemini::default().invocation(&r).unwrap();
+        assert_eq!(
+            inv.warnings,
+            [
+                "the gemini preset has no thinking option; thinking \"high\" ignored",
+                "the gemini preset does not restrict tools; tools [read_file] not enforced"
+            ]
+        );
     }
 }

@@ -57,7 +57,7 @@ pub const NAMES: [&str; 5] = ["claude", "codex", "opencode", "gemini", "pi"];
 pub const MAX_ARGV_PROMPT: usize = 120 * 1024;
 
 /// A preset backend's configuration (`[backends.NAME]` with `preset = …`, SPEC §9.2).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct PresetConfig {
     /// The executable; default: the preset's name, looked up on `PATH`.
     pub bin: Option<String>,
@@ -69,6 +69,19 @@ pub struct PresetConfig {
     pub base_env: Option<EnvVars>,
     /// SIGTERM → SIGKILL grace when a call is stopped.
     pub kill_grace: Duration,
+}
+
+impl std::fmt::Debug for PresetConfig {
+    // Environment values may be secrets: only their names are shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PresetConfig")
+            .field("bin", &self.bin)
+            .field("extra_args", &self.extra_args)
+            .field("env_allow", &self.env_allow)
+            .field("base_env", &self.base_env.as_ref().map(|e| env::names(e)))
+            .field("kill_grace", &self.kill_grace)
+            .finish()
+    }
 }
 
 impl Default for PresetConfig {
@@ -225,6 +238,20 @@ pub(crate) struct Invocation {
     pub env: Vec<(String, String)>,
     /// Kept alive for the call, deleted after.
     pub temp_files: Vec<NamedTempFile>,
+    /// Settings of the request the CLI cannot honour.
+    pub warnings: Vec<String>,
+}
+
+impl Invocation {
+    pub fn new(args: Vec<String>, stdin: Option<String>) -> Invocation {
+        Invocation {
+            args,
+            stdin,
+            env: Vec::new(),
+            temp_files: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
 }
 
 /// One CLI: how to call it. The shared machinery is [`run`].
@@ -299,6 +326,7 @@ pub(crate) async fn run<C: Cli>(cli: &C, request: Request, cancel: Cancel) -> Ou
     let mut parser = Parser::<C::Events>::default();
     let result = supervisor::run_process_lines(spec, cancel, &mut |line| parser.line(line)).await;
     drop(invocation.temp_files);
+    let mut warnings = invocation.warnings;
     let result = match result {
         Ok(r) => r,
         Err(e) => return spawn_failure(&bin, &e),
@@ -349,7 +377,8 @@ pub(crate) async fn run<C: Cli>(cli: &C, request: Request, cancel: Cancel) -> Ou
     outcome.model = stream.model;
     outcome.exit_code = Some(code);
     outcome.stderr = stderr;
-    outcome.warnings = stream.warnings;
+    warnings.extend(stream.warnings);
+    outcome.warnings = warnings;
     outcome
 }
 

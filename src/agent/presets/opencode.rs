@@ -41,16 +41,15 @@ impl Cli for Opencode {
     }
 
     fn invocation(&self, request: &Request) -> Result<Invocation, String> {
-        let mut env = Vec::new();
+        let mut inv = Invocation::new(
+            argv(request, &self.config.extra_args),
+            Some(with_system(request)),
+        );
         if let ToolPolicy::ReadOnly(_) = request.tools {
-            env.push(("OPENCODE_PERMISSION".into(), READ_ONLY_PERMISSION.into()));
+            inv.env
+                .push(("OPENCODE_PERMISSION".into(), READ_ONLY_PERMISSION.into()));
         }
-        Ok(Invocation {
-            args: argv(request, &self.config.extra_args),
-            stdin: Some(with_system(request)),
-            env,
-            temp_files: Vec::new(),
-        })
+        Ok(inv)
     }
 }
 

@@ -56,17 +56,17 @@ impl Cli for Pi {
             temp_files.push(f);
             Some(path)
         };
-        Ok(Invocation {
-            args: argv(
+        let mut inv = Invocation::new(
+            argv(
                 request,
                 system_file.as_deref(),
                 &self.config.extra_args,
                 prompt,
             ),
-            stdin: None,
-            env: Vec::new(),
-            temp_files,
-        })
+            None,
+        );
+        inv.temp_files = temp_files;
+        Ok(inv)
     }
 }
 
