@@ -14,19 +14,24 @@
 //!   `replay:FILE` (SPEC §9.8). `dry_run.rs` — `--dry-run` (SPEC §9.9).
 
 mod cancel;
+pub mod command;
 pub mod config;
 pub mod config_roster;
 pub mod definitions;
 pub mod dry_run;
+pub mod env;
 mod func;
 mod http;
 pub mod openai;
 pub mod preflight;
+pub mod presets;
 pub mod record;
 pub mod replay;
 mod roster;
+pub mod supervisor;
 
 pub use cancel::{Cancel, CancelSource};
+pub use command::{CommandBackend, split_command};
 pub use config::{Config, ConfigEnv};
 pub use config_roster::{BackendFactory, ConfigRoster, NoProcessBackends, RosterOptions};
 pub use definitions::{AgentDefinition, AgentDefinitions};
