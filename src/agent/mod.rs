@@ -33,7 +33,9 @@ pub mod supervisor;
 pub use cancel::{Cancel, CancelSource};
 pub use command::{CommandBackend, split_command};
 pub use config::{Config, ConfigEnv};
-pub use config_roster::{BackendFactory, ConfigRoster, NoProcessBackends, RosterOptions};
+pub use config_roster::{
+    BackendFactory, ConfigRoster, NoProcessBackends, ProcessBackends, RosterOptions,
+};
 pub use definitions::{AgentDefinition, AgentDefinitions};
 pub use dry_run::DryRun;
 pub use func::FnAgent;

@@ -1,0 +1,391 @@
+//! `tfc run FLOW [K=V]…`: check, preflight, run; only the final output (or the run record) on
+//! stdout, progress and diagnostics on stderr (SPEC §1, §8).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+
+use super::check::Color;
+use super::usage_error;
+use tfc::agent::{AgentUse, ConfigRoster, DryRun, PreflightOptions, RosterOptions, preflight};
+use tfc::check::{CheckOptions, check_source};
+use tfc::diag::render::render;
+use tfc::flow::{Flow, Invocation, LowerOptions, split_pair};
+use tfc::project::{SavedFlows, locate_flow, project_root};
+use tfc::run::{
+    FlowSource, Interpreter, ProgressNote, ProgressSink, RunError, RunOptions, RunStatus,
+};
+use tfc::source::Source;
+use tfc::value::Value;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The flow file, or a saved flow's name.
+    #[arg(value_name = "FLOW")]
+    flow: String,
+    /// Invocation arguments: NAME=VALUE (one bare VALUE binds to the first declared arg).
+    #[arg(value_name = "K=V")]
+    pairs: Vec<String>,
+    /// Invocation arguments as a JSON object (K=V pairs override it).
+    #[arg(long = "args", value_name = "JSON")]
+    args_json: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Print each resolved prompt instead of calling a model (`--dry-run=scripts` also runs scripts).
+    #[arg(long, value_name = "scripts", num_args = 0..=1, default_missing_value = "prompts")]
+    dry_run: Option<String>,
+    /// Serve every agent with this backend (a configured name, `dry-run`, `replay:FILE`).
+    #[arg(long)]
+    backend: Option<String>,
+    /// Serve one agent with a backend: AGENT=NAME (repeatable).
+    #[arg(long = "agent-backend", value_name = "AGENT=NAME")]
+    agent_backend: Vec<String>,
+    /// Serve every agent with this command (prompt on stdin, answer on stdout).
+    #[arg(long = "agent-cmd", value_name = "CMD")]
+    agent_cmd: Option<String>,
+    /// Answer every call from a recorded fixture (`--backend replay:FILE`).
+    #[arg(long, value_name = "FILE")]
+    replay: Option<PathBuf>,
+    /// Append every agent call to this fixture file.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// Approve this approval phase (repeatable).
+    #[arg(long, value_name = "PHASE")]
+    approve: Vec<String>,
+    /// Approve every approval phase.
+    #[arg(long)]
+    approve_all: bool,
+    /// Reject this approval phase (repeatable).
+    #[arg(long, value_name = "PHASE")]
+    reject: Vec<String>,
+    /// The note recorded with --reject.
+    #[arg(long)]
+    reason: Option<String>,
+    /// Let agents use write/edit/bash tools on unsandboxed backends.
+    #[arg(long)]
+    allow_writes: bool,
+    /// Max phases running at once (overrides the flow's concurrency).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Cost cap in USD for this invocation.
+    #[arg(long = "max-usd")]
+    max_usd: Option<f64>,
+    /// Token cap for this invocation.
+    #[arg(long = "max-tokens")]
+    max_tokens: Option<f64>,
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+/// Exit codes of `tfc run` (SPEC §1).
+mod code {
+    pub const COMPLETED: u8 = 0;
+    pub const FAILED: u8 = 1;
+    pub const INVALID: u8 = 2;
+    pub const NO_BACKEND: u8 = 3;
+    pub const BLOCKED: u8 = 4;
+    pub const PAUSED: u8 = 5;
+}
+
+pub fn run(a: RunArgs) -> ExitCode {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let color = a.color.enabled();
+    let Some((path, stem)) = locate_flow(&a.flow, &cwd) else {
+        usage_error(format!(
+            "cannot read flow '{}': no such file, and no saved flow of that name",
+            a.flow
+        ));
+        return ExitCode::from(code::INVALID);
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            usage_error(format!("cannot read flow '{}': {e}", path.display()));
+            return ExitCode::from(code::INVALID);
+        }
+    };
+    let invocation = match invocation(&a) {
+        Ok(i) => i,
+        Err(m) => {
+            usage_error(m);
+            return ExitCode::from(code::INVALID);
+        }
+    };
+    // The full check first: any error stops the run before anything executes.
+    let source = Source::new(path.display().to_string(), text);
+    let saved = SavedFlows::new(&cwd);
+    let checked = check_source(
+        &source.text,
+        &LowerOptions {
+            default_name: Some(stem),
+        },
+        &CheckOptions {
+            args: Some(&invocation),
+            loader: Some(&saved),
+            cwd: Some(cwd.clone()),
+            ..CheckOptions::default()
+        },
+    );
+    for d in &checked.diagnostics {
+        eprint!("{}", render(d, &source, color));
+    }
+    let has_errors = checked.has_errors();
+    let Some(flow) = checked.flow.filter(|_| !has_errors) else {
+        eprintln!("error: the flow has errors; nothing was run");
+        return ExitCode::from(code::INVALID);
+    };
+    let dry_run = a.dry_run.is_some();
+    let roster = match roster(&a, &cwd, &flow) {
+        Ok(r) => r,
+        Err(m) => {
+            eprintln!("error[E0701]: {m}");
+            return ExitCode::from(code::NO_BACKEND);
+        }
+    };
+    if let Some(pick) = roster.auto_detected() {
+        eprintln!("note: {}", pick.describe());
+    }
+    for w in roster.take_warnings() {
+        eprintln!("warning: {w}");
+    }
+    let uses = agent_uses(&flow);
+    let pre = preflight(
+        &roster,
+        &uses,
+        &PreflightOptions {
+            max_usd: a
+                .max_usd
+                .or(flow.budget.as_ref().and_then(|b| b.value.max_usd)),
+            max_tokens: a
+                .max_tokens
+                .or(flow.budget.as_ref().and_then(|b| b.value.max_tokens)),
+            allow_writes: a.allow_writes || roster.allow_writes(),
+            dry_run,
+        },
+    );
+    for d in &pre {
+        eprint!("{}", render(d, &source, color));
+    }
+    if pre.iter().any(|d| d.is_error()) {
+        return ExitCode::from(code::NO_BACKEND);
+    }
+    let cancel = tfc::agent::CancelSource::new();
+    let token = cancel.token();
+    install_interrupts(cancel);
+    let opts = RunOptions {
+        concurrency: a.concurrency,
+        dry_run,
+        dry_run_scripts: a.dry_run.as_deref() == Some("scripts"),
+        approve: a.approve.clone(),
+        approve_all: a.approve_all,
+        reject: a.reject.clone(),
+        reject_reason: a.reason.clone(),
+        interactive: true,
+        max_usd: a.max_usd,
+        max_tokens: a.max_tokens,
+        project_root: Some(project_root(&cwd)),
+        cwd: Some(cwd.clone()),
+        default_idle_timeout_ms: roster.idle_timeout_ms(),
+        run_id: None,
+        progress: Some(progress_lines()),
+    };
+    let interp = Interpreter::new(Arc::new(roster))
+        .options(opts)
+        .cancel_on(token);
+    let record = match smol::block_on(interp.run(FlowSource::Path(path.clone()), &invocation)) {
+        Ok(r) => r,
+        Err(RunError::Invalid {
+            source,
+            diagnostics,
+        }) => {
+            for d in &diagnostics {
+                eprint!("{}", render(d, &source, color));
+            }
+            return ExitCode::from(code::INVALID);
+        }
+        Err(RunError::NoBackend(m)) => {
+            eprintln!("error[E0701]: {m}");
+            return ExitCode::from(code::NO_BACKEND);
+        }
+        Err(RunError::Io(m)) => {
+            usage_error(m);
+            return ExitCode::from(code::INVALID);
+        }
+    };
+    match a.format {
+        Format::Json => println!("{}", record.to_value().to_pretty_json()),
+        Format::Text if dry_run => {}
+        Format::Text => {
+            print!("{}", record.final_output);
+            if !record.final_output.ends_with('\n') {
+                println!();
+            }
+        }
+    }
+    eprintln!(
+        "run {} {}{}",
+        record.run_id,
+        record.status.as_str(),
+        record
+            .reason
+            .as_ref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default()
+    );
+    ExitCode::from(match record.status {
+        RunStatus::Completed => code::COMPLETED,
+        RunStatus::Failed | RunStatus::Running => code::FAILED,
+        RunStatus::Blocked => code::BLOCKED,
+        RunStatus::Paused => code::PAUSED,
+    })
+}
+
+/// One stderr line per phase transition.
+fn progress_lines() -> ProgressSink {
+    ProgressSink(Arc::new(|n: &ProgressNote<'_>| {
+        let mark = match n.status {
+            "running" => "▶",
+            "done" => "✓",
+            "failed" => "✗",
+            "skipped" => "–",
+            _ => "…",
+        };
+        let mut line = format!("{mark} {} {}", n.phase, n.status);
+        if n.status != "running" && n.status != "skipped" && (n.attempts > 1 || n.tokens > 0) {
+            line.push_str(&format!(
+                " ({} call{}",
+                n.attempts,
+                if n.attempts == 1 { "" } else { "s" }
+            ));
+            if n.tokens > 0 {
+                line.push_str(&format!(", {} tokens", n.tokens));
+            }
+            if let Some(c) = n.cost_usd {
+                line.push_str(&format!(", ${c:.4}"));
+            }
+            line.push(')');
+        }
+        if let Some(d) = n.detail {
+            line.push_str(": ");
+            line.push_str(d.lines().next().unwrap_or(""));
+        }
+        eprintln!("{line}");
+    }))
+}
+
+/// First Ctrl-C: stop starting work, cancel running agents, end the run `paused`.
+/// Second: exit at once.
+fn install_interrupts(cancel: tfc::agent::CancelSource) {
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+    ]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        let mut seen = 0;
+        for _ in signals.forever() {
+            seen += 1;
+            if seen == 1 {
+                eprintln!("\ninterrupted: stopping (Ctrl-C again to exit now)");
+                cancel.cancel();
+            } else {
+                std::process::exit(130);
+            }
+        }
+    });
+}
+
+fn roster(a: &RunArgs, cwd: &Path, flow: &Flow) -> Result<ConfigRoster, String> {
+    let mut agent_backends = Vec::new();
+    for pair in &a.agent_backend {
+        let (agent, name) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("--agent-backend expects AGENT=NAME, found '{pair}'"))?;
+        agent_backends.push((agent.to_owned(), name.to_owned()));
+    }
+    let agent_cmd = match &a.agent_cmd {
+        Some(cmd) => Some(tfc::agent::command::split_command(cmd)?),
+        None => None,
+    };
+    let backend = a
+        .replay
+        .as_ref()
+        .map(|f| format!("replay:{}", f.display()))
+        .or_else(|| a.backend.clone());
+    let dry_run = a.dry_run.is_some().then(|| {
+        Arc::new(if a.format == Format::Json {
+            DryRun::stderr()
+        } else {
+            DryRun::stdout()
+        })
+    });
+    let options = RosterOptions {
+        backend,
+        agent_backends,
+        agent_cmd,
+        record: a.record.clone(),
+        dry_run,
+        allow_writes: a.allow_writes,
+    };
+    let (roster, warnings) = ConfigRoster::load(
+        cwd,
+        flow.agent_scope,
+        options,
+        Arc::new(tfc::agent::ProcessBackends),
+    )?;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(roster)
+}
+
+fn agent_uses(flow: &Flow) -> Vec<AgentUse> {
+    let mut out = Vec::new();
+    for p in &flow.phases {
+        for agent in tfc::run::agent_names(&Flow {
+            phases: vec![p.clone()],
+            ..flow.clone()
+        }) {
+            out.push(AgentUse {
+                phase: p.id.clone(),
+                agent,
+                tools: p.tools.iter().map(|t| t.value.clone()).collect(),
+            });
+        }
+    }
+    out
+}
+
+fn invocation(a: &RunArgs) -> Result<Invocation, String> {
+    let mut inv = Invocation::default();
+    if let Some(text) = &a.args_json {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("--args is not valid JSON: {e}"))?;
+        let value = Value::from(&v);
+        let kind = value.type_name();
+        inv.json = value
+            .into_object()
+            .ok_or_else(|| format!("--args must be a JSON object, found {kind}"))?;
+    }
+    for p in &a.pairs {
+        match split_pair(p) {
+            Some(pair) => inv.pairs.push(pair),
+            None if inv.positional.is_none() => inv.positional = Some(p.clone()),
+            None => {
+                return Err(format!(
+                    "more than one bare argument ('{p}'): pass NAME=VALUE"
+                ));
+            }
+        }
+    }
+    Ok(inv)
+}

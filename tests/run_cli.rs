@@ -1,0 +1,265 @@
+//! `tfc run` end to end: the real binary, small shell-script agents through `--agent-cmd`,
+//! exit codes, stdout/stderr discipline, persistence, replay/record and interrupts.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{Outcome, root, scratch, tfc_in};
+
+fn agent() -> String {
+    root()
+        .join("tests/fixtures/agents/scripted.sh")
+        .display()
+        .to_string()
+}
+
+/// Write `flow` into a fresh directory and run `tfc run flow.json args…` there.
+fn run_flow(name: &str, flow: &str, args: &[&str]) -> (Outcome, PathBuf) {
+    let dir = scratch(name);
+    std::fs::write(dir.join("flow.json"), flow).expect("write flow");
+    let mut argv = vec!["run", "flow.json"];
+    argv.extend_from_slice(args);
+    (tfc_in(Some(&dir), &argv, b""), dir)
+}
+
+fn with_agent(extra: &[&str]) -> Vec<String> {
+    let mut v = vec!["--agent-cmd".to_string(), agent()];
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+fn run_agent(name: &str, flow: &str, extra: &[&str]) -> (Outcome, PathBuf) {
+    let args = with_agent(extra);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_flow(name, flow, &refs)
+}
+
+#[test]
+fn if_else_routing_prints_only_the_final_output() {
+    let flow = r#"{"name": "review", "phases": [
+        {"id": "triage", "output": "json", "task": "Classify."},
+        {"id": "deep", "when": "{steps.triage.json.severity} == high", "dependsOn": ["triage"], "task": "Deep: {steps.triage.json.reason}"},
+        {"id": "quick", "when": "{steps.triage.json.severity} != high", "dependsOn": ["triage"], "task": "Quick."},
+        {"id": "merge", "type": "reduce", "join": "any", "from": ["deep", "quick"], "dependsOn": ["deep", "quick"], "task": "Merge {previous.output}"}
+    ]}"#;
+    let (out, dir) = run_agent("run-routing", flow, &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stdout, "merge: Merge deep: Deep: auth bypass\n");
+    assert!(
+        out.stderr.contains("quick skipped: Condition not met"),
+        "{}",
+        out.stderr
+    );
+    let runs = dir.join(".tfc/runs/review");
+    let run_dir = std::fs::read_dir(&runs)
+        .expect("run dir")
+        .next()
+        .expect("one run")
+        .expect("entry")
+        .path();
+    let record = std::fs::read_to_string(run_dir.join("run.json")).expect("run.json");
+    assert!(record.contains("\"status\": \"completed\""), "{record}");
+    let journal = std::fs::read_to_string(run_dir.join("journal.jsonl")).expect("journal");
+    assert!(
+        journal
+            .lines()
+            .next()
+            .is_some_and(|l| l.contains("\"type\":\"run-start\""))
+    );
+    assert!(
+        journal
+            .lines()
+            .last()
+            .is_some_and(|l| l.contains("\"type\":\"run-end\""))
+    );
+    assert!(journal.contains("\"type\":\"agent-call\""));
+    assert!(!run_dir.join("lock").exists());
+}
+
+#[test]
+fn json_format_prints_the_run_record() {
+    let flow = r#"{"phases": [{"id": "a", "task": "Hello"}]}"#;
+    let (out, _) = run_agent("run-json", flow, &["--format", "json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("\"schemaVersion\": 1"));
+    assert!(out.stdout.contains("\"finalOutput\": \"a: Hello\""));
+}
+
+#[test]
+fn transient_errors_are_retried_hard_ones_are_not() {
+    let flow = r#"{"phases": [{"id": "flaky", "task": "x", "retry": {"max": 0, "backoffMs": 0}}]}"#;
+    let (out, _) = run_agent("run-flaky", flow, &["--format", "json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("\"finalOutput\": \"recovered on attempt 2\""),
+        "{}",
+        out.stdout
+    );
+    let flow =
+        r#"{"phases": [{"id": "broken", "task": "x", "retry": {"max": 0, "backoffMs": 0}}]}"#;
+    let (out, _) = run_agent("run-broken", flow, &["--format", "json"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout.contains("\"error\": \"hard failure\""),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("\"attempts\": 1"), "{}", out.stdout);
+}
+
+#[test]
+fn gate_block_exits_4() {
+    let flow = r#"{"phases": [{"id": "work", "task": "x"}, {"id": "gate", "type": "gate", "dependsOn": ["work"], "task": "Ok?"}]}"#;
+    let (out, _) = run_agent("run-block", flow, &[]);
+    assert_eq!(out.code, 4, "{out:?}");
+    assert!(
+        out.stdout.starts_with("Gate blocked the workflow."),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn approvals_pause_with_exit_5_and_flags_decide() {
+    let flow = r#"{"phases": [{"id": "plan", "task": "p"}, {"id": "ok", "type": "approval", "dependsOn": ["plan"]}, {"id": "go", "dependsOn": ["ok"], "task": "go"}]}"#;
+    let (out, _) = run_agent("run-approval", flow, &[]);
+    assert_eq!(out.code, 5, "{out:?}");
+    assert!(
+        out.stdout.contains("awaiting approval: ok"),
+        "{}",
+        out.stdout
+    );
+    let (out, _) = run_agent("run-approval-yes", flow, &["--approve", "ok"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "go: go\n"), "{out:?}");
+}
+
+#[test]
+fn idle_timeout_kills_a_hung_agent_and_its_process_group() {
+    let flow = r#"{"idleTimeout": 1000, "phases": [{"id": "hang", "task": "x", "retry": {"max": 0, "backoffMs": 0}, "idempotent": false}]}"#;
+    let dir = scratch("run-idle");
+    std::fs::write(dir.join("flow.json"), flow).expect("write");
+    let pidfile = dir.join("agent.pid");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tfc"));
+    cmd.args(["run", "flow.json", "--agent-cmd", &agent()])
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .env("AGENT_TEST_PIDFILE", &pidfile);
+    let started = std::time::Instant::now();
+    let out = cmd.output().expect("run tfc");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no output for 1000ms (idle timeout)"),
+        "{stderr}"
+    );
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("pid number");
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z ")),
+        "agent {pid} still running"
+    );
+}
+
+#[test]
+fn interrupt_pauses_the_run() {
+    let flow = r#"{"phases": [{"id": "hang", "task": "x"}, {"id": "after", "dependsOn": ["hang"], "task": "y"}]}"#;
+    let dir = scratch("run-interrupt");
+    std::fs::write(dir.join("flow.json"), flow).expect("write");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_tfc"))
+        .args(["run", "flow.json", "--agent-cmd", &agent()])
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("signal");
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("paused: interrupted"), "{stderr}");
+}
+
+#[test]
+fn invalid_flows_and_missing_backends() {
+    let (out, _) = run_agent(
+        "run-invalid",
+        r#"{"phases": [{"id": "a", "dependsOn": ["b"], "task": "x"}]}"#,
+        &[],
+    );
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("E0103"), "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    let (out, _) = run_flow(
+        "run-nobackend",
+        r#"{"phases": [{"id": "a", "task": "x"}]}"#,
+        &["--backend", "nonesuch"],
+    );
+    assert_eq!(out.code, 3, "{out:?}");
+}
+
+#[test]
+fn dry_run_lists_prompts() {
+    let flow = r#"{"phases": [{"id": "a", "task": "First {args.x}"}, {"id": "b", "dependsOn": ["a"], "task": "Then {steps.a.output}"}]}"#;
+    let (out, _) = run_flow("run-dry", flow, &["x=1", "--dry-run"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "── [a] agent=default model=default ──\nFirst 1\n── [b] agent=default model=default ──\nThen [dry-run] a\n"
+    );
+}
+
+#[test]
+fn record_then_replay() {
+    let flow = r#"{"phases": [{"id": "a", "task": "Hello"}, {"id": "b", "dependsOn": ["a"], "task": "Then {steps.a.output}"}]}"#;
+    let (out, dir) = run_agent("run-record", flow, &["--record", "calls.jsonl"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let fixture = dir.join("calls.jsonl");
+    assert_eq!(
+        std::fs::read_to_string(&fixture)
+            .expect("fixture")
+            .lines()
+            .count(),
+        2
+    );
+    let out = tfc_in(
+        Some(&dir),
+        &["run", "flow.json", "--replay", "calls.jsonl"],
+        b"",
+    );
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "b: Then a: Hello\n"),
+        "{out:?}"
+    );
+    std::fs::write(dir.join("flow.json"), flow.replace("Hello", "Bye")).expect("write");
+    let out = tfc_in(
+        Some(&dir),
+        &["run", "flow.json", "--replay", "calls.jsonl"],
+        b"",
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("replay: no fixture for node 'a'"),
+        "{}",
+        out.stderr
+    );
+}
