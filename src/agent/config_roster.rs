@@ -472,6 +472,32 @@ impl Roster for ConfigRoster {
     }
 }
 
+/// The factory of `tfc run`: CLI presets and generic commands as supervised processes.
+pub struct ProcessBackends;
+
+impl BackendFactory for ProcessBackends {
+    fn preset(&self, name: &str, spec: &PresetSpec) -> Result<Arc<dyn Agent>, String> {
+        let config = super::presets::PresetConfig {
+            bin: spec.bin.clone(),
+            extra_args: spec.extra_args.clone(),
+            env_allow: spec.env_allow.clone(),
+            ..super::presets::PresetConfig::default()
+        };
+        super::presets::by_name(spec.preset.as_str(), config).ok_or_else(|| {
+            format!(
+                "backend '{name}': unknown preset '{}'",
+                spec.preset.as_str()
+            )
+        })
+    }
+
+    fn command(&self, _name: &str, spec: &CommandSpec) -> Result<Arc<dyn Agent>, String> {
+        Ok(Arc::new(super::command::CommandBackend::new(
+            spec.command.clone(),
+        )?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -792,31 +818,5 @@ fast = "claude-haiku-4-5"
         // Dry runs are not recorded.
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
         std::fs::remove_dir_all(d).ok();
-    }
-}
-
-/// The factory of `tfc run`: CLI presets and generic commands as supervised processes.
-pub struct ProcessBackends;
-
-impl BackendFactory for ProcessBackends {
-    fn preset(&self, name: &str, spec: &PresetSpec) -> Result<Arc<dyn Agent>, String> {
-        let config = super::presets::PresetConfig {
-            bin: spec.bin.clone(),
-            extra_args: spec.extra_args.clone(),
-            env_allow: spec.env_allow.clone(),
-            ..super::presets::PresetConfig::default()
-        };
-        super::presets::by_name(spec.preset.as_str(), config).ok_or_else(|| {
-            format!(
-                "backend '{name}': unknown preset '{}'",
-                spec.preset.as_str()
-            )
-        })
-    }
-
-    fn command(&self, _name: &str, spec: &CommandSpec) -> Result<Arc<dyn Agent>, String> {
-        Ok(Arc::new(super::command::CommandBackend::new(
-            spec.command.clone(),
-        )?))
     }
 }

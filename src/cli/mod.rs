@@ -25,7 +25,7 @@ enum Command {
     /// Check flows statically: the whole graph, every placeholder and condition.
     Check(check::CheckArgs),
     /// Check, then run a flow: only the final output on stdout.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Evaluate a template, condition or safeParse against an eval context.
     Eval(eval::EvalArgs),
     /// Print the Mermaid flowchart of a flow, its problems marked.
@@ -53,7 +53,7 @@ impl From<Exit> for ExitCode {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let exit = match cli.command {
-        Command::Run(args) => return run::run(args),
+        Command::Run(args) => return run::run(*args),
         Command::Check(args) => check::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Graph(args) => graph::run(args),
