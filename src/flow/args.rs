@@ -172,8 +172,16 @@ pub fn resolve_invocation(
     flow: &super::Flow,
     inv: &Invocation,
 ) -> (crate::value::Map, Vec<crate::diag::Diagnostic>) {
+    resolve_owned(flow, inv.clone())
+}
+
+/// [`resolve_invocation`] consuming the invocation (no copy of its JSON arguments).
+pub fn resolve_owned(
+    flow: &super::Flow,
+    inv: Invocation,
+) -> (crate::value::Map, Vec<crate::diag::Diagnostic>) {
     use crate::diag::{Code, Diagnostic};
-    let mut given = inv.json.clone();
+    let mut given = inv.json;
     let mut diags = Vec::new();
     let mut pairs: Vec<(String, String)> = Vec::new();
     if let Some(v) = &inv.positional {
@@ -206,8 +214,8 @@ pub fn resolve_invocation(
 }
 
 /// Provided arguments plus the defaults of declared ones that were not provided.
-pub fn effective_args(flow: &super::Flow, given: &crate::value::Map) -> crate::value::Map {
-    let mut out = given.clone();
+pub fn effective_args(flow: &super::Flow, given: crate::value::Map) -> crate::value::Map {
+    let mut out = given;
     for (name, spec) in &flow.args {
         if !out.contains_key(name)
             && let Some(d) = &spec.default

@@ -15,7 +15,7 @@ mod shorthand;
 
 pub use args::{
     Invocation, check_relative_path, check_value, convert_text, effective_args, resolve_invocation,
-    split_pair,
+    resolve_owned, split_pair,
 };
 pub use fields::{FieldDef, FieldType, ObjectKind, fields_of};
 pub use lower::{LowerOptions, Lowered, lower, lower_source};

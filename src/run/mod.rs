@@ -33,9 +33,7 @@ use std::sync::Arc;
 use crate::agent::{Agent, CancelSource, Roster, SingleBackend};
 use crate::check::{CheckOptions, check_source};
 use crate::diag::Diagnostic;
-use crate::flow::{
-    Branch, Def, Flow, Invocation, LowerOptions, effective_args, resolve_invocation,
-};
+use crate::flow::{Branch, Def, Flow, Invocation, LowerOptions, effective_args, resolve_owned};
 use crate::source::Source;
 use crate::value::{Map, Value};
 
@@ -154,7 +152,7 @@ impl Interpreter {
             json: args,
             ..Invocation::default()
         };
-        smol::block_on(self.run(flow.into(), &invocation))
+        smol::block_on(self.run(flow.into(), invocation))
     }
 
     /// [`Interpreter::eval`] of flow text.
@@ -172,17 +170,17 @@ impl Interpreter {
     pub async fn run(
         &self,
         source: FlowSource,
-        invocation: &Invocation,
+        invocation: Invocation,
     ) -> Result<RunRecord, RunError> {
-        let (flow, src) = load(source, invocation, self.opts.cwd.clone())?;
-        let (given, problems) = resolve_invocation(&flow, invocation);
+        let (flow, src) = load(source, &invocation, self.opts.cwd.clone())?;
+        let (given, problems) = resolve_owned(&flow, invocation);
         if problems.iter().any(Diagnostic::is_error) {
             return Err(RunError::Invalid {
                 source: Box::new(src),
                 diagnostics: problems,
             });
         }
-        let args = effective_args(&flow, &given);
+        let args = effective_args(&flow, given);
         let agents = resolve_agents(&flow, self.roster.as_ref())?;
         let def = crate::json::parse(&src.text).root.map(|r| r.to_value());
         let cancel_source = CancelSource::new();

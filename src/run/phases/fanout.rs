@@ -1,13 +1,14 @@
 //! Fan-out phases: parallel (SPEC §3.3), map (§3.4) and tournament (§3.10). Items run
 //! concurrently up to the phase's width; each is checked against the budget before it starts.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::super::call::{CallResult, CallSpec, call};
 use super::super::ctx::Shared;
 use super::super::exec::Exec;
 use super::super::record::{ItemInfo, PhaseStatus};
-use super::super::scope::Layered;
+use super::super::scope::{Layered, PhaseScope};
 use super::super::verdict::judge_winner;
 use crate::agent::{Purpose, Usage};
 use crate::eval::coerce_array;
@@ -235,39 +236,40 @@ pub async fn parallel(ex: &mut Exec<'_>) {
     merge(ex, items);
 }
 
-/// The array a map fans out over (SPEC §3.4), or `None`.
-fn over_array(ex: &mut Exec<'_>) -> Option<Vec<Value>> {
+/// The value a map fans out over (SPEC §3.4), before coerceArray: a lone placeholder's raw
+/// value (borrowed from `scope` when it can be; strings go through safeParse), else the
+/// rendered text through safeParse.
+fn over_value<'s>(ex: &mut Exec<'_>, scope: &'s PhaseScope) -> Option<Cow<'s, Value>> {
     let over = ex.phase.over.as_ref()?;
-    let scope = ex.scope.clone();
     let paths = over.template.paths();
     let whole = over.template.refs().len() == 1
         && over.template.refs()[0].span.range() == (0..over.as_str().len());
-    let value = if whole {
-        match crate::eval::resolve(&scope, &paths[0]) {
-            Some(v) => {
-                for id in over.template.read_phases(&scope, &[0]) {
-                    ex.rec.read(&id);
-                }
-                match &*v {
-                    Value::String(s) => safe_parse(s).value,
-                    other => Some(other.clone()),
-                }
+    if !whole {
+        let text = ex.render("over", over, scope);
+        return safe_parse(&text).value.map(Cow::Owned);
+    }
+    match crate::eval::resolve(scope, &paths[0]) {
+        Some(v) => {
+            for id in over.template.read_phases(scope, &[0]) {
+                ex.rec.read(&id);
             }
-            None => {
-                ex.missing_warning("over", &[paths[0].text.to_string()]);
-                None
+            match &*v {
+                Value::String(s) => safe_parse(s).value.map(Cow::Owned),
+                _ => Some(v),
             }
         }
-    } else {
-        let text = ex.render("over", over, &scope);
-        safe_parse(&text).value
-    };
-    value.as_ref().and_then(coerce_array).cloned()
+        None => {
+            ex.missing_warning("over", &[paths[0].text.to_string()]);
+            None
+        }
+    }
 }
 
 pub async fn map(ex: &mut Exec<'_>) {
     let phase = ex.phase;
-    let Some(elements) = over_array(ex) else {
+    let scope = ex.scope.clone();
+    let over = over_value(ex, &scope);
+    let Some(elements) = over.as_deref().and_then(coerce_array) else {
         let over = phase.over.as_ref().map_or("", |o| o.as_str());
         ex.fail(
             String::new(),
@@ -285,7 +287,6 @@ pub async fn map(ex: &mut Exec<'_>) {
         ex.rec.json = Some(Value::Array(Vec::new()));
         return;
     }
-    let scope = ex.scope.clone();
     let name = phase.local_name().to_owned();
     let items = run_items(ex, elements.len(), |ex, i| {
         let layered = Layered::new(&scope).with(&name, elements[i].clone());

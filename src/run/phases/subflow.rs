@@ -130,7 +130,7 @@ pub async fn run(ex: &mut Exec<'_>) {
             given.insert(k.clone(), value);
         }
     }
-    let args = effective_args(&child, &given);
+    let args = effective_args(&child, given);
     let mut agents = std::collections::HashMap::new();
     for a in agent_names(&child) {
         match ex
