@@ -2,10 +2,9 @@
 //! wider than the flow's concurrency, opposing guards. Never promoted by strict mode except
 //! W0309, which is a field warning.
 
-use std::collections::BTreeSet;
-
+use super::graph::Graph;
 use crate::diag::{Code, Diagnostic};
-use crate::flow::{Flow, PhaseType};
+use crate::flow::{Flow, Join, PhaseType};
 use crate::value::format_number;
 
 pub fn budget(flow: &Flow, out: &mut Vec<Diagnostic>) {
@@ -75,42 +74,130 @@ pub fn branch_width(flow: &Flow, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Two guarded phases on the same dependencies testing the same placeholders, one with `==`
-/// and one with `!=`: exactly one of them runs (if/else routing), so the other is always
-/// skipped; worth a look when that was not the intent.
-pub fn opposing_guards(flow: &Flow, out: &mut Vec<Diagnostic>) {
-    type Key = (Vec<String>, BTreeSet<String>);
+/// Two guarded phases on the same dependencies whose guards are the same comparison, one with
+/// `==` and one with `!=` (`{x} == high` / `{x} != high`): exactly one of them runs, so the
+/// other is always skipped. That is if/else routing when a `join: "any"` phase depends on both
+/// (the idiom, no warning); otherwise anything waiting for both is never reached.
+pub fn opposing_guards(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
+    /// Sorted dependsOn, the comparison's operands as printed, `==` (true) or `!=` (false).
+    type Key = (Vec<String>, String, String);
     let mut seen: Vec<(Key, bool, usize)> = Vec::new();
     for (i, p) in flow.phases.iter().enumerate() {
         let Some(when) = &p.when else { continue };
-        let Ok(cond) = &when.parsed else { continue };
-        let text = when.as_str();
-        let eq = text.contains("==") && !text.contains("!=");
-        let ne = text.contains("!=") && !text.contains("==");
-        if !(eq || ne) {
+        let Some((key_ops, eq)) = guard_of(when.as_str()) else {
             continue;
-        }
+        };
         let mut deps: Vec<String> = p.depends_on.iter().map(|d| d.value.clone()).collect();
         deps.sort();
-        let refs: BTreeSet<String> = cond.refs().map(|(_, r)| r.text.to_string()).collect();
-        let key = (deps, refs);
-        if let Some((_, _, j)) = seen
+        deps.dedup();
+        let key = (deps, key_ops.0, key_ops.1);
+        let Some(&(_, _, j)) = seen
             .iter()
             .find(|(k, was_eq, _)| *k == key && *was_eq != eq)
-        {
-            let other = &flow.phases[*j];
-            out.push(
-                Diagnostic::new(
-                    Code::OpposingGuards,
-                    format!("'{}' and '{}' have opposing guards: exactly one of them runs and the other is always skipped", other.id, p.id),
-                )
-                .at(when.src.span)
-                .phase(&p.id)
-                .label(other.when.as_ref().map_or(other.id_span, |w| w.src.span), "the opposing guard")
-                .help("if this is if/else routing, join the branches with a phase that has \"join\": \"any\""),
-            );
-        } else {
+        else {
             seen.push((key, eq, i));
+            continue;
+        };
+        let joined = graph.dependents[i]
+            .iter()
+            .any(|&d| flow.phases[d].join == Join::Any && graph.deps[d].contains(&j));
+        if joined {
+            continue;
         }
+        let other = &flow.phases[j];
+        let mut d = Diagnostic::new(
+            Code::OpposingGuards,
+            format!("'{}' and '{}' have opposing guards: exactly one of them runs and the other is always skipped", other.id, p.id),
+        )
+        .at(when.src.span)
+        .phase(&p.id)
+        .with_label(format!("'{}' runs only when this holds", p.id));
+        if let Some(w) = &other.when {
+            d = d.label(
+                w.src.span,
+                format!("'{}' runs only when this holds", other.id),
+            );
+        }
+        out.push(d.help(format!(
+            "if this is if/else routing, merge the two branches in a phase with \"join\": \"any\" and \"dependsOn\": [\"{}\", \"{}\"]; a phase waiting for both with the default join \"all\" never runs",
+            other.id, p.id
+        )));
+    }
+}
+
+/// A guard that is one comparison `a == b` or `a != b` (parentheses allowed): its operands as
+/// printed, in a canonical order, and whether it is `==`.
+fn guard_of(text: &str) -> Option<((String, String), bool)> {
+    use crate::syntax::condition::{CmpOp, Expr, Operand, parse_cond};
+    let cond = parse_cond(text).ok()?;
+    let mut node = cond.expr.as_ref()?;
+    while let Expr::Paren(inner) = &node.node {
+        node = inner;
+    }
+    let Expr::Compare(a, op, b) = &node.node else {
+        return None;
+    };
+    let eq = match op.node {
+        CmpOp::Eq => true,
+        CmpOp::Ne => false,
+        _ => return None,
+    };
+    let is_ref =
+        |n: &crate::syntax::condition::Node| matches!(n.node, Expr::Operand(Operand::Ref(_)));
+    if !is_ref(a) && !is_ref(b) {
+        return None;
+    }
+    let (a, b) = (a.node.to_string(), b.node.to_string());
+    Some((if a <= b { (a, b) } else { (b, a) }, eq))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guards_are_single_comparisons_with_a_placeholder() {
+        let g = |s: &str| guard_of(s).map(|(ops, eq)| (ops.0, ops.1, eq));
+        assert_eq!(
+            g("{steps.t.json.severity} == high"),
+            Some(("high".into(), "{steps.t.json.severity}".into(), true))
+        );
+        assert_eq!(
+            g("(high != { steps.t.json.severity })").map(|x| x.2),
+            Some(false)
+        );
+        assert_eq!(g("{a} == b"), g("b == {a}"));
+        assert_eq!(g("{a} >= 1"), None);
+        assert_eq!(g("{a} == 1 && {b} != 2"), None);
+        assert_eq!(g("x == y"), None);
+        assert_eq!(g("{a} =="), None);
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use crate::check::testing::codes;
+
+    const IF_ELSE: &str = r#"[
+        {"id": "t", "output": "json", "task": "classify"},
+        {"id": "deep", "dependsOn": ["t"], "when": "{steps.t.json.severity} == high", "task": "deep"},
+        {"id": "quick", "dependsOn": ["t"], "when": "{steps.t.json.severity} != high", "task": "quick"},
+        {"id": "merge", "type": "reduce", "from": ["deep", "quick"], "JOIN": "all", "task": "{previous.output}"}
+    ]"#;
+
+    #[test]
+    fn if_else_joined_with_any_is_not_a_warning() {
+        let joined = IF_ELSE.replace(r#""JOIN": "all""#, r#""join": "any""#);
+        assert_eq!(codes(&joined), Vec::<&str>::new());
+        let waits_for_both = IF_ELSE.replace(r#""JOIN": "all""#, r#""join": "all""#);
+        assert_eq!(codes(&waits_for_both), ["W0105"]);
+    }
+
+    #[test]
+    fn different_comparisons_do_not_oppose() {
+        let text = IF_ELSE
+            .replace("!= high", "!= low")
+            .replace(r#""JOIN": "all""#, r#""join": "all""#);
+        assert_eq!(codes(&text), Vec::<&str>::new());
     }
 }

@@ -114,7 +114,7 @@ fn check_into(
             dag::dead_ends(flow, &graph, out);
             dag::gate_sole_path(flow, &graph, out);
             lints::branch_width(flow, out);
-            lints::opposing_guards(flow, out);
+            lints::opposing_guards(flow, &graph, out);
         }
     }
     subflows(flow, opts, stack, out);
@@ -268,4 +268,31 @@ fn finish(diags: &mut Vec<Diagnostic>, flow: Option<&Flow>, opts: &CheckOptions<
     }
     diags.dedup();
     diags.sort_by_key(|d| (d.span.map_or(0, |s| s.start), d.span.map_or(0, |s| s.end)));
+}
+
+/// Helpers for the unit tests of every check module.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// Check `text` with default options.
+    pub fn check(text: &str) -> Vec<Diagnostic> {
+        check_source(text, &LowerOptions::default(), &CheckOptions::default()).diagnostics
+    }
+
+    /// The codes reported for `text`, in order.
+    pub fn codes(text: &str) -> Vec<&'static str> {
+        check(text).iter().map(|d| d.code.as_str()).collect()
+    }
+
+    /// The text under each diagnostic's primary span, with its code.
+    pub fn spans(text: &str) -> Vec<(&'static str, String)> {
+        check(text)
+            .iter()
+            .map(|d| {
+                let s = d.span.map_or(String::new(), |s| text[s.range()].to_owned());
+                (d.code.as_str(), s)
+            })
+            .collect()
+    }
 }

@@ -265,24 +265,48 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                     format!("but {{{head}}} is bound only inside map '{m}'")
                 } else if head == "item" {
                     "but {item} is bound only inside a map phase".to_owned()
+                } else if let Some(near) = near_head(head, p) {
+                    // A misspelt family or local. Other unknown heads are left alone: brace
+                    // text such as `a JSON array of {path} objects` is ordinary prose.
+                    let fixed = u.path.text.replacen(head, near, 1);
+                    out.push(out_of_scope(
+                        format!(
+                            "but '{head}' is not a placeholder family or a local of this phase"
+                        ),
+                        format!("did you mean {{{fixed}}}?"),
+                    ));
+                    continue;
                 } else {
-                    format!(
-                        "but '{head}' is not a placeholder family (args, steps, previous, item, loop, reflexion)"
-                    )
+                    continue;
                 };
                 let help = if head == "item" && p.ty == PhaseType::Map {
                     format!(
                         "write {{{}}}",
                         u.path.text.replacen("item", p.local_name(), 1)
                     )
+                } else if let Some(m) = map_locals.get(head) {
+                    format!(
+                        "reference the map's merged output instead, e.g. {{steps.{m}.output}}, or move this text into the task of '{m}'"
+                    )
                 } else {
-                    "check the spelling, or move the reference into the phase that binds it"
-                        .to_owned()
+                    "use it in the task of a map phase, where each element is bound".to_owned()
                 };
                 out.push(out_of_scope(why, help));
             }
         }
     }
+}
+
+/// The placeholder head that `head` is probably a misspelling of: a family, or a local bound
+/// in `p` (its map's `as` name, `loop`).
+fn near_head<'p>(head: &str, p: &'p Phase) -> Option<&'p str> {
+    let mut names: Vec<&str> = vec!["args", "steps", "previous", "reflexion"];
+    match p.ty {
+        PhaseType::Map => names.push(p.local_name()),
+        PhaseType::Loop => names.push("loop"),
+        _ => {}
+    }
+    crate::diag::did_you_mean(head, names)
 }
 
 /// Conditions that do not parse (W0201): the error and what happens at run time.
@@ -323,5 +347,36 @@ pub fn condition_errors(flow: &Flow, out: &mut Vec<Diagnostic>) {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::spans;
+
+    #[test]
+    fn brace_prose_is_not_a_placeholder_problem() {
+        // The seed's own release-check flow describes its output as "{path} objects".
+        let text = r#"[{"id": "a", "task": "Output ONLY a JSON array of {path} objects."}]"#;
+        assert_eq!(spans(text), []);
+    }
+
+    #[test]
+    fn misspelt_heads_and_locals_are_reported_at_the_placeholder() {
+        let text = r#"[
+            {"id": "a", "output": "json", "task": "list {arg.dir}"},
+            {"id": "m", "type": "map", "dependsOn": ["a"], "over": "{steps.a.json}", "as": "file",
+             "task": "audit {fiel.path} and {item}"},
+            {"id": "z", "dependsOn": ["m"], "task": "{file.path}"}
+        ]"#;
+        assert_eq!(
+            spans(text),
+            [
+                ("W0206", "{arg.dir}".to_owned()),
+                ("W0206", "{fiel.path}".to_owned()),
+                ("W0206", "{item}".to_owned()),
+                ("W0206", "{file.path}".to_owned()),
+            ]
+        );
     }
 }
