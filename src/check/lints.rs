@@ -9,12 +9,16 @@ use crate::value::format_number;
 
 pub fn budget(flow: &Flow, out: &mut Vec<Diagnostic>) {
     let Some(b) = &flow.budget else { return };
-    if b.value.max_usd.is_none() && b.value.max_tokens.is_none() {
+    if b.value.empty {
         out.push(
             Diagnostic::new(Code::EmptyBudget, "'budget' sets no cap")
                 .at(b.span)
+                .with_label("no maxUSD or maxTokens")
                 .help("set \"maxUSD\" and/or \"maxTokens\", or remove 'budget' (it also forces one phase at a time)"),
         );
+        return;
+    }
+    if b.value.max_usd.is_none() && b.value.max_tokens.is_none() {
         return;
     }
     let estimate: f64 = flow
@@ -34,6 +38,7 @@ pub fn budget(flow: &Flow, out: &mut Vec<Diagnostic>) {
                 format!("Budget cap ({} tokens) is below the estimated minimum of ~{} tokens for {n} phase(s): the run will stop early", format_number(m), format_number(estimate)),
             )
             .at(b.span)
+            .with_label(format!("maxTokens {}", format_number(m)))
             .help("raise maxTokens, or expect the run to pause at its budget"),
         );
     }
@@ -48,17 +53,22 @@ pub fn budget(flow: &Flow, out: &mut Vec<Diagnostic>) {
                 format!("Budget cap (${}) is below the estimated minimum of ~${:.3} for {n} phase(s): the run will stop early", format_number(m), estimate * 0.001),
             )
             .at(b.span)
+            .with_label(format!("maxUSD {}", format_number(m)))
             .help("raise maxUSD, or expect the run to pause at its budget"),
         );
     }
 }
 
+/// W0104. Measured against the flow's `concurrency` as written (default 8): a budget forces
+/// one phase at a time anyway, and a per-phase cap is the fix either way.
 pub fn branch_width(flow: &Flow, out: &mut Vec<Diagnostic>) {
-    let width = flow.effective_concurrency();
+    let width = flow
+        .concurrency
+        .as_ref()
+        .map_or(8, |c| c.value.floor().max(1.0) as usize);
     for p in &flow.phases {
         if p.ty == PhaseType::Parallel && p.concurrency.is_none() && p.branches.len() > width {
-            out.push(
-                Diagnostic::new(
+            let mut d = Diagnostic::new(
                     Code::BranchesExceedConcurrency,
                     format!(
                         "{}: {} branches but the flow runs at most {width} at once",
@@ -67,9 +77,13 @@ pub fn branch_width(flow: &Flow, out: &mut Vec<Diagnostic>) {
                     ),
                 )
                 .at(p.written.get("branches").copied().unwrap_or(p.id_span))
+                .with_label(format!("{} branches", p.branches.len()))
                 .phase(&p.id)
-                .help("add a per-phase \"concurrency\" to say how many branches may run together"),
-            );
+                .help(format!("add \"concurrency\": {width} (or another cap) to the phase to say how many branches may run together"));
+            if let Some(c) = &flow.concurrency {
+                d = d.label(c.span, "the flow's limit");
+            }
+            out.push(d);
         }
     }
 }

@@ -8,6 +8,9 @@ use ariadne::{Color, Config, IndexType, Label, Report, ReportKind};
 /// Render one diagnostic as an ariadne report (byte-indexed).
 pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
     let name = source.name.as_str();
+    if diag.span.is_none() && diag.labels.is_empty() {
+        return render_unplaced(diag, name, color);
+    }
     let span = diag.span.unwrap_or_default();
     // Inside the text and on char boundaries (ariadne slices lines at these offsets).
     let clamp = |r: std::ops::Range<usize>| {
@@ -72,6 +75,26 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// A diagnostic about the file as a whole (ariadne would drop its help line): the header,
+/// the file, and the help, in the same frame as located reports.
+fn render_unplaced(diag: &Diagnostic, name: &str, color: bool) -> String {
+    let (kind, paint) = match diag.severity {
+        Severity::Error => ("Error", "\x1b[31m"),
+        Severity::Warning => ("Warning", "\x1b[33m"),
+    };
+    let (on, off) = if color { (paint, "\x1b[0m") } else { ("", "") };
+    let mut out = format!(
+        "{on}[{}] {kind}:{off} {}\n   ╭─[ {name} ]\n",
+        diag.code.as_str(),
+        diag.message
+    );
+    if let Some(help) = &diag.help {
+        out.push_str(&format!("   │\n   │ Help: {help}\n"));
+    }
+    out.push_str("───╯\n");
+    out
+}
+
 /// The stable JSON form of a diagnostic (SPEC §7.1): byte offsets and 1-based line/column.
 pub fn to_json(diag: &Diagnostic, source: &Source) -> crate::value::Value {
     use crate::value::{Map, Value};
@@ -128,6 +151,16 @@ mod tests {
         let text = render(&d, &source, false);
         assert_eq!(text.matches("f.json").count(), 1, "{text}");
         assert!(text.find("earlier").unwrap() < text.find("opposing-guards").unwrap());
+    }
+
+    #[test]
+    fn unplaced_diagnostics_keep_their_help() {
+        let source = Source::new("f.json", "{}");
+        let d = Diagnostic::new(Code::CwdMismatch, "somewhere else").help("run it there");
+        assert_eq!(
+            render(&d, &source, false),
+            "[W0310] Warning: somewhere else\n   ╭─[ f.json ]\n   │\n   │ Help: run it there\n───╯\n"
+        );
     }
 
     #[test]
