@@ -11,7 +11,7 @@ use tfc::value::{Map, Value};
 
 fn scope() -> Bindings {
     let mut scope = Bindings::default();
-    let mut args = Map::new();
+    let mut args = Map::default();
     args.insert("x".into(), Value::Number(5.0));
     args.insert("s".into(), Value::from(" 42 "));
     args.insert("t".into(), Value::Bool(true));
@@ -21,7 +21,7 @@ fn scope() -> Bindings {
         "a".into(),
         Value::Array(vec![Value::Number(1.0), Value::Null, nested]),
     );
-    args.insert("o".into(), Value::Object(Map::new()));
+    args.insert("o".into(), Value::Object(Map::default()));
     scope.args = Some(Value::Object(args));
     scope
         .steps

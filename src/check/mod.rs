@@ -8,6 +8,8 @@ mod dag;
 mod graph;
 mod kinds;
 mod lints;
+#[cfg(test)]
+mod proptests;
 mod refs;
 mod types;
 
