@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use super::graph::Graph;
-use crate::diag::{Code, Diagnostic, did_you_mean};
+use super::graph::{Graph, IdSuggester};
+use crate::diag::{Code, Diagnostic};
 use crate::flow::{Flow, PhaseType};
 
 /// Duplicate ids and unknown or self dependencies. Returns whether the ids and edges are
@@ -37,6 +37,7 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
             first.insert(&p.id, i);
         }
     }
+    let mut names = IdSuggester::new(flow);
     for p in &flow.phases {
         for (field, list) in [("dependsOn", &p.depends_on), ("from", &p.from)] {
             for dep in list {
@@ -60,15 +61,13 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
                     .at(dep.span)
                     .phase(&p.id)
                     .with_label("no phase has this id");
-                    d = d.help(
-                        match did_you_mean(&dep.value, flow.phases.iter().map(|q| q.id.as_str())) {
-                            Some(s) => format!("did you mean '{s}'?"),
-                            None => format!(
-                                "depend on the id of a phase in this flow, or remove '{}'",
-                                dep.value
-                            ),
-                        },
-                    );
+                    d = d.help(match names.suggest(&dep.value) {
+                        Some(s) => format!("did you mean '{s}'?"),
+                        None => format!(
+                            "depend on the id of a phase in this flow, or remove '{}'",
+                            dep.value
+                        ),
+                    });
                     out.push(d);
                 }
             }

@@ -2,6 +2,8 @@
 //! wider than the flow's concurrency, opposing guards. Never promoted by strict mode except
 //! W0309, which is a field warning.
 
+use std::collections::HashMap;
+
 use super::graph::Graph;
 use crate::diag::{Code, Diagnostic};
 use crate::flow::{Flow, Join, PhaseType};
@@ -95,7 +97,8 @@ pub fn branch_width(flow: &Flow, out: &mut Vec<Diagnostic>) {
 pub fn opposing_guards(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
     /// Sorted dependsOn, the comparison's operands as printed, `==` (true) or `!=` (false).
     type Key = (Vec<String>, String, String);
-    let mut seen: Vec<(Key, bool, usize)> = Vec::new();
+    // Per key, the first `!=` and the first `==` guard seen.
+    let mut seen: HashMap<Key, [Option<usize>; 2]> = HashMap::new();
     for (i, p) in flow.phases.iter().enumerate() {
         let Some(when) = &p.when else { continue };
         let Some((key_ops, eq)) = guard_of(when.as_str()) else {
@@ -104,12 +107,9 @@ pub fn opposing_guards(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
         let mut deps: Vec<String> = p.depends_on.iter().map(|d| d.value.clone()).collect();
         deps.sort();
         deps.dedup();
-        let key = (deps, key_ops.0, key_ops.1);
-        let Some(&(_, _, j)) = seen
-            .iter()
-            .find(|(k, was_eq, _)| *k == key && *was_eq != eq)
-        else {
-            seen.push((key, eq, i));
+        let slots = seen.entry((deps, key_ops.0, key_ops.1)).or_default();
+        slots[usize::from(eq)].get_or_insert(i);
+        let Some(j) = slots[usize::from(!eq)] else {
             continue;
         };
         let joined = graph.dependents[i]

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::graph::{Graph, ancestors};
+use super::graph::{Graph, IdSuggester, ancestors};
 use crate::diag::{Code, Diagnostic, did_you_mean};
 use crate::flow::{EvalKind, Flow, Join, Phase, PhaseType};
 use crate::source::Span;
@@ -91,6 +91,7 @@ pub struct ArgsKnown<'a> {
 
 /// `{steps.R…}` references: existence, reachability, self, and the `.output.x` shape.
 pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
+    let mut names = IdSuggester::new(flow);
     let mut queries: Vec<(usize, usize)> = Vec::new();
     let mut asked: Vec<usize> = Vec::new();
     for (k, u) in all.iter().enumerate() {
@@ -129,7 +130,7 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
                 .phase(&p.id)
                 .with_label("unknown phase");
                 d = d.help(
-                    match did_you_mean(r, flow.phases.iter().map(|q| q.id.as_str())) {
+                    match names.suggest(r) {
                         Some(s) => format!(
                             "did you mean {{{}}}?",
                             u.path.text.replacen(&format!("steps.{r}"), &format!("steps.{s}"), 1)
