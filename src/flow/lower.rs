@@ -89,13 +89,15 @@ impl Lowerer {
         default_name: Option<&str>,
         inline_name: Option<&str>,
     ) -> Option<Flow> {
+        let inline = inline_name.is_some() && default_name.is_none();
         let members: &[Member] = match &root.kind {
             Kind::Object(m) => m,
             Kind::Array(_) => {
                 let mut flow = empty_flow(root.span);
+                flow.inline = inline;
                 flow.name = default_name.or(inline_name).unwrap_or("flow").to_owned();
                 (flow.incomplete, flow.phases) = self.phases(root);
-                self.require_phases(&flow, root.span);
+                self.require_phases(&flow, root.span, None);
                 return Some(flow);
             }
             _ => {
@@ -128,6 +130,7 @@ impl Lowerer {
             shorthand.is_none() && phases_member.is_some() && SHORTHAND_ONLY.contains(&key)
         });
         let mut flow = empty_flow(root.span);
+        flow.inline = inline;
         flow.shorthand = shorthand;
         self.flow_fields(&mut flow, &fields);
         let name_default = default_name
@@ -153,19 +156,40 @@ impl Lowerer {
             }
             (None, None) => {}
         }
-        self.require_phases(&flow, phases_member.map_or(root.span, |m| m.value.span));
+        let empty_steps = members.iter().find(|m| {
+            phases_member.is_none()
+                && ["chain", "tasks"].contains(&m.key.value.as_str())
+                && matches!(&m.value.kind, Kind::Array(a) if a.is_empty())
+        });
+        self.require_phases(
+            &flow,
+            phases_member.map_or(root.span, |m| m.value.span),
+            empty_steps,
+        );
         Some(flow)
     }
 
-    fn require_phases(&mut self, flow: &Flow, span: Span) {
-        if flow.phases.is_empty() && !self.diags.iter().any(|d| d.code == Code::MissingId) {
-            self.push(
-                Diagnostic::new(Code::NoPhases, "Taskflow must have at least one phase")
-                    .at(span)
-                    .with_label("no phases here")
-                    .help("add a phase: {\"id\": \"main\", \"task\": \"…\"}"),
-            );
+    /// E0101, unless phases were written but could not be read (reported already).
+    /// `empty_steps` is an empty `chain`/`tasks`, which the author meant as the phases.
+    fn require_phases(&mut self, flow: &Flow, span: Span, empty_steps: Option<&Member>) {
+        // An inline def may be empty: it runs as done with output "" (SPEC §3.8).
+        if !flow.phases.is_empty() || flow.incomplete || flow.inline {
+            return;
         }
+        let d = Diagnostic::new(Code::NoPhases, "Taskflow must have at least one phase");
+        self.push(match empty_steps {
+            Some(m) => d
+                .at(m.value.span)
+                .with_label(format!("'{}' is empty", m.key.value))
+                .help(format!(
+                    "list the steps: \"{}\": [\"first task\", \"second task\"]",
+                    m.key.value
+                )),
+            None => d
+                .at(span)
+                .with_label("no phases here")
+                .help("add a phase: {\"id\": \"main\", \"task\": \"…\"}"),
+        });
     }
 
     fn flow_fields(&mut self, flow: &mut Flow, f: &Fields<'_>) {
@@ -885,11 +909,16 @@ impl Lowerer {
             };
             if let Some(found) = literal {
                 p.invalid.push("over");
+                let spaced = p.over.as_ref().and_then(|t| spaced_placeholder(t.as_str()));
+                let help = match spaced {
+                    Some(fixed) => format!("a placeholder has no spaces inside its braces: write \"over\": \"{fixed}\""),
+                    None => "emit the array from an upstream phase (output: \"json\") and reference it: \"over\": \"{steps.list.json}\"".to_owned(),
+                };
                 self.push(
                     Diagnostic::new(Code::MapOverLiteral, format!("{}: 'over' must be a placeholder string such as \"{{steps.scan.json}}\", found {found}", p.id))
                         .at(m.value.span)
                         .with_label("a literal, not a reference to upstream output")
-                        .help("emit the array from an upstream phase (output: \"json\") and reference it: \"over\": \"{steps.list.json}\""),
+                        .help(help),
                 );
             }
         }
@@ -1909,6 +1938,22 @@ impl Lowerer {
     }
 }
 
+/// The first `{ path }` in `text` whose content, trimmed, is a placeholder path: the
+/// placeholder the author meant (`{steps.a.json}`).
+fn spaced_placeholder(text: &str) -> Option<String> {
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let close = after.find('}')?;
+        let inner = after[..close].trim();
+        if is_placeholder_path(inner) {
+            return Some(format!("{{{inner}}}"));
+        }
+        rest = &after[close + 1..];
+    }
+    None
+}
+
 /// `a string`, `an array`.
 fn a_type_name(node: &Node) -> &'static str {
     match node.kind {
@@ -1948,6 +1993,9 @@ fn type_help(key: &str, expected: &str, found: &Node) -> String {
             Some((t, Ok(_))) => format!("drop the quotes: \"{key}\": {}", t.trim()),
             _ => format!("write a plain number, e.g. \"{key}\": 3"),
         },
+        "an array of phases" if matches!(found.kind, Kind::Object(_)) => {
+            "wrap the phase in a list: \"phases\": [{…}]".to_owned()
+        }
         e if e.starts_with("an array of strings") || e.starts_with("a string or an array") => {
             match found_text {
                 Some(t) => format!("wrap it in a list: \"{key}\": [\"{t}\"]"),
@@ -2071,6 +2119,7 @@ fn empty_flow(span: Span) -> Flow {
         idle_timeout: None,
         phases: Vec::new(),
         incomplete: false,
+        inline: false,
         shorthand: None,
         span,
     }
@@ -2177,6 +2226,36 @@ mod tests {
         let d = find(&check(text), "E0501");
         assert_eq!(d.message, "Argument 'n' has minimum 5 > maximum 1");
         assert_eq!(codes(text), ["E0501"]);
+    }
+
+    #[test]
+    fn spaced_placeholders_are_recognised() {
+        assert_eq!(
+            spaced_placeholder("{ steps.a.json }"),
+            Some("{steps.a.json}".into())
+        );
+        assert_eq!(
+            spaced_placeholder("[{a b}, { item }]"),
+            Some("{item}".into())
+        );
+        assert_eq!(spaced_placeholder("[1, 2]"), None);
+        assert_eq!(spaced_placeholder("{ x"), None);
+    }
+
+    #[test]
+    fn an_empty_inline_def_is_allowed() {
+        let text = r#"[{"id": "a", "type": "flow", "def": []}, {"id": "b", "type": "flow", "def": {"phases": []}}]"#;
+        assert_eq!(codes(text), ["W0101"]);
+    }
+
+    #[test]
+    fn no_phases_points_at_an_empty_chain() {
+        let text = r#"{"name": "x", "chain": []}"#;
+        let d = find(&check(text), "E0101");
+        assert_eq!(&text[d.span.unwrap().range()], "[]");
+        assert_eq!(d.label.as_deref(), Some("'chain' is empty"));
+        // Phases that were written but could not be read are not "no phases".
+        assert_eq!(codes(r#"{"phases": [3]}"#), ["E0004"]);
     }
 
     #[test]

@@ -112,6 +112,8 @@ pub struct Flow {
     /// Some phase entry could not be read (not an object, or no id) and is missing from
     /// `phases`: references to it cannot be judged.
     pub incomplete: bool,
+    /// An inline `def` of a flow/expand phase (may be empty, SPEC §3.8).
+    pub inline: bool,
     /// Which shorthand form the document used, if any.
     pub shorthand: Option<Shorthand>,
     /// The whole document.
