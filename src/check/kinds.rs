@@ -649,6 +649,7 @@ fn caching(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
     if !p.idempotent
         && flow.incremental
         && scope.is_none()
+        && !p.invalid.contains(&"cache")
         && !matches!(p.ty, T::Approval | T::Flow)
     {
         out.push(
@@ -813,6 +814,15 @@ mod flow_tests {
         // 'until' on an agent and 'over' on an agent do nothing: only the W03xx for them.
         let text = r#"[{"id": "a", "task": "x", "until": "{steps.a.output} == x", "over": "{steps.zz.json}"}]"#;
         assert_eq!(codes(text), ["W0302", "W0308"]);
+    }
+
+    #[test]
+    fn an_invalid_cache_is_not_also_a_missing_scope() {
+        let text = r#"{"incremental": true, "phases": [{"id": "a", "task": "x", "idempotent": false, "cache": {"scope": "never"}}]}"#;
+        assert_eq!(codes(text), ["E0405"]);
+        let text =
+            r#"{"incremental": true, "phases": [{"id": "a", "task": "x", "idempotent": false}]}"#;
+        assert_eq!(codes(text), ["W0305"]);
     }
 
     #[test]

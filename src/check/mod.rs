@@ -302,8 +302,8 @@ fn finish(diags: &mut Vec<Diagnostic>, flow: Option<&Flow>, opts: &CheckOptions<
             }
         }
     }
-    diags.dedup();
     diags.sort_by_key(|d| (d.span.map_or(0, |s| s.start), d.span.map_or(0, |s| s.end)));
+    diags.dedup();
 }
 
 /// Helpers for the unit tests of every check module.

@@ -142,6 +142,20 @@ impl Lowerer {
             Some(f) => f.value.clone(),
             None => name_default.unwrap_or_else(|| "flow".to_owned()),
         };
+        if let Some(f) = &flow.name_field
+            && !f.value.is_empty()
+            && flow.name.is_empty()
+        {
+            self.push(
+                Diagnostic::new(
+                    Code::InvalidName,
+                    "the flow 'name' is only whitespace, which a shorthand document trims away",
+                )
+                .at(f.span)
+                .with_label("empty once trimmed")
+                .help("remove 'name' to use the file name, or give it a visible character"),
+            );
+        }
         match (shorthand, phases_member) {
             (Some(kind), _) => {
                 (flow.incomplete, flow.phases) = shorthand::desugar(self, kind, &fields)
@@ -2240,6 +2254,19 @@ mod tests {
         );
         assert_eq!(spaced_placeholder("[1, 2]"), None);
         assert_eq!(spaced_placeholder("{ x"), None);
+    }
+
+    #[test]
+    fn shorthand_names_are_trimmed_before_the_empty_check() {
+        assert_eq!(codes(r#"{"name": "  ", "task": "x"}"#), ["E0108"]);
+        assert_eq!(
+            codes(r#"{"name": "  x ", "task": "x"}"#),
+            Vec::<&str>::new()
+        );
+        assert_eq!(
+            codes(r#"{"name": " ", "phases": [{"id": "a", "task": "x"}]}"#),
+            Vec::<&str>::new()
+        );
     }
 
     #[test]
