@@ -168,7 +168,14 @@ fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
         let written = field
             .split("' or '")
             .find_map(|f| p.written.get(f).map(|s| (f, *s)));
+        let argv_program_empty = matches!(
+            p.run.as_ref().map(|r| &r.value),
+            Some(Run::Argv(argv)) if !argv.is_empty()
+        );
         let (span, label) = match written {
+            Some(("run", span)) if argv_program_empty => {
+                (span, "the program (first element) is empty".to_owned())
+            }
             Some((f, span)) => (span, format!("'{f}' is empty")),
             None => (
                 p.id_span,

@@ -144,7 +144,9 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
                                 .take(9)
                                 .collect();
                             let more = if ids.len() > 8 { ", …" } else { "" };
-                            if ids.is_empty() {
+                            if flow.inline {
+                                "an inline def is a flow of its own and cannot read the outer flow's phases: pass values in (\"with\" and {args.X}, or interpolate a string def)".to_owned()
+                            } else if ids.is_empty() {
                                 "this flow has no other phase to reference: remove the placeholder, or add the phase it names".to_owned()
                             } else {
                                 format!(
@@ -507,6 +509,18 @@ mod tests {
         assert_eq!(d.help.as_deref(), Some("did you mean {steps.scan.json.a}?"));
         let d = find(&check(r#"{"task": "{steps.x.output}"}"#), "E0202");
         assert!(d.help.unwrap().starts_with("this flow has no other phase"));
+    }
+
+    #[test]
+    fn inline_defs_cannot_see_the_outer_flow() {
+        let text = r#"[{"id": "a", "task": "x"}, {"id": "f", "type": "flow", "dependsOn": ["a"],
+            "def": [{"id": "in", "task": "{steps.a.output}"}]}]"#;
+        let d = find(&check(text), "E0202");
+        assert!(
+            d.help
+                .unwrap()
+                .starts_with("an inline def is a flow of its own")
+        );
     }
 
     #[test]
