@@ -257,6 +257,10 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
             .with_label("will stay literal at run time")
             .help(help)
         };
+        // A map's own element in its task, whatever its name (`"as": "loop"` is allowed).
+        if p.ty == PhaseType::Map && head == p.local_name() && u.field == "task" {
+            continue;
+        }
         match head {
             "steps" | "previous" => {}
             "args" => {
@@ -509,6 +513,13 @@ mod tests {
         assert_eq!(d.help.as_deref(), Some("did you mean {steps.scan.json.a}?"));
         let d = find(&check(r#"{"task": "{steps.x.output}"}"#), "E0202");
         assert!(d.help.unwrap().starts_with("this flow has no other phase"));
+    }
+
+    #[test]
+    fn a_map_may_name_its_element_loop() {
+        let text = r#"[{"id": "a", "output": "json", "task": "x"},
+            {"id": "m", "type": "map", "dependsOn": ["a"], "over": "{steps.a.json}", "as": "loop", "task": "{loop.name}"}]"#;
+        assert_eq!(spans(text), []);
     }
 
     #[test]
