@@ -254,7 +254,7 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
             )
             .at(u.span)
             .phase(&p.id)
-            .with_label("will stay literal at run time")
+            .with_label(unresolved(&u.field))
             .help(help)
         };
         // A map's own element in its task, whatever its name (`"as": "loop"` is allowed).
@@ -286,7 +286,7 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                             Code::ArgNotProvided,
                             format!("Taskflow references {{args.{name}}} but the invocation did not provide '{name}' and it has no default"),
                         )
-                        .with_label("unresolved at run time: stays literal")
+                        .with_label(unresolved(&u.field))
                         .help(match declared {
                             Some(_) => format!("pass it ({name}=…), or give it a \"default\""),
                             None => format!("pass it ({name}=…), or declare it with a default: \"args\": {{\"{name}\": {{\"type\": \"string\", \"default\": \"…\"}}}}"),
@@ -305,7 +305,7 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                             Code::ArgNotProvided,
                             format!("Taskflow references {{args.{name}}}, but '{name}' is not declared in \"args\" (it declares '{near}')"),
                         )
-                        .with_label(format!("stays literal unless '{name}' is passed"))
+                        .with_label(format!("{} unless '{name}' is passed", unresolved(&u.field)))
                         .help(format!("did you mean {{{}}}?", u.path.text.replacen(name, near, 1)))
                     }
                 };
@@ -377,6 +377,15 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                 out.push(out_of_scope(why, help));
             }
         }
+    }
+}
+
+/// What an unresolved placeholder becomes in `field`: text stays literal, a condition
+/// operand is undefined.
+fn unresolved(field: &str) -> &'static str {
+    match field {
+        "when" | "until" | "eval" => "undefined at run time",
+        _ => "stays literal at run time",
     }
 }
 
