@@ -20,7 +20,8 @@ const REVIEW: &str = r#"{
       {"id": "report", "dependsOn": ["unit"], "task": "Summarise {steps.unit.output}"}
     ]}},
     {"id": "summary", "type": "reduce", "join": "any", "from": ["deep", "quick"], "dependsOn": ["tests"],
-     "task": "Combine {previous.output}", "final": true}
+     "task": "Combine {previous.output}", "final": true},
+    {"id": "notes", "dependsOn": ["triage"], "task": "Take notes."}
   ]
 }
 "#;
@@ -31,6 +32,7 @@ const REVIEW_CHART: &str = r##"flowchart TD
     p_quick["quick<br/>agent"]
     p_tests[("tests<br/>flow")]
     p_summary[\"summary<br/>reduce"/]
+    p_notes["notes<br/>agent"]
     subgraph p_tests_def["tests (inline)"]
         p_tests__unit("unit<br/>script")
         p_tests__report["report<br/>agent"]
@@ -42,12 +44,13 @@ const REVIEW_CHART: &str = r##"flowchart TD
     p_tests -.-> p_summary
     p_deep -.-> p_summary
     p_quick -.-> p_summary
+    p_triage --> p_notes
     classDef error fill:#fdd,stroke:#c00
     classDef warning fill:#ffd,stroke:#b80
     classDef final stroke-width:3px
-    class p_quick warning
+    class p_notes warning
     class p_summary,p_tests__report final
-%% W0105 'deep' and 'quick' have opposing guards: exactly one of them runs and the other is always skipped
+%% W0101 Phase 'notes' is a terminal phase (no dependents) but not marked as 'final'. Its output will be discarded.
 "##;
 
 /// Write `files` into a fresh scratch directory and run `tfc args…` there.
@@ -69,7 +72,7 @@ fn chart_of_a_flow_with_warnings() {
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(out.stdout, REVIEW_CHART);
     // The warning is rendered on stderr too.
-    assert!(out.stderr.contains("W0105"), "{}", out.stderr);
+    assert!(out.stderr.contains("W0101"), "{}", out.stderr);
 }
 
 #[test]

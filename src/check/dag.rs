@@ -4,14 +4,20 @@
 
 use std::collections::HashMap;
 
-use super::graph::Graph;
-use crate::diag::{Code, Diagnostic, did_you_mean};
+use super::graph::{Graph, IdSuggester};
+use crate::diag::{Code, Diagnostic};
 use crate::flow::{Flow, PhaseType};
 
 /// Duplicate ids and unknown or self dependencies. Returns whether the ids and edges are
 /// reliable enough for the cycle, reference and lint rules.
 pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
-    let mut reliable = true;
+    // A phase left out, or a `dependsOn`/`from` that could not be read (wrong type, or a
+    // misspelt key such as `dependOn`): the edges are not what the author wrote.
+    let mut reliable = !flow.incomplete
+        && flow
+            .phases
+            .iter()
+            .all(|p| !p.invalid.contains(&"dependsOn") && !p.invalid.contains(&"from"));
     let mut first: HashMap<&str, usize> = HashMap::new();
     for (i, p) in flow.phases.iter().enumerate() {
         if let Some(&j) = first.get(p.id.as_str()) {
@@ -31,6 +37,7 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
             first.insert(&p.id, i);
         }
     }
+    let mut names = IdSuggester::new(flow);
     for p in &flow.phases {
         for (field, list) in [("dependsOn", &p.depends_on), ("from", &p.from)] {
             for dep in list {
@@ -54,11 +61,13 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
                     .at(dep.span)
                     .phase(&p.id)
                     .with_label("no phase has this id");
-                    if let Some(s) =
-                        did_you_mean(&dep.value, flow.phases.iter().map(|q| q.id.as_str()))
-                    {
-                        d = d.help(format!("did you mean '{s}'?"));
-                    }
+                    d = d.help(match names.suggest(&dep.value) {
+                        Some(s) => format!("did you mean '{s}'?"),
+                        None => format!(
+                            "depend on the id of a phase in this flow, or remove '{}'",
+                            dep.value
+                        ),
+                    });
                     out.push(d);
                 }
             }
@@ -170,8 +179,9 @@ pub fn finals(flow: &Flow, out: &mut Vec<Diagnostic>) {
     out.push(d);
 }
 
-/// Phases outside the largest weakly-connected component that have edges (E0107).
-pub fn connectivity(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
+/// Phases outside the largest weakly-connected component that have edges (E0107). Returns
+/// which phases are outside it (with or without edges), so other lints can leave them alone.
+pub fn connectivity(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) -> Vec<bool> {
     let n = graph.len();
     let mut parent: Vec<usize> = (0..n).collect();
     fn find(parent: &mut [usize], mut x: usize) -> usize {
@@ -199,7 +209,7 @@ pub fn connectivity(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
         .filter(|&i| roots[i] == i)
         .max_by(|&a, &b| size[a].cmp(&size[b]).then(b.cmp(&a)))
     else {
-        return;
+        return Vec::new();
     };
     for (i, p) in flow.phases.iter().enumerate() {
         let has_edges = !graph.deps[i].is_empty() || !graph.dependents[i].is_empty();
@@ -216,13 +226,16 @@ pub fn connectivity(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
             );
         }
     }
+    roots.iter().map(|&r| r != main).collect()
 }
 
-/// Terminal phases that are not final (W0101).
-pub fn dead_ends(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
+/// Terminal phases that are not final (W0101); `disconnected` ones already have E0107.
+pub fn dead_ends(flow: &Flow, graph: &Graph, disconnected: &[bool], out: &mut Vec<Diagnostic>) {
     let implicit = flow.final_phase();
     for (i, p) in flow.phases.iter().enumerate() {
-        if graph.dependents[i].is_empty() && !p.is_final && Some(i) != implicit {
+        let reported = disconnected.get(i).copied().unwrap_or(false)
+            && !(graph.deps[i].is_empty() && graph.dependents[i].is_empty());
+        if graph.dependents[i].is_empty() && !p.is_final && Some(i) != implicit && !reported {
             out.push(
                 Diagnostic::new(
                     Code::DeadEnd,
@@ -281,11 +294,62 @@ pub fn gate_sole_path(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
                     format!("{} '{}' is on every path to the final phase '{fin_id}': a block halts the run with no alternative route", g.ty.as_str(), g.id),
                 )
                 .at(g.id_span)
+                .with_label(format!("a block here stops the run before '{fin_id}'"))
                 .phase(&g.id)
                 .label(flow.phases[fin].id_span, "the final phase")
                 .help("intended for a hard stop; otherwise add a route around it (e.g. a fallback phase with join: \"any\")"),
             );
         }
         cur = idom[cur];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{check, codes, find};
+
+    #[test]
+    fn unreadable_edges_silence_graph_and_reference_rules() {
+        // A misspelt or mistyped dependsOn: only the schema error, no dead end for 'scan'
+        // and no unreachable {steps.scan…}.
+        for deps in [
+            r#""dependOn": ["scan"]"#,
+            r#""dependsOn": "scan""#,
+            r#""dependsOn": ["scan", 1]"#,
+        ] {
+            let text = format!(
+                r#"[{{"id": "scan", "task": "list"}}, {{"id": "review", {deps}, "task": "{{steps.scan.output}}"}}]"#
+            );
+            let got = codes(&text);
+            assert_eq!(got.len(), 1, "{deps}: {got:?}");
+            assert!(got[0] == "E0003" || got[0] == "E0004", "{deps}: {got:?}");
+        }
+        // A phase without an id is left out: its dependents' references cannot be judged.
+        let text = r#"[{"task": "no id"}, {"id": "b", "task": "{steps.x.output}"}]"#;
+        assert_eq!(codes(text), ["E0109"]);
+    }
+
+    #[test]
+    fn disconnected_phases_are_not_also_dead_ends() {
+        let text = r#"[
+            {"id": "a", "task": "x"}, {"id": "b", "dependsOn": ["a"], "task": "y"},
+            {"id": "c", "dependsOn": ["b"], "task": "z"},
+            {"id": "d", "task": "x"}, {"id": "e", "dependsOn": ["d"], "task": "y", "final": true}
+        ]"#;
+        // 'c' is the main DAG's terminal phase but not final: a dead end. 'd' and 'e' are
+        // disconnected (E0107) and not reported again.
+        assert_eq!(codes(text), ["W0101", "E0107", "E0107"]);
+    }
+
+    #[test]
+    fn unknown_dependency_help_without_a_near_id() {
+        let d = find(
+            &check(r#"[{"id": "a", "task": "x", "dependsOn": ["zzzzzz"]}]"#),
+            "E0103",
+        );
+        assert_eq!(
+            d.help.as_deref(),
+            Some("depend on the id of a phase in this flow, or remove 'zzzzzz'")
+        );
     }
 }

@@ -161,6 +161,37 @@ pub fn ancestors(graph: &Graph, queries: &[(usize, usize)]) -> Vec<bool> {
     answers
 }
 
+/// Did-you-mean over the phase ids of a flow. Each new word costs a pass over every id, so a
+/// flow gets at most [`IdSuggester::BUDGET`] distinct words looked up (repeats are free); the
+/// rest go without a suggestion, keeping checks of huge generated flows linear.
+pub struct IdSuggester<'f> {
+    ids: Vec<&'f str>,
+    seen: HashMap<String, Option<&'f str>>,
+}
+
+impl<'f> IdSuggester<'f> {
+    pub const BUDGET: usize = 64;
+
+    pub fn new(flow: &'f Flow) -> IdSuggester<'f> {
+        IdSuggester {
+            ids: flow.phases.iter().map(|p| p.id.as_str()).collect(),
+            seen: HashMap::new(),
+        }
+    }
+
+    pub fn suggest(&mut self, word: &str) -> Option<&'f str> {
+        if let Some(&known) = self.seen.get(word) {
+            return known;
+        }
+        if self.seen.len() >= Self::BUDGET {
+            return None;
+        }
+        let near = crate::diag::did_you_mean(word, self.ids.iter().copied());
+        self.seen.insert(word.to_owned(), near);
+        near
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,5 +271,42 @@ mod tests {
         .unwrap();
         let graph = Graph::new(&flow);
         assert_eq!(ancestors(&graph, &[(0, 1), (1, 0)]), [false, false]);
+    }
+
+    #[test]
+    fn suggestions_are_budgeted_per_distinct_word() {
+        let flow = lower_source(
+            r#"[{"id": "scan", "task": "x"}, {"id": "audit", "task": "y"}]"#,
+            &LowerOptions::default(),
+        )
+        .flow
+        .unwrap();
+        let mut names = IdSuggester::new(&flow);
+        assert_eq!(names.suggest("scna"), Some("scan"));
+        for i in 0..IdSuggester::BUDGET {
+            names.suggest(&format!("zz{i}"));
+        }
+        // Known words keep their answer; new ones are no longer looked up.
+        assert_eq!(names.suggest("scna"), Some("scan"));
+        assert_eq!(names.suggest("audti"), None);
+    }
+
+    #[test]
+    fn opposing_guards_stay_linear() {
+        // 20 000 guarded phases on one dependency: a quadratic pairing would take minutes.
+        let mut phases = vec![r#"{"id": "root", "task": "x"}"#.to_owned()];
+        for i in 0..20_000 {
+            phases.push(format!(
+                r#"{{"id": "p{i}", "dependsOn": ["root"], "when": "{{steps.root.output}} == v{i}", "task": "t", "final": {}}}"#,
+                i == 0
+            ));
+        }
+        let text = format!("[{}]", phases.join(","));
+        let checked = crate::check::check_source(
+            &text,
+            &LowerOptions::default(),
+            &crate::check::CheckOptions::default(),
+        );
+        assert!(!checked.has_errors());
     }
 }

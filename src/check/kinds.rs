@@ -44,6 +44,17 @@ const TYPE_SPECIFIC: &[(&str, &[PhaseType])] = &[
     ),
 ];
 
+/// `a gate`, `an agent`.
+fn a_type(ty: PhaseType) -> String {
+    let t = ty.as_str();
+    let article = if t.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {t}")
+}
+
 fn names(types: &[PhaseType]) -> String {
     types
         .iter()
@@ -72,6 +83,7 @@ pub fn phase_rules(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
             out.push(
                 Diagnostic::new(Code::TreeReduceCap, format!("{}: a tree reduce of {} inputs in batches of {} makes {calls} calls (limit 256)", p.id, p.from.len(), p.batch_size.as_ref().map_or(2.0, |b| b.value)))
                     .at(p.written.get("reduceStrategy").copied().unwrap_or(p.id_span))
+                    .with_label(format!("{calls} calls"))
                     .phase(&p.id)
                     .help("raise batchSize or split the inputs over several reduce phases"),
             );
@@ -84,6 +96,7 @@ pub fn phase_rules(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
                 format!("{}: 'expect' needs \"output\": \"json\"", p.id),
             )
             .at(p.written["expect"])
+            .with_label("the output is text, not parsed JSON")
             .phase(&p.id)
             .help(
                 "add \"output\": \"json\" so the output is parsed before the contract is checked",
@@ -97,11 +110,9 @@ pub fn phase_rules(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
                 format!("{}: the gate has both 'eval' and 'score'", p.id),
             )
             .at(p.written["score"])
+            .with_label("scorers run only if every eval entry passes")
             .phase(&p.id)
-            .label(
-                p.written["eval"],
-                "eval runs first; the scorers run only if every entry passes",
-            )
+            .label(p.written["eval"], "eval runs first")
             .help("keep one of them, or accept that eval runs first"),
         );
     }
@@ -110,22 +121,38 @@ pub fn phase_rules(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
             Diagnostic::new(
                 Code::IdempotentNoOp,
                 format!(
-                    "{}: 'idempotent: false' has no effect on a {} phase",
+                    "{}: 'idempotent: false' has no effect on {} phase",
                     p.id,
-                    p.ty.as_str()
+                    a_type(p.ty)
                 ),
             )
             .at(p.written["idempotent"])
+            .with_label("no effect here")
             .phase(&p.id)
             .help("remove it; it applies to phases that call agents or scripts"),
         );
     }
     if !p.id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') && !p.id.contains('_') {
+        let mut suggestion = String::new();
+        for c in p.id.chars() {
+            if c.is_ascii_alphanumeric() {
+                suggestion.push(c);
+            } else if !suggestion.is_empty() && !suggestion.ends_with('-') {
+                suggestion.push('-');
+            }
+        }
+        let suggestion = suggestion.trim_end_matches('-');
+        let help = if suggestion.is_empty() || !p.id.is_ascii() {
+            "rename it using ASCII letters, digits and '-' only".to_owned()
+        } else {
+            format!("rename it using letters, digits and '-' only, e.g. \"{suggestion}\"")
+        };
         out.push(
             Diagnostic::new(Code::UnreferenceableId, format!("phase id '{}' cannot be referenced: placeholders accept only letters, digits and '-'", p.id))
                 .at(p.id_span)
+                .with_label("{steps.…} cannot name this phase")
                 .phase(&p.id)
-                .help("rename it using [A-Za-z0-9-]"),
+                .help(help),
         );
     }
 }
@@ -133,49 +160,112 @@ pub fn phase_rules(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
 /// E0301: what each type cannot run without.
 fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
     let has = |k: &str| p.has(k) || p.invalid.contains(&k);
-    let mut need = |field: &str, present: bool| {
-        if !present {
-            out.push(
-                Diagnostic::new(
-                    Code::MissingField,
-                    format!("{} ({}) requires '{field}'", p.id, p.ty.as_str()),
-                )
-                .at(p.id_span)
-                .phase(&p.id)
-                .with_label(format!("this {} phase has no '{field}'", p.ty.as_str())),
+    let mut need = |field: &str, present: bool, help: &str| {
+        if present {
+            return;
+        }
+        // Written but empty (`"run": []`, `"branches": []`): point at it.
+        let written = field
+            .split("' or '")
+            .find_map(|f| p.written.get(f).map(|s| (f, *s)));
+        let argv_program_empty = matches!(
+            p.run.as_ref().map(|r| &r.value),
+            Some(Run::Argv(argv)) if !argv.is_empty()
+        );
+        let (span, label) = match written {
+            Some(("run", span)) if argv_program_empty => {
+                (span, "the program (first element) is empty".to_owned())
+            }
+            Some((f, span)) => (span, format!("'{f}' is empty")),
+            None => (
+                p.id_span,
+                format!("{} phase has no '{field}'", a_type(p.ty)),
+            ),
+        };
+        out.push(
+            Diagnostic::new(
+                Code::MissingField,
+                format!("{} ({}) requires '{field}'", p.id, p.ty.as_str()),
+            )
+            .at(span)
+            .phase(&p.id)
+            .with_label(label)
+            .help(help.to_owned()),
+        );
+    };
+    const TASK: &str = "add \"task\": the prompt for the agent";
+    match p.ty {
+        T::Agent => need("task", has("task"), TASK),
+        T::Loop => {
+            need("task", has("task"), TASK);
+            need(
+                "until",
+                has("until"),
+                "add \"until\": the condition that ends the loop, e.g. \"{loop.iteration} >= 3\"",
             );
         }
-    };
-    match p.ty {
-        T::Agent | T::Loop => need("task", has("task")),
         T::Map => {
-            need("task", has("task"));
-            need("over", has("over"));
+            need(
+                "task",
+                has("task"),
+                "add \"task\": the prompt run for each element",
+            );
+            need(
+                "over",
+                has("over"),
+                "add \"over\": the array to fan out over, e.g. \"{steps.list.json}\"",
+            );
         }
         T::Reduce => {
-            need("task", has("task"));
-            need("from", !p.from.is_empty() || p.invalid.contains(&"from"));
+            need(
+                "task",
+                has("task"),
+                "add \"task\": how to combine the inputs ({previous.output})",
+            );
+            need(
+                "from",
+                !p.from.is_empty() || p.invalid.contains(&"from"),
+                "add \"from\": the phases whose outputs are combined",
+            );
         }
-        T::Gate => need("task' or 'score", has("task") || has("score")),
+        T::Gate => need(
+            "task' or 'score",
+            has("task") || has("score"),
+            "add \"task\" (what the gate judges, ending in a VERDICT) or deterministic \"score\" scorers",
+        ),
         T::Parallel | T::Race => need(
             "branches",
             !p.branches.is_empty() || p.invalid.contains(&"branches"),
+            "add \"branches\": [{\"task\": \"…\"}, {\"task\": \"…\"}]",
         ),
-        T::Tournament => need("task' or 'branches", has("task") || has("branches")),
-        T::Flow => need("use' or 'def", has("use") || has("def")),
-        T::Expand => need("def", has("def")),
+        T::Tournament => need(
+            "task' or 'branches",
+            has("task") || has("branches"),
+            "add \"task\" (run as several variants) or \"branches\" (one task each)",
+        ),
+        T::Flow => need(
+            "use' or 'def",
+            has("use") || has("def"),
+            "add \"use\": \"<saved flow>\" or an inline \"def\": {\"phases\": […]}",
+        ),
+        T::Expand => need(
+            "def",
+            has("def"),
+            "add \"def\": the phases to expand, inline or as a template string",
+        ),
         T::Script => {
             let ok = match p.run.as_ref().map(|r| &r.value) {
                 Some(Run::Shell(_)) => true,
                 Some(Run::Argv(argv)) => argv.first().is_some_and(|a| !a.as_str().is_empty()),
                 None => p.invalid.contains(&"run"),
             };
-            need("run", ok);
+            need(
+                "run",
+                ok,
+                "add \"run\": a shell command string, or an argv array whose first element is the program",
+            );
         }
         T::Approval => {}
-    }
-    if p.ty == T::Loop {
-        need("until", has("until"));
     }
     for b in &p.branches {
         if b.task.is_none() && matches!(p.ty, T::Parallel | T::Race | T::Tournament) {
@@ -189,7 +279,9 @@ fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
                     ),
                 )
                 .at(b.span)
-                .phase(&p.id),
+                .with_label("this branch has no 'task'")
+                .phase(&p.id)
+                .help("add \"task\": the prompt for this branch"),
             );
         }
     }
@@ -203,6 +295,7 @@ fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .at(p.written["def"])
+            .with_label("'def' is given")
             .phase(&p.id)
             .label(p.written["use"], "'use' is given too")
             .help("keep 'use' for a saved flow or 'def' for an inline one"),
@@ -227,15 +320,20 @@ fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .at(p.written["branches"])
+            .with_label(format!("{} branch{}", p.branches.len(), if p.branches.len() == 1 { "" } else { "es" }))
             .phase(&p.id)
-            .help("add another branch, or use an agent phase for a single task"),
+            .help(if p.ty == T::Race {
+                "add another branch to race against, or use an agent phase for a single task"
+            } else {
+                "add another branch, or drop 'branches' and let 'variants' copies of the task compete"
+            }),
         );
     }
 }
 
 /// E0302: fields that are errors off their types.
 fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
-    let mut deny = |field: &str, allowed: &[PhaseType], why: &str| {
+    let mut deny = |field: &str, allowed: &[PhaseType], why: &str, help: String| {
         if let Some(&span) = p.written.get(field)
             && !allowed.contains(&p.ty)
         {
@@ -243,32 +341,54 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::FieldNotAllowed,
                     format!(
-                        "{}: '{field}' is not allowed on a {} phase{why}",
+                        "{}: '{field}' is not allowed on {} phase{why}",
                         p.id,
-                        p.ty.as_str()
+                        a_type(p.ty)
                     ),
                 )
                 .at(span)
+                .with_label(format!("not allowed on {}", a_type(p.ty)))
                 .phase(&p.id)
-                .help(format!("'{field}' is accepted by: {}", names(allowed))),
+                .help(help),
             );
         }
     };
-    deny("score", &[T::Gate], "");
-    deny("reflexion", &[T::Loop], "");
-    deny("run", &[T::Script], "");
-    deny("input", &[T::Script], "");
-    deny("expect", &[T::Agent, T::Gate, T::Reduce, T::Loop], "");
+    let only = |field: &str, types: &[PhaseType]| {
+        format!(
+            "remove '{field}', or change the phase's type ('{field}' is accepted by: {})",
+            names(types)
+        )
+    };
+    deny("score", &[T::Gate], "", only("score", &[T::Gate]));
+    deny("reflexion", &[T::Loop], "", only("reflexion", &[T::Loop]));
+    deny("run", &[T::Script], "", only("run", &[T::Script]));
+    deny("input", &[T::Script], "", only("input", &[T::Script]));
+    let expect = [T::Agent, T::Gate, T::Reduce, T::Loop];
+    deny("expect", &expect, "", only("expect", &expect));
     let not_here: Vec<PhaseType> = PhaseType::ALL
         .into_iter()
         .filter(|t| !matches!(t, T::Approval | T::Flow))
         .collect();
-    deny("timeout", &not_here, " (it has no agent call to time out)");
+    deny(
+        "timeout",
+        &not_here,
+        " (it has no agent call to time out)",
+        if p.ty == T::Flow {
+            "remove it; set 'timeout' on the phases of the sub-flow instead".to_owned()
+        } else {
+            "remove it: an approval waits for a person as long as it takes".to_owned()
+        },
+    );
     let no_script: Vec<PhaseType> = PhaseType::ALL
         .into_iter()
         .filter(|t| *t != T::Script)
         .collect();
-    deny("retry", &no_script, " (scripts are never retried)");
+    deny(
+        "retry",
+        &no_script,
+        " (scripts are never retried)",
+        "remove it, and let the command retry itself if it must (e.g. a shell loop)".to_owned(),
+    );
     if p.ty == T::Script && p.output == OutputMode::Json {
         out.push(
             Diagnostic::new(
@@ -279,13 +399,14 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .at(p.written["output"])
+            .with_label("not allowed on a script")
             .phase(&p.id)
             .help(
-                "reference {steps.ID.json} downstream instead: it safeParses the script's stdout",
+                "remove it and reference {steps.ID.json} downstream: it safeParses the script's stdout",
             ),
         );
     }
-    if p.ty != T::Parallel {
+    if matches!(p.ty, T::Race | T::Tournament) {
         for b in &p.branches {
             if let Some(c) = &b.cwd {
                 out.push(
@@ -297,8 +418,9 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
                         ),
                     )
                     .at(c.key)
+                    .with_label(format!("not allowed in {} branch", a_type(p.ty)))
                     .phase(&p.id)
-                    .help("set the phase's own 'cwd' instead"),
+                    .help("remove it, and set the phase's own 'cwd' instead"),
                 );
             }
         }
@@ -313,12 +435,13 @@ fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::LoopOnlyField,
                     format!(
-                        "{}: '{field}' only applies to loop phases; it is ignored on a {} phase",
+                        "{}: '{field}' only applies to loop phases; it is ignored on {} phase",
                         p.id,
-                        p.ty.as_str()
+                        a_type(p.ty)
                     ),
                 )
                 .at(span)
+                .with_label("ignored")
                 .phase(&p.id)
                 .help("remove it, or make the phase \"type\": \"loop\""),
             );
@@ -337,8 +460,13 @@ fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .at(span)
+            .with_label("ignored by a one-shot reduce")
             .phase(&p.id)
-            .help("remove it, or set \"reduceStrategy\": \"tree\""),
+            .help(if p.ty == T::Reduce {
+                "remove it, or set \"reduceStrategy\": \"tree\""
+            } else {
+                "remove it: only a reduce with \"reduceStrategy\": \"tree\" batches its inputs"
+            }),
         );
     }
     if let (Some(span), false) = (written_at(p, "idleTimeout"), p.ty.runs_agents()) {
@@ -346,14 +474,15 @@ fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
             Diagnostic::new(
                 Code::IdleTimeoutIgnored,
                 format!(
-                    "{}: 'idleTimeout' has no effect on a {} phase (it runs no agent)",
+                    "{}: 'idleTimeout' has no effect on {} phase (it runs no agent)",
                     p.id,
-                    p.ty.as_str()
+                    a_type(p.ty)
                 ),
             )
             .at(span)
+            .with_label("ignored")
             .phase(&p.id)
-            .help("remove it"),
+            .help("remove it; the idle watchdog applies to phases that run agents"),
         );
     }
     for (field, types) in TYPE_SPECIFIC {
@@ -362,14 +491,18 @@ fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::FieldIgnored,
                     format!(
-                        "{}: '{field}' has no effect on a {} phase",
+                        "{}: '{field}' has no effect on {} phase",
                         p.id,
-                        p.ty.as_str()
+                        a_type(p.ty)
                     ),
                 )
                 .at(span)
+                .with_label("ignored")
                 .phase(&p.id)
-                .help(format!("'{field}' is used by: {}", names(types))),
+                .help(format!(
+                    "remove it ('{field}' is used by: {})",
+                    names(types)
+                )),
             );
         }
     }
@@ -398,12 +531,31 @@ fn script(p: &Phase, out: &mut Vec<Diagnostic>) {
     }
     let template = crate::syntax::template::Template::parse(&src.value);
     for r in template.refs() {
+        let at = r.span.range();
+        let text = &src.value[at.clone()];
+        // `${HOME}`: shell syntax, not meant as a placeholder at all.
+        let help = if src.value[..at.start].ends_with('$') {
+            format!(
+                "write ${} without braces: {{…}} in a string 'run' reads as a placeholder",
+                text.trim_start_matches('{').trim_end_matches('}')
+            )
+        } else {
+            format!(
+                "use the array form, where each element is interpolated (\"run\": [\"cmd\", \"{text}\"]), or pass the data on stdin with \"input\""
+            )
+        };
         out.push(
-            Diagnostic::new(Code::ScriptPlaceholder, format!("{}: a string 'run' is passed to sh -c as written and cannot hold placeholders", p.id))
-                .at(src.file_span(r.span.range()))
-                .phase(&p.id)
-                .with_label("this is not interpolated")
-                .help("use the array form (\"run\": [\"cmd\", \"{steps.x.output}\"]) or pass data on stdin with \"input\"; for ${VAR} write $VAR"),
+            Diagnostic::new(
+                Code::ScriptPlaceholder,
+                format!(
+                    "{}: a string 'run' is passed to sh -c as written and cannot hold placeholders",
+                    p.id
+                ),
+            )
+            .at(src.file_span(at))
+            .phase(&p.id)
+            .with_label("not interpolated in a shell string")
+            .help(help),
         );
     }
     if let Some(at) = unquoted_pipe(&src.value)
@@ -459,6 +611,7 @@ fn timing(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
         out.push(
             Diagnostic::new(Code::UnboundedPhase, format!("{}: the idle watchdog is off (idleTimeout 0) and the phase has no 'timeout': a hung agent would run forever", p.id))
                 .at(at)
+                .with_label("no timeout and no idle watchdog")
                 .phase(&p.id)
                 .help("add \"timeout\" (ms) to this phase, or re-enable the idle watchdog"),
         );
@@ -469,8 +622,9 @@ fn timing(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
         out.push(
                 Diagnostic::new(Code::FactorIgnored, format!("{}: retry.factor has no effect without retry.backoffMs (2000 ms × 2^attempt applies)", p.id))
                     .at(span)
+                    .with_label("ignored without backoffMs")
                     .phase(&p.id)
-                    .help("add \"backoffMs\" to use your own curve"),
+                    .help("add \"backoffMs\" (the first delay, in ms) to use your own curve, or remove 'factor'"),
             );
     }
 }
@@ -487,32 +641,37 @@ fn caching(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::CrossRunNotAllowed,
                     format!(
-                        "{}: a {} phase cannot use the cross-run cache",
+                        "{}: {} phase cannot use the cross-run cache",
                         p.id,
-                        p.ty.as_str()
+                        a_type(p.ty)
                     ),
                 )
                 .at(s.span)
+                .with_label("not allowed here")
                 .phase(&p.id)
-                .help("use \"scope\": \"run-only\""),
+                .help("use \"scope\": \"run-only\": this type's result depends on more than its inputs"),
             );
         } else if !p.idempotent {
             out.push(
                 Diagnostic::new(Code::IdempotentOverridesCache, format!("{}: 'idempotent: false' phases are never cached; the cross-run scope has no effect", p.id))
                     .at(s.span)
+                    .with_label("has no effect")
                     .phase(&p.id)
-                    .label(p.written["idempotent"], "never cached because of this"),
+                    .label(p.written["idempotent"], "never cached because of this")
+                    .help("remove the cache scope, or drop 'idempotent: false' if repeating the phase is safe"),
             );
         }
     }
     if !p.idempotent
         && flow.incremental
         && scope.is_none()
+        && !p.invalid.contains(&"cache")
         && !matches!(p.ty, T::Approval | T::Flow)
     {
         out.push(
             Diagnostic::new(Code::IdempotentIncremental, format!("{}: in an incremental flow this 'idempotent: false' phase is excluded from caching and re-runs every time", p.id))
                 .at(p.written["idempotent"])
+                .with_label("never cached")
                 .phase(&p.id)
                 .help("intended for side effects; set \"cache\": {\"scope\": \"off\"} to say so explicitly"),
         );
@@ -525,6 +684,7 @@ fn cwd(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
         out.push(
             Diagnostic::new(Code::InvalidCwd, format!("{}: {msg}", p.id))
                 .at(span)
+                .with_label("invalid working directory")
                 .phase(&p.id)
                 .help(help.to_owned()),
         );
@@ -626,5 +786,67 @@ mod tests {
         assert_eq!(unquoted_pipe("a || b"), None);
         assert_eq!(unquoted_pipe("echo '|' \"|\""), None);
         assert_eq!(unquoted_pipe("a \\| b"), None);
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use crate::check::testing::{check, codes, find, spans};
+
+    #[test]
+    fn empty_run_is_reported_at_the_run() {
+        let text = r#"[{"id": "lint", "type": "script", "run": []}]"#;
+        assert_eq!(spans(text), [("E0301", r#""run""#.to_owned())]);
+        let d = find(&check(text), "E0301");
+        assert_eq!(d.label.as_deref(), Some("'run' is empty"));
+    }
+
+    #[test]
+    fn types_take_the_right_article() {
+        let d = find(
+            &check(r#"[{"id": "a", "task": "x", "reflexion": true}]"#),
+            "E0302",
+        );
+        assert_eq!(d.message, "a: 'reflexion' is not allowed on an agent phase");
+    }
+
+    #[test]
+    fn shell_variables_get_their_own_help() {
+        let text = r#"[{"id": "s", "type": "script", "run": "ls ${HOME} {args.dir}"}]"#;
+        let diags = check(text);
+        let helps: Vec<_> = diags.iter().map(|d| d.help.clone().unwrap()).collect();
+        assert!(
+            helps[0].starts_with("write $HOME without braces"),
+            "{helps:?}"
+        );
+        assert!(
+            helps[1].contains(r#""run": ["cmd", "{args.dir}"]"#),
+            "{helps:?}"
+        );
+    }
+
+    #[test]
+    fn ignored_fields_are_not_checked_for_references() {
+        // 'until' on an agent and 'over' on an agent do nothing: only the W03xx for them.
+        let text = r#"[{"id": "a", "task": "x", "until": "{steps.a.output} == x", "over": "{steps.zz.json}"}]"#;
+        assert_eq!(codes(text), ["W0302", "W0308"]);
+    }
+
+    #[test]
+    fn an_invalid_cache_is_not_also_a_missing_scope() {
+        let text = r#"{"incremental": true, "phases": [{"id": "a", "task": "x", "idempotent": false, "cache": {"scope": "never"}}]}"#;
+        assert_eq!(codes(text), ["E0405"]);
+        let text =
+            r#"{"incremental": true, "phases": [{"id": "a", "task": "x", "idempotent": false}]}"#;
+        assert_eq!(codes(text), ["W0305"]);
+    }
+
+    #[test]
+    fn unreferenceable_ids_get_a_suggestion() {
+        let d = find(&check(r#"[{"id": "scan.v2", "task": "x"}]"#), "W0205");
+        assert_eq!(
+            d.help.as_deref(),
+            Some("rename it using letters, digits and '-' only, e.g. \"scan-v2\"")
+        );
     }
 }

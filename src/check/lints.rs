@@ -2,20 +2,25 @@
 //! wider than the flow's concurrency, opposing guards. Never promoted by strict mode except
 //! W0309, which is a field warning.
 
-use std::collections::BTreeSet;
+use std::collections::HashMap;
 
+use super::graph::Graph;
 use crate::diag::{Code, Diagnostic};
-use crate::flow::{Flow, PhaseType};
+use crate::flow::{Flow, Join, PhaseType};
 use crate::value::format_number;
 
 pub fn budget(flow: &Flow, out: &mut Vec<Diagnostic>) {
     let Some(b) = &flow.budget else { return };
-    if b.value.max_usd.is_none() && b.value.max_tokens.is_none() {
+    if b.value.empty {
         out.push(
             Diagnostic::new(Code::EmptyBudget, "'budget' sets no cap")
                 .at(b.span)
+                .with_label("no maxUSD or maxTokens")
                 .help("set \"maxUSD\" and/or \"maxTokens\", or remove 'budget' (it also forces one phase at a time)"),
         );
+        return;
+    }
+    if b.value.max_usd.is_none() && b.value.max_tokens.is_none() {
         return;
     }
     let estimate: f64 = flow
@@ -35,6 +40,7 @@ pub fn budget(flow: &Flow, out: &mut Vec<Diagnostic>) {
                 format!("Budget cap ({} tokens) is below the estimated minimum of ~{} tokens for {n} phase(s): the run will stop early", format_number(m), format_number(estimate)),
             )
             .at(b.span)
+            .with_label(format!("maxTokens {}", format_number(m)))
             .help("raise maxTokens, or expect the run to pause at its budget"),
         );
     }
@@ -49,17 +55,22 @@ pub fn budget(flow: &Flow, out: &mut Vec<Diagnostic>) {
                 format!("Budget cap (${}) is below the estimated minimum of ~${:.3} for {n} phase(s): the run will stop early", format_number(m), estimate * 0.001),
             )
             .at(b.span)
+            .with_label(format!("maxUSD {}", format_number(m)))
             .help("raise maxUSD, or expect the run to pause at its budget"),
         );
     }
 }
 
+/// W0104. Measured against the flow's `concurrency` as written (default 8): a budget forces
+/// one phase at a time anyway, and a per-phase cap is the fix either way.
 pub fn branch_width(flow: &Flow, out: &mut Vec<Diagnostic>) {
-    let width = flow.effective_concurrency();
+    let width = flow
+        .concurrency
+        .as_ref()
+        .map_or(8, |c| c.value.floor().max(1.0) as usize);
     for p in &flow.phases {
         if p.ty == PhaseType::Parallel && p.concurrency.is_none() && p.branches.len() > width {
-            out.push(
-                Diagnostic::new(
+            let mut d = Diagnostic::new(
                     Code::BranchesExceedConcurrency,
                     format!(
                         "{}: {} branches but the flow runs at most {width} at once",
@@ -68,49 +79,139 @@ pub fn branch_width(flow: &Flow, out: &mut Vec<Diagnostic>) {
                     ),
                 )
                 .at(p.written.get("branches").copied().unwrap_or(p.id_span))
+                .with_label(format!("{} branches", p.branches.len()))
                 .phase(&p.id)
-                .help("add a per-phase \"concurrency\" to say how many branches may run together"),
-            );
+                .help(format!("add \"concurrency\": {width} (or another cap) to the phase to say how many branches may run together"));
+            if let Some(c) = &flow.concurrency {
+                d = d.label(c.span, "the flow's limit");
+            }
+            out.push(d);
         }
     }
 }
 
-/// Two guarded phases on the same dependencies testing the same placeholders, one with `==`
-/// and one with `!=`: exactly one of them runs (if/else routing), so the other is always
-/// skipped; worth a look when that was not the intent.
-pub fn opposing_guards(flow: &Flow, out: &mut Vec<Diagnostic>) {
-    type Key = (Vec<String>, BTreeSet<String>);
-    // Per key, the first phase left unmatched with `!=` and with `==`: one lookup per phase.
-    let mut seen: std::collections::HashMap<Key, [Option<usize>; 2], foldhash::fast::RandomState> =
-        Default::default();
+/// Two guarded phases on the same dependencies whose guards are the same comparison, one with
+/// `==` and one with `!=` (`{x} == high` / `{x} != high`): exactly one of them runs, so the
+/// other is always skipped. That is if/else routing when a `join: "any"` phase depends on both
+/// (the idiom, no warning); otherwise anything waiting for both is never reached.
+pub fn opposing_guards(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
+    /// Sorted dependsOn, the comparison's operands as printed, `==` (true) or `!=` (false).
+    type Key = (Vec<String>, String, String);
+    // Per key, the first `!=` and the first `==` guard seen.
+    let mut seen: HashMap<Key, [Option<usize>; 2]> = HashMap::new();
     for (i, p) in flow.phases.iter().enumerate() {
         let Some(when) = &p.when else { continue };
-        let Ok(cond) = &when.parsed else { continue };
-        let text = when.as_str();
-        let eq = text.contains("==") && !text.contains("!=");
-        let ne = text.contains("!=") && !text.contains("==");
-        if !(eq || ne) {
+        let Some((key_ops, eq)) = guard_of(when.as_str()) else {
             continue;
-        }
+        };
         let mut deps: Vec<String> = p.depends_on.iter().map(|d| d.value.clone()).collect();
         deps.sort();
-        let refs: BTreeSet<String> = cond.refs().map(|(_, r)| r.text.to_string()).collect();
-        let key = (deps, refs);
-        let slots = seen.entry(key).or_default();
-        if let Some(j) = slots[usize::from(!eq)] {
-            let other = &flow.phases[j];
-            out.push(
-                Diagnostic::new(
-                    Code::OpposingGuards,
-                    format!("'{}' and '{}' have opposing guards: exactly one of them runs and the other is always skipped", other.id, p.id),
-                )
-                .at(when.src.span)
-                .phase(&p.id)
-                .label(other.when.as_ref().map_or(other.id_span, |w| w.src.span), "the opposing guard")
-                .help("if this is if/else routing, join the branches with a phase that has \"join\": \"any\""),
-            );
-        } else {
-            slots[usize::from(eq)].get_or_insert(i);
+        deps.dedup();
+        let slots = seen.entry((deps, key_ops.0, key_ops.1)).or_default();
+        slots[usize::from(eq)].get_or_insert(i);
+        let Some(j) = slots[usize::from(!eq)] else {
+            continue;
+        };
+        let joined = graph.dependents[i]
+            .iter()
+            .any(|&d| flow.phases[d].join == Join::Any && graph.deps[d].contains(&j));
+        if joined {
+            continue;
         }
+        let other = &flow.phases[j];
+        let mut d = Diagnostic::new(
+            Code::OpposingGuards,
+            format!("'{}' and '{}' have opposing guards: exactly one of them runs and the other is always skipped", other.id, p.id),
+        )
+        .at(when.src.span)
+        .phase(&p.id)
+        .with_label(format!("'{}' runs only when this holds", p.id));
+        if let Some(w) = &other.when {
+            d = d.label(
+                w.src.span,
+                format!("'{}' runs only when this holds", other.id),
+            );
+        }
+        out.push(d.help(format!(
+            "if this is if/else routing, merge the two branches in a phase with \"join\": \"any\" and \"dependsOn\": [\"{}\", \"{}\"]; a phase waiting for both with the default join \"all\" never runs",
+            other.id, p.id
+        )));
+    }
+}
+
+/// A guard that is one comparison `a == b` or `a != b` (parentheses allowed): its operands as
+/// printed, in a canonical order, and whether it is `==`.
+fn guard_of(text: &str) -> Option<((String, String), bool)> {
+    use crate::syntax::condition::{CmpOp, Expr, Operand, parse_cond};
+    let cond = parse_cond(text).ok()?;
+    let mut node = cond.expr.as_ref()?;
+    while let Expr::Paren(inner) = &node.node {
+        node = inner;
+    }
+    let Expr::Compare(a, op, b) = &node.node else {
+        return None;
+    };
+    let eq = match op.node {
+        CmpOp::Eq => true,
+        CmpOp::Ne => false,
+        _ => return None,
+    };
+    let is_ref =
+        |n: &crate::syntax::condition::Node| matches!(n.node, Expr::Operand(Operand::Ref(_)));
+    if !is_ref(a) && !is_ref(b) {
+        return None;
+    }
+    let (a, b) = (a.node.to_string(), b.node.to_string());
+    Some((if a <= b { (a, b) } else { (b, a) }, eq))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guards_are_single_comparisons_with_a_placeholder() {
+        let g = |s: &str| guard_of(s).map(|(ops, eq)| (ops.0, ops.1, eq));
+        assert_eq!(
+            g("{steps.t.json.severity} == high"),
+            Some(("high".into(), "{steps.t.json.severity}".into(), true))
+        );
+        assert_eq!(
+            g("(high != { steps.t.json.severity })").map(|x| x.2),
+            Some(false)
+        );
+        assert_eq!(g("{a} == b"), g("b == {a}"));
+        assert_eq!(g("{a} >= 1"), None);
+        assert_eq!(g("{a} == 1 && {b} != 2"), None);
+        assert_eq!(g("x == y"), None);
+        assert_eq!(g("{a} =="), None);
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use crate::check::testing::codes;
+
+    const IF_ELSE: &str = r#"[
+        {"id": "t", "output": "json", "task": "classify"},
+        {"id": "deep", "dependsOn": ["t"], "when": "{steps.t.json.severity} == high", "task": "deep"},
+        {"id": "quick", "dependsOn": ["t"], "when": "{steps.t.json.severity} != high", "task": "quick"},
+        {"id": "merge", "type": "reduce", "from": ["deep", "quick"], "JOIN": "all", "task": "{previous.output}"}
+    ]"#;
+
+    #[test]
+    fn if_else_joined_with_any_is_not_a_warning() {
+        let joined = IF_ELSE.replace(r#""JOIN": "all""#, r#""join": "any""#);
+        assert_eq!(codes(&joined), Vec::<&str>::new());
+        let waits_for_both = IF_ELSE.replace(r#""JOIN": "all""#, r#""join": "all""#);
+        assert_eq!(codes(&waits_for_both), ["W0105"]);
+    }
+
+    #[test]
+    fn different_comparisons_do_not_oppose() {
+        let text = IF_ELSE
+            .replace("!= high", "!= low")
+            .replace(r#""JOIN": "all""#, r#""join": "all""#);
+        assert_eq!(codes(&text), Vec::<&str>::new());
     }
 }

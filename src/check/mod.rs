@@ -8,6 +8,8 @@ mod dag;
 mod graph;
 mod kinds;
 mod lints;
+#[cfg(test)]
+mod proptests;
 mod refs;
 mod types;
 
@@ -55,7 +57,13 @@ pub fn check_source(text: &str, lower_opts: &LowerOptions, opts: &CheckOptions<'
     let lowered = lower_source(text, lower_opts);
     let mut diagnostics = lowered.diagnostics;
     if let Some(flow) = &lowered.flow {
-        check_into(flow, opts, &mut Vec::new(), &mut diagnostics);
+        check_into(
+            flow,
+            opts,
+            &mut vec![flow.name.clone()],
+            false,
+            &mut diagnostics,
+        );
     }
     finish(&mut diagnostics, lowered.flow.as_ref(), opts);
     Checked {
@@ -67,26 +75,35 @@ pub fn check_source(text: &str, lower_opts: &LowerOptions, opts: &CheckOptions<'
 /// Check an already-lowered flow.
 pub fn check_flow(flow: &Flow, opts: &CheckOptions<'_>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    check_into(flow, opts, &mut Vec::new(), &mut out);
+    check_into(flow, opts, &mut vec![flow.name.clone()], false, &mut out);
     finish(&mut out, Some(flow), opts);
     out
 }
 
+/// Check `flow` into `out`. `chain` names the flows being checked, outermost first (for
+/// recursive `use`); `nested` is set for inline defs and saved sub-flows.
 fn check_into(
     flow: &Flow,
     opts: &CheckOptions<'_>,
-    stack: &mut Vec<String>,
+    chain: &mut Vec<String>,
+    nested: bool,
     out: &mut Vec<Diagnostic>,
 ) {
     for p in &flow.phases {
         kinds::phase_rules(flow, p, out);
     }
     args::declarations(flow, out);
+    let before = out.len();
     let given: Option<Map> = opts.args.map(|inv| {
         let (given, mut problems) = resolve_invocation(flow, inv);
         out.append(&mut problems);
         args::invocation(flow, &given, out);
-        codebase_mismatch(&given, opts, out);
+        codebase_mismatch(
+            flow,
+            &crate::flow::effective_args(flow, given.clone()),
+            opts,
+            out,
+        );
         given
     });
     lints::budget(flow, out);
@@ -102,7 +119,10 @@ fn check_into(
         .collect();
     let args_known = refs::ArgsKnown {
         provided: given.as_ref(),
-        suppress: !stack.is_empty() && opts.args.is_none(),
+        suppress: nested && opts.args.is_none(),
+        invalid: out[before..]
+            .iter()
+            .any(|d| matches!(d.code, Code::InvalidArgValue | Code::MissingArg)),
     };
     refs::scope_refs(flow, &all, &args_known, out);
     if reliable {
@@ -110,14 +130,14 @@ fn check_into(
         if graph.topo.is_some() {
             refs::steps_refs(flow, &graph, &all, out);
             types::contract_paths(flow, &graph, &all, out);
-            dag::connectivity(flow, &graph, out);
-            dag::dead_ends(flow, &graph, out);
+            let disconnected = dag::connectivity(flow, &graph, out);
+            dag::dead_ends(flow, &graph, &disconnected, out);
             dag::gate_sole_path(flow, &graph, out);
             lints::branch_width(flow, out);
-            lints::opposing_guards(flow, out);
+            lints::opposing_guards(flow, &graph, out);
         }
     }
-    subflows(flow, opts, stack, out);
+    subflows(flow, opts, chain, out);
 }
 
 /// Inline `def` objects are flows of their own; `use` targets are loaded and checked
@@ -125,66 +145,63 @@ fn check_into(
 fn subflows(
     flow: &Flow,
     opts: &CheckOptions<'_>,
-    stack: &mut Vec<String>,
+    chain: &mut Vec<String>,
     out: &mut Vec<Diagnostic>,
 ) {
+    const RECURSIVE: &str = "recursive sub-flow ";
+    let child_opts = CheckOptions {
+        strict: opts.strict,
+        args: None,
+        loader: opts.loader,
+        cwd: opts.cwd.clone(),
+    };
     for p in &flow.phases {
         if let Some(def) = &p.def
             && let Def::Inline(child) = &def.value
         {
-            let child_opts = CheckOptions {
-                strict: opts.strict,
-                args: None,
-                loader: opts.loader,
-                cwd: opts.cwd.clone(),
-            };
-            stack.push(format!("{}#def", p.id));
-            check_into(child, &child_opts, stack, out);
-            stack.pop();
+            // Part of this file: its problems are reported in place.
+            check_into(child, &child_opts, chain, true, out);
         }
         let (Some(name), Some(loader)) = (&p.use_flow, opts.loader) else {
             continue;
         };
+        if p.def.is_some() || p.invalid.contains(&"def") {
+            // E0303 already: which of the two was meant is unknown.
+            continue;
+        }
         let target = &name.value;
-        if stack.contains(target) || flow.name == *target {
-            let mut chain: Vec<&str> = stack
-                .iter()
-                .map(String::as_str)
-                .filter(|s| !s.contains('#'))
-                .collect();
-            chain.push(target);
-            out.push(
-                Diagnostic::new(
-                    Code::UnknownSubflow,
-                    format!("{}: recursive sub-flow {}", p.id, chain.join(" -> ")),
-                )
+        let recursion = |text: String| {
+            Diagnostic::new(Code::UnknownSubflow, format!("{}: {RECURSIVE}{text}", p.id))
                 .at(name.span)
+                .with_label("recursive use")
                 .phase(&p.id)
-                .help("a flow cannot use itself, directly or through other flows"),
-            );
+                .help("a flow cannot use itself, directly or through other flows: inline the shared phases or split the flow")
+        };
+        if chain.contains(target) {
+            out.push(recursion(format!("{} -> {target}", chain.join(" -> "))));
             continue;
         }
         match loader.load(target) {
             Err(places) => {
-                let looked: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
+                let looked: Vec<String> = places
+                    .iter()
+                    .map(|p| display_path(p, opts.cwd.as_deref()))
+                    .collect();
                 out.push(
                     Diagnostic::new(
                         Code::UnknownSubflow,
                         format!("{}: saved flow not found: '{target}'", p.id),
                     )
                     .at(name.span)
+                    .with_label("no saved flow of this name")
                     .phase(&p.id)
-                    .help(format!("looked in: {}", looked.join(", "))),
+                    .help(format!(
+                        "save it as one of: {} (project first)",
+                        looked.join(", ")
+                    )),
                 );
             }
             Ok((path, text)) => {
-                stack.push(flow.name.clone());
-                let child_opts = CheckOptions {
-                    strict: opts.strict,
-                    args: None,
-                    loader: opts.loader,
-                    cwd: opts.cwd.clone(),
-                };
                 let lowered = lower_source(
                     &text,
                     &LowerOptions {
@@ -193,59 +210,83 @@ fn subflows(
                 );
                 let mut nested = lowered.diagnostics;
                 if let Some(child) = &lowered.flow {
-                    stack.push(target.clone());
-                    check_into(child, &child_opts, stack, &mut nested);
-                    stack.pop();
+                    chain.push(target.clone());
+                    check_into(child, &child_opts, chain, true, &mut nested);
+                    chain.pop();
                 }
-                stack.pop();
                 finish(&mut nested, lowered.flow.as_ref(), &child_opts);
-                // A recursive use deeper down is reported here as this target's problem.
-                if let Some(first) = nested.iter().find(|d| d.is_error()) {
-                    let code = if first.code == Code::UnknownSubflow
-                        && first.message.contains("recursive")
-                    {
-                        Code::UnknownSubflow
-                    } else {
-                        Code::InvalidSubflow
-                    };
-                    out.push(
-                        Diagnostic::new(
-                            code,
-                            format!(
-                                "{}: saved flow '{target}' has errors: [{}] {}",
-                                p.id,
-                                first.code.as_str(),
-                                first.message
-                            ),
-                        )
-                        .at(name.span)
-                        .phase(&p.id)
-                        .help(format!("run `tfc check {}`", path.display())),
-                    );
+                let Some(first) = nested.iter().find(|d| d.is_error()) else {
+                    continue;
+                };
+                // A recursion further down is this use's problem: report the whole chain.
+                if first.code == Code::UnknownSubflow
+                    && let Some(at) = first.message.find(RECURSIVE)
+                {
+                    out.push(recursion(first.message[at + RECURSIVE.len()..].to_owned()));
+                    continue;
                 }
+                out.push(
+                    Diagnostic::new(
+                        Code::InvalidSubflow,
+                        format!(
+                            "{}: saved flow '{target}' has errors: [{}] {}",
+                            p.id,
+                            first.code.as_str(),
+                            first.message
+                        ),
+                    )
+                    .at(name.span)
+                    .with_label("this saved flow has errors")
+                    .phase(&p.id)
+                    .help(format!(
+                        "run `tfc check {}` and fix it",
+                        display_path(&path, opts.cwd.as_deref())
+                    )),
+                );
             }
         }
     }
 }
 
-/// W0310: agents would inspect another repository than the one tfc runs in.
-fn codebase_mismatch(given: &Map, opts: &CheckOptions<'_>, out: &mut Vec<Diagnostic>) {
-    let (Some(crate::value::Value::String(cb)), Some(cwd)) = (given.get("codebase"), &opts.cwd)
+/// A path as messages show it: relative to the invocation directory when under it, `~/…`
+/// under the home directory, else as is (so reports do not depend on the machine).
+fn display_path(path: &std::path::Path, cwd: Option<&std::path::Path>) -> String {
+    if let Some(rel) = cwd.and_then(|c| path.strip_prefix(c).ok()) {
+        return rel.display().to_string();
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty())
+        && let Ok(rel) = path.strip_prefix(&home)
+    {
+        return format!("~/{}", rel.display());
+    }
+    path.display().to_string()
+}
+
+/// W0310: agents would inspect another repository than the one tfc runs in. `args` are the
+/// effective arguments (provided, else defaults). The message leaves the invocation
+/// directory out, so reports do not depend on where tfc ran.
+fn codebase_mismatch(flow: &Flow, args: &Map, opts: &CheckOptions<'_>, out: &mut Vec<Diagnostic>) {
+    let (Some(crate::value::Value::String(cb)), Some(cwd)) = (args.get("codebase"), &opts.cwd)
     else {
         return;
     };
     let path = std::path::Path::new(cb);
     if path.is_absolute() && path != cwd.as_path() {
-        out.push(
-            Diagnostic::new(
-                Code::CwdMismatch,
-                format!(
-                    "args.codebase is '{cb}' but tfc runs in '{}'",
-                    cwd.display()
-                ),
-            )
-            .help("run tfc from the codebase, or set each phase's \"cwd\""),
-        );
+        let mut d = Diagnostic::new(
+            Code::CwdMismatch,
+            format!(
+                "args.codebase is '{cb}' but tfc runs in another directory: agents may inspect the wrong repository"
+            ),
+        )
+        .help(format!(
+            "run tfc from {cb}, or set each phase's \"cwd\""
+        ));
+        if let Some(spec) = flow.args.get("codebase") {
+            d = d
+                .at(spec.name_span)
+                .with_label("not the invocation directory");
+        }
+        out.push(d);
     }
 }
 
@@ -266,6 +307,144 @@ fn finish(diags: &mut Vec<Diagnostic>, flow: Option<&Flow>, opts: &CheckOptions<
             }
         }
     }
-    diags.dedup();
     diags.sort_by_key(|d| (d.span.map_or(0, |s| s.start), d.span.map_or(0, |s| s.end)));
+    diags.dedup();
+}
+
+/// Helpers for the unit tests of every check module.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// Check `text` with default options.
+    pub fn check(text: &str) -> Vec<Diagnostic> {
+        check_source(text, &LowerOptions::default(), &CheckOptions::default()).diagnostics
+    }
+
+    /// Check `text` against invocation arguments `K=V`.
+    pub fn check_args(text: &str, pairs: &[(&str, &str)]) -> Vec<Diagnostic> {
+        let inv = Invocation {
+            pairs: pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            ..Invocation::default()
+        };
+        let opts = CheckOptions {
+            args: Some(&inv),
+            cwd: Some(PathBuf::from("/work/here")),
+            ..CheckOptions::default()
+        };
+        check_source(text, &LowerOptions::default(), &opts).diagnostics
+    }
+
+    /// The diagnostic with `code` (the first), for looking at its texts.
+    pub fn find(diags: &[Diagnostic], code: &str) -> Diagnostic {
+        diags
+            .iter()
+            .find(|d| d.code.as_str() == code)
+            .unwrap_or_else(|| panic!("no {code} in {diags:#?}"))
+            .clone()
+    }
+
+    /// The codes reported for `text`, in order.
+    pub fn codes(text: &str) -> Vec<&'static str> {
+        check(text).iter().map(|d| d.code.as_str()).collect()
+    }
+
+    /// The text under each diagnostic's primary span, with its code.
+    pub fn spans(text: &str) -> Vec<(&'static str, String)> {
+        check(text)
+            .iter()
+            .map(|d| {
+                let s = d.span.map_or(String::new(), |s| text[s.range()].to_owned());
+                (d.code.as_str(), s)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// Saved flows from memory.
+    struct Saved(HashMap<&'static str, &'static str>);
+
+    impl FlowLoader for Saved {
+        fn load(&self, name: &str) -> Result<(PathBuf, String), Vec<PathBuf>> {
+            match self.0.get(name) {
+                Some(text) => Ok((
+                    PathBuf::from(format!("/p/.tfc/flows/{name}.json")),
+                    (*text).to_owned(),
+                )),
+                None => Err(vec![PathBuf::from(format!("/p/.tfc/flows/{name}.json"))]),
+            }
+        }
+    }
+
+    fn check_saved(text: &str, saved: &Saved) -> Vec<Diagnostic> {
+        let opts = CheckOptions {
+            loader: Some(saved),
+            cwd: Some(PathBuf::from("/p")),
+            ..CheckOptions::default()
+        };
+        let lower = LowerOptions {
+            default_name: Some("root".into()),
+        };
+        check_source(text, &lower, &opts).diagnostics
+    }
+
+    #[test]
+    fn recursive_uses_report_the_whole_chain_once() {
+        let saved = Saved(HashMap::from([
+            ("a", r#"[{"id": "x", "type": "flow", "use": "b"}]"#),
+            ("b", r#"[{"id": "y", "type": "flow", "use": "a"}]"#),
+            ("self", r#"[{"id": "z", "type": "flow", "use": "root"}]"#),
+        ]));
+        let diags = check_saved(r#"[{"id": "s", "type": "flow", "use": "a"}]"#, &saved);
+        let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(messages, ["s: recursive sub-flow root -> a -> b -> a"]);
+        let diags = check_saved(r#"[{"id": "s", "type": "flow", "use": "self"}]"#, &saved);
+        assert_eq!(
+            diags[0].message,
+            "s: recursive sub-flow root -> self -> root"
+        );
+    }
+
+    #[test]
+    fn missing_and_broken_sub_flows() {
+        let saved = Saved(HashMap::from([(
+            "bad",
+            r#"[{"id": "x", "dependsOn": ["y"], "task": "t"}]"#,
+        )]));
+        let diags = check_saved(r#"[{"id": "s", "type": "flow", "use": "nope"}]"#, &saved);
+        assert_eq!(diags[0].code, Code::UnknownSubflow);
+        assert_eq!(
+            diags[0].help.as_deref(),
+            Some("save it as one of: .tfc/flows/nope.json (project first)")
+        );
+        let diags = check_saved(r#"[{"id": "s", "type": "flow", "use": "bad"}]"#, &saved);
+        assert_eq!(diags[0].code, Code::InvalidSubflow);
+        assert_eq!(
+            diags[0].message,
+            "s: saved flow 'bad' has errors: [E0103] x: dependsOn unknown phase 'y'"
+        );
+        assert_eq!(
+            diags[0].help.as_deref(),
+            Some("run `tfc check .tfc/flows/bad.json` and fix it")
+        );
+    }
+
+    #[test]
+    fn use_with_def_is_only_e0303() {
+        let saved = Saved(HashMap::new());
+        let diags = check_saved(
+            r#"[{"id": "s", "type": "flow", "use": "nope", "def": [{"id": "a", "task": "x"}]}]"#,
+            &saved,
+        );
+        let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
+        assert_eq!(codes, ["E0303"]);
+    }
 }

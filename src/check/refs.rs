@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::graph::{Graph, ancestors};
+use super::graph::{Graph, IdSuggester, ancestors};
 use crate::diag::{Code, Diagnostic, did_you_mean};
 use crate::flow::{EvalKind, Flow, Join, Phase, PhaseType};
 use crate::source::Span;
@@ -22,6 +22,9 @@ pub struct Use<'f> {
 pub fn uses(index: usize, p: &Phase) -> Vec<Use<'_>> {
     let mut out = Vec::new();
     for (field, text) in p.texts() {
+        if !p.reads_field(&field) {
+            continue;
+        }
         for r in text.template.refs() {
             out.push(Use {
                 phase: index,
@@ -32,6 +35,9 @@ pub fn uses(index: usize, p: &Phase) -> Vec<Use<'_>> {
         }
     }
     for (field, cond) in p.conditions() {
+        if !p.reads_field(field) {
+            continue;
+        }
         if let Ok(c) = &cond.parsed {
             for (span, path) in c.refs() {
                 out.push(Use {
@@ -43,7 +49,7 @@ pub fn uses(index: usize, p: &Phase) -> Vec<Use<'_>> {
             }
         }
     }
-    for entry in &p.eval {
+    for entry in p.eval.iter().filter(|_| p.reads_field("eval")) {
         match &entry.kind {
             EvalKind::Contains { lhs, lhs_start } => {
                 for r in lhs.refs() {
@@ -79,10 +85,13 @@ pub struct ArgsKnown<'a> {
     pub provided: Option<&'a Map>,
     /// Object defs are checked without knowing their arguments: no W0202.
     pub suppress: bool,
+    /// The invocation's arguments had errors (E0502/E0503): W0202 would only repeat them.
+    pub invalid: bool,
 }
 
 /// `{steps.R…}` references: existence, reachability, self, and the `.output.x` shape.
 pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
+    let mut names = IdSuggester::new(flow);
     let mut queries: Vec<(usize, usize)> = Vec::new();
     let mut asked: Vec<usize> = Vec::new();
     for (k, u) in all.iter().enumerate() {
@@ -120,9 +129,34 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
                 .at(u.span)
                 .phase(&p.id)
                 .with_label("unknown phase");
-                if let Some(s) = did_you_mean(r, flow.phases.iter().map(|q| q.id.as_str())) {
-                    d = d.help(format!("did you mean '{s}'? ({{steps.{s}…}})"));
-                }
+                d = d.help(
+                    match names.suggest(r) {
+                        Some(s) => format!(
+                            "did you mean {{{}}}?",
+                            u.path.text.replacen(&format!("steps.{r}"), &format!("steps.{s}"), 1)
+                        ),
+                        None => {
+                            let ids: Vec<&str> = flow
+                                .phases
+                                .iter()
+                                .map(|q| q.id.as_str())
+                                .filter(|id| *id != p.id)
+                                .take(9)
+                                .collect();
+                            let more = if ids.len() > 8 { ", …" } else { "" };
+                            if flow.inline {
+                                "an inline def is a flow of its own and cannot read the outer flow's phases: pass values in (\"with\" and {args.X}, or interpolate a string def)".to_owned()
+                            } else if ids.is_empty() {
+                                "this flow has no other phase to reference: remove the placeholder, or add the phase it names".to_owned()
+                            } else {
+                                format!(
+                                    "reference an existing phase: {}{more}",
+                                    ids[..ids.len().min(8)].join(", ")
+                                )
+                            }
+                        }
+                    },
+                );
                 out.push(d);
             }
             Some(&ri) if ri == u.phase => {
@@ -145,10 +179,24 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
         }
     }
     let answers = ancestors(graph, &queries);
-    for (&k, ok) in asked.iter().zip(answers) {
-        if ok {
-            continue;
-        }
+    let failed: Vec<usize> = asked
+        .iter()
+        .zip(answers)
+        .filter(|(_, ok)| !ok)
+        .map(|(&k, _)| k)
+        .collect();
+    // Is the referenced phase downstream of the referring one? Then adding the edge would
+    // close a cycle, and the advice differs.
+    let reverse: Vec<(usize, usize)> = failed
+        .iter()
+        .map(|&k| {
+            let u = &all[k];
+            let r = u.path.step_id().and_then(|r| graph.ids.get(r)).copied();
+            (u.phase, r.unwrap_or(u.phase))
+        })
+        .collect();
+    let downstream = ancestors(graph, &reverse);
+    for (&k, later) in failed.iter().zip(downstream) {
         let u = &all[k];
         let p = &flow.phases[u.phase];
         let r = u.path.step_id().unwrap_or_default();
@@ -157,15 +205,30 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
             format!("{}: {} references {{steps.{r}.*}} but '{r}' is not reachable via dependsOn (it may not have run yet)", p.id, u.field),
         )
         .at(u.span)
-        .phase(&p.id)
-        .with_label(format!("'{r}' is not an ancestor of '{}'", p.id));
-        let deps_span = p.written.get("dependsOn").copied();
-        d = match deps_span {
+        .phase(&p.id);
+        if later {
+            out.push(
+                d.with_label(format!("'{r}' runs after '{}' (it depends on it)", p.id))
+                    .help(format!(
+                        "a phase can only read phases that finish before it: move this reference into '{r}' or a phase after it, or drop it"
+                    )),
+            );
+            continue;
+        }
+        d = d.with_label(format!("'{r}' is not an ancestor of '{}'", p.id));
+        d = match p.written.get("dependsOn").copied() {
             Some(s) => d.label(s, format!("add \"{r}\" here")),
             None => d.label(p.id_span, "this phase has no dependsOn"),
         };
+        let mut deps: Vec<&str> = p.depends_on.iter().map(|d| d.value.as_str()).collect();
+        deps.push(r);
+        let list = deps
+            .iter()
+            .map(|d| format!("\"{d}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
         out.push(d.help(format!(
-            "add \"dependsOn\": [\"{r}\"] (or depend on a phase downstream of it)"
+            "write \"dependsOn\": [{list}] (or depend on a phase downstream of '{r}')"
         )));
     }
 }
@@ -191,43 +254,63 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
             )
             .at(u.span)
             .phase(&p.id)
-            .with_label("will stay literal at run time")
+            .with_label(unresolved(&u.field))
             .help(help)
         };
+        // A map's own element in its task, whatever its name (`"as": "loop"` is allowed).
+        if p.ty == PhaseType::Map && head == p.local_name() && u.field == "task" {
+            continue;
+        }
         match head {
             "steps" | "previous" => {}
             "args" => {
-                if args.suppress {
+                if args.suppress || args.invalid {
                     continue;
                 }
                 let Some(name) = u.path.segs.get(1).map(|s| &*s.key) else {
                     continue;
                 };
-                let declared = flow.args.get(name);
-                let missing = match args.provided {
-                    Some(given) => {
-                        !given.contains_key(name) && declared.is_none_or(|a| a.default.is_none())
-                    }
-                    None => declared.is_none(),
-                };
-                if missing && !warned_args.contains(&name) {
-                    warned_args.push(name);
-                    let msg = match args.provided {
-                        Some(_) => format!(
-                            "Taskflow references {{args.{name}}} but the invocation did not provide '{name}' and it has no default"
-                        ),
-                        None => format!(
-                            "Taskflow references {{args.{name}}} but '{name}' is not declared in \"args\" and has no default"
-                        ),
-                    };
-                    out.push(
-                        Diagnostic::new(Code::ArgNotProvided, msg)
-                            .at(u.span)
-                            .phase(&p.id)
-                            .with_label("unresolved at run time: stays literal")
-                            .help(format!("declare it: \"args\": {{\"{name}\": {{\"type\": \"string\", \"default\": \"…\"}}}}, or pass {name}=…")),
-                    );
+                if warned_args.contains(&name) {
+                    continue;
                 }
+                let declared = flow.args.get(name);
+                let declared_names = || flow.args.keys().map(String::as_str);
+                let d = match args.provided {
+                    // SPEC §7.2: with known arguments, every reference must resolve.
+                    Some(given) => {
+                        if given.contains_key(name) || declared.is_some_and(|a| a.default.is_some())
+                        {
+                            continue;
+                        }
+                        Diagnostic::new(
+                            Code::ArgNotProvided,
+                            format!("Taskflow references {{args.{name}}} but the invocation did not provide '{name}' and it has no default"),
+                        )
+                        .with_label(unresolved(&u.field))
+                        .help(match declared {
+                            Some(_) => format!("pass it ({name}=…), or give it a \"default\""),
+                            None => format!("pass it ({name}=…), or declare it with a default: \"args\": {{\"{name}\": {{\"type\": \"string\", \"default\": \"…\"}}}}"),
+                        })
+                    }
+                    // Unknown arguments: undeclared ones may still be passed through, so only
+                    // a near miss of a declared one is worth a warning.
+                    None => {
+                        if declared.is_some() {
+                            continue;
+                        }
+                        let Some(near) = did_you_mean(name, declared_names()) else {
+                            continue;
+                        };
+                        Diagnostic::new(
+                            Code::ArgNotProvided,
+                            format!("Taskflow references {{args.{name}}}, but '{name}' is not declared in \"args\" (it declares '{near}')"),
+                        )
+                        .with_label(format!("{} unless '{name}' is passed", unresolved(&u.field)))
+                        .help(format!("did you mean {{{}}}?", u.path.text.replacen(name, near, 1)))
+                    }
+                };
+                warned_args.push(name);
+                out.push(d.at(u.span).phase(&p.id));
             }
             "loop" => {
                 let in_scope = p.ty == PhaseType::Loop && (u.field == "task" || u.field == "until");
@@ -265,24 +348,74 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                     format!("but {{{head}}} is bound only inside map '{m}'")
                 } else if head == "item" {
                     "but {item} is bound only inside a map phase".to_owned()
+                } else if let Some(near) = near_head(head, p) {
+                    // A misspelt family or local. Other unknown heads are left alone: brace
+                    // text such as `a JSON array of {path} objects` is ordinary prose.
+                    let fixed = u.path.text.replacen(head, near, 1);
+                    out.push(out_of_scope(
+                        format!(
+                            "but '{head}' is not a placeholder family or a local of this phase"
+                        ),
+                        format!("did you mean {{{fixed}}}?"),
+                    ));
+                    continue;
                 } else {
-                    format!(
-                        "but '{head}' is not a placeholder family (args, steps, previous, item, loop, reflexion)"
-                    )
+                    continue;
                 };
                 let help = if head == "item" && p.ty == PhaseType::Map {
                     format!(
                         "write {{{}}}",
                         u.path.text.replacen("item", p.local_name(), 1)
                     )
+                } else if let Some(m) = map_locals.get(head) {
+                    format!(
+                        "reference the map's merged output instead, e.g. {{steps.{m}.output}}, or move this text into the task of '{m}'"
+                    )
                 } else {
-                    "check the spelling, or move the reference into the phase that binds it"
-                        .to_owned()
+                    "use it in the task of a map phase, where each element is bound".to_owned()
                 };
                 out.push(out_of_scope(why, help));
             }
         }
     }
+}
+
+/// What an unresolved placeholder becomes in `field`: text stays literal, a condition
+/// operand is undefined.
+fn unresolved(field: &str) -> &'static str {
+    match field {
+        "when" | "until" | "eval" => "undefined at run time",
+        _ => "stays literal at run time",
+    }
+}
+
+/// The placeholder head that `head` is probably a misspelling of: a family, or a local bound
+/// in `p` (its map's `as` name, `loop`).
+fn near_head<'p>(head: &str, p: &'p Phase) -> Option<&'p str> {
+    let mut names: Vec<&str> = vec!["args", "steps", "previous", "reflexion"];
+    match p.ty {
+        PhaseType::Map => names.push(p.local_name()),
+        PhaseType::Loop => names.push("loop"),
+        _ => {}
+    }
+    crate::diag::did_you_mean(head, names)
+}
+
+/// How to fix the usual condition syntax errors.
+fn syntax_hint(message: &str) -> Option<&'static str> {
+    Some(match message {
+        "unexpected char '='" => "compare with '==' (a single '=' is not an operator)",
+        "unexpected char '&'" => "write '&&' for \"and\"",
+        "unexpected char '|'" => "write '||' for \"or\"",
+        "unterminated string" => "close the string with the quote it was opened with",
+        "unterminated placeholder" => "close the placeholder with '}'",
+        "missing )" => "close every '(' with a ')'",
+        "trailing tokens" => {
+            "quote values that contain dots or spaces, and join comparisons with && or ||"
+        }
+        "unexpected end" => "complete the expression after the last operator",
+        _ => return None,
+    })
 }
 
 /// Conditions that do not parse (W0201): the error and what happens at run time.
@@ -300,10 +433,16 @@ pub fn condition_errors(flow: &Flow, out: &mut Vec<Diagnostic>) {
                 .at(src.file_span(err.span.range()))
                 .phase(&p.id)
                 .with_label(err.message.clone())
-                .help(effect.to_owned()),
+                .help(match syntax_hint(&err.message) {
+                    Some(hint) => format!("{hint}; {effect}"),
+                    None => format!("fix the expression; {effect}"),
+                }),
             );
         };
         for (field, cond) in p.conditions() {
+            if !p.reads_field(field) {
+                continue;
+            }
             if let Err(e) = &cond.parsed {
                 let effect = if field == "when" {
                     "at run time a broken `when` is treated as true (fail-open): the phase always runs"
@@ -313,7 +452,7 @@ pub fn condition_errors(flow: &Flow, out: &mut Vec<Diagnostic>) {
                 report(field, &cond.src, e, effect);
             }
         }
-        for entry in &p.eval {
+        for entry in p.eval.iter().filter(|_| p.reads_field("eval")) {
             if let EvalKind::Condition(Err(e)) = &entry.kind {
                 report(
                     "eval",
@@ -323,5 +462,118 @@ pub fn condition_errors(flow: &Flow, out: &mut Vec<Diagnostic>) {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{check, check_args, find, spans};
+
+    #[test]
+    fn arg_references_without_known_arguments_warn_only_on_near_misses() {
+        let text = r#"{"args": {"base": {"default": "main"}},
+            "phases": [{"id": "a", "task": "{args.base} {args.bsae} {args.team}"}]}"#;
+        assert_eq!(spans(text), [("W0202", "{args.bsae}".to_owned())]);
+        let d = find(&check(text), "W0202");
+        assert_eq!(d.help.as_deref(), Some("did you mean {args.base}?"));
+    }
+
+    #[test]
+    fn arg_references_with_known_arguments_must_resolve() {
+        let text = r#"{"args": {"base": {"default": "main"}, "pr": {"description": "n"}},
+            "phases": [{"id": "a", "task": "{args.base} {args.pr} {args.team} {args.pr}"}]}"#;
+        let got: Vec<_> = check_args(text, &[("team", "x")])
+            .into_iter()
+            .map(|d| (d.code.as_str(), text[d.span.unwrap().range()].to_owned()))
+            .collect();
+        assert_eq!(got, [("W0202", "{args.pr}".to_owned())]);
+        // A required typed argument that is missing is E0503 alone.
+        let text = r#"{"args": {"pr": {"type": "string", "required": true}},
+            "phases": [{"id": "a", "task": "{args.pr}"}]}"#;
+        let got: Vec<_> = check_args(text, &[])
+            .iter()
+            .map(|d| d.code.as_str())
+            .collect();
+        assert_eq!(got, ["E0503"]);
+    }
+
+    #[test]
+    fn references_to_later_phases_do_not_suggest_a_cycle() {
+        let text = r#"[{"id": "a", "task": "{steps.b.output}"}, {"id": "b", "dependsOn": ["a"], "task": "x"}]"#;
+        let d = find(&check(text), "E0201");
+        assert_eq!(
+            d.label.as_deref(),
+            Some("'b' runs after 'a' (it depends on it)")
+        );
+        assert!(d.labels.is_empty());
+        let text = r#"[{"id": "a", "task": "x"}, {"id": "c", "task": "y"},
+            {"id": "b", "dependsOn": ["a"], "task": "{steps.c.output}"}]"#;
+        let d = find(&check(text), "E0201");
+        assert_eq!(
+            d.help.as_deref(),
+            Some(r#"write "dependsOn": ["a", "c"] (or depend on a phase downstream of 'c')"#)
+        );
+    }
+
+    #[test]
+    fn unknown_references_suggest_the_whole_placeholder() {
+        let text = r#"[{"id": "scan", "task": "x"}, {"id": "b", "dependsOn": ["scan"], "task": "{steps.scna.json.a}"}]"#;
+        let d = find(&check(text), "E0202");
+        assert_eq!(d.help.as_deref(), Some("did you mean {steps.scan.json.a}?"));
+        let d = find(&check(r#"{"task": "{steps.x.output}"}"#), "E0202");
+        assert!(d.help.unwrap().starts_with("this flow has no other phase"));
+    }
+
+    #[test]
+    fn a_map_may_name_its_element_loop() {
+        let text = r#"[{"id": "a", "output": "json", "task": "x"},
+            {"id": "m", "type": "map", "dependsOn": ["a"], "over": "{steps.a.json}", "as": "loop", "task": "{loop.name}"}]"#;
+        assert_eq!(spans(text), []);
+    }
+
+    #[test]
+    fn inline_defs_cannot_see_the_outer_flow() {
+        let text = r#"[{"id": "a", "task": "x"}, {"id": "f", "type": "flow", "dependsOn": ["a"],
+            "def": [{"id": "in", "task": "{steps.a.output}"}]}]"#;
+        let d = find(&check(text), "E0202");
+        assert!(
+            d.help
+                .unwrap()
+                .starts_with("an inline def is a flow of its own")
+        );
+    }
+
+    #[test]
+    fn condition_errors_say_how_to_fix_them() {
+        let text = r#"[{"id": "a", "task": "x"}, {"id": "b", "dependsOn": ["a"], "when": "{steps.a.output} = x", "task": "y"}]"#;
+        let d = find(&check(text), "W0201");
+        assert!(d.help.unwrap().starts_with("compare with '=='"));
+        assert_eq!(&text[d.span.unwrap().range()], "=");
+    }
+
+    #[test]
+    fn brace_prose_is_not_a_placeholder_problem() {
+        // The seed's own release-check flow describes its output as "{path} objects".
+        let text = r#"[{"id": "a", "task": "Output ONLY a JSON array of {path} objects."}]"#;
+        assert_eq!(spans(text), []);
+    }
+
+    #[test]
+    fn misspelt_heads_and_locals_are_reported_at_the_placeholder() {
+        let text = r#"[
+            {"id": "a", "output": "json", "task": "list {arg.dir}"},
+            {"id": "m", "type": "map", "dependsOn": ["a"], "over": "{steps.a.json}", "as": "file",
+             "task": "audit {fiel.path} and {item}"},
+            {"id": "z", "dependsOn": ["m"], "task": "{file.path}"}
+        ]"#;
+        assert_eq!(
+            spans(text),
+            [
+                ("W0206", "{arg.dir}".to_owned()),
+                ("W0206", "{fiel.path}".to_owned()),
+                ("W0206", "{item}".to_owned()),
+                ("W0206", "{file.path}".to_owned()),
+            ]
+        );
     }
 }

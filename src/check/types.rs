@@ -4,6 +4,7 @@
 use super::refs::Use;
 use crate::diag::{Code, Diagnostic};
 use crate::flow::{Contract, Flow};
+use crate::source::Span;
 
 pub fn contract_paths(
     flow: &Flow,
@@ -21,96 +22,152 @@ pub fn contract_paths(
         let Some(contract) = &flow.phases[t].expect else {
             continue;
         };
-        if let Some((problem, at)) = walk(contract, u.path.dig_path()) {
+        let target = &flow.phases[t];
+        let root_key = target
+            .written
+            .get("expect")
+            .copied()
+            .unwrap_or(contract.span);
+        if let Some(found) = walk(contract, root_key, u.path.dig_path()) {
             let p = &flow.phases[u.phase];
+            let help = match found.near {
+                Some(near) => {
+                    let path = u.path.dig_path();
+                    let mut keys: Vec<&str> = path[..found.at].iter().map(|s| &*s.key).collect();
+                    keys.push(near);
+                    format!(
+                        "did you mean {{steps.{}.json.{}}}?",
+                        target.id,
+                        keys.join(".")
+                    )
+                }
+                None => format!(
+                    "fix the path, or extend the 'expect' contract of '{}'",
+                    target.id
+                ),
+            };
             out.push(
                 Diagnostic::new(
                     Code::ContractMissingProperty,
                     format!(
-                        "{}: {{{}}} {problem}, so it resolves empty at run time",
-                        p.id, u.path.text
+                        "{}: {{{}}} {}, so it resolves empty at run time",
+                        p.id, u.path.text, found.problem
                     ),
                 )
                 .at(u.span)
                 .phase(&p.id)
                 .with_label("contradicts the contract")
-                .label(
-                    at.span,
-                    format!("'{}' promises this shape", flow.phases[t].id),
-                )
-                .help("fix the path, or extend the contract of the referenced phase"),
+                .label(found.key, format!("'{}' promises this shape", target.id))
+                .help(help),
             );
         }
     }
 }
 
-/// Walk a path through a contract; the first contradiction and the contract node it hits.
-fn walk<'c>(root: &'c Contract, path: &[crate::syntax::Seg]) -> Option<(String, &'c Contract)> {
+/// Where a path leaves its contract.
+struct Contradiction<'c> {
+    problem: String,
+    /// The key of the contract node it contradicts (`expect`, or a property's key).
+    key: Span,
+    /// The index of the offending path segment, and a declared property it resembles.
+    at: usize,
+    near: Option<&'c str>,
+}
+
+/// Walk a path through a contract; the first contradiction.
+fn walk<'c>(
+    root: &'c Contract,
+    root_key: Span,
+    path: &[crate::syntax::Seg],
+) -> Option<Contradiction<'c>> {
     let mut cur = root;
+    let mut key = root_key;
     for (i, seg) in path.iter().enumerate() {
-        let ty = cur.ty.as_ref().map(|t| t.value.as_str());
-        let is_object = ty == Some("object")
-            || (ty.is_none() && (!cur.properties.is_empty() || !cur.required.is_empty()));
-        let is_array = ty == Some("array") || (ty.is_none() && cur.items.is_some());
-        let so_far = || {
-            path[..i]
-                .iter()
-                .map(|s| &*s.key)
-                .collect::<Vec<_>>()
-                .join(".")
-        };
         let here = || {
             if i == 0 {
                 "the output".to_owned()
             } else {
-                format!("'{}'", so_far())
+                format!(
+                    "'{}'",
+                    path[..i]
+                        .iter()
+                        .map(|s| &*s.key)
+                        .collect::<Vec<_>>()
+                        .join(".")
+                )
             }
         };
+        let found = |problem: String, near: Option<&'c str>| Contradiction {
+            problem,
+            key,
+            at: i,
+            near,
+        };
+        let ty = cur.ty.as_ref().map(|t| t.value.as_str());
+        let is_object = ty == Some("object")
+            || (ty.is_none() && (!cur.properties.is_empty() || !cur.required.is_empty()));
+        let is_array = ty == Some("array") || (ty.is_none() && cur.items.is_some());
         if let Some(t @ ("string" | "number" | "integer" | "boolean" | "null")) = ty {
-            return Some((
+            return Some(found(
                 format!("descends into {} which the contract types as {t}", here()),
-                cur,
+                None,
             ));
         }
         if is_array {
             if seg.index.is_none() && &*seg.key != "length" {
-                return Some((
+                return Some(found(
                     format!(
                         "uses '{}' on {}, which the contract types as an array (index it with a number)",
                         seg.key,
                         here()
                     ),
-                    cur,
+                    None,
                 ));
             }
+            if &*seg.key == "length" {
+                // The array's length: a number, whatever the items are.
+                return None;
+            }
             match &cur.items {
-                Some(items) => cur = &items.value,
+                Some(items) => {
+                    key = items.key;
+                    cur = &items.value;
+                }
                 None => return None,
             }
         } else if is_object {
             if seg.index.is_some() && !cur.properties.contains_key(&*seg.key) {
-                return Some((
+                return Some(found(
                     format!(
                         "indexes {} with {}, but the contract types it as an object, not an array",
                         here(),
                         seg.key
                     ),
-                    cur,
+                    None,
                 ));
             }
             match cur.properties.get(&*seg.key) {
-                Some(p) => cur = &p.value,
+                Some(p) => {
+                    key = p.key;
+                    cur = &p.value;
+                }
                 None if cur.properties.is_empty() => return None,
                 None => {
                     let known: Vec<&str> = cur.properties.keys().map(String::as_str).collect();
-                    return Some((
+                    let near = crate::diag::did_you_mean(&seg.key, known.iter().copied())
+                        .and_then(|n| cur.properties.get_key_value(n).map(|(k, _)| k.as_str()));
+                    return Some(found(
                         format!(
-                            "reads property '{}' that the contract of {} does not declare (it has: {})",
+                            "reads property '{}', which the contract{} does not declare (it has: {})",
                             seg.key,
-                            here(),
+                            if i == 0 {
+                                String::new()
+                            } else {
+                                format!(" of {}", here())
+                            },
                             known.join(", ")
                         ),
-                        cur,
+                        near,
                     ));
                 }
             }
@@ -119,4 +176,26 @@ fn walk<'c>(root: &'c Contract, path: &[crate::syntax::Seg]) -> Option<(String, 
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{check, find};
+
+    #[test]
+    fn contract_labels_point_at_keys_and_suggest_properties() {
+        let text = r#"[
+            {"id": "t", "output": "json", "task": "x",
+             "expect": {"properties": {"severity": {"type": "string"}, "files": {"type": "array"}}}},
+            {"id": "u", "dependsOn": ["t"], "task": "{steps.t.json.severty} {steps.t.json.files.length}"}
+        ]"#;
+        let diags = check(text);
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        let d = find(&diags, "W0106");
+        assert_eq!(&text[d.labels[0].span.range()], r#""expect""#);
+        assert_eq!(
+            d.help.as_deref(),
+            Some("did you mean {steps.t.json.severity}?")
+        );
+    }
 }

@@ -83,12 +83,12 @@ pub fn run(a: CheckArgs) -> Exit {
     };
     let color = a.color.enabled();
     let mut json_diags = Vec::new();
-    let (mut errors, mut warnings, mut unreadable) = (0usize, 0usize, false);
+    let (mut errors, mut warnings, mut unreadable) = (0usize, 0usize, 0usize);
     for flow in &a.flows {
         let (path, stem) = match tfc::project::locate_flow(flow, &cwd) {
             Some(found) => found,
             None => {
-                unreadable = true;
+                unreadable += 1;
                 eprintln!(
                     "error: cannot read flow '{flow}': no such file, and no saved flow of that name"
                 );
@@ -98,7 +98,7 @@ pub fn run(a: CheckArgs) -> Exit {
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) => {
-                unreadable = true;
+                unreadable += 1;
                 eprintln!("error: cannot read flow '{}': {e}", path.display());
                 continue;
             }
@@ -132,33 +132,45 @@ pub fn run(a: CheckArgs) -> Exit {
     }
     match a.format {
         Format::Text => {
-            if !unreadable || errors + warnings > 0 {
-                let files = a.flows.len();
-                eprintln!(
-                    "{}: {} error{}, {} warning{} in {files} file{}",
-                    if errors == 0 { "ok" } else { "failed" },
-                    errors,
-                    if errors == 1 { "" } else { "s" },
-                    warnings,
-                    if warnings == 1 { "" } else { "s" },
-                    if files == 1 { "" } else { "s" },
-                );
+            let files = a.flows.len();
+            if unreadable < files {
+                eprintln!("{}", summary(errors, warnings, files, unreadable));
             }
         }
         Format::Json => {
             let mut o = Map::default();
-            o.insert("ok".into(), Value::Bool(errors == 0 && !unreadable));
+            o.insert("ok".into(), Value::Bool(errors == 0 && unreadable == 0));
             o.insert("diagnostics".into(), Value::Array(json_diags));
             println!("{}", Value::Object(o).to_json());
         }
     }
-    if unreadable {
+    if unreadable > 0 {
         Exit::Usage
     } else if errors > 0 {
         Exit::Failure
     } else {
         Exit::Ok
     }
+}
+
+/// The last line of a text report: `ok: 0 errors, 1 warning in 2 files`.
+fn summary(errors: usize, warnings: usize, files: usize, unreadable: usize) -> String {
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let status = if errors > 0 || unreadable > 0 {
+        "failed"
+    } else {
+        "ok"
+    };
+    let mut line = format!(
+        "{status}: {}, {} in {}",
+        plural(errors, "error"),
+        plural(warnings, "warning"),
+        plural(files, "file")
+    );
+    if unreadable > 0 {
+        line.push_str(&format!(" ({unreadable} could not be read)"));
+    }
+    line
 }
 
 fn invocation(a: &CheckArgs) -> Result<Option<Invocation>, String> {
@@ -181,4 +193,19 @@ fn invocation(a: &CheckArgs) -> Result<Option<Invocation>, String> {
         );
     }
     Ok(Some(inv))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summary;
+
+    #[test]
+    fn summary_lines() {
+        assert_eq!(summary(0, 0, 1, 0), "ok: 0 errors, 0 warnings in 1 file");
+        assert_eq!(summary(1, 1, 2, 0), "failed: 1 error, 1 warning in 2 files");
+        assert_eq!(
+            summary(0, 0, 2, 1),
+            "failed: 0 errors, 0 warnings in 2 files (1 could not be read)"
+        );
+    }
 }

@@ -8,10 +8,22 @@ use ariadne::{Color, Config, IndexType, Label, Report, ReportKind};
 /// Render one diagnostic as an ariadne report (byte-indexed).
 pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
     let name = source.name.as_str();
+    if diag.span.is_none() && diag.labels.is_empty() {
+        return render_unplaced(diag, name, color);
+    }
     let span = diag.span.unwrap_or_default();
+    // Inside the text and on char boundaries (ariadne slices lines at these offsets).
     let clamp = |r: std::ops::Range<usize>| {
-        let len = source.text.len();
-        r.start.min(len)..r.end.min(len)
+        let text = source.text.as_str();
+        let mut start = r.start.min(text.len());
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = r.end.clamp(start, text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        start..end
     };
     let kind = match diag.severity {
         Severity::Error => ReportKind::Error,
@@ -29,18 +41,22 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
         )
         .with_code(diag.code.as_str())
         .with_message(&diag.message);
+    // ariadne starts a new source group whenever a label lies above the previous one, which
+    // repeats the file header with a wrong location: add every label in file order.
+    let mut labels: Vec<(std::ops::Range<usize>, &str, Color)> = Vec::new();
     if diag.span.is_some() {
-        report = report.with_label(
-            Label::new((name, clamp(span.range())))
-                .with_message(diag.label.as_deref().unwrap_or(diag.code.name()))
-                .with_color(primary),
-        );
+        let text = diag.label.as_deref().unwrap_or(diag.code.name());
+        labels.push((clamp(span.range()), text, primary));
     }
     for label in &diag.labels {
+        labels.push((clamp(label.span.range()), &label.message, Color::Blue));
+    }
+    labels.sort_by_key(|(r, _, _)| (r.start, r.end));
+    for (range, text, color) in labels {
         report = report.with_label(
-            Label::new((name, clamp(label.span.range())))
-                .with_message(&label.message)
-                .with_color(Color::Blue),
+            Label::new((name, range))
+                .with_message(text)
+                .with_color(color),
         );
     }
     if let Some(help) = &diag.help {
@@ -57,6 +73,26 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
         );
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A diagnostic about the file as a whole (ariadne would drop its help line): the header,
+/// the file, and the help, in the same frame as located reports.
+fn render_unplaced(diag: &Diagnostic, name: &str, color: bool) -> String {
+    let (kind, paint) = match diag.severity {
+        Severity::Error => ("Error", "\x1b[31m"),
+        Severity::Warning => ("Warning", "\x1b[33m"),
+    };
+    let (on, off) = if color { (paint, "\x1b[0m") } else { ("", "") };
+    let mut out = format!(
+        "{on}[{}] {kind}:{off} {}\n   ╭─[ {name} ]\n",
+        diag.code.as_str(),
+        diag.message
+    );
+    if let Some(help) = &diag.help {
+        out.push_str(&format!("   │\n   │ Help: {help}\n"));
+    }
+    out.push_str("───╯\n");
+    out
 }
 
 /// The stable JSON form of a diagnostic (SPEC §7.1): byte offsets and 1-based line/column.
@@ -98,4 +134,43 @@ pub fn to_json(diag: &Diagnostic, source: &Source) -> crate::value::Value {
         o.insert("help".into(), Value::from(help.as_str()));
     }
     Value::Object(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::{Code, Diagnostic};
+    use crate::source::Span;
+
+    #[test]
+    fn labels_above_the_primary_share_one_header() {
+        let source = Source::new("f.json", "line one\nline two\nline three\n");
+        let d = Diagnostic::new(Code::OpposingGuards, "m")
+            .at(Span::new(18, 28))
+            .label(Span::new(0, 4), "earlier");
+        let text = render(&d, &source, false);
+        assert_eq!(text.matches("f.json").count(), 1, "{text}");
+        assert!(text.find("earlier").unwrap() < text.find("opposing-guards").unwrap());
+    }
+
+    #[test]
+    fn unplaced_diagnostics_keep_their_help() {
+        let source = Source::new("f.json", "{}");
+        let d = Diagnostic::new(Code::CwdMismatch, "somewhere else").help("run it there");
+        assert_eq!(
+            render(&d, &source, false),
+            "[W0310] Warning: somewhere else\n   ╭─[ f.json ]\n   │\n   │ Help: run it there\n───╯\n"
+        );
+    }
+
+    #[test]
+    fn spans_off_char_boundaries_do_not_panic() {
+        let source = Source::new("f.json", "\"é\"");
+        let d = Diagnostic::new(Code::JsonSyntax, "m")
+            .at(Span::new(2, 3))
+            .label(Span::new(1, 2), "x")
+            .label(Span::new(9, 12), "past the end");
+        let text = render(&d, &source, false);
+        assert!(text.contains("E0001"), "{text}");
+    }
 }

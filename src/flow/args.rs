@@ -189,7 +189,7 @@ pub fn resolve_owned(
             Some(first) => pairs.push((first.clone(), v.clone())),
             None => diags.push(
                 Diagnostic::new(Code::InvalidArgValue, format!("a positional argument ('{v}') needs a declared argument to bind to, and the flow declares none"))
-                    .help("pass it as NAME=VALUE"),
+                    .help("pass it as NAME=VALUE, or declare the argument under \"args\""),
             ),
         }
     }
@@ -205,12 +205,48 @@ pub fn resolve_owned(
                     Code::InvalidArgValue,
                     format!("Argument '{k}' invocation must {why}"),
                 );
-                d.span = spec.map(|s| s.name_span);
+                if let Some(spec) = spec {
+                    d = d
+                        .at(spec.name_span)
+                        .with_label("declared here")
+                        .help(value_help(spec));
+                }
                 diags.push(d);
             }
         }
     }
     (given, diags)
+}
+
+/// How to pass a value that fits `spec`, for E0502 help lines.
+pub fn value_help(spec: &ArgSpec) -> String {
+    let n = &spec.name;
+    match spec.ty {
+        Some(ArgType::Number) => {
+            let range = match (spec.minimum, spec.maximum) {
+                (Some(lo), Some(hi)) => {
+                    format!(" from {} to {}", format_number(lo), format_number(hi))
+                }
+                (Some(lo), None) => format!(" >= {}", format_number(lo)),
+                (None, Some(hi)) => format!(" <= {}", format_number(hi)),
+                (None, None) => String::new(),
+            };
+            format!("pass a number{range}, e.g. {n}=10")
+        }
+        Some(ArgType::Boolean) => format!("pass {n}=true or {n}=false"),
+        Some(ArgType::Enum) => format!(
+            "pass one of: {}",
+            spec.values
+                .iter()
+                .map(|v| format!("{n}={}", member_text(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Some(ArgType::RelativePath) => {
+            format!("pass a relative path with '/' separators, e.g. {n}=src/lib")
+        }
+        Some(ArgType::String) | None => format!("pass a string, e.g. {n}=\"…\""),
+    }
 }
 
 /// Provided arguments plus the defaults of declared ones that were not provided.

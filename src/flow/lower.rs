@@ -95,13 +95,15 @@ impl Lowerer {
         default_name: Option<&str>,
         inline_name: Option<&str>,
     ) -> Option<Flow> {
+        let inline = inline_name.is_some() && default_name.is_none();
         let members: &[Member] = match &root.kind {
             Kind::Object(m) => m,
             Kind::Array(_) => {
                 let mut flow = empty_flow(root.span);
+                flow.inline = inline;
                 flow.name = default_name.or(inline_name).unwrap_or("flow").to_owned();
-                flow.phases = self.phases(root);
-                self.require_phases(&flow, root.span);
+                (flow.incomplete, flow.phases) = self.phases(root);
+                self.require_phases(&flow, root.span, None);
                 return Some(flow);
             }
             _ => {
@@ -114,7 +116,13 @@ impl Lowerer {
                         ),
                     )
                     .at(root.span)
-                    .help("write {\"phases\": [{\"id\": \"main\", \"task\": \"…\"}]}"),
+                    .with_label(format!("{} is not a flow", a_type_name(root)))
+                    .help(match &root.kind {
+                        Kind::String(_) => {
+                            "to run one task, use the task shorthand: {\"task\": \"…\"}"
+                        }
+                        _ => "write {\"phases\": [{\"id\": \"main\", \"task\": \"…\"}]}",
+                    }),
                 );
                 return None;
             }
@@ -128,6 +136,7 @@ impl Lowerer {
             shorthand.is_none() && phases_member.is_some() && SHORTHAND_ONLY.contains(&key)
         });
         let mut flow = empty_flow(root.span);
+        flow.inline = inline;
         flow.shorthand = shorthand;
         self.flow_fields(&mut flow, &fields);
         let name_default = default_name
@@ -139,11 +148,27 @@ impl Lowerer {
             Some(f) => f.value.clone(),
             None => name_default.unwrap_or_else(|| "flow".to_owned()),
         };
+        if let Some(f) = &flow.name_field
+            && !f.value.is_empty()
+            && flow.name.is_empty()
+        {
+            self.push(
+                Diagnostic::new(
+                    Code::InvalidName,
+                    "the flow 'name' is only whitespace, which a shorthand document trims away",
+                )
+                .at(f.span)
+                .with_label("empty once trimmed")
+                .help("remove 'name' to use the file name, or give it a visible character"),
+            );
+        }
         match (shorthand, phases_member) {
-            (Some(kind), _) => flow.phases = shorthand::desugar(self, kind, &fields),
+            (Some(kind), _) => {
+                (flow.incomplete, flow.phases) = shorthand::desugar(self, kind, &fields)
+            }
             (None, Some(m)) => {
                 if matches!(m.value.kind, Kind::Array(_)) {
-                    flow.phases = self.phases(&m.value);
+                    (flow.incomplete, flow.phases) = self.phases(&m.value);
                 } else {
                     self.wrong_type(m, "an array of phases");
                     return Some(flow);
@@ -151,18 +176,40 @@ impl Lowerer {
             }
             (None, None) => {}
         }
-        self.require_phases(&flow, phases_member.map_or(root.span, |m| m.value.span));
+        let empty_steps = members.iter().find(|m| {
+            phases_member.is_none()
+                && ["chain", "tasks"].contains(&m.key.value.as_str())
+                && matches!(&m.value.kind, Kind::Array(a) if a.is_empty())
+        });
+        self.require_phases(
+            &flow,
+            phases_member.map_or(root.span, |m| m.value.span),
+            empty_steps,
+        );
         Some(flow)
     }
 
-    fn require_phases(&mut self, flow: &Flow, span: Span) {
-        if flow.phases.is_empty() && !self.diags.iter().any(|d| d.code == Code::MissingId) {
-            self.push(
-                Diagnostic::new(Code::NoPhases, "Taskflow must have at least one phase")
-                    .at(span)
-                    .help("add a phase: {\"id\": \"main\", \"task\": \"…\"}"),
-            );
+    /// E0101, unless phases were written but could not be read (reported already).
+    /// `empty_steps` is an empty `chain`/`tasks`, which the author meant as the phases.
+    fn require_phases(&mut self, flow: &Flow, span: Span, empty_steps: Option<&Member>) {
+        // An inline def may be empty: it runs as done with output "" (SPEC §3.8).
+        if !flow.phases.is_empty() || flow.incomplete || flow.inline {
+            return;
         }
+        let d = Diagnostic::new(Code::NoPhases, "Taskflow must have at least one phase");
+        self.push(match empty_steps {
+            Some(m) => d
+                .at(m.value.span)
+                .with_label(format!("'{}' is empty", m.key.value))
+                .help(format!(
+                    "list the steps: \"{}\": [\"first task\", \"second task\"]",
+                    m.key.value
+                )),
+            None => d
+                .at(span)
+                .with_label("no phases here")
+                .help("add a phase: {\"id\": \"main\", \"task\": \"…\"}"),
+        });
     }
 
     fn flow_fields(&mut self, flow: &mut Flow, f: &Fields<'_>) {
@@ -171,6 +218,7 @@ impl Lowerer {
                 self.push(
                     Diagnostic::new(Code::InvalidName, "the flow 'name' must not be empty")
                         .at(name.span)
+                        .with_label("empty name")
                         .help(
                             "remove 'name' to use the file name, or give it at least one character",
                         ),
@@ -182,6 +230,7 @@ impl Lowerer {
         flow.version = self.number(f, "version").map_or(1.0, |v| v.value);
         if let Some(m) = f.get("args") {
             flow.args = self.args(m);
+            flow.args_key = Some(m.key.span);
         }
         flow.concurrency = self.number(f, "concurrency");
         if let Some(m) = f.get("budget") {
@@ -212,6 +261,17 @@ impl Lowerer {
         kind: ObjectKind,
         misplaced: impl Fn(&str) -> bool,
     ) -> Fields<'a> {
+        self.fields_at(members, kind, misplaced, kind.describe())
+    }
+
+    /// [`Lowerer::fields`], naming the object `at` in messages (`expect.properties.a`).
+    fn fields_at<'a>(
+        &mut self,
+        members: &'a [Member],
+        kind: ObjectKind,
+        misplaced: impl Fn(&str) -> bool,
+        at: &str,
+    ) -> Fields<'a> {
         let mut out = Fields::new();
         for m in members {
             let key = m.key.value.as_str();
@@ -220,17 +280,18 @@ impl Lowerer {
                     out.entry(name).or_insert(m);
                 }
                 Some(_) => self.push(
-                    Diagnostic::new(Code::UnknownField, format!("unknown field '{key}' in {}", kind.describe()))
+                    Diagnostic::new(Code::UnknownField, format!("unknown field '{key}' in {at}"))
                         .at(m.key.span)
+                        .with_label("only for chain/tasks/task documents")
                         .help(format!("'{key}' belongs to the shorthand forms (chain/tasks/task), which a flow with 'phases' cannot use; move it into the phases")),
                 ),
-                None => self.unknown_field(m, kind),
+                None => self.unknown_field(m, kind, at),
             }
         }
         out
     }
 
-    fn unknown_field(&mut self, m: &Member, kind: ObjectKind) {
+    fn unknown_field(&mut self, m: &Member, kind: ObjectKind, at: &str) {
         let key = m.key.value.as_str();
         let names = fields_of(kind).iter().map(|f| f.name);
         let help = match did_you_mean(key, names) {
@@ -245,17 +306,15 @@ impl Lowerer {
                     .join(", ")
             ),
         };
-        let code = if kind == ObjectKind::Expect {
-            Code::InvalidContract
-        } else {
-            Code::UnknownField
-        };
-        let message = if kind == ObjectKind::Expect {
-            format!(
-                "expect.{key}: unknown contract keyword (supported: type, properties, required, items, enum)"
+        let (code, message) = if kind == ObjectKind::Expect {
+            (
+                Code::InvalidContract,
+                format!(
+                    "{at}.{key}: unknown contract keyword (supported: type, properties, required, items, enum)"
+                ),
             )
         } else {
-            format!("unknown field '{key}' in {}", kind.describe())
+            (Code::UnknownField, format!("unknown field '{key}' in {at}"))
         };
         self.push(
             Diagnostic::new(code, message)
@@ -284,7 +343,8 @@ impl Lowerer {
                 format!("'{key}' must be {expected}, found {}", m.value.type_name()),
             )
             .at(m.value.span)
-            .with_label(format!("expected {expected}")),
+            .with_label(format!("expected {expected}"))
+            .help(type_help(key, expected, &m.value)),
         );
     }
 
@@ -303,7 +363,8 @@ impl Lowerer {
                 ),
             )
             .at(m.value.span)
-            .with_label(format!("expected {allowed}")),
+            .with_label(format!("expected {allowed}"))
+            .help(format!("change '{}' to {allowed}", m.key.value)),
         );
     }
 
@@ -448,7 +509,8 @@ impl Lowerer {
                             ),
                         )
                         .at(item.span)
-                        .with_label("expected a string"),
+                        .with_label("expected a string")
+                        .help(element_help(item)),
                     );
                 }
             }
@@ -480,7 +542,8 @@ impl Lowerer {
                         ),
                     )
                     .at(item.span)
-                    .with_label("expected a string"),
+                    .with_label("expected a string")
+                    .help(element_help(item)),
                 ),
             }
         }
@@ -500,7 +563,8 @@ impl Lowerer {
                     ),
                 )
                 .at(n.span)
-                .help("use 0 to disable the idle watchdog, or a value >= 1000"),
+                .with_label("expected 0 or >= 1000 ms")
+                .help("use 0 to disable the idle watchdog, or a value >= 1000 (milliseconds)"),
             );
             return None;
         }
@@ -553,9 +617,13 @@ impl Lowerer {
             values: Vec::new(),
             span: arg.value.span,
         };
-        let spec_error = |l: &mut Lowerer, span: Span, msg: String| {
+        let errors_before = self.diags.len();
+        let spec_error = |l: &mut Lowerer, span: Span, msg: String, label: &str, help: String| {
             l.push(
-                Diagnostic::new(Code::InvalidArgSpec, format!("Argument '{name}' {msg}")).at(span),
+                Diagnostic::new(Code::InvalidArgSpec, format!("Argument '{name}' {msg}"))
+                    .at(span)
+                    .with_label(label.to_owned())
+                    .help(help),
             );
         };
         for key in ["minimum", "maximum"] {
@@ -566,6 +634,8 @@ impl Lowerer {
                     self,
                     m.key.span,
                     format!("has '{key}', which applies only to type number"),
+                    "only for numbers",
+                    format!("remove '{key}', or add \"type\": \"number\""),
                 );
             }
         }
@@ -580,6 +650,8 @@ impl Lowerer {
                     format_number(lo),
                     format_number(hi)
                 ),
+                "no number fits this range",
+                "swap the two bounds, or fix the one that is wrong".to_owned(),
             );
         }
         match (f.get("values"), ty) {
@@ -598,12 +670,16 @@ impl Lowerer {
                                     "enum values must be strings or numbers, found {}",
                                     v.type_name()
                                 ),
+                                "not a string or number",
+                                "list only strings and numbers in 'values'".to_owned(),
                             );
                         } else if spec.values.contains(&v) {
                             spec_error(
                                 self,
                                 item.span,
                                 format!("lists the enum value {} twice", v.to_json()),
+                                "listed before",
+                                "remove the repeated value".to_owned(),
                             );
                         } else {
                             spec.values.push(v);
@@ -614,24 +690,42 @@ impl Lowerer {
                     self,
                     m.value.span,
                     "needs 'values': a non-empty array of strings or numbers".into(),
+                    "expected a non-empty array",
+                    "list the allowed values, e.g. \"values\": [\"low\", \"high\"]".to_owned(),
                 ),
             },
             (None, Some(ArgType::Enum)) => spec_error(
                 self,
                 arg.value.span,
                 "of type enum needs 'values': a non-empty array".into(),
+                "no 'values'",
+                "list the allowed values, e.g. \"values\": [\"low\", \"high\"]".to_owned(),
             ),
             (Some(m), _) => spec_error(
                 self,
                 m.key.span,
                 "has 'values', which applies only to type enum".into(),
+                "only for enums",
+                "remove 'values', or add \"type\": \"enum\"".to_owned(),
             ),
             (None, _) => {}
         }
-        if let Some(d) = &spec.default
+        // A default is judged only against a spec that is itself sound.
+        if self.diags.len() == errors_before
+            && let Some(d) = &spec.default
             && let Err(why) = super::args::check_value(&spec, &d.value)
         {
-            spec_error(self, d.span, format!("default must {why}"));
+            let help = match ty {
+                Some(ArgType::Enum) => "use one of the listed values as the default".to_owned(),
+                _ => "change the default so it fits the declaration, or remove it".to_owned(),
+            };
+            spec_error(
+                self,
+                d.span,
+                format!("default must {why}"),
+                "does not fit the declaration",
+                help,
+            );
         }
         Some(spec)
     }
@@ -639,7 +733,10 @@ impl Lowerer {
     fn budget(&mut self, m: &Member) -> Option<Field<Budget>> {
         let members = self.object_members(m, "an object {\"maxUSD\"?: n, \"maxTokens\"?: n}")?;
         let f = self.fields(members, ObjectKind::Budget, |_| false);
-        let mut b = Budget::default();
+        let mut b = Budget {
+            empty: members.is_empty(),
+            ..Budget::default()
+        };
         for (key, slot) in [("maxUSD", &mut b.max_usd), ("maxTokens", &mut b.max_tokens)] {
             if let Some(n) = self.number(&f, key) {
                 if n.value < 0.0 || !n.value.is_finite() {
@@ -652,10 +749,11 @@ impl Lowerer {
         Some(Field::new(b, m.key.span, m.value.span))
     }
 
-    /// The `phases` array.
-    pub(super) fn phases(&mut self, node: &Node) -> Vec<Phase> {
+    /// The `phases` array, and whether some entry could not be read (not an object, no id)
+    /// and was left out.
+    pub(super) fn phases(&mut self, node: &Node) -> (bool, Vec<Phase>) {
         let Kind::Array(items) = &node.kind else {
-            return Vec::new();
+            return (false, Vec::new());
         };
         // Phases are large (~2.9 KB): reserve once and lower each in place, instead of moving
         // them on every doubling.
@@ -663,7 +761,7 @@ impl Lowerer {
         for (i, item) in items.iter().enumerate() {
             self.phase(item, i, &mut out);
         }
-        out
+        (out.len() < items.len(), out)
     }
 
     /// One phase, lowered in place at the end of `out`.
@@ -679,6 +777,10 @@ impl Lowerer {
                     ),
                 )
                 .at(node.span)
+                .with_label(format!(
+                    "expected a phase object, found {}",
+                    node.type_name()
+                ))
                 .help("write {\"id\": \"…\", \"task\": \"…\"}"),
             );
             return;
@@ -690,13 +792,20 @@ impl Lowerer {
         let (id, id_span) = match f.get("id").map(|m| (&m.value.kind, m)) {
             Some((Kind::String(s), m)) if !s.value.is_empty() => (s.value.clone(), m.value.span),
             other => {
-                let span = other.map_or(node.span, |(_, m)| m.value.span);
+                let (span, label) = match other {
+                    None => (node.span, "this phase has no 'id'".to_owned()),
+                    Some((_, m)) => (
+                        m.value.span,
+                        format!("expected a non-empty string, found {}", m.value.type_name()),
+                    ),
+                };
                 self.push(
                     Diagnostic::new(
                         Code::MissingId,
                         format!("phase #{} has no string 'id'", index + 1),
                     )
                     .at(span)
+                    .with_label(label)
                     .help("give every phase a unique id such as \"review\""),
                 );
                 return;
@@ -706,6 +815,7 @@ impl Lowerer {
             self.push(
                 Diagnostic::new(Code::UnderscoreId, format!("phase id '{id}' contains '_'"))
                     .at(id_span)
+                    .with_label("'_' is not allowed in phase ids")
                     .phase(&id)
                     .help(format!(
                         "use hyphens instead, e.g. \"{}\", referenced as {{steps.{}.output}}",
@@ -717,6 +827,18 @@ impl Lowerer {
         out.push(Phase::new(id.clone(), id_span, node.span, PhaseType::Agent));
         let Some(p) = out.last_mut() else { return };
         p.written = f.iter().map(|(k, m)| (*k, m.key.span)).collect();
+        // A misspelt key (`dependOn`) stands for the field it resembles: later checks treat
+        // that field as present-but-invalid instead of reporting it missing or its edges gone.
+        for m in members {
+            if field_name(ObjectKind::Phase, &m.key.value).is_none()
+                && let Some(near) = did_you_mean(
+                    &m.key.value,
+                    fields_of(ObjectKind::Phase).iter().map(|f| f.name),
+                )
+            {
+                p.invalid.push(near);
+            }
+        }
         if let Some(m) = f.get("type") {
             p.ty_span = Some(m.value.span);
             match &m.value.kind {
@@ -729,6 +851,7 @@ impl Lowerer {
                             format!("{id}: unknown phase type '{}'", s.value),
                         )
                         .at(m.value.span)
+                        .with_label("not a phase type")
                         .phase(&id);
                         d = match did_you_mean(&s.value, names) {
                             Some(s) => d.help(format!("did you mean '{s}'?")),
@@ -827,16 +950,29 @@ impl Lowerer {
             p.branches = invalid_if_none!("branches", self.branches(m, &p.id)).unwrap_or_default();
         }
         if let Some(m) = f.get("over") {
-            match &m.value.kind {
-                Kind::String(s) => p.over = Some(Text::new(s.clone())),
-                _ => {
-                    p.invalid.push("over");
-                    self.push(
-                        Diagnostic::new(Code::MapOverLiteral, format!("{}: 'over' must be a placeholder string such as \"{{steps.scan.json}}\", found {}", p.id, m.value.type_name()))
-                            .at(m.value.span)
-                            .help("emit the array from an upstream phase (output: \"json\") and reference it: \"over\": \"{steps.list.json}\""),
-                    );
+            let literal = match &m.value.kind {
+                Kind::String(s) => {
+                    let text = Text::new(s.clone());
+                    // A string without a placeholder is a literal too (`"[\"a\", \"b\"]"`).
+                    let literal = p.ty == PhaseType::Map && !text.template.has_placeholders();
+                    p.over = Some(text);
+                    literal.then_some("a string without a placeholder")
                 }
+                _ => Some(m.value.type_name()),
+            };
+            if let Some(found) = literal {
+                p.invalid.push("over");
+                let spaced = p.over.as_ref().and_then(|t| spaced_placeholder(t.as_str()));
+                let help = match spaced {
+                    Some(fixed) => format!("a placeholder has no spaces inside its braces: write \"over\": \"{fixed}\""),
+                    None => "emit the array from an upstream phase (output: \"json\") and reference it: \"over\": \"{steps.list.json}\"".to_owned(),
+                };
+                self.push(
+                    Diagnostic::new(Code::MapOverLiteral, format!("{}: 'over' must be a placeholder string such as \"{{steps.scan.json}}\", found {found}", p.id))
+                        .at(m.value.span)
+                        .with_label("a literal, not a reference to upstream output")
+                        .help(help),
+                );
             }
         }
         if let Some(name) = self.string(f, "as") {
@@ -846,6 +982,7 @@ impl Lowerer {
                 self.push(
                     Diagnostic::new(Code::InvalidLocalName, format!("{}: 'as' name '{}' cannot be used as a placeholder head", p.id, name.value))
                         .at(name.span)
+                        .with_label(if ok { "a reserved placeholder family" } else { "not a single placeholder segment" })
                         .help("use letters, digits, '_' or '-', and not args, steps, previous or reflexion (e.g. \"file\")"),
                 );
             } else {
@@ -980,7 +1117,17 @@ impl Lowerer {
                             format_number(n.value)
                         ),
                     )
-                    .at(n.span),
+                    .at(n.span)
+                    .with_label(format!(
+                        "outside {}..{}",
+                        format_number(lo),
+                        format_number(hi)
+                    ))
+                    .help(format!(
+                        "use a value from {} to {}",
+                        format_number(lo),
+                        format_number(hi)
+                    )),
                 );
                 return None;
             }
@@ -989,12 +1136,19 @@ impl Lowerer {
         let max = range(self, "max", 0.0, 20.0);
         let backoff = range(self, "backoffMs", 0.0, 60000.0);
         let factor = range(self, "factor", 1.0, 10.0);
+        let misspelt_max = members.iter().any(|r| {
+            field_name(ObjectKind::Retry, &r.key.value).is_none()
+                && did_you_mean(&r.key.value, ["max"]).is_some()
+        });
         if !rf.contains_key("max") {
-            self.push(
-                Diagnostic::new(Code::InvalidRetry, "retry requires 'max' (0..20)")
-                    .at(m.value.span)
-                    .help("e.g. \"retry\": {\"max\": 2, \"backoffMs\": 1000}"),
-            );
+            if !misspelt_max {
+                self.push(
+                    Diagnostic::new(Code::InvalidRetry, "retry requires 'max' (0..20)")
+                        .at(m.value.span)
+                        .with_label("no 'max'")
+                        .help("say how many extra attempts to make, e.g. \"retry\": {\"max\": 2, \"backoffMs\": 1000}"),
+                );
+            }
             return None;
         }
         if !ok {
@@ -1028,7 +1182,13 @@ impl Lowerer {
                     Code::InvalidTimeout,
                     format!("'timeout' must be {want}, found {}", format_number(n.value)),
                 )
-                .at(n.span),
+                .at(n.span)
+                .with_label(if ty == PhaseType::Script {
+                    "outside 1000..300000 ms"
+                } else {
+                    "below 1000 ms"
+                })
+                .help("'timeout' is in milliseconds: 60000 is one minute"),
             );
             return None;
         }
@@ -1074,6 +1234,7 @@ impl Lowerer {
                         self.push(
                             Diagnostic::new(Code::InvalidCwd, format!("'cwd' may hold only one whole {{args.X}} placeholder, found \"{v}\""))
                                 .at(m.value.span)
+                                .with_label("not exactly one {args.X}")
                                 .help("declare a relative-path arg and write \"cwd\": \"{args.dir}\""),
                         );
                         return None;
@@ -1090,6 +1251,7 @@ impl Lowerer {
             l.push(
                 Diagnostic::new(Code::InvalidCache, msg)
                     .at(span)
+                    .with_label("invalid cache setting")
                     .help("e.g. \"cache\": {\"scope\": \"cross-run\", \"fingerprint\": [\"git:HEAD\", \"glob:src/**/*.rs\"], \"ttl\": \"6h\"}"),
             );
         };
@@ -1192,7 +1354,14 @@ impl Lowerer {
                             item.type_name()
                         ),
                     )
-                    .at(item.span),
+                    .at(item.span)
+                    .with_label("expected a branch object")
+                    .help(match &item.kind {
+                        Kind::String(s) => {
+                            format!("write {{\"task\": \"{}\"}}", s.value.replace('"', "\\\""))
+                        }
+                        _ => "write {\"task\": \"…\", \"agent\": \"…\"}".to_owned(),
+                    }),
                 );
                 continue;
             };
@@ -1215,17 +1384,26 @@ impl Lowerer {
                     Code::InvalidContract,
                     format!("{path} must be an object, found {}", m.value.type_name()),
                 )
-                .at(m.value.span),
+                .at(m.value.span)
+                .with_label("expected a contract object")
+                .help(
+                    "write a contract such as {\"type\": \"object\", \"required\": [\"severity\"]}",
+                ),
             );
             return None;
         };
-        let f = self.fields(members, ObjectKind::Expect, |_| false);
+        let f = self.fields_at(members, ObjectKind::Expect, |_| false, path);
         let mut c = Contract {
             span: m.value.span,
             ..Contract::default()
         };
-        let bad = |l: &mut Lowerer, span: Span, msg: String| {
-            l.push(Diagnostic::new(Code::InvalidContract, msg).at(span));
+        let bad = |l: &mut Lowerer, span: Span, msg: String, help: String| {
+            l.push(
+                Diagnostic::new(Code::InvalidContract, msg)
+                    .at(span)
+                    .with_label("invalid contract")
+                    .help(help),
+            );
         };
         if let Some(tm) = f.get("type") {
             const TYPES: &[&str] = &[
@@ -1235,11 +1413,18 @@ impl Lowerer {
                 Some(s) if TYPES.contains(&s.value.as_str()) => {
                     c.ty = Some(Field::new(s.value.clone(), tm.key.span, tm.value.span));
                 }
-                _ => bad(
-                    self,
-                    tm.value.span,
-                    format!("{path}.type must be one of {}", TYPES.join(", ")),
-                ),
+                other => {
+                    let near = other.and_then(|s| did_you_mean(&s.value, TYPES.iter().copied()));
+                    bad(
+                        self,
+                        tm.value.span,
+                        format!("{path}.type must be one of {}", TYPES.join(", ")),
+                        match near {
+                            Some(n) => format!("did you mean \"{n}\"?"),
+                            None => "for a fixed set of values use \"enum\": [\"a\", \"b\"] instead of a type".to_owned(),
+                        },
+                    )
+                }
             }
         }
         if let Some(pm) = f.get("properties") {
@@ -1259,6 +1444,7 @@ impl Lowerer {
                     self,
                     pm.value.span,
                     format!("{path}.properties must be an object of contracts"),
+                    "write \"properties\": {\"severity\": {\"type\": \"string\"}}".to_owned(),
                 ),
             }
         }
@@ -1277,6 +1463,7 @@ impl Lowerer {
                     self,
                     rm.value.span,
                     format!("{path}.required must be an array of strings"),
+                    "list the key names: \"required\": [\"severity\", \"reason\"]".to_owned(),
                 ),
             }
         }
@@ -1294,6 +1481,7 @@ impl Lowerer {
                     self,
                     em.value.span,
                     format!("{path}.enum must be a non-empty array of literals"),
+                    "list the allowed values: \"enum\": [\"low\", \"high\"]".to_owned(),
                 ),
             }
         }
@@ -1301,14 +1489,21 @@ impl Lowerer {
     }
 
     fn score(&mut self, m: &Member) -> Option<Score> {
-        let bad = |l: &mut Lowerer, span: Span, msg: String| {
-            l.push(Diagnostic::new(Code::InvalidScore, msg).at(span));
+        let bad = |l: &mut Lowerer, span: Span, msg: String, label: &str, help: &str| {
+            l.push(
+                Diagnostic::new(Code::InvalidScore, msg)
+                    .at(span)
+                    .with_label(label.to_owned())
+                    .help(help.to_owned()),
+            );
         };
         let Kind::Object(members) = &m.value.kind else {
             bad(
                 self,
                 m.value.span,
                 format!("score must be an object, found {}", m.value.type_name()),
+                "expected an object",
+                "write \"score\": {\"scorers\": [{\"type\": \"contains\", \"value\": \"…\"}]}",
             );
             return None;
         };
@@ -1322,14 +1517,22 @@ impl Lowerer {
             }
             Some((t, _)) => {
                 ok = false;
-                bad(self, t.value.span, "score.target must be a string holding a placeholder, e.g. \"{steps.draft.output}\"".into());
+                bad(
+                    self,
+                    t.value.span,
+                    "score.target must be a string holding a placeholder".into(),
+                    "no placeholder here",
+                    "reference the text to score, e.g. \"target\": \"{steps.draft.output}\" (the default is {previous.output})",
+                );
                 None
             }
             None => None,
         };
         let mut scorers = Vec::new();
+        let mut scorer_count = 0;
         match f.get("scorers").map(|s| (s, &s.value.kind)) {
             Some((_, Kind::Array(items))) if !items.is_empty() => {
+                scorer_count = items.len();
                 for (i, item) in items.iter().enumerate() {
                     match self.scorer(item, i) {
                         Some(s) => scorers.push(s),
@@ -1343,6 +1546,8 @@ impl Lowerer {
                     self,
                     s.value.span,
                     "score.scorers must be a non-empty array of scorers".into(),
+                    "expected at least one scorer",
+                    "e.g. \"scorers\": [{\"type\": \"contains\", \"value\": \"…\"}]",
                 );
             }
             None => {
@@ -1351,6 +1556,8 @@ impl Lowerer {
                     self,
                     m.value.span,
                     "score requires 'scorers': a non-empty array".into(),
+                    "no 'scorers'",
+                    "add \"scorers\": [{\"type\": \"contains\", \"value\": \"…\"}]",
                 );
             }
         }
@@ -1368,6 +1575,8 @@ impl Lowerer {
                     self,
                     c.value.span,
                     "score.combine must be one of all, any, weighted".into(),
+                    "expected all, any or weighted",
+                    "use \"all\" (every scorer passes), \"any\" (one passes) or \"weighted\" (with \"weights\")",
                 );
                 Combine::All
             }
@@ -1381,6 +1590,8 @@ impl Lowerer {
                     self,
                     t.value.span,
                     "score.threshold must be a number in (0, 1]".into(),
+                    "expected a number above 0 and at most 1",
+                    "scores run from 0 to 1; e.g. \"threshold\": 0.7",
                 );
                 0.5
             }
@@ -1391,9 +1602,15 @@ impl Lowerer {
                 Kind::Object(jmembers) => {
                     let jf = self.fields(jmembers, ObjectKind::Judge, |_| false);
                     let task = self.text(&jf, "task");
-                    if task.is_none() {
+                    if task.is_none() && !jf.contains_key("task") {
                         ok = false;
-                        bad(self, jm.value.span, "score.judge requires 'task'".into());
+                        bad(
+                            self,
+                            jm.value.span,
+                            "score.judge requires 'task'".into(),
+                            "no 'task'",
+                            "tell the judge what to look for: \"judge\": {\"task\": \"Is the summary accurate?\"}",
+                        );
                     }
                     Some(ScoreJudge {
                         agent: self.agent_name(&jf, "agent", ""),
@@ -1406,6 +1623,8 @@ impl Lowerer {
                         self,
                         jm.value.span,
                         "score.judge must be an object {\"task\": …}".into(),
+                        "expected an object",
+                        "write \"judge\": {\"task\": \"…\", \"agent\": \"…\"}",
                     );
                     None
                 }
@@ -1428,6 +1647,8 @@ impl Lowerer {
                             self,
                             wm.value.span,
                             "score.weights must be numbers > 0".into(),
+                            "expected positive numbers",
+                            "give each scorer a positive weight, e.g. \"weights\": [2, 1]",
                         );
                         None
                     } else {
@@ -1440,27 +1661,32 @@ impl Lowerer {
                         self,
                         wm.value.span,
                         "score.weights must be an array of numbers".into(),
+                        "expected an array",
+                        "give each scorer a positive weight, e.g. \"weights\": [2, 1]",
                     );
                     None
                 }
             },
         };
-        if combine == Combine::Weighted && ok {
-            let want = scorers.len() + usize::from(judge.is_some());
+        // Counted over the scorers as written, so a broken scorer does not hide a wrong count.
+        let want = scorer_count + usize::from(judge.is_some());
+        let judge_note = if judge.is_some() {
+            " plus one for the judge"
+        } else {
+            ""
+        };
+        if combine == Combine::Weighted && scorer_count > 0 {
             match &weights {
-                None => {
+                None if !f.contains_key("weights") => {
                     ok = false;
                     bad(
                         self,
-                        m.value.span,
+                        f["combine"].value.span,
                         format!(
-                            "score.combine \"weighted\" needs 'weights': one per scorer{} ({want})",
-                            if judge.is_some() {
-                                " plus one for the judge"
-                            } else {
-                                ""
-                            }
+                            "score.combine \"weighted\" needs 'weights': one per scorer{judge_note} ({want})"
                         ),
+                        "weighted without weights",
+                        &format!("add \"weights\" with {want} positive numbers"),
                     );
                 }
                 Some(w) if w.value.len() != want => {
@@ -1469,10 +1695,17 @@ impl Lowerer {
                         self,
                         w.span,
                         format!(
-                            "score.weights has {} entries but needs {want} (one per scorer{})",
-                            w.value.len(),
+                            "score.weights has {} but needs {want} (one per scorer{judge_note})",
+                            match w.value.len() {
+                                1 => "1 entry".to_owned(),
+                                n => format!("{n} entries"),
+                            },
+                        ),
+                        &format!("expected {want} weights"),
+                        &format!(
+                            "give exactly {want} weights, in scorer order{}",
                             if judge.is_some() {
-                                " plus the judge"
+                                ", the judge's last"
                             } else {
                                 ""
                             }
@@ -1494,32 +1727,56 @@ impl Lowerer {
     }
 
     fn scorer(&mut self, node: &Node, i: usize) -> Option<Scorer> {
+        const TYPES: [&str; 6] = [
+            "exact-match",
+            "contains",
+            "regex",
+            "json-schema",
+            "length-range",
+            "code-compiles",
+        ];
         let at = format!("score.scorers[{i}]");
-        let bad = |l: &mut Lowerer, span: Span, msg: String| {
-            l.push(Diagnostic::new(Code::InvalidScore, msg).at(span));
+        let bad = |l: &mut Lowerer, span: Span, msg: String, label: &str, help: String| {
+            l.push(
+                Diagnostic::new(Code::InvalidScore, msg)
+                    .at(span)
+                    .with_label(label.to_owned())
+                    .help(help),
+            );
         };
         let Kind::Object(members) = &node.kind else {
             bad(
                 self,
                 node.span,
                 format!("{at} must be an object, found {}", node.type_name()),
+                "expected a scorer object",
+                "write {\"type\": \"contains\", \"value\": \"…\"}".to_owned(),
             );
             return None;
         };
         let f = self.fields(members, ObjectKind::Scorer, |_| false);
-        let Some(ty) = f
-            .get("type")
-            .and_then(|t| t.value.as_str())
-            .map(|s| s.value.clone())
-        else {
-            bad(
-                self,
-                node.span,
-                format!(
-                    "{at} requires 'type' (exact-match, contains, regex, json-schema, length-range, code-compiles)"
-                ),
-            );
-            return None;
+        let ty = match f.get("type").map(|t| (t, t.value.as_str())) {
+            Some((_, Some(s))) => s.value.clone(),
+            Some((t, None)) => {
+                bad(
+                    self,
+                    t.value.span,
+                    format!("{at}.type must be a string"),
+                    "expected a string",
+                    format!("scorer types: {}", TYPES.join(", ")),
+                );
+                return None;
+            }
+            None => {
+                bad(
+                    self,
+                    node.span,
+                    format!("{at} requires 'type'"),
+                    "no 'type'",
+                    format!("scorer types: {}", TYPES.join(", ")),
+                );
+                return None;
+            }
         };
         let allowed: &[&str] = match ty.as_str() {
             "exact-match" | "contains" => &["value"],
@@ -1528,21 +1785,16 @@ impl Lowerer {
             "length-range" => &["min", "max"],
             "code-compiles" => &["language"],
             other => {
-                let names = [
-                    "exact-match",
-                    "contains",
-                    "regex",
-                    "json-schema",
-                    "length-range",
-                    "code-compiles",
-                ];
-                let hint = did_you_mean(other, names)
-                    .map(|s| format!(" (did you mean '{s}'?)"))
-                    .unwrap_or_default();
+                let help = match did_you_mean(other, TYPES) {
+                    Some(s) => format!("did you mean '{s}'?"),
+                    None => format!("scorer types: {}", TYPES.join(", ")),
+                };
                 bad(
                     self,
                     f["type"].value.span,
-                    format!("{at}.type: unknown scorer type '{other}'{hint}"),
+                    format!("{at}.type: unknown scorer type '{other}'"),
+                    "unknown scorer type",
+                    help,
                 );
                 return None;
             }
@@ -1555,6 +1807,8 @@ impl Lowerer {
                     self,
                     m.key.span,
                     format!("{at}.{key} does not apply to a {ty} scorer"),
+                    "not used by this scorer type",
+                    format!("a {ty} scorer takes: {}", allowed.join(", ")),
                 );
             }
         }
@@ -1562,7 +1816,13 @@ impl Lowerer {
             match f.get(key).map(|m| (m, m.value.as_str())) {
                 Some((_, Some(s))) => Some(s.value.clone()),
                 Some((m, None)) => {
-                    bad(l, m.value.span, format!("{at}.{key} must be a string"));
+                    bad(
+                        l,
+                        m.value.span,
+                        format!("{at}.{key} must be a string"),
+                        "expected a string",
+                        format!("write \"{key}\": \"…\""),
+                    );
                     None
                 }
                 None => {
@@ -1570,6 +1830,8 @@ impl Lowerer {
                         l,
                         node.span,
                         format!("{at}.{key} is required for a {ty} scorer"),
+                        &format!("no '{key}'"),
+                        format!("add \"{key}\": \"…\""),
                     );
                     None
                 }
@@ -1578,13 +1840,25 @@ impl Lowerer {
         let kind = match ty.as_str() {
             "exact-match" => string(self, "value").map(|value| ScorerKind::ExactMatch { value }),
             "contains" => string(self, "value").map(|value| ScorerKind::Contains { value }),
-            "regex" => string(self, "pattern").map(|pattern| ScorerKind::Regex {
-                pattern,
-                negate: matches!(
-                    f.get("negate").map(|m| &m.value.kind),
-                    Some(Kind::Bool(true))
-                ),
-            }),
+            "regex" => {
+                let negate = match f.get("negate").map(|m| (m, &m.value.kind)) {
+                    None => false,
+                    Some((_, Kind::Bool(b))) => *b,
+                    Some((m, _)) => {
+                        ok = false;
+                        bad(
+                            self,
+                            m.value.span,
+                            format!("{at}.negate must be true or false"),
+                            "expected true or false",
+                            "write \"negate\": true to pass when the pattern does not match"
+                                .to_owned(),
+                        );
+                        false
+                    }
+                };
+                string(self, "pattern").map(|pattern| ScorerKind::Regex { pattern, negate })
+            }
             "json-schema" => match f.get("schema") {
                 Some(m) => self
                     .contract(m, &format!("{at}.schema"))
@@ -1594,6 +1868,9 @@ impl Lowerer {
                         self,
                         node.span,
                         format!("{at}.schema is required for a json-schema scorer"),
+                        "no 'schema'",
+                        "add a contract: \"schema\": {\"type\": \"object\", \"required\": [\"…\"]}"
+                            .to_owned(),
                     );
                     None
                 }
@@ -1612,12 +1889,14 @@ impl Lowerer {
                             ok = false;
                             bad(
                                 self,
-                                node.span,
+                                f["min"].value.span.to(f["max"].value.span),
                                 format!(
                                     "{at}: min {} > max {}",
                                     format_number(lo),
                                     format_number(hi)
                                 ),
+                                "no length fits this range",
+                                "swap the two bounds, or fix the one that is wrong".to_owned(),
                             );
                         }
                         Some(ScorerKind::LengthRange { min, max })
@@ -1627,6 +1906,8 @@ impl Lowerer {
                             self,
                             f[k.as_str()].value.span,
                             format!("{at}.{k} must be a number"),
+                            "expected a number",
+                            format!("write a length in characters, e.g. \"{k}\": 200"),
                         );
                         None
                     }
@@ -1641,6 +1922,8 @@ impl Lowerer {
                         self,
                         f["language"].value.span,
                         format!("{at}.language must be javascript or typescript"),
+                        "unsupported language",
+                        "use \"javascript\" or \"typescript\"".to_owned(),
                     );
                     None
                 }
@@ -1694,7 +1977,9 @@ impl Lowerer {
                                         item.type_name()
                                     ),
                                 )
-                                .at(item.span),
+                                .at(item.span)
+                                .with_label("expected a string")
+                                .help(element_help(item)),
                             );
                             return None;
                         }
@@ -1711,6 +1996,74 @@ impl Lowerer {
     }
 }
 
+/// The first `{ path }` in `text` whose content, trimmed, is a placeholder path: the
+/// placeholder the author meant (`{steps.a.json}`).
+fn spaced_placeholder(text: &str) -> Option<String> {
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let close = after.find('}')?;
+        let inner = after[..close].trim();
+        if is_placeholder_path(inner) {
+            return Some(format!("{{{inner}}}"));
+        }
+        rest = &after[close + 1..];
+    }
+    None
+}
+
+/// `a string`, `an array`.
+fn a_type_name(node: &Node) -> &'static str {
+    match node.kind {
+        Kind::Null => "null",
+        Kind::Bool(_) => "a boolean",
+        Kind::Number(_) => "a number",
+        Kind::String(_) => "a string",
+        Kind::Array(_) => "an array",
+        Kind::Object(_) => "an object",
+    }
+}
+
+/// How to fix a non-string element of a string list.
+fn element_help(item: &Node) -> String {
+    match &item.kind {
+        Kind::Null => "remove the null entry".to_owned(),
+        Kind::Number(n) => format!("quote it: \"{}\"", format_number(*n)),
+        Kind::Bool(b) => format!("quote it: \"{b}\""),
+        _ => "every entry must be a string in double quotes".to_owned(),
+    }
+}
+
+/// How to write `key` with the `expected` type, using what was written when it helps
+/// (`"dependsOn": "scan"` ⇒ `"dependsOn": ["scan"]`).
+fn type_help(key: &str, expected: &str, found: &Node) -> String {
+    let found_text = match &found.kind {
+        Kind::String(s) => Some(s.value.as_str()),
+        _ => None,
+    };
+    match expected {
+        "a string" => format!("write the value in double quotes: \"{key}\": \"…\""),
+        "true or false" => match found_text.map(str::trim) {
+            Some(t @ ("true" | "false")) => format!("drop the quotes: \"{key}\": {t}"),
+            _ => format!("write \"{key}\": true or \"{key}\": false (without quotes)"),
+        },
+        "a number" => match found_text.map(|t| (t, t.trim().parse::<f64>())) {
+            Some((t, Ok(_))) => format!("drop the quotes: \"{key}\": {}", t.trim()),
+            _ => format!("write a plain number, e.g. \"{key}\": 3"),
+        },
+        "an array of phases" if matches!(found.kind, Kind::Object(_)) => {
+            "wrap the phase in a list: \"phases\": [{…}]".to_owned()
+        }
+        e if e.starts_with("an array of strings") || e.starts_with("a string or an array") => {
+            match found_text {
+                Some(t) => format!("wrap it in a list: \"{key}\": [\"{t}\"]"),
+                None => format!("write a list of strings: \"{key}\": [\"…\", \"…\"]"),
+            }
+        }
+        _ => format!("change '{key}' to {expected}"),
+    }
+}
+
 pub(super) fn valid_agent_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase())
@@ -1718,18 +2071,6 @@ pub(super) fn valid_agent_name(name: &str) -> bool {
 }
 
 pub(super) fn invalid_agent(a: &Field<String>, field: &str, phase: &str) -> Diagnostic {
-    let suggestion: String = a
-        .value
-        .trim()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
     let d = Diagnostic::new(
         Code::InvalidAgentName,
         format!(
@@ -1742,8 +2083,33 @@ pub(super) fn invalid_agent(a: &Field<String>, field: &str, phase: &str) -> Diag
             a.value
         ),
     )
-    .at(a.span);
-    d.help(format!("agent names are lowercase letters, digits and hyphens, starting with a letter (e.g. \"{}\")", suggestion.trim_matches('-')))
+    .at(a.span)
+    .with_label("not a valid agent name");
+    d.help(format!(
+        "agent names are lowercase letters, digits and hyphens, starting with a letter (e.g. \"{}\")",
+        agent_name_suggestion(&a.value)
+    ))
+}
+
+/// A valid agent name close to `name`: lowercase, other characters as single hyphens, and
+/// `agent-` in front when it would not start with a letter.
+fn agent_name_suggestion(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.trim().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out = out.trim_end_matches('-');
+    if out.starts_with(|c: char| c.is_ascii_lowercase()) {
+        out.to_owned()
+    } else if out.is_empty() {
+        "reviewer".to_owned()
+    } else {
+        format!("agent-{out}")
+    }
 }
 
 /// Classify one gate `eval` entry.
@@ -1801,6 +2167,7 @@ fn empty_flow(span: Span) -> Flow {
         description: None,
         version: 1.0,
         args: IndexMap::new(),
+        args_key: None,
         concurrency: None,
         budget: None,
         agent_scope: AgentScope::Both,
@@ -1809,6 +2176,8 @@ fn empty_flow(span: Span) -> Flow {
         incremental: false,
         idle_timeout: None,
         phases: Vec::new(),
+        incomplete: false,
+        inline: false,
         shorthand: None,
         span,
     }
@@ -1827,6 +2196,171 @@ mod tests {
         assert_eq!(parse_ttl("1.5s"), Some(1500.0));
         for bad in ["", "m", "1.s", ".5s", "1y", "-1s", "1..2s"] {
             assert_eq!(parse_ttl(bad), None, "{bad}");
+        }
+    }
+
+    use crate::check::testing::{check, codes, find, spans};
+
+    #[test]
+    fn only_a_literal_empty_budget_is_w0309() {
+        assert_eq!(
+            codes(r#"{"budget": {}, "phases": [{"id": "a", "task": "x"}]}"#),
+            ["W0309"]
+        );
+        for budget in [r#"{"maxUsd": 1}"#, r#"{"maxUSD": -1}"#] {
+            let text = format!(r#"{{"budget": {budget}, "phases": [{{"id": "a", "task": "x"}}]}}"#);
+            let got = codes(&text);
+            assert!(!got.contains(&"W0309"), "{budget}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn wrong_types_say_how_to_write_the_field() {
+        let help = |phase: &str| {
+            let text = format!(r#"[{{"id": "a", "task": "x", {phase}}}]"#);
+            find(&check(&text), "E0004").help.unwrap()
+        };
+        assert_eq!(
+            help(r#""dependsOn": "b""#),
+            r#"wrap it in a list: "dependsOn": ["b"]"#
+        );
+        assert_eq!(
+            help(r#""optional": "true""#),
+            r#"drop the quotes: "optional": true"#
+        );
+        assert_eq!(
+            help(r#""timeout": "60000""#),
+            r#"drop the quotes: "timeout": 60000"#
+        );
+        assert_eq!(help(r#""tools": [1]"#), r#"quote it: "1""#);
+        assert_eq!(
+            help(r#""model": 3"#),
+            r#"write the value in double quotes: "model": "…""#
+        );
+    }
+
+    #[test]
+    fn map_over_must_reference_something() {
+        let text = r#"[{"id": "m", "type": "map", "over": "[\"a\", \"b\"]", "task": "{item}"}]"#;
+        assert_eq!(spans(text), [("E0204", r#""[\"a\", \"b\"]""#.to_owned())]);
+        // On another type 'over' is only ignored.
+        assert_eq!(
+            codes(r#"[{"id": "a", "task": "x", "over": "[1]"}]"#),
+            ["W0308"]
+        );
+    }
+
+    #[test]
+    fn contract_keywords_are_named_by_their_path() {
+        let text = r#"[{"id": "a", "task": "x", "output": "json",
+            "expect": {"properties": {"a": {"items": {"minimum": 1}}}}}]"#;
+        let d = find(&check(text), "E0407");
+        assert!(
+            d.message
+                .starts_with("expect.properties.a.items.minimum: unknown contract keyword"),
+            "{}",
+            d.message
+        );
+    }
+
+    #[test]
+    fn weights_are_counted_over_every_scorer() {
+        let text = r#"[{"id": "g", "type": "gate", "task": "x", "score": {"combine": "weighted",
+            "weights": [1], "scorers": [{"type": "contains", "value": "a"}, {"type": "regex"}]}}]"#;
+        let messages: Vec<String> = check(text).into_iter().map(|d| d.message).collect();
+        assert_eq!(
+            messages,
+            [
+                "score.weights has 1 entry but needs 2 (one per scorer)",
+                "score.scorers[1].pattern is required for a regex scorer"
+            ]
+        );
+    }
+
+    #[test]
+    fn defaults_are_judged_only_against_sound_specs() {
+        let text = r#"{"args": {"n": {"type": "number", "minimum": 5, "maximum": 1, "default": 3}},
+            "phases": [{"id": "a", "task": "{args.n}"}]}"#;
+        let d = find(&check(text), "E0501");
+        assert_eq!(d.message, "Argument 'n' has minimum 5 > maximum 1");
+        assert_eq!(codes(text), ["E0501"]);
+    }
+
+    #[test]
+    fn spaced_placeholders_are_recognised() {
+        assert_eq!(
+            spaced_placeholder("{ steps.a.json }"),
+            Some("{steps.a.json}".into())
+        );
+        assert_eq!(
+            spaced_placeholder("[{a b}, { item }]"),
+            Some("{item}".into())
+        );
+        assert_eq!(spaced_placeholder("[1, 2]"), None);
+        assert_eq!(spaced_placeholder("{ x"), None);
+    }
+
+    #[test]
+    fn shorthand_names_are_trimmed_before_the_empty_check() {
+        assert_eq!(codes(r#"{"name": "  ", "task": "x"}"#), ["E0108"]);
+        assert_eq!(
+            codes(r#"{"name": "  x ", "task": "x"}"#),
+            Vec::<&str>::new()
+        );
+        assert_eq!(
+            codes(r#"{"name": " ", "phases": [{"id": "a", "task": "x"}]}"#),
+            Vec::<&str>::new()
+        );
+    }
+
+    #[test]
+    fn an_empty_inline_def_is_allowed() {
+        let text = r#"[{"id": "a", "type": "flow", "def": []}, {"id": "b", "type": "flow", "def": {"phases": []}}]"#;
+        assert_eq!(codes(text), ["W0101"]);
+    }
+
+    #[test]
+    fn no_phases_points_at_an_empty_chain() {
+        let text = r#"{"name": "x", "chain": []}"#;
+        let d = find(&check(text), "E0101");
+        assert_eq!(&text[d.span.unwrap().range()], "[]");
+        assert_eq!(d.label.as_deref(), Some("'chain' is empty"));
+        // Phases that were written but could not be read are not "no phases".
+        assert_eq!(codes(r#"{"phases": [3]}"#), ["E0004"]);
+    }
+
+    #[test]
+    fn a_misspelt_retry_max_is_one_error() {
+        let text = r#"[{"id": "a", "task": "x", "retry": {"mx": 2}}]"#;
+        assert_eq!(codes(text), ["E0003"]);
+    }
+
+    #[test]
+    fn a_string_document_suggests_the_task_shorthand() {
+        let d = find(&check(r#""Review the PR""#), "E0006");
+        assert_eq!(d.label.as_deref(), Some("a string is not a flow"));
+        assert!(d.help.unwrap().contains(r#"{"task": "…"}"#));
+    }
+
+    #[test]
+    fn a_dropped_chain_step_silences_reference_rules() {
+        // step2 could not be read, so the last step is named step2, not step3: references by
+        // number cannot be judged.
+        let text = r#"{"chain": ["a", 7, "c {steps.step3.output}"]}"#;
+        assert_eq!(codes(text), ["E0004"]);
+    }
+
+    #[test]
+    fn agent_name_suggestions_are_valid() {
+        for (bad, good) in [
+            ("Code_Reviewer", "code-reviewer"),
+            ("Judge 1", "judge-1"),
+            ("2nd-fixer", "agent-2nd-fixer"),
+            ("--X--", "x"),
+            ("日本", "reviewer"),
+        ] {
+            assert_eq!(agent_name_suggestion(bad), good);
+            assert!(valid_agent_name(good));
         }
     }
 

@@ -15,7 +15,7 @@ mod shorthand;
 
 pub use args::{
     Invocation, check_relative_path, check_value, convert_text, effective_args, resolve_invocation,
-    resolve_owned, split_pair,
+    resolve_owned, split_pair, value_help,
 };
 pub use fields::{FieldDef, FieldType, ObjectKind, fields_of};
 pub use lower::{LowerOptions, Lowered, lower, lower_source};
@@ -98,6 +98,8 @@ pub struct Flow {
     pub description: Option<String>,
     pub version: f64,
     pub args: IndexMap<String, ArgSpec>,
+    /// The `args` key, when written.
+    pub args_key: Option<Span>,
     /// Max phases running at once; `None` = the default 8.
     pub concurrency: Option<Field<f64>>,
     pub budget: Option<Field<Budget>>,
@@ -108,6 +110,11 @@ pub struct Flow {
     /// Idle watchdog in ms (0 disables); `None` = configuration, else 300000.
     pub idle_timeout: Option<Field<f64>>,
     pub phases: Vec<Phase>,
+    /// Some phase entry could not be read (not an object, or no id) and is missing from
+    /// `phases`: references to it cannot be judged.
+    pub incomplete: bool,
+    /// An inline `def` of a flow/expand phase (may be empty, SPEC §3.8).
+    pub inline: bool,
     /// Which shorthand form the document used, if any.
     pub shorthand: Option<Shorthand>,
     /// The whole document.
@@ -157,6 +164,8 @@ pub enum AgentScope {
 pub struct Budget {
     pub max_usd: Option<f64>,
     pub max_tokens: Option<f64>,
+    /// Written as `{}` (W0309); a budget whose caps were invalid is not empty.
+    pub empty: bool,
 }
 
 /// An argument declaration (SPEC §2.2).
@@ -664,6 +673,29 @@ impl Phase {
             out.push(("cwd".into(), t));
         }
         out
+    }
+
+    /// Does this phase's type read the templated field `field` (a name from [`Phase::texts`],
+    /// `when`, `until` or `eval`)? A field its type ignores (W0302/W0308) never runs, so its
+    /// placeholders are not checked either.
+    pub fn reads_field(&self, field: &str) -> bool {
+        use PhaseType as T;
+        let base = field.split(['.', '[']).next().unwrap_or(field);
+        match base {
+            "task" => matches!(
+                self.ty,
+                T::Agent | T::Map | T::Gate | T::Reduce | T::Approval | T::Loop | T::Tournament
+            ),
+            "branches" => matches!(self.ty, T::Parallel | T::Race | T::Tournament),
+            "over" => self.ty == T::Map,
+            "input" | "run" => self.ty == T::Script,
+            "def" => matches!(self.ty, T::Flow | T::Expand),
+            "with" => self.ty == T::Flow,
+            "judge" => self.ty == T::Tournament,
+            "score" | "eval" => self.ty == T::Gate,
+            "until" => self.ty == T::Loop,
+            _ => true,
+        }
     }
 
     /// Every condition of the phase with its field name (`when`, `until`, `eval`).

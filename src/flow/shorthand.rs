@@ -47,7 +47,13 @@ struct Step<'a> {
     span: Span,
 }
 
-pub(super) fn desugar(l: &mut Lowerer, kind: Shorthand, f: &Fields<'_>) -> Vec<Phase> {
+/// The phases of a shorthand document, and whether some step could not be read (the ids of
+/// the others then differ from what the author counted).
+pub(super) fn desugar(l: &mut Lowerer, kind: Shorthand, f: &Fields<'_>) -> (bool, Vec<Phase>) {
+    let written = |key: &str| match f.get(key).map(|m| &m.value.kind) {
+        Some(Kind::Array(items)) => items.len(),
+        _ => 0,
+    };
     let top_agent = agent(l, f, "");
     let top_context = context(f);
     let top_limit = l.number(f, "contextLimit").map(|n| n.value);
@@ -61,11 +67,13 @@ pub(super) fn desugar(l: &mut Lowerer, kind: Shorthand, f: &Fields<'_>) -> Vec<P
                         "a top-level 'context' has no effect on a 'chain'",
                     )
                     .at(m.key.span)
+                    .with_label("ignored by chain")
                     .help("give each chain step its own \"context\""),
                 );
             }
             let steps = steps(l, f, "chain");
             let n = steps.len();
+            let dropped = n < written("chain");
             let mut phases = Vec::with_capacity(n);
             for (i, step) in steps.into_iter().enumerate() {
                 let id = format!("step{}", i + 1);
@@ -90,14 +98,16 @@ pub(super) fn desugar(l: &mut Lowerer, kind: Shorthand, f: &Fields<'_>) -> Vec<P
                 p.written.insert("task", step.span);
                 phases.push(p);
             }
-            phases
+            (dropped, phases)
         }
         Shorthand::Tasks => {
             let span = f.get("tasks").map_or_else(Span::default, |m| m.value.span);
             let mut p = Phase::new("parallel".into(), span, span, PhaseType::Parallel);
             p.context = top_context;
             let mut limit = top_limit;
-            for step in steps(l, f, "tasks") {
+            let steps = steps(l, f, "tasks");
+            let dropped = steps.len() < written("tasks");
+            for step in steps {
                 p.context.extend(step.context);
                 limit = match (limit, step.context_limit) {
                     (Some(a), Some(b)) => Some(a.max(b)),
@@ -118,7 +128,7 @@ pub(super) fn desugar(l: &mut Lowerer, kind: Shorthand, f: &Fields<'_>) -> Vec<P
             set_cwd(l, &mut p, top_cwd);
             p.is_final = true;
             p.written.insert("branches", span);
-            vec![p]
+            (dropped, vec![p])
         }
         Shorthand::Task => {
             let (span, task) = match f.get("task") {
@@ -137,7 +147,7 @@ pub(super) fn desugar(l: &mut Lowerer, kind: Shorthand, f: &Fields<'_>) -> Vec<P
             set_cwd(l, &mut p, top_cwd);
             p.is_final = true;
             p.written.insert("task", span);
-            vec![p]
+            (false, vec![p])
         }
     }
 }
@@ -194,7 +204,10 @@ fn steps<'a>(l: &mut Lowerer, f: &Fields<'a>, key: &str) -> Vec<Step<'a>> {
             }),
             Kind::Object(members) => {
                 let sf = l.fields(members, ObjectKind::Step, |_| false);
-                let id = format!("step{}", i + 1);
+                let id = match key {
+                    "chain" => format!("step{}", i + 1),
+                    _ => "parallel".to_owned(),
+                };
                 out.push(Step {
                     task: l.text(&sf, "task"),
                     agent: agent(l, &sf, &id),
@@ -212,7 +225,9 @@ fn steps<'a>(l: &mut Lowerer, f: &Fields<'a>, key: &str) -> Vec<Step<'a>> {
                         item.type_name()
                     ),
                 )
-                .at(item.span),
+                .at(item.span)
+                .with_label("expected a string or a step object")
+                .help("write the task as a string, or {\"task\": \"…\", \"agent\": \"…\"}"),
             ),
         }
     }

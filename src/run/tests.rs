@@ -403,7 +403,7 @@ fn abort_pauses_the_run() {
                 name: "t".into(),
                 text: flow.into(),
             },
-            &invocation,
+            invocation,
         );
         let fire = async {
             smol::Timer::after(std::time::Duration::from_millis(100)).await;
