@@ -17,6 +17,8 @@ fn agent() -> String {
 /// Write `flow` into a fresh directory and run `tfc run flow.json args…` there.
 fn run_flow(name: &str, flow: &str, args: &[&str]) -> (Outcome, PathBuf) {
     let dir = scratch(name);
+    // Its own project root (the nearest `.tfc/` up the tree would otherwise be this repo's).
+    std::fs::create_dir_all(dir.join(".tfc")).expect("create .tfc");
     std::fs::write(dir.join("flow.json"), flow).expect("write flow");
     let mut argv = vec!["run", "flow.json"];
     argv.extend_from_slice(args);
@@ -214,6 +216,22 @@ fn invalid_flows_and_missing_backends() {
         &["--backend", "nonesuch"],
     );
     assert_eq!(out.code, 3, "{out:?}");
+    let (out, dir) = run_flow(
+        "run-missing-cli",
+        r#"{"phases": [{"id": "s", "type": "script", "run": "touch ran"}, {"id": "a", "dependsOn": ["s"], "task": "x"}]}"#,
+        &["--agent-cmd", "/nonexistent/agent"],
+    );
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("command not found: `/nonexistent/agent`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !dir.join("ran").exists(),
+        "nothing runs when a backend is missing"
+    );
 }
 
 #[test]
@@ -261,5 +279,35 @@ fn record_then_replay() {
         out.stderr.contains("replay: no fixture for node 'a'"),
         "{}",
         out.stderr
+    );
+}
+
+#[test]
+fn readme_demo_runs_offline_from_its_fixture() {
+    let out = tfc_in(
+        None,
+        &[
+            "run",
+            "examples/changelog/flow.json",
+            "--replay",
+            "examples/changelog/replay.jsonl",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("\"finalOutput\": \"# 2.0.0\\n\\n## Breaking changes"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("\"replay\": true"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("\"bump\": {\n      \"status\": \"done\",\n      \"output\": \"major\""),
+        "{}",
+        out.stdout
     );
 }

@@ -136,6 +136,10 @@ impl Agent for CommandBackend {
     fn call<'a>(&'a self, request: Request, cancel: Cancel) -> BoxFuture<'a, Outcome> {
         Box::pin(self.run(request, cancel))
     }
+
+    fn available(&self) -> Result<(), String> {
+        super::supervisor::program_available(&self.argv[0])
+    }
 }
 
 /// The outcome of a call the supervisor stopped (timeouts, cancellation); `None` when the

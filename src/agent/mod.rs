@@ -264,6 +264,11 @@ pub trait Agent: Send + Sync {
     fn reports_cost(&self) -> bool {
         false
     }
+    /// Can this backend run here at all (its program found)? Checked before a run starts, so
+    /// a missing CLI is a preflight error (E0701), not a failed phase. No process is spawned.
+    fn available(&self) -> Result<(), String> {
+        Ok(())
+    }
     /// Does it confine writes (a sandbox), so mutating tools need no opt-in? (E0703)
     fn sandboxed(&self) -> bool {
         false

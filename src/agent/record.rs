@@ -362,6 +362,10 @@ impl Agent for Recorder {
         self.inner.name()
     }
 
+    fn available(&self) -> Result<(), String> {
+        self.inner.available()
+    }
+
     fn call<'a>(&'a self, request: Request, cancel: Cancel) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             let start = Instant::now();

@@ -59,6 +59,24 @@ use smol::process::{ChildStderr, ChildStdin, ChildStdout};
 
 use super::Cancel;
 
+/// Is `program` runnable: an existing file when it holds a `/`, else found on `PATH`?
+/// Nothing is spawned.
+pub fn program_available(program: &str) -> Result<(), String> {
+    let found = if program.contains('/') {
+        std::path::Path::new(program).is_file()
+    } else {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(format!(
+            "command not found: `{program}` (not on PATH, or the path does not exist)"
+        ))
+    }
+}
+
 /// The default SIGTERM → SIGKILL grace (SPEC §9.4).
 pub const KILL_GRACE: Duration = Duration::from_secs(5);
 /// The stderr tail the agent backends keep (SPEC §9.4).

@@ -332,6 +332,12 @@ fn resolve_agents(
     let mut out = HashMap::new();
     for name in agent_names(flow) {
         let resolved = roster.resolve(&name).map_err(RunError::NoBackend)?;
+        resolved.backend.available().map_err(|e| {
+            RunError::NoBackend(format!(
+                "agent '{name}': backend '{}' is not usable: {e}",
+                resolved.backend_name
+            ))
+        })?;
         out.insert(name, resolved);
     }
     Ok(out)

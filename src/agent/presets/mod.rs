@@ -289,6 +289,14 @@ macro_rules! preset_agent {
             fn sandboxed(&self) -> bool {
                 $sandboxed
             }
+            fn available(&self) -> Result<(), String> {
+                let config = <$ty as $crate::agent::presets::Cli>::config(self);
+                let bin = config
+                    .bin
+                    .as_deref()
+                    .unwrap_or(<$ty as $crate::agent::presets::Cli>::NAME);
+                $crate::agent::supervisor::program_available(bin)
+            }
         }
     };
 }
