@@ -156,6 +156,23 @@ impl Usage {
         };
     }
 
+    /// The record form: `{input, output, cacheRead, cacheWrite, costUSD, turns}`, with a null
+    /// cost when unknown (never a fake 0).
+    pub fn to_value(&self) -> crate::value::Value {
+        use crate::value::{Map, Value};
+        let mut m = Map::default();
+        m.insert("input".into(), Value::Number(self.input as f64));
+        m.insert("output".into(), Value::Number(self.output as f64));
+        m.insert("cacheRead".into(), Value::Number(self.cache_read as f64));
+        m.insert("cacheWrite".into(), Value::Number(self.cache_write as f64));
+        m.insert(
+            "costUSD".into(),
+            self.cost_usd.map_or(Value::Null, Value::Number),
+        );
+        m.insert("turns".into(), Value::Number(f64::from(self.turns)));
+        Value::Object(m)
+    }
+
     /// Tokens that count against `maxTokens` (cache tokens excluded).
     pub fn billable_tokens(&self) -> u64 {
         self.input + self.output

@@ -155,7 +155,7 @@ impl AgentCallRecord {
         m.insert("ok".into(), Value::Bool(self.ok));
         m.insert("output".into(), s(&self.output));
         m.insert("error".into(), opt(&self.error));
-        m.insert("usage".into(), usage_to_value(&self.usage));
+        m.insert("usage".into(), self.usage.to_value());
         m.insert("stopReason".into(), s(self.stop_reason.as_str()));
         m.insert("durationMs".into(), Value::Number(self.duration_ms as f64));
         if let Some(p) = &self.prompt {
@@ -250,20 +250,6 @@ impl AgentCallRecord {
             prompt,
         })
     }
-}
-
-fn usage_to_value(u: &Usage) -> Value {
-    let mut m = Map::default();
-    m.insert("input".into(), Value::Number(u.input as f64));
-    m.insert("output".into(), Value::Number(u.output as f64));
-    m.insert("cacheRead".into(), Value::Number(u.cache_read as f64));
-    m.insert("cacheWrite".into(), Value::Number(u.cache_write as f64));
-    m.insert(
-        "costUSD".into(),
-        u.cost_usd.map_or(Value::Null, Value::Number),
-    );
-    m.insert("turns".into(), Value::Number(f64::from(u.turns)));
-    Value::Object(m)
 }
 
 fn wrong(field: &str, expected: &str, found: &Value) -> String {

@@ -179,13 +179,7 @@ fn invocation(a: &CheckArgs) -> Result<Option<Invocation>, String> {
     }
     let mut inv = Invocation::default();
     if let Some(text) = &a.args_json {
-        let v: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| format!("--args is not valid JSON: {e}"))?;
-        let value = Value::from(&v);
-        let kind = value.type_name();
-        inv.json = value
-            .into_object()
-            .ok_or_else(|| format!("--args must be a JSON object, found {kind}"))?;
+        inv.json = super::input::args_object(text)?;
     }
     for pair in &a.arg {
         inv.pairs.push(

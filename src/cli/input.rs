@@ -20,6 +20,17 @@ pub fn read_text(path: &str, what: &str) -> Result<String, String> {
     })
 }
 
+/// The value of `--args JSON`: a JSON object.
+pub fn args_object(text: &str) -> Result<tfc::value::Map, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("--args is not valid JSON: {e}"))?;
+    let value = tfc::value::Value::from(&v);
+    let kind = value.type_name();
+    value
+        .into_object()
+        .ok_or_else(|| format!("--args must be a JSON object, found {kind}"))
+}
+
 /// Load an eval context file (`-` for stdin) into bindings.
 pub fn load_context(path: &str) -> Result<tfc::eval::Bindings, String> {
     let text = read_text(path, "context file")?;

@@ -18,7 +18,6 @@ use tfc::run::{
     FlowSource, Interpreter, ProgressNote, ProgressSink, RunError, RunOptions, RunStatus,
 };
 use tfc::source::Source;
-use tfc::value::Value;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -368,13 +367,7 @@ fn agent_uses(flow: &Flow) -> Vec<AgentUse> {
 fn invocation(a: &RunArgs) -> Result<Invocation, String> {
     let mut inv = Invocation::default();
     if let Some(text) = &a.args_json {
-        let v: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| format!("--args is not valid JSON: {e}"))?;
-        let value = Value::from(&v);
-        let kind = value.type_name();
-        inv.json = value
-            .into_object()
-            .ok_or_else(|| format!("--args must be a JSON object, found {kind}"))?;
+        inv.json = super::input::args_object(text)?;
     }
     for p in &a.pairs {
         match split_pair(p) {

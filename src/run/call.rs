@@ -33,6 +33,30 @@ pub struct CallSpec<'a> {
     pub cancel: Option<Cancel>,
 }
 
+impl<'a> CallSpec<'a> {
+    /// A plain call: no iteration, item, contract or extra cancellation.
+    pub fn new(node: String, agent: &'a str, prompt: String, purpose: Purpose) -> CallSpec<'a> {
+        CallSpec {
+            node,
+            agent,
+            prompt,
+            purpose,
+            iteration: None,
+            item_index: None,
+            contract: None,
+            cancel: None,
+        }
+    }
+
+    /// The phase's contract applies when it stores JSON output.
+    pub fn checked(mut self, phase: &'a Phase) -> CallSpec<'a> {
+        if phase.output == crate::flow::OutputMode::Json {
+            self.contract = phase.expect.as_ref();
+        }
+        self
+    }
+}
+
 /// The result of a call over all its attempts.
 #[derive(Debug, Clone)]
 pub struct CallResult {

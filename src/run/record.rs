@@ -179,7 +179,7 @@ impl PhaseRecord {
         o.insert("warnings".into(), strings(&self.warnings));
         o.insert("attempts".into(), Value::Number(self.attempts as f64));
         o.insert("reads".into(), strings(&self.reads));
-        o.insert("usage".into(), usage_value(&self.usage));
+        o.insert("usage".into(), self.usage.to_value());
         o.insert("startedAt".into(), opt(&self.started_at));
         o.insert("endedAt".into(), opt(&self.ended_at));
         if let Some(e) = &self.error {
@@ -326,10 +326,12 @@ impl RunRecord {
         o.insert("args".into(), Value::Object(self.args.clone()));
         o.insert("startedAt".into(), Value::from(self.started_at.as_str()));
         o.insert("endedAt".into(), opt(&self.ended_at));
-        o.insert("usage".into(), usage_value(&self.usage));
+        o.insert("usage".into(), self.usage.to_value());
         o.insert(
             "spentBefore".into(),
-            self.spent_before.as_ref().map_or(Value::Null, usage_value),
+            self.spent_before
+                .as_ref()
+                .map_or(Value::Null, Usage::to_value),
         );
         o.insert("warnings".into(), strings(&self.warnings));
         o.insert(
@@ -355,20 +357,6 @@ impl RunRecord {
         );
         Value::Object(o)
     }
-}
-
-pub fn usage_value(u: &Usage) -> Value {
-    let mut m = Map::default();
-    m.insert("input".into(), Value::Number(u.input as f64));
-    m.insert("output".into(), Value::Number(u.output as f64));
-    m.insert("cacheRead".into(), Value::Number(u.cache_read as f64));
-    m.insert("cacheWrite".into(), Value::Number(u.cache_write as f64));
-    m.insert(
-        "costUSD".into(),
-        u.cost_usd.map_or(Value::Null, Value::Number),
-    );
-    m.insert("turns".into(), Value::Number(u.turns as f64));
-    Value::Object(m)
 }
 
 fn strings(list: &[String]) -> Value {

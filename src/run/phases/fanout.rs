@@ -13,7 +13,7 @@ use super::super::verdict::judge_winner;
 use crate::agent::{Purpose, Usage};
 use crate::eval::coerce_array;
 use crate::eval::safe_parse::safe_parse;
-use crate::flow::{OutputMode, Phase, TournamentMode};
+use crate::flow::{Phase, TournamentMode};
 use crate::value::Value;
 
 /// One item to run.
@@ -90,25 +90,17 @@ async fn run_items(
                 .clone()
                 .spawn(async move {
                     let phase = &sh.flow.phases[phase_index];
-                    let contract = if phase.output == OutputMode::Json {
-                        phase.expect.as_ref()
-                    } else {
-                        None
-                    };
-                    let r = call(
-                        &sh,
-                        phase,
-                        CallSpec {
-                            node: format!("{}#{}", phase.id, spec.index),
-                            agent: &spec.agent,
-                            prompt: spec.prompt,
-                            purpose: Purpose::Task,
-                            iteration: None,
-                            item_index: Some(spec.index),
-                            contract,
-                            cancel: None,
-                        },
-                    )
+                    let r = call(&sh, phase, {
+                        let mut call_spec = CallSpec::new(
+                            format!("{}#{}", phase.id, spec.index),
+                            &spec.agent,
+                            spec.prompt,
+                            Purpose::Task,
+                        )
+                        .checked(phase);
+                        call_spec.item_index = Some(spec.index);
+                        call_spec
+                    })
                     .await;
                     let item = ItemDone {
                         index: spec.index,
@@ -419,16 +411,12 @@ pub async fn tournament(ex: &mut Exec<'_>) {
     let r = call(
         ex.sh,
         phase,
-        CallSpec {
-            node: format!("{}#judge", phase.id),
-            agent: &judge_agent,
+        CallSpec::new(
+            format!("{}#judge", phase.id),
+            &judge_agent,
             prompt,
-            purpose: Purpose::Judge,
-            iteration: None,
-            item_index: None,
-            contract: None,
-            cancel: None,
-        },
+            Purpose::Judge,
+        ),
     )
     .await;
     ex.rec.attempts += r.attempts;

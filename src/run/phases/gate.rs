@@ -148,24 +148,10 @@ async fn round(ex: &mut Exec<'_>) -> Round {
         task.push_str(GATE_SUFFIX);
     }
     let prompt = ex.prompt(&task);
-    let contract = if phase.output == OutputMode::Json {
-        phase.expect.as_ref()
-    } else {
-        None
-    };
     let r = call(
         ex.sh,
         phase,
-        CallSpec {
-            node: phase.id.clone(),
-            agent: &phase.agent.value,
-            prompt,
-            purpose: Purpose::Gate,
-            iteration: None,
-            item_index: None,
-            contract,
-            cancel: None,
-        },
+        CallSpec::new(phase.id.clone(), &phase.agent.value, prompt, Purpose::Gate).checked(phase),
     )
     .await;
     let ok = r.ok;
@@ -300,16 +286,12 @@ async fn scored(ex: &mut Exec<'_>, score: &Score) -> ScoreResult {
     let r = call(
         ex.sh,
         ex.phase,
-        CallSpec {
-            node: format!("{}#judge", ex.phase.id),
-            agent: &agent,
+        CallSpec::new(
+            format!("{}#judge", ex.phase.id),
+            &agent,
             prompt,
-            purpose: Purpose::Judge,
-            iteration: None,
-            item_index: None,
-            contract: None,
-            cancel: None,
-        },
+            Purpose::Judge,
+        ),
     )
     .await;
     ex.rec.attempts += r.attempts;

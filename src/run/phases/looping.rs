@@ -94,25 +94,17 @@ pub async fn run(ex: &mut Exec<'_>) {
             info.reflexion = summary.clone();
         }
         let prompt = ex.prompt(&task);
-        let contract = if phase.output == OutputMode::Json {
-            phase.expect.as_ref()
-        } else {
-            None
-        };
-        let r = call(
-            ex.sh,
-            phase,
-            CallSpec {
-                node: format!("{}@{i}", phase.id),
-                agent: &phase.agent.value,
+        let r = call(ex.sh, phase, {
+            let mut call_spec = CallSpec::new(
+                format!("{}@{i}", phase.id),
+                &phase.agent.value,
                 prompt,
-                purpose: Purpose::Task,
-                iteration: Some(i),
-                item_index: None,
-                contract,
-                cancel: None,
-            },
-        )
+                Purpose::Task,
+            )
+            .checked(phase);
+            call_spec.iteration = Some(i);
+            call_spec
+        })
         .await;
         ex.rec.attempts += r.attempts;
         ex.rec.usage.add(&r.usage);

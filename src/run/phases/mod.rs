@@ -75,24 +75,10 @@ async fn agent(ex: &mut Exec<'_>) {
 /// One call for the whole phase, settling the record (agent, reduce one-shot).
 pub(super) async fn single_call(ex: &mut Exec<'_>, prompt: String, purpose: Purpose) {
     let phase = ex.phase;
-    let contract = if phase.output == OutputMode::Json {
-        phase.expect.as_ref()
-    } else {
-        None
-    };
     let r = call(
         ex.sh,
         phase,
-        CallSpec {
-            node: phase.id.clone(),
-            agent: &phase.agent.value,
-            prompt,
-            purpose,
-            iteration: None,
-            item_index: None,
-            contract,
-            cancel: None,
-        },
+        CallSpec::new(phase.id.clone(), &phase.agent.value, prompt, purpose).checked(phase),
     )
     .await;
     settle(ex, r);

@@ -39,20 +39,13 @@ pub async fn run(ex: &mut Exec<'_>) {
             .clone()
             .spawn(async move {
                 let phase = &sh.flow.phases[index];
-                let r = call(
-                    &sh,
-                    phase,
-                    CallSpec {
-                        node: format!("{}#{i}", phase.id),
-                        agent: &agent,
-                        prompt,
-                        purpose: Purpose::Task,
-                        iteration: None,
-                        item_index: Some(i),
-                        contract: None,
-                        cancel: Some(token),
-                    },
-                )
+                let r = call(&sh, phase, {
+                    let mut call_spec =
+                        CallSpec::new(format!("{}#{i}", phase.id), &agent, prompt, Purpose::Task);
+                    call_spec.item_index = Some(i);
+                    call_spec.cancel = Some(token);
+                    call_spec
+                })
                 .await;
                 let _ = tx.send((i, r)).await;
             })

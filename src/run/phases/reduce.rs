@@ -68,24 +68,16 @@ pub async fn run(ex: &mut Exec<'_>) {
                 None => String::new(),
             };
             let prompt = ex.prompt(&task);
-            let contract = if ex.phase.output == OutputMode::Json {
-                ex.phase.expect.as_ref()
-            } else {
-                None
-            };
             let r = call(
                 ex.sh,
                 ex.phase,
-                CallSpec {
-                    node: format!("{}#{label}", ex.phase.id),
-                    agent: &ex.phase.agent.value,
+                CallSpec::new(
+                    format!("{}#{label}", ex.phase.id),
+                    &ex.phase.agent.value,
                     prompt,
-                    purpose: Purpose::Task,
-                    iteration: None,
-                    item_index: None,
-                    contract,
-                    cancel: None,
-                },
+                    Purpose::Task,
+                )
+                .checked(ex.phase),
             )
             .await;
             if !r.ok {
