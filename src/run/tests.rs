@@ -615,3 +615,14 @@ fn invalid_flows_do_not_run() {
         .expect_err("invalid");
     assert!(matches!(err, RunError::Invalid { .. }), "{err:?}");
 }
+
+#[test]
+fn script_timeouts_stop_the_process() {
+    let flow = r#"{"phases": [{"id": "slow", "type": "script", "run": "echo started; sleep 20", "timeout": 1000}]}"#;
+    let started = std::time::Instant::now();
+    let r = run(flow, |_| Outcome::ok("unused"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(r.phases["slow"].error.as_deref(), Some("Script timed out after 1000ms"));
+    assert_eq!(r.phases["slow"].output, "started\n");
+    assert!(r.phases["slow"].timed_out);
+}
