@@ -5,6 +5,7 @@ mod check;
 mod eval;
 mod graph;
 mod input;
+mod progress;
 mod run;
 mod schema;
 

@@ -14,9 +14,7 @@ use tfc::check::{CheckOptions, check_source};
 use tfc::diag::render::render;
 use tfc::flow::{Flow, Invocation, LowerOptions, split_pair};
 use tfc::project::{SavedFlows, locate_flow, project_root};
-use tfc::run::{
-    FlowSource, Interpreter, ProgressNote, ProgressSink, RunError, RunOptions, RunStatus,
-};
+use tfc::run::{FlowSource, Interpreter, RunError, RunOptions, RunStatus};
 use tfc::source::Source;
 
 #[derive(Args, Debug)]
@@ -194,7 +192,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         cwd: Some(cwd.clone()),
         default_idle_timeout_ms: roster.idle_timeout_ms(),
         run_id: None,
-        progress: Some(progress_lines()),
+        progress: Some(super::progress::sink(color)),
     };
     let interp = Interpreter::new(Arc::new(roster))
         .options(opts)
@@ -245,39 +243,6 @@ pub fn run(a: RunArgs) -> ExitCode {
         RunStatus::Blocked => code::BLOCKED,
         RunStatus::Paused => code::PAUSED,
     })
-}
-
-/// One stderr line per phase transition.
-fn progress_lines() -> ProgressSink {
-    ProgressSink(Arc::new(|n: &ProgressNote<'_>| {
-        let mark = match n.status {
-            "running" => "▶",
-            "done" => "✓",
-            "failed" => "✗",
-            "skipped" => "–",
-            _ => "…",
-        };
-        let mut line = format!("{mark} {} {}", n.phase, n.status);
-        if n.status != "running" && n.status != "skipped" && (n.attempts > 1 || n.tokens > 0) {
-            line.push_str(&format!(
-                " ({} call{}",
-                n.attempts,
-                if n.attempts == 1 { "" } else { "s" }
-            ));
-            if n.tokens > 0 {
-                line.push_str(&format!(", {} tokens", n.tokens));
-            }
-            if let Some(c) = n.cost_usd {
-                line.push_str(&format!(", ${c:.4}"));
-            }
-            line.push(')');
-        }
-        if let Some(d) = n.detail {
-            line.push_str(": ");
-            line.push_str(d.lines().next().unwrap_or(""));
-        }
-        eprintln!("{line}");
-    }))
 }
 
 /// First Ctrl-C: stop starting work, cancel running agents, end the run `paused`.

@@ -622,7 +622,10 @@ fn script_timeouts_stop_the_process() {
     let started = std::time::Instant::now();
     let r = run(flow, |_| Outcome::ok("unused"));
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
-    assert_eq!(r.phases["slow"].error.as_deref(), Some("Script timed out after 1000ms"));
+    assert_eq!(
+        r.phases["slow"].error.as_deref(),
+        Some("Script timed out after 1000ms")
+    );
     assert_eq!(r.phases["slow"].output, "started\n");
     assert!(r.phases["slow"].timed_out);
 }

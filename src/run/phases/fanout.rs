@@ -53,7 +53,7 @@ async fn run_items(
     let width = width(ex.sh, ex.phase);
     let (tx, rx) = async_channel::unbounded::<(ItemDone, CallResult)>();
     let mut done: Vec<Option<ItemDone>> = (0..count).map(|_| None).collect();
-    let (mut next, mut running) = (0usize, 0usize);
+    let (mut next, mut running, mut finished) = (0usize, 0usize, 0usize);
     let mut usage = Usage::default();
     while next < count || running > 0 {
         while running < width && next < count {
@@ -135,6 +135,19 @@ async fn run_items(
         }
         let i = item.index;
         done[i] = Some(item);
+        finished += 1;
+        if let Some(sink) = &ex.sh.opts.progress {
+            let node = ex.sh.node(&ex.phase.id);
+            let detail = format!("{finished}/{count} items");
+            (sink.0)(&crate::run::ProgressNote {
+                phase: &node,
+                status: "running",
+                detail: Some(&detail),
+                attempts: ex.rec.attempts,
+                tokens: usage.billable_tokens(),
+                cost_usd: usage.cost_usd,
+            });
+        }
     }
     ex.rec.usage.add(&usage);
     done.into_iter().flatten().collect()
