@@ -5,6 +5,7 @@
 
 mod args;
 mod dag;
+mod dynamic;
 mod graph;
 mod kinds;
 mod lints;
@@ -13,6 +14,7 @@ mod proptests;
 mod refs;
 mod types;
 
+pub use dynamic::{MAX_DYNAMIC_NESTING, dynamic_limits};
 pub use graph::{Graph, ancestors};
 pub use kinds::tree_calls;
 

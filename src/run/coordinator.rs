@@ -573,7 +573,8 @@ impl Coordinator {
     }
 
     fn fill_record(&mut self) {
-        let flow = &self.sh.flow;
+        let sh = self.sh.clone();
+        let flow = &sh.flow;
         let mut usage = crate::agent::Usage::default();
         self.record.warnings.clear();
         self.record.phases.clear();
@@ -584,8 +585,40 @@ impl Coordinator {
                 self.record.warnings.push(format!("{}: {w}", p.id));
             }
             self.record.phases.insert(p.id.clone(), r.clone());
+            self.graft(i);
         }
         self.record.usage = usage;
+    }
+
+    /// A successful graft expand: the fragment's phase records become phases of this run,
+    /// named `<expandId>-<childId>` (ids taken already are skipped with a warning); the phase
+    /// keeps no separate sub-run.
+    fn graft(&mut self, i: usize) {
+        let p = &self.sh.flow.phases[i];
+        if !super::phases::graft(p) || self.recs[i].status != PhaseStatus::Done {
+            return;
+        }
+        let Some(sub) = self.recs[i].sub_run.clone() else {
+            return;
+        };
+        for (cid, crec) in &sub.phases {
+            let id = format!("{}-{cid}", p.id);
+            let taken = self.record.phases.contains_key(&id)
+                || self.sh.flow.phases.iter().any(|q| q.id == id);
+            if taken {
+                let w = format!(
+                    "graft: phase id '{id}' is taken; the fragment's phase '{cid}' was not grafted"
+                );
+                self.recs[i].warn(w.clone());
+                self.record.warnings.push(format!("{}: {w}", p.id));
+            } else {
+                self.record.phases.insert(id, crec.clone());
+            }
+        }
+        if let Some(r) = self.record.phases.get_mut(&p.id) {
+            r.sub_run = None;
+            r.warnings = self.recs[i].warnings.clone();
+        }
     }
 
     fn stored_value(&self) -> Value {

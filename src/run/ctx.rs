@@ -112,6 +112,8 @@ pub struct Shared {
     pub flow_stack: Vec<String>,
     /// Nesting depth of sub-flows.
     pub depth: usize,
+    /// Inside a flow generated at run time: fan-outs are capped.
+    pub generated: bool,
     /// Prepended to every prompt: a parent flow phase's pre-read, inside a sub-flow.
     pub prompt_prefix: String,
     /// Where workers run: one executor per top-level run, driven by the run itself.

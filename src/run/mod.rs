@@ -215,6 +215,7 @@ impl Interpreter {
             depth: 0,
             prompt_prefix: String::new(),
             executor: executor.clone(),
+            generated: false,
         };
         // Workers run on this run's own executor, driven right here: one thread, no hand-offs.
         let run = run_flow(
@@ -353,6 +354,8 @@ pub(crate) struct Parent {
     pub depth: usize,
     pub prompt_prefix: String,
     pub executor: Arc<smol::Executor<'static>>,
+    /// Inside a flow generated at run time (a string `def`).
+    pub generated: bool,
 }
 
 /// Run a flow to its end (also used for sub-flows).
@@ -417,6 +420,7 @@ pub(crate) fn run_flow(
             depth: parent.depth,
             prompt_prefix: parent.prompt_prefix,
             executor: parent.executor,
+            generated: parent.generated,
             journaling: store.is_some(),
             roster,
         });

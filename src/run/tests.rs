@@ -629,3 +629,42 @@ fn script_timeouts_stop_the_process() {
     assert_eq!(r.phases["slow"].output, "started\n");
     assert!(r.phases["slow"].timed_out);
 }
+
+#[test]
+fn expand_graft_makes_fragment_phases_part_of_the_run() {
+    let flow = r#"{"phases": [
+        {"id": "plan", "task": "plan"},
+        {"id": "x", "type": "expand", "expandMode": "graft", "dependsOn": ["plan"], "def": "{steps.plan.output}"}
+    ]}"#;
+    let r = run(flow, |req| match req.phase_id.as_str() {
+        "plan" => Outcome::ok(
+            r#"Here: [{"id": "one", "task": "first"}, {"id": "two", "dependsOn": ["one"], "task": "second {steps.one.output}"}]"#,
+        ),
+        _ => Outcome::ok(format!("{}={}", req.node, req.prompt)),
+    });
+    assert_eq!(r.status, RunStatus::Completed, "{r:#?}");
+    assert_eq!(r.phases["x-one"].output, "x-one=first");
+    assert_eq!(r.phases["x-two"].output, "x-two=second x-one=first");
+    assert!(r.phases["x"].sub_run.is_none());
+    assert_eq!(r.final_output, "x-two=second x-one=first");
+}
+
+#[test]
+fn generated_flows_obey_the_dynamic_limits() {
+    let flow = r#"{"phases": [
+        {"id": "plan", "task": "plan"},
+        {"id": "x", "type": "flow", "dependsOn": ["plan"], "def": "{steps.plan.output}"}
+    ]}"#;
+    let r = run(flow, |req| match req.phase_id.as_str() {
+        "plan" => Outcome::ok(r#"[{"id": "evil", "type": "script", "run": "rm -rf ~"}]"#),
+        _ => Outcome::ok("x"),
+    });
+    assert_eq!(r.phases["x"].status, PhaseStatus::Done, "fail-open");
+    assert_eq!(r.phases["x"].output, "");
+    assert_eq!(
+        r.phases["x"].def_error.as_deref(),
+        Some(
+            "inline def failed validation: [E0603] phase 'evil' uses script, which a generated flow may not"
+        )
+    );
+}

@@ -285,6 +285,14 @@ pub async fn map(ex: &mut Exec<'_>) {
         );
         return;
     };
+    const MAX_DYNAMIC_MAP_ITEMS: usize = 200;
+    let elements = if ex.sh.generated && elements.len() > MAX_DYNAMIC_MAP_ITEMS {
+        ex.rec
+            .warn("map fan-out truncated to MAX_DYNAMIC_MAP_ITEMS (200) inside a dynamic sub-flow");
+        &elements[..MAX_DYNAMIC_MAP_ITEMS]
+    } else {
+        &elements[..]
+    };
     if elements.is_empty() {
         ex.rec.json = Some(Value::Array(Vec::new()));
         ex.rec.items = Some(Vec::new());

@@ -11,6 +11,7 @@ mod script;
 mod subflow;
 
 pub use reduce::aggregate;
+pub use subflow::graft;
 
 use super::call::{CallSpec, call};
 use super::ctx::Halt;

@@ -16,6 +16,8 @@ const MAX_NESTING: usize = 5;
 pub async fn run(ex: &mut Exec<'_>) {
     let phase = ex.phase;
     let scope = ex.scope.clone();
+    let generated =
+        ex.sh.generated || matches!(phase.def.as_ref().map(|d| &d.value), Some(Def::Template(_)));
     let (child, name) = match (&phase.use_flow, phase.def.as_ref().map(|d| &d.value)) {
         (Some(name), _) if phase.ty == PhaseType::Flow => {
             let target = name.value.clone();
@@ -75,7 +77,7 @@ pub async fn run(ex: &mut Exec<'_>) {
         (_, Some(Def::Inline(flow))) => ((**flow).clone(), flow.name.clone()),
         (_, Some(Def::Template(text))) => {
             let rendered = ex.render("def", text, &scope);
-            match parse_def(&rendered, &phase.id) {
+            match parse_def(&rendered, &phase.id, ex.sh.depth + 1) {
                 Ok(flow) => {
                     let name = flow.name.clone();
                     (flow, name)
@@ -105,10 +107,6 @@ pub async fn run(ex: &mut Exec<'_>) {
     if child.phases.is_empty() {
         ex.succeed(String::new());
         return;
-    }
-    if phase.ty == PhaseType::Expand && phase.expand_mode == crate::flow::ExpandMode::Graft {
-        ex.rec
-            .warn("expandMode \"graft\" runs the fragment nested in this version of tfc");
     }
     if child.phases.len() as f64 > phase.max_nodes && phase.ty == PhaseType::Expand {
         ex.rec.def_error = Some(format!(
@@ -156,9 +154,15 @@ pub async fn run(ex: &mut Exec<'_>) {
         run_id: super::super::store::new_run_id(&child.name),
         meter: ex.sh.meter.clone(),
         cancel: ex.sh.cancel.clone(),
-        node_prefix: format!("{}{}/", ex.sh.node_prefix, phase.id),
+        // Grafted fragments' calls are named like the phases they become: `<expandId>-<childId>`.
+        node_prefix: if graft(phase) {
+            format!("{}{}-", ex.sh.node_prefix, phase.id)
+        } else {
+            format!("{}{}/", ex.sh.node_prefix, phase.id)
+        },
         flow_stack: stack,
         depth: ex.sh.depth + 1,
+        generated,
         prompt_prefix: format!("{}{}", ex.sh.prompt_prefix, ex.pre_read),
         executor: ex.sh.executor.clone(),
     };
@@ -197,7 +201,7 @@ pub async fn run(ex: &mut Exec<'_>) {
 
 /// A generated definition: JSON text of a flow, a phases array, or `{phases}`; checked with
 /// the same rules (fail-open: the message becomes the phase's `defError`).
-fn parse_def(text: &str, phase_id: &str) -> Result<Flow, String> {
+fn parse_def(text: &str, phase_id: &str, depth: usize) -> Result<Flow, String> {
     let Some(value) = crate::eval::safe_parse::safe_parse(text).value else {
         return Err("inline def string did not parse as JSON".into());
     };
@@ -221,6 +225,13 @@ fn parse_def(text: &str, phase_id: &str) -> Result<Flow, String> {
     let Some(flow) = lowered.flow else {
         return Err("inline def is not a Taskflow, phases array, or {phases:[...]}".into());
     };
+    if let Some(d) = crate::check::dynamic_limits(&flow, depth).first() {
+        return Err(format!(
+            "inline def failed validation: [{}] {}",
+            d.code.as_str(),
+            d.message
+        ));
+    }
     if let Some(d) = check_flow(&flow, &CheckOptions::default())
         .iter()
         .find(|d| d.is_error())
@@ -228,4 +239,9 @@ fn parse_def(text: &str, phase_id: &str) -> Result<Flow, String> {
         return Err(format!("inline def failed verification: {}", d.message));
     }
     Ok(flow)
+}
+
+/// An expand phase whose fragment becomes phases of the parent run (SPEC §3.13).
+pub fn graft(phase: &crate::flow::Phase) -> bool {
+    phase.ty == PhaseType::Expand && phase.expand_mode == crate::flow::ExpandMode::Graft
 }
