@@ -298,10 +298,7 @@ pub async fn run_process_lines(
         .stderr(Stdio::piped())
         .spawn()?;
     // The child leads its own group: pgid = pid. From here on the group dies with this future.
-    let guard = GroupGuard {
-        pgid: Pid::from_raw(child.id() as i32),
-        live: true,
-    };
+    let guard = GroupGuard::new(Pid::from_raw(child.id() as i32));
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let mut sup = Supervision {
         guard,
@@ -528,7 +525,27 @@ struct GroupGuard {
     live: bool,
 }
 
+/// Process groups of children still running, so an exiting tfc can take them along.
+static LIVE_GROUPS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+/// SIGKILL every process group a call still runs (for an immediate exit, e.g. a second
+/// Ctrl-C, when no destructor will run).
+pub fn kill_all_groups() {
+    if let Ok(groups) = LIVE_GROUPS.lock() {
+        for &g in groups.iter() {
+            let _ = killpg(Pid::from_raw(g), Signal::SIGKILL);
+        }
+    }
+}
+
 impl GroupGuard {
+    fn new(pgid: Pid) -> GroupGuard {
+        if let Ok(mut groups) = LIVE_GROUPS.lock() {
+            groups.push(pgid.as_raw());
+        }
+        GroupGuard { pgid, live: true }
+    }
+
     fn signal(&self, sig: Signal) {
         // ESRCH (nobody left in the group) is the expected answer once everything exited.
         let _ = killpg(self.pgid, sig);
@@ -539,6 +556,9 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         if self.live {
             self.signal(Signal::SIGKILL);
+        }
+        if let Ok(mut groups) = LIVE_GROUPS.lock() {
+            groups.retain(|&g| g != self.pgid.as_raw());
         }
     }
 }

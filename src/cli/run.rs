@@ -262,6 +262,7 @@ fn install_interrupts(cancel: tfc::agent::CancelSource) {
                 eprintln!("\ninterrupted: stopping (Ctrl-C again to exit now)");
                 cancel.cancel();
             } else {
+                tfc::agent::supervisor::kill_all_groups();
                 std::process::exit(130);
             }
         }
