@@ -333,7 +333,8 @@ fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
 
 /// E0302: fields that are errors off their types.
 fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
-    let mut deny = |field: &str, allowed: &[PhaseType], why: &str, help: String| {
+    // The help text is built only when the field is denied (this runs for every phase).
+    let mut deny = |field: &str, allowed: &[PhaseType], why: &str, help: &dyn Fn() -> String| {
         if let Some(&span) = p.written.get(field)
             && !allowed.contains(&p.ty)
         {
@@ -349,7 +350,7 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
                 .at(span)
                 .with_label(format!("not allowed on {}", a_type(p.ty)))
                 .phase(&p.id)
-                .help(help),
+                .help(help()),
             );
         }
     };
@@ -359,36 +360,54 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
             names(types)
         )
     };
-    deny("score", &[T::Gate], "", only("score", &[T::Gate]));
-    deny("reflexion", &[T::Loop], "", only("reflexion", &[T::Loop]));
-    deny("run", &[T::Script], "", only("run", &[T::Script]));
-    deny("input", &[T::Script], "", only("input", &[T::Script]));
-    let expect = [T::Agent, T::Gate, T::Reduce, T::Loop];
-    deny("expect", &expect, "", only("expect", &expect));
-    let not_here: Vec<PhaseType> = PhaseType::ALL
-        .into_iter()
-        .filter(|t| !matches!(t, T::Approval | T::Flow))
-        .collect();
+    deny("score", &[T::Gate], "", &|| only("score", &[T::Gate]));
+    deny("reflexion", &[T::Loop], "", &|| {
+        only("reflexion", &[T::Loop])
+    });
+    deny("run", &[T::Script], "", &|| only("run", &[T::Script]));
+    deny("input", &[T::Script], "", &|| only("input", &[T::Script]));
+    const EXPECT: &[PhaseType] = &[T::Agent, T::Gate, T::Reduce, T::Loop];
+    deny("expect", EXPECT, "", &|| only("expect", EXPECT));
+    const TIMED: &[PhaseType] = &[
+        T::Agent,
+        T::Parallel,
+        T::Map,
+        T::Gate,
+        T::Reduce,
+        T::Loop,
+        T::Tournament,
+        T::Script,
+        T::Race,
+        T::Expand,
+    ];
     deny(
         "timeout",
-        &not_here,
+        TIMED,
         " (it has no agent call to time out)",
-        if p.ty == T::Flow {
-            "remove it; set 'timeout' on the phases of the sub-flow instead".to_owned()
-        } else {
-            "remove it: an approval waits for a person as long as it takes".to_owned()
+        &|| {
+            if p.ty == T::Flow {
+                "remove it; set 'timeout' on the phases of the sub-flow instead".to_owned()
+            } else {
+                "remove it: an approval waits for a person as long as it takes".to_owned()
+            }
         },
     );
-    let no_script: Vec<PhaseType> = PhaseType::ALL
-        .into_iter()
-        .filter(|t| *t != T::Script)
-        .collect();
-    deny(
-        "retry",
-        &no_script,
-        " (scripts are never retried)",
-        "remove it, and let the command retry itself if it must (e.g. a shell loop)".to_owned(),
-    );
+    const RETRIED: &[PhaseType] = &[
+        T::Agent,
+        T::Parallel,
+        T::Map,
+        T::Gate,
+        T::Reduce,
+        T::Approval,
+        T::Flow,
+        T::Loop,
+        T::Tournament,
+        T::Race,
+        T::Expand,
+    ];
+    deny("retry", RETRIED, " (scripts are never retried)", &|| {
+        "remove it, and let the command retry itself if it must (e.g. a shell loop)".to_owned()
+    });
     if p.ty == T::Script && p.output == OutputMode::Json {
         out.push(
             Diagnostic::new(
@@ -508,13 +527,9 @@ fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The span of a written key, by a linear scan: a phase writes a handful of keys, and
-/// [`ignored`] asks for ~20 names per phase, so this beats hashing each name.
+/// The span of a written key.
 fn written_at(p: &Phase, field: &str) -> Option<Span> {
-    p.written
-        .iter()
-        .find(|(k, _)| **k == field)
-        .map(|(_, span)| *span)
+    p.written.get(field).copied()
 }
 
 /// E0205, W0312: shell scripts.

@@ -13,7 +13,7 @@ use crate::value::Map;
 /// One placeholder found in a phase: which field, where in the file, and its path.
 pub struct Use<'f> {
     pub phase: usize,
-    pub field: String,
+    pub field: std::borrow::Cow<'static, str>,
     pub span: Span,
     pub path: &'f RefPath,
 }
@@ -42,7 +42,7 @@ pub fn uses(index: usize, p: &Phase) -> Vec<Use<'_>> {
             for (span, path) in c.refs() {
                 out.push(Use {
                     phase: index,
-                    field: field.to_owned(),
+                    field: std::borrow::Cow::Borrowed(field),
                     span: cond.file_span(span),
                     path,
                 });

@@ -60,7 +60,7 @@ pub fn lower(root: &Node, opts: &LowerOptions) -> Lowered {
     }
 }
 
-type Fields<'a, S = std::hash::RandomState> = IndexMap<&'static str, &'a Member, S>;
+type Fields<'a, S = foldhash::fast::RandomState> = IndexMap<&'static str, &'a Member, S>;
 
 /// A phase's fields: each phase asks for ~50 names, so this map uses a fast hasher (the
 /// helpers below take either map).
@@ -272,7 +272,7 @@ impl Lowerer {
         misplaced: impl Fn(&str) -> bool,
         at: &str,
     ) -> Fields<'a> {
-        let mut out = Fields::new();
+        let mut out = Fields::default();
         for m in members {
             let key = m.key.value.as_str();
             match field_name(kind, key) {

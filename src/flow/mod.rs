@@ -20,6 +20,8 @@ pub use args::{
 pub use fields::{FieldDef, FieldType, ObjectKind, fields_of};
 pub use lower::{LowerOptions, Lowered, lower, lower_source};
 
+use std::borrow::Cow;
+
 use indexmap::IndexMap;
 
 use crate::json::Str;
@@ -439,7 +441,7 @@ pub struct Phase {
     /// Fields that were present but invalid: later checks stay quiet about them.
     pub invalid: Vec<&'static str>,
     /// The keys written, with their spans (for "field X has no effect on T" checks).
-    pub written: IndexMap<&'static str, Span>,
+    pub written: Written,
 
     // Common fields (SPEC §3.1).
     pub agent: Field<String>,
@@ -521,6 +523,49 @@ pub enum EvalKind {
     Condition(Result<Condition, ConditionError>),
 }
 
+/// The keys of a phase object, with their spans, in file order. A phase has a handful of keys,
+/// so a vector beats any map here (this is on the check's hot path).
+#[derive(Clone, Debug, Default)]
+pub struct Written(Vec<(&'static str, Span)>);
+
+impl Written {
+    pub fn get(&self, key: &str) -> Option<&Span> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, s)| s)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Record a key (first occurrence wins).
+    pub fn insert(&mut self, key: &'static str, span: Span) {
+        if !self.contains_key(key) {
+            self.0.push((key, span));
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, Span)> + '_ {
+        self.0.iter().copied()
+    }
+}
+
+impl std::ops::Index<&str> for Written {
+    type Output = Span;
+    fn index(&self, key: &str) -> &Span {
+        self.get(key).expect("a key checked with `has` first")
+    }
+}
+
+impl FromIterator<(&'static str, Span)> for Written {
+    fn from_iter<I: IntoIterator<Item = (&'static str, Span)>>(iter: I) -> Written {
+        let mut w = Written::default();
+        for (k, s) in iter {
+            w.insert(k, s);
+        }
+        w
+    }
+}
+
 /// A `with` value: strings are templates (value mode), other values pass unchanged.
 #[derive(Clone, Debug)]
 pub enum WithValue {
@@ -547,7 +592,7 @@ impl Phase {
             ty,
             ty_span: None,
             invalid: Vec::new(),
-            written: IndexMap::new(),
+            written: Written::default(),
             agent: Field::new("default".into(), Span::default(), Span::default()),
             task: None,
             depends_on: Vec::new(),
@@ -622,55 +667,55 @@ impl Phase {
 
     /// Every templated text of the phase with the field name used in messages
     /// (`task`, `branches[0].task`, `context`, …), in a stable order.
-    pub fn texts(&self) -> Vec<(String, &Text)> {
-        let mut out: Vec<(String, &Text)> = Vec::new();
+    pub fn texts(&self) -> Vec<(Cow<'static, str>, &Text)> {
+        let mut out: Vec<(Cow<'static, str>, &Text)> = Vec::new();
         if let Some(t) = &self.task {
-            out.push(("task".into(), t));
+            out.push((Cow::Borrowed("task"), t));
         }
         for (i, b) in self.branches.iter().enumerate() {
             if let Some(t) = &b.task {
-                out.push((format!("branches[{i}].task"), t));
+                out.push((Cow::Owned(format!("branches[{i}].task")), t));
             }
         }
         if let Some(t) = &self.over {
-            out.push(("over".into(), t));
+            out.push((Cow::Borrowed("over"), t));
         }
         if let Some(t) = &self.input {
-            out.push(("input".into(), t));
+            out.push((Cow::Borrowed("input"), t));
         }
         if let Some(Field {
             value: Run::Argv(argv),
             ..
         }) = &self.run
         {
-            out.extend(argv.iter().map(|t| ("run".to_string(), t)));
+            out.extend(argv.iter().map(|t| (Cow::Borrowed("run"), t)));
         }
-        out.extend(self.context.iter().map(|t| ("context".to_string(), t)));
+        out.extend(self.context.iter().map(|t| (Cow::Borrowed("context"), t)));
         if let Some(Field {
             value: Def::Template(t),
             ..
         }) = &self.def
         {
-            out.push(("def".into(), t));
+            out.push((Cow::Borrowed("def"), t));
         }
         if let Some(t) = &self.judge {
-            out.push(("judge".into(), t));
+            out.push((Cow::Borrowed("judge"), t));
         }
         if let Some(score) = &self.score {
             if let Some(t) = &score.target {
-                out.push(("score.target".into(), t));
+                out.push((Cow::Borrowed("score.target"), t));
             }
             if let Some(t) = score.judge.as_ref().and_then(|j| j.task.as_ref()) {
-                out.push(("score.judge.task".into(), t));
+                out.push((Cow::Borrowed("score.judge.task"), t));
             }
         }
         for (k, v) in &self.with {
             if let WithValue::Template(t) = &v.value {
-                out.push((format!("with.{k}"), t));
+                out.push((Cow::Owned(format!("with.{k}")), t));
             }
         }
         if let Some(t) = &self.cwd_text {
-            out.push(("cwd".into(), t));
+            out.push((Cow::Borrowed("cwd"), t));
         }
         out
     }

@@ -6,7 +6,7 @@ use super::*;
 use crate::diag::{Code, Diagnostic};
 use crate::json::{Kind, Member, Node};
 
-type Fields<'a> = IndexMap<&'static str, &'a Member>;
+type Fields<'a> = IndexMap<&'static str, &'a Member, foldhash::fast::RandomState>;
 
 /// Which shorthand a document without a `phases` array uses (chain > tasks > task).
 pub(super) fn detect(members: &[Member]) -> Option<Shorthand> {

@@ -65,15 +65,39 @@ impl Template {
         let mut ops = Vec::with_capacity(ast.pieces.len());
         let mut refs = Vec::new();
         let mut paths: Vec<RefPath> = Vec::new();
-        let mut ids: std::collections::HashMap<&str, u32> = std::collections::HashMap::default();
+        // Most templates hold a few placeholders: a linear scan interns them without a map;
+        // past that, an index keeps interning linear.
+        let mut texts: Vec<&str> = Vec::new();
+        let mut ids: Option<std::collections::HashMap<&str, u32, foldhash::fast::RandomState>> =
+            None;
         for piece in &ast.pieces {
             match piece {
                 Piece::Text(span) => ops.push(Op::Lit(span.start, span.end)),
                 Piece::Placeholder(span, path) => {
-                    let id = *ids.entry(&path.text).or_insert_with(|| {
+                    if ids.is_none() && texts.len() >= 16 {
+                        ids = Some(
+                            texts
+                                .iter()
+                                .enumerate()
+                                .map(|(i, t)| (*t, i as u32))
+                                .collect(),
+                        );
+                    }
+                    let known = match &ids {
+                        Some(map) => map.get(&*path.text).copied(),
+                        None => texts
+                            .iter()
+                            .position(|t| **t == *path.text)
+                            .map(|i| i as u32),
+                    };
+                    let id = known.unwrap_or_else(|| {
                         paths.push(path.clone());
+                        texts.push(&path.text);
                         paths.len() as u32 - 1
                     });
+                    if let Some(map) = ids.as_mut() {
+                        map.entry(&path.text).or_insert(id);
+                    }
                     ops.push(Op::Ref(refs.len() as u32));
                     refs.push(TemplateRef {
                         path: id,
@@ -273,6 +297,15 @@ mod tests {
         assert_eq!(t.path_texts(&r.missing), ["nope"]);
         let (v, _) = Template::parse("n={args.n}").render_value(&s);
         assert_eq!(v, Value::from("n=2.5"));
+    }
+
+    #[test]
+    fn many_placeholders_are_interned_once() {
+        let text: String = (0..40).map(|i| format!("{{a{}}} ", i % 20)).collect();
+        let t = Template::parse(&text);
+        assert_eq!((t.refs().len(), t.paths().len()), (40, 20));
+        assert_eq!(t.refs()[25].path, 5);
+        assert_eq!(&*t.paths()[19].text, "a19");
     }
 
     #[test]
