@@ -5,7 +5,6 @@
 //! 2 usage or an unreadable file.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
@@ -37,7 +36,7 @@ enum Dir {
 pub fn run(a: GraphArgs) -> Exit {
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
     let saved = SavedFlows::new(&cwd);
-    let Some((path, stem)) = locate(&a.flow, &saved) else {
+    let Some((path, stem)) = tfc::project::locate_flow(&a.flow, &cwd) else {
         return usage_error(format!(
             "cannot read flow '{}': no such file, and no saved flow of that name",
             a.flow
@@ -89,23 +88,4 @@ pub fn run(a: GraphArgs) -> Exit {
     } else {
         Exit::Ok
     }
-}
-
-/// A path if that file exists, else a saved flow; with the default flow name (file stem).
-fn locate(flow: &str, saved: &SavedFlows) -> Option<(PathBuf, String)> {
-    let p = Path::new(flow);
-    if p.is_file() {
-        let stem = p
-            .file_stem()
-            .map_or_else(|| "flow".into(), |s| s.to_string_lossy().into_owned());
-        return Some((p.to_path_buf(), stem));
-    }
-    if !SavedFlows::valid_name(flow) {
-        return None;
-    }
-    saved
-        .candidates(flow)
-        .into_iter()
-        .find(|c| c.is_file())
-        .map(|c| (c, flow.to_owned()))
 }
