@@ -84,6 +84,24 @@ fn idle_timeout(sh: &Shared, phase: &Phase) -> Option<Duration> {
     (ms > 0).then(|| Duration::from_millis(ms))
 }
 
+/// [`call`] for a call running in a task of its own (fan-out items, race branches): a panic
+/// becomes a failed call instead of taking the run down.
+pub async fn call_caught(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult {
+    super::ctx::caught(call(sh, phase, spec))
+        .await
+        .unwrap_or_else(|msg| CallResult {
+            ok: false,
+            output: String::new(),
+            error: Some(format!("internal error: {msg}")),
+            attempts: 1,
+            usage: Usage::default(),
+            timed_out: false,
+            aborted: false,
+            model: None,
+            warnings: Vec::new(),
+        })
+}
+
 pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult {
     let explicit = 1 + phase
         .retry

@@ -44,6 +44,8 @@ pub struct Coordinator {
     approvals: Vec<usize>,
     store: Option<RunStore>,
     record: RunRecord,
+    /// The first internal crash of a phase worker.
+    crash: Option<String>,
     def: Option<Value>,
 }
 
@@ -106,6 +108,7 @@ impl Coordinator {
             store,
             record,
             def,
+            crash: None,
         }
     }
 
@@ -234,14 +237,27 @@ impl Coordinator {
             .clone()
             .spawn(async move {
                 let tx = sh.events.clone();
-                let (record, halt) = execute(sh, i, scope, rec, 0).await;
-                let _ = tx
-                    .send(Event::Finished {
+                let mut crashed = rec.clone();
+                // A panic in a phase is an internal crash: the run fails and its record is
+                // still saved, instead of the process going down with it.
+                let event = match super::ctx::caught(execute(sh, i, scope, rec, 0)).await {
+                    Ok((record, halt)) => Event::Finished {
                         phase: i,
                         record: Box::new(record),
                         halt,
-                    })
-                    .await;
+                    },
+                    Err(msg) => {
+                        crashed.status = PhaseStatus::Failed;
+                        crashed.error = Some(format!("internal error: {msg}"));
+                        crashed.ended_at = Some(now());
+                        Event::Finished {
+                            phase: i,
+                            record: Box::new(crashed),
+                            halt: Halt::Crash(msg),
+                        }
+                    }
+                };
+                let _ = tx.send(event).await;
             })
             .detach();
     }
@@ -332,6 +348,9 @@ impl Coordinator {
                 m.insert("phase".into(), Value::from(c.sh.flow.phases[i].id.as_str()));
                 m.insert("message".into(), Value::from(w.as_str()));
             });
+        }
+        if let Halt::Crash(msg) = &halt {
+            self.crash.get_or_insert_with(|| msg.clone());
         }
         if let Halt::Block(reason) = halt
             && !matches!(self.stop, Some(Stop::Block(_)))
@@ -485,6 +504,14 @@ impl Coordinator {
             .enumerate()
             .any(|(i, p)| self.recs[i].status == PhaseStatus::Failed && !p.optional);
         let (status, reason) = match &self.stop {
+            _ if self.crash.is_some() => (
+                RunStatus::Failed,
+                Some(format!(
+                    "Taskflow '{}' crashed: {}",
+                    flow.name,
+                    self.crash.as_deref().unwrap_or("")
+                )),
+            ),
             Some(Stop::Abort) => (RunStatus::Paused, Some("interrupted".to_owned())),
             Some(Stop::Block(r)) => (
                 RunStatus::Blocked,

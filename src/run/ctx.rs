@@ -41,6 +41,20 @@ pub struct RunOptions {
     pub progress: Option<ProgressSink>,
 }
 
+/// Run a future, turning a panic inside it (a bug in tfc or in an in-process backend) into an
+/// error message instead of taking the whole run down.
+pub async fn caught<T>(fut: impl std::future::Future<Output = T>) -> Result<T, String> {
+    futures_lite::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(fut))
+        .await
+        .map_err(|payload| {
+            payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a phase worker panicked".to_owned())
+        })
+}
+
 /// One phase transition, for progress displays.
 #[derive(Clone, Debug)]
 pub struct ProgressNote<'a> {
@@ -91,6 +105,8 @@ pub enum Halt {
     Block(Option<String>),
     /// An approval awaits a decision.
     AwaitApproval,
+    /// The phase worker crashed (a bug in tfc): the run fails.
+    Crash(String),
 }
 
 /// Shared, read-only run context (plus the meter).

@@ -668,3 +668,37 @@ fn generated_flows_obey_the_dynamic_limits() {
         )
     );
 }
+
+#[test]
+fn a_panicking_backend_fails_the_run_instead_of_crashing_it() {
+    let flow = r#"{"phases": [{"id": "a", "task": "boom"}, {"id": "m", "type": "map", "over": "{args.xs}", "dependsOn": ["a"], "task": "{item}", "optional": true}]}"#;
+    let r = run(flow, |req| {
+        if req.phase_id == "a" {
+            panic!("backend bug")
+        } else {
+            Outcome::ok("x")
+        }
+    });
+    assert_eq!(r.status, RunStatus::Failed);
+    assert_eq!(
+        r.reason.as_deref(),
+        Some("Taskflow 't' crashed: backend bug")
+    );
+    assert_eq!(
+        r.phases["a"].error.as_deref(),
+        Some("internal error: backend bug")
+    );
+    let flow = r#"{"args": {"xs": {"default": [1, 2]}}, "phases": [{"id": "m", "type": "map", "over": "{args.xs}", "task": "{item}"}]}"#;
+    let r = run(flow, |req| {
+        if req.prompt == "2" {
+            panic!("item bug")
+        } else {
+            Outcome::ok("fine")
+        }
+    });
+    assert_eq!(r.status, RunStatus::Failed);
+    assert_eq!(
+        r.phases["m"].error.as_deref(),
+        Some("default: internal error: item bug")
+    );
+}

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::super::call::{CallResult, CallSpec, call};
+use super::super::call::{CallResult, CallSpec, call, call_caught};
 use super::super::ctx::Shared;
 use super::super::exec::Exec;
 use super::super::record::{ItemInfo, PhaseStatus};
@@ -90,7 +90,7 @@ async fn run_items(
                 .clone()
                 .spawn(async move {
                     let phase = &sh.flow.phases[phase_index];
-                    let r = call(&sh, phase, {
+                    let r = call_caught(&sh, phase, {
                         let mut call_spec = CallSpec::new(
                             format!("{}#{}", phase.id, spec.index),
                             &spec.agent,

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::super::call::{CallResult, CallSpec, call};
+use super::super::call::{CallResult, CallSpec, call_caught};
 use super::super::exec::Exec;
 use super::super::record::{ItemInfo, PhaseStatus};
 use crate::agent::{CancelSource, Purpose};
@@ -39,7 +39,7 @@ pub async fn run(ex: &mut Exec<'_>) {
             .clone()
             .spawn(async move {
                 let phase = &sh.flow.phases[index];
-                let r = call(&sh, phase, {
+                let r = call_caught(&sh, phase, {
                     let mut call_spec =
                         CallSpec::new(format!("{}#{i}", phase.id), &agent, prompt, Purpose::Task);
                     call_spec.item_index = Some(i);
