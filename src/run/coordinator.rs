@@ -18,6 +18,15 @@ use crate::eval::{StepState, StepStatus, eval_when};
 use crate::flow::{EvalKind, Join, Phase, PhaseType};
 use crate::value::{Map, Value};
 
+/// A blocked gate's request to re-run its direct dependencies, one after the other.
+struct ReworkJob {
+    gate: usize,
+    deps: Vec<usize>,
+    next: usize,
+    depth: u32,
+    reply: async_channel::Sender<Option<PhaseScope>>,
+}
+
 /// Why the run stopped starting phases.
 #[derive(Clone, Debug, PartialEq)]
 enum Stop {
@@ -46,6 +55,8 @@ pub struct Coordinator {
     record: RunRecord,
     /// The first internal crash of a phase worker.
     crash: Option<String>,
+    /// Gates' reworks in progress (a slot is emptied when its gate got its answer).
+    reworks: Vec<Option<ReworkJob>>,
     def: Option<Value>,
 }
 
@@ -109,6 +120,7 @@ impl Coordinator {
             record,
             def,
             crash: None,
+            reworks: Vec::new(),
         }
     }
 
@@ -160,7 +172,22 @@ impl Coordinator {
                 self.running -= 1;
                 self.end(phase, *record, halt);
             }
-            Event::Rework { gate, deps, reply } => self.rework(gate, deps, reply).await,
+            Event::Rework {
+                gate,
+                deps,
+                depth,
+                reply,
+            } => {
+                self.reworks.push(Some(ReworkJob {
+                    gate,
+                    deps,
+                    next: 0,
+                    depth,
+                    reply,
+                }));
+                self.rework_next(self.reworks.len() - 1);
+            }
+            Event::Reworked { job, record } => self.reworked(job, *record).await,
         }
     }
 
@@ -452,42 +479,77 @@ impl Coordinator {
     }
 
     /// Re-run a blocked gate's direct dependencies, in order, then hand the gate a fresh view.
-    async fn rework(
-        &mut self,
-        gate: usize,
-        deps: Vec<usize>,
-        reply: async_channel::Sender<Option<PhaseScope>>,
-    ) {
-        let mut ok = true;
-        for d in deps {
-            let scope = self.scope(d);
-            let mut fresh = PhaseRecord::new(self.sh.flow.phases[d].ty);
-            fresh.agent = self.recs[d].agent.clone();
-            fresh.optional = self.recs[d].optional;
-            fresh.status = PhaseStatus::Running;
-            let (mut rec, _) = execute(self.sh.clone(), d, scope, fresh, 1).await;
-            rec.attempts += self.recs[d].attempts;
-            let mut usage = self.recs[d].usage;
-            usage.add(&rec.usage);
-            rec.usage = usage;
-            let good = rec.status == PhaseStatus::Done;
-            let status = if good {
-                StepStatus::Done
-            } else {
-                StepStatus::Failed
-            };
-            self.steps[d] = Some(Arc::new(StepState::new(
-                status,
-                rec.output.clone(),
-                rec.json.clone(),
-            )));
-            self.recs[d] = rec;
-            if !good {
-                ok = false;
-                break;
-            }
+    /// Start the next dependency of rework `job`, in order, in a task of its own (so the
+    /// coordinator keeps serving events, a nested rework included).
+    fn rework_next(&mut self, job: usize) {
+        let Some(j) = self.reworks[job].as_ref() else {
+            return;
+        };
+        let d = j.deps[j.next];
+        let depth = j.depth + 1;
+        let scope = self.scope(d);
+        let mut fresh = PhaseRecord::new(self.sh.flow.phases[d].ty);
+        fresh.agent = self.recs[d].agent.clone();
+        fresh.optional = self.recs[d].optional;
+        fresh.status = PhaseStatus::Running;
+        let sh = self.sh.clone();
+        self.sh
+            .executor
+            .clone()
+            .spawn(async move {
+                let tx = sh.events.clone();
+                let record =
+                    match super::ctx::caught(execute(sh, d, scope, fresh.clone(), depth)).await {
+                        Ok((record, _)) => record,
+                        Err(msg) => {
+                            fresh.status = PhaseStatus::Failed;
+                            fresh.error = Some(format!("internal error: {msg}"));
+                            fresh
+                        }
+                    };
+                let _ = tx
+                    .send(Event::Reworked {
+                        job,
+                        record: Box::new(record),
+                    })
+                    .await;
+            })
+            .detach();
+    }
+
+    /// A re-run dependency finished: its record replaces the old one (usage and attempts
+    /// accumulate); a failure ends the rework, else the next dependency runs or the gate gets
+    /// its fresh view.
+    async fn reworked(&mut self, job: usize, mut rec: PhaseRecord) {
+        let Some(j) = self.reworks[job].as_mut() else {
+            return;
+        };
+        let d = j.deps[j.next];
+        j.next += 1;
+        rec.attempts += self.recs[d].attempts;
+        let mut usage = self.recs[d].usage;
+        usage.add(&rec.usage);
+        rec.usage = usage;
+        let good = rec.status == PhaseStatus::Done;
+        let status = if good {
+            StepStatus::Done
+        } else {
+            StepStatus::Failed
+        };
+        self.steps[d] = Some(Arc::new(StepState::new(
+            status,
+            rec.output.clone(),
+            rec.json.clone(),
+        )));
+        self.recs[d] = rec;
+        let more = j.next < j.deps.len();
+        if good && more {
+            self.rework_next(job);
+            return;
         }
-        let _ = reply.send(ok.then(|| self.scope(gate))).await;
+        if let Some(j) = self.reworks[job].take() {
+            let _ = j.reply.send(good.then(|| self.scope(j.gate))).await;
+        }
     }
 
     fn finish(mut self) -> RunRecord {

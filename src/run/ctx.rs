@@ -87,7 +87,14 @@ pub enum Event {
     Rework {
         gate: usize,
         deps: Vec<usize>,
+        /// The gate's own rework depth; its dependencies re-run one deeper.
+        depth: u32,
         reply: async_channel::Sender<Option<PhaseScope>>,
+    },
+    /// One re-run dependency of a rework finished.
+    Reworked {
+        job: usize,
+        record: Box<PhaseRecord>,
     },
     /// A phase worker finished.
     Finished {

@@ -702,3 +702,43 @@ fn a_panicking_backend_fails_the_run_instead_of_crashing_it() {
         Some("default: internal error: item bug")
     );
 }
+
+#[test]
+fn reworks_nest() {
+    // g2's rework re-runs g1, which blocks again and reworks `impl` one level deeper.
+    let (impl_calls, g1_calls, g2_calls) = (
+        std::sync::Arc::new(AtomicU32::new(0)),
+        std::sync::Arc::new(AtomicU32::new(0)),
+        std::sync::Arc::new(AtomicU32::new(0)),
+    );
+    let (a, b, c) = (impl_calls.clone(), g1_calls.clone(), g2_calls.clone());
+    let flow = r#"{"phases": [
+        {"id": "impl", "task": "Implement."},
+        {"id": "g1", "type": "gate", "onBlock": "retry", "retry": {"max": 3, "backoffMs": 0}, "dependsOn": ["impl"], "task": "Check {steps.impl.output}. VERDICT?"},
+        {"id": "g2", "type": "gate", "onBlock": "retry", "retry": {"max": 2, "backoffMs": 0}, "dependsOn": ["g1"], "task": "Final check. VERDICT?"}
+    ]}"#;
+    let r = run(flow, move |req| match req.phase_id.as_str() {
+        "impl" => Outcome::ok(format!("v{}", a.fetch_add(1, Ordering::SeqCst))),
+        "g1" => Outcome::ok(if b.fetch_add(1, Ordering::SeqCst) % 2 == 0 {
+            "VERDICT: BLOCK"
+        } else {
+            "VERDICT: PASS"
+        }),
+        _ => Outcome::ok(if c.fetch_add(1, Ordering::SeqCst) == 0 {
+            "VERDICT: BLOCK"
+        } else {
+            "VERDICT: PASS"
+        }),
+    });
+    assert_eq!(r.status, RunStatus::Completed, "{r:#?}");
+    assert_eq!(r.phases["impl"].output, "v2");
+    assert_eq!(
+        (
+            impl_calls.load(Ordering::SeqCst),
+            g1_calls.load(Ordering::SeqCst),
+            g2_calls.load(Ordering::SeqCst)
+        ),
+        (3, 4, 2)
+    );
+    assert_eq!(r.phases["g2"].gate.as_ref().and_then(|g| g.rounds), Some(1));
+}

@@ -13,6 +13,9 @@ use crate::eval::eval_gate_entry;
 use crate::flow::{Combine, OnBlock, OutputMode, Score, ScorerKind};
 use crate::value::{Map, Value, format_number};
 
+/// Reworks nest (a re-run dependency may itself be a reworking gate) at most this deep.
+const MAX_REWORK_DEPTH: u32 = 3;
+
 /// How one round of the gate ended.
 enum Round {
     Pass(String),
@@ -41,7 +44,7 @@ pub async fn run(ex: &mut Exec<'_>) -> Halt {
             }
             Round::Block(out, reason) => {
                 let can_retry = phase.on_block == OnBlock::Retry
-                    && ex.rework_depth == 0
+                    && ex.rework_depth < MAX_REWORK_DEPTH
                     && rounds < max_rounds
                     && !ex.sh.cancel.is_cancelled()
                     && ex.sh.meter.over().is_none();
@@ -79,6 +82,7 @@ async fn rework(ex: &mut Exec<'_>) -> bool {
         .events
         .send(Event::Rework {
             gate: ex.index,
+            depth: ex.rework_depth,
             deps,
             reply: tx,
         })
