@@ -82,7 +82,8 @@ pub struct StepState {
     pub status: StepStatus,
     output: Value,
     stored_json: Option<Value>,
-    parsed: OnceLock<Option<Value>>,
+    /// `safeParse(output)` and its warning, computed on first use.
+    parsed: OnceLock<(Option<Value>, Option<&'static str>)>,
 }
 
 impl StepState {
@@ -116,12 +117,23 @@ impl StepState {
         if let Some(j) = &self.stored_json {
             return Some(j);
         }
-        self.parsed
-            .get_or_init(|| match &self.output {
-                Value::String(s) => safe_parse(s).value,
-                _ => None,
-            })
-            .as_ref()
+        self.parsed().0.as_ref()
+    }
+
+    /// The safeParse warning of this step's output, once `json()` has parsed it (the stray-key
+    /// anti-pattern); the phase that read it records the warning.
+    pub fn json_warning(&self) -> Option<&'static str> {
+        self.parsed.get().and_then(|(_, w)| *w)
+    }
+
+    fn parsed(&self) -> &(Option<Value>, Option<&'static str>) {
+        self.parsed.get_or_init(|| match &self.output {
+            Value::String(s) => {
+                let p = safe_parse(s);
+                (p.value, p.warning)
+            }
+            _ => (None, None),
+        })
     }
 }
 

@@ -32,7 +32,14 @@ impl Exec<'_> {
     pub fn render<S: Scope + ?Sized>(&mut self, field: &str, text: &Text, scope: &S) -> String {
         let r = text.template.render(scope);
         for id in text.template.read_phases(scope, &r.reads) {
+            self.json_warning(&id);
             self.rec.read(&id);
+        }
+        // A `{steps.X.json…}` that did not resolve may have failed on the stray-key pattern.
+        for &m in &r.missing {
+            if let Some(id) = text.template.paths()[m as usize].step_id() {
+                self.json_warning(id);
+            }
         }
         self.missing_warning(field, &text.template.path_texts(&r.missing));
         r.text
@@ -51,6 +58,33 @@ impl Exec<'_> {
         }
         self.missing_warning(field, &text.template.path_texts(&r.missing));
         v
+    }
+
+    /// safeParse text this phase consumes, recording its warning (the stray-key hint).
+    pub fn parse_json(&mut self, text: &str) -> Option<Value> {
+        let p = crate::eval::safe_parse::safe_parse(text);
+        if let Some(w) = p.warning {
+            self.rec.warn(w);
+        }
+        p.value
+    }
+
+    /// `output: "json"`: store `safeParse(output)` as the phase's json.
+    pub fn store_json(&mut self, output: &str) {
+        self.rec.json = self.parse_json(output);
+    }
+
+    /// Record the safeParse warning of an upstream step this phase read as JSON.
+    pub fn json_warning(&mut self, id: &str) {
+        let warning = self
+            .scope
+            .steps
+            .iter()
+            .find(|(k, _)| k == id)
+            .and_then(|(_, s)| s.json_warning());
+        if let Some(w) = warning {
+            self.rec.warn(w);
+        }
     }
 
     pub fn missing_warning(&mut self, field: &str, missing: &[String]) {
@@ -156,7 +190,7 @@ fn pre_read(ex: &mut Exec<'_>) -> String {
             ));
             continue;
         }
-        match &crate::eval::safe_parse::safe_parse(&rendered).value {
+        match &ex.parse_json(&rendered) {
             Some(Value::Array(items)) => paths.extend(
                 items
                     .iter()

@@ -742,3 +742,24 @@ fn reworks_nest() {
     );
     assert_eq!(r.phases["g2"].gate.as_ref().and_then(|g| g.rounds), Some(1));
 }
+
+#[test]
+fn the_stray_key_hint_reaches_the_phase_that_reads_the_json() {
+    let flow = r#"{"phases": [
+        {"id": "a", "task": "list"},
+        {"id": "b", "dependsOn": ["a"], "task": "Use {steps.a.json}"}
+    ]}"#;
+    let r = run(flow, |req| match req.phase_id.as_str() {
+        "a" => Outcome::ok("[{\"id\": \"D-001\"}],\n\"deferred\": [{\"id\": \"D-002\"}]"),
+        _ => Outcome::ok(req.prompt.clone()),
+    });
+    assert_eq!(r.final_output, "Use {steps.a.json}");
+    assert!(
+        r.phases["b"].warnings.iter().any(|w| w.starts_with(
+            "safeParse: input looks like a JSON array followed by a stray top-level key"
+        )),
+        "{:?}",
+        r.phases["b"].warnings
+    );
+    assert!(r.phases["a"].warnings.is_empty());
+}

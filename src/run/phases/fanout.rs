@@ -251,7 +251,7 @@ fn over_value<'s>(ex: &mut Exec<'_>, scope: &'s PhaseScope) -> Option<Cow<'s, Va
         && over.template.refs()[0].span.range() == (0..over.as_str().len());
     if !whole {
         let text = ex.render("over", over, scope);
-        return safe_parse(&text).value.map(Cow::Owned);
+        return ex.parse_json(&text).map(Cow::Owned);
     }
     match crate::eval::resolve(scope, &paths[0]) {
         Some(v) => {
@@ -259,7 +259,7 @@ fn over_value<'s>(ex: &mut Exec<'_>, scope: &'s PhaseScope) -> Option<Cow<'s, Va
                 ex.rec.read(&id);
             }
             match &*v {
-                Value::String(s) => safe_parse(s).value.map(Cow::Owned),
+                Value::String(s) => ex.parse_json(s).map(Cow::Owned),
                 _ => Some(v),
             }
         }

@@ -200,7 +200,7 @@ pub async fn run(ex: &mut Exec<'_>) {
     }
     let out = last_success.unwrap_or_default();
     if phase.output == OutputMode::Json {
-        ex.rec.json = crate::eval::safe_parse::safe_parse(&out).value;
+        ex.store_json(&out);
     }
     ex.succeed(out);
 }

@@ -96,7 +96,7 @@ pub(super) fn settle(ex: &mut Exec<'_>, r: super::call::CallResult) {
     }
     if r.ok {
         if ex.phase.output == OutputMode::Json {
-            ex.rec.json = crate::eval::safe_parse::safe_parse(&r.output).value;
+            ex.store_json(&r.output);
         }
         ex.succeed(r.output);
     } else {

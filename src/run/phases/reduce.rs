@@ -92,7 +92,7 @@ pub async fn run(ex: &mut Exec<'_>) {
     }
     let out = list.pop().map(|(_, o)| o).unwrap_or_default();
     if ex.phase.output == OutputMode::Json {
-        ex.rec.json = crate::eval::safe_parse::safe_parse(&out).value;
+        ex.store_json(&out);
     }
     ex.succeed(out);
 }
