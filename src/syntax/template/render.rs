@@ -57,11 +57,16 @@ enum Seen {
 
 impl Template {
     pub fn parse(src: &str) -> Template {
-        Template::compile(src, &parse_template(src))
+        Template::compile_owned(src, parse_template(src))
     }
 
     /// Lower an AST to ops, interning each distinct path once.
     pub fn compile(src: &str, ast: &TemplateAst) -> Template {
+        Template::compile_owned(src, ast.clone())
+    }
+
+    /// [`Template::compile`] consuming the AST: its paths move into the template.
+    pub fn compile_owned(src: &str, ast: TemplateAst) -> Template {
         let mut ops = Vec::with_capacity(ast.pieces.len());
         let mut refs = Vec::new();
         let mut paths: Vec<RefPath> = Vec::new();
@@ -70,10 +75,12 @@ impl Template {
         let mut texts: Vec<&str> = Vec::new();
         let mut ids: Option<std::collections::HashMap<&str, u32, foldhash::fast::RandomState>> =
             None;
-        for piece in &ast.pieces {
+        for piece in ast.pieces {
             match piece {
                 Piece::Text(span) => ops.push(Op::Lit(span.start, span.end)),
                 Piece::Placeholder(span, path) => {
+                    // The path as written, borrowed from `src` (the path itself moves below).
+                    let text = &src[span.start as usize + 1..span.end as usize - 1];
                     if ids.is_none() && texts.len() >= 16 {
                         ids = Some(
                             texts
@@ -84,25 +91,19 @@ impl Template {
                         );
                     }
                     let known = match &ids {
-                        Some(map) => map.get(&*path.text).copied(),
-                        None => texts
-                            .iter()
-                            .position(|t| **t == *path.text)
-                            .map(|i| i as u32),
+                        Some(map) => map.get(text).copied(),
+                        None => texts.iter().position(|t| *t == text).map(|i| i as u32),
                     };
                     let id = known.unwrap_or_else(|| {
-                        paths.push(path.clone());
-                        texts.push(&path.text);
+                        paths.push(path);
+                        texts.push(text);
                         paths.len() as u32 - 1
                     });
                     if let Some(map) = ids.as_mut() {
-                        map.entry(&path.text).or_insert(id);
+                        map.entry(text).or_insert(id);
                     }
                     ops.push(Op::Ref(refs.len() as u32));
-                    refs.push(TemplateRef {
-                        path: id,
-                        span: *span,
-                    });
+                    refs.push(TemplateRef { path: id, span });
                 }
             }
         }
