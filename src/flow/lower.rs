@@ -487,18 +487,44 @@ impl Lowerer {
         f: &Fields<'_, S>,
         name: &str,
     ) -> Option<Vec<Field<String>>> {
+        let key = f.get(name)?.key.span;
+        let (items, all_strings) = self.string_items(f, name)?;
+        all_strings.then(|| {
+            items
+                .into_iter()
+                .map(|s| Field::new(s.value.clone(), key, s.span))
+                .collect()
+        })
+    }
+
+    /// The string elements of an array field; other elements are E0004 each.
+    fn str_nodes<'a, S: BuildHasher>(
+        &mut self,
+        f: &Fields<'a, S>,
+        name: &str,
+    ) -> Option<Vec<&'a Str>> {
+        self.string_items(f, name).map(|(items, _)| items)
+    }
+
+    /// The string elements of an array field and whether every element was one (each other
+    /// element is an E0004); `None` when the field is absent or not an array.
+    fn string_items<'a, S: BuildHasher>(
+        &mut self,
+        f: &Fields<'a, S>,
+        name: &str,
+    ) -> Option<(Vec<&'a Str>, bool)> {
         let m = f.get(name)?;
         let Kind::Array(items) = &m.value.kind else {
             self.wrong_type(m, "an array of strings");
             return None;
         };
         let mut out = Vec::new();
-        let mut ok = true;
+        let mut all_strings = true;
         for item in items {
             match &item.kind {
-                Kind::String(s) => out.push(Field::new(s.value.clone(), m.key.span, item.span)),
+                Kind::String(s) => out.push(s),
                 _ => {
-                    ok = false;
+                    all_strings = false;
                     self.push(
                         Diagnostic::new(
                             Code::WrongType,
@@ -515,39 +541,7 @@ impl Lowerer {
                 }
             }
         }
-        ok.then_some(out)
-    }
-
-    fn str_nodes<'a, S: BuildHasher>(
-        &mut self,
-        f: &Fields<'a, S>,
-        name: &str,
-    ) -> Option<Vec<&'a Str>> {
-        let m = f.get(name)?;
-        let Kind::Array(items) = &m.value.kind else {
-            self.wrong_type(m, "an array of strings");
-            return None;
-        };
-        let mut out = Vec::new();
-        for item in items {
-            match &item.kind {
-                Kind::String(s) => out.push(s),
-                _ => self.push(
-                    Diagnostic::new(
-                        Code::WrongType,
-                        format!(
-                            "'{}' must contain only strings, found {}",
-                            m.key.value,
-                            item.type_name()
-                        ),
-                    )
-                    .at(item.span)
-                    .with_label("expected a string")
-                    .help(element_help(item)),
-                ),
-            }
-        }
-        Some(out)
+        Some((out, all_strings))
     }
 
     fn idle_timeout<S: BuildHasher>(&mut self, f: &Fields<'_, S>) -> Option<Field<f64>> {
