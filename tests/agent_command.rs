@@ -7,29 +7,14 @@ use std::time::{Duration, Instant};
 use smol::Timer;
 use smol::future::FutureExt;
 use tfc::agent::{
-    Agent, Cancel, CancelSource, CommandBackend, Outcome, Purpose, Request, StopReason, ToolPolicy,
-    Usage,
+    Agent, Cancel, CancelSource, CommandBackend, Outcome, Request, StopReason, Usage,
 };
 
 fn request(prompt: &str) -> Request {
     Request {
-        run_id: "run-1".into(),
-        phase_id: "audit".into(),
-        node: "audit#3".into(),
         attempt: 2,
-        agent: "scout".into(),
-        system_prompt: String::new(),
-        prompt: prompt.into(),
-        model: None,
-        thinking: None,
-        tools: ToolPolicy::Default,
         cwd: PathBuf::new(),
-        idle_timeout: None,
-        wall_timeout: None,
-        purpose: Purpose::Task,
-        iteration: None,
-        item_index: None,
-        json_stub: None,
+        ..Request::new("run-1", "audit#3", "scout", prompt)
     }
 }
 

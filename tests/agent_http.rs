@@ -10,7 +10,7 @@ use std::thread;
 
 use tfc::agent::{
     AgentCallRecord, AgentDefinitions, Cancel, Config, ConfigEnv, ConfigRoster, NoProcessBackends,
-    Purpose, Request, Roster, RosterOptions, ToolPolicy,
+    Request, Roster, RosterOptions, ToolPolicy,
 };
 use tfc::flow::AgentScope;
 
@@ -69,23 +69,11 @@ fn roster(root: &Path, options: RosterOptions) -> ConfigRoster {
 fn request(roster: &ConfigRoster, agent: &str, prompt: &str) -> Request {
     let a = roster.resolve(agent).unwrap();
     Request {
-        run_id: "r".into(),
-        phase_id: "review".into(),
-        node: "review".into(),
-        attempt: 1,
-        agent: agent.into(),
         system_prompt: a.system_prompt,
-        prompt: prompt.into(),
         model: a.model,
         thinking: a.thinking,
         tools: ToolPolicy::from_tools(&a.tools),
-        cwd: PathBuf::from("."),
-        idle_timeout: None,
-        wall_timeout: None,
-        purpose: Purpose::Task,
-        iteration: None,
-        item_index: None,
-        json_stub: None,
+        ..Request::new("r", "review", agent, prompt)
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tfc::agent::presets::{self, PresetConfig};
-use tfc::agent::{Agent, Cancel, Outcome, Purpose, Request, StopReason, ToolPolicy, Usage};
+use tfc::agent::{Agent, Cancel, Outcome, Request, StopReason, ToolPolicy, Usage};
 
 const FAKE: &str = r#"#!/bin/sh
 # Stand-in agent CLI: record the call, replay a stream, then maybe linger.
@@ -72,23 +72,11 @@ fn fixture(name: &str) -> String {
 
 fn request(prompt: &str) -> Request {
     Request {
-        run_id: "run-7".into(),
-        phase_id: "review".into(),
-        node: "review#1".into(),
-        attempt: 1,
-        agent: "reviewer".into(),
-        system_prompt: String::new(),
-        prompt: prompt.into(),
-        model: None,
-        thinking: None,
-        tools: ToolPolicy::Default,
         cwd: PathBuf::new(),
         idle_timeout: Some(Duration::from_secs(20)),
         wall_timeout: Some(Duration::from_secs(60)),
-        purpose: Purpose::Task,
-        iteration: None,
         item_index: Some(1),
-        json_stub: None,
+        ..Request::new("run-7", "review#1", "reviewer", prompt)
     }
 }
 

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tfc::agent::presets::{self, PresetConfig};
-use tfc::agent::{Agent, Cancel, Outcome, Purpose, Request, StopReason, ToolPolicy};
+use tfc::agent::{Agent, Cancel, Outcome, Request, StopReason, ToolPolicy};
 
 const PARIS: &str = "The capital of France is Paris. (canned by mockllm)";
 
@@ -304,28 +304,17 @@ fn preset(setup: &Setup, cli: &str, mock: &Mock, home: &Home) -> Arc<dyn Agent> 
 
 fn request(cli: &str, home: &Home, prompt: &str) -> Request {
     Request {
-        run_id: "run-real".into(),
-        phase_id: "ask".into(),
-        node: "ask".into(),
-        attempt: 1,
-        agent: "asker".into(),
         system_prompt: "You answer in one short sentence. SYSMARK-7".into(),
-        prompt: prompt.into(),
         model: match cli {
             // `-m` skips gemini's router model.
             "gemini" => Some("gemini-2.5-pro".into()),
             "opencode" | "pi" => Some("mock/mock-model".into()),
             _ => None,
         },
-        thinking: None,
-        tools: ToolPolicy::Default,
         cwd: home.work(),
         idle_timeout: Some(Duration::from_secs(120)),
         wall_timeout: Some(Duration::from_secs(240)),
-        purpose: Purpose::Task,
-        iteration: None,
-        item_index: None,
-        json_stub: None,
+        ..Request::new("run-real", "ask", "asker", prompt)
     }
 }
 

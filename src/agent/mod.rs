@@ -130,6 +130,34 @@ pub struct Request {
     pub json_stub: Option<crate::value::Value>,
 }
 
+impl Request {
+    /// A first attempt of a plain task call with no limits, model or tools; the phase id is the
+    /// node's own part (`review#1` → `review`, `sub/check@2` → `check`). Callers set the rest
+    /// with struct-update syntax.
+    pub fn new(run_id: &str, node: &str, agent: &str, prompt: &str) -> Request {
+        let own = node.rsplit('/').next().unwrap_or(node);
+        Request {
+            run_id: run_id.into(),
+            phase_id: own.split(['#', '@']).next().unwrap_or(own).into(),
+            node: node.into(),
+            attempt: 1,
+            agent: agent.into(),
+            system_prompt: String::new(),
+            prompt: prompt.into(),
+            model: None,
+            thinking: None,
+            tools: ToolPolicy::Default,
+            cwd: PathBuf::from("."),
+            idle_timeout: None,
+            wall_timeout: None,
+            purpose: Purpose::Task,
+            iteration: None,
+            item_index: None,
+            json_stub: None,
+        }
+    }
+}
+
 /// Tokens and money one call used (SPEC §9.3).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Usage {
@@ -309,4 +337,23 @@ pub(crate) fn test_dir(tag: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_phase_id_is_the_nodes_own_part() {
+        let id = |node: &str| Request::new("r", node, "a", "p").phase_id;
+        assert_eq!(id("review"), "review");
+        assert_eq!(id("audit#3"), "audit");
+        assert_eq!(id("fix@2"), "fix");
+        assert_eq!(id("sub/check#judge"), "check");
+        let r = Request::new("r", "x", "a", "p");
+        assert_eq!(
+            (r.attempt, r.purpose, r.cwd),
+            (1, Purpose::Task, PathBuf::from("."))
+        );
+    }
 }

@@ -390,29 +390,11 @@ impl Agent for Recorder {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::agent::{Purpose, ToolPolicy};
+
     use crate::value::parse_json;
 
     pub(crate) fn request(node: &str, agent: &str, prompt: &str) -> Request {
-        Request {
-            run_id: "run-1".into(),
-            phase_id: node.split(['#', '@']).next().unwrap_or(node).into(),
-            node: node.into(),
-            attempt: 1,
-            agent: agent.into(),
-            system_prompt: String::new(),
-            prompt: prompt.into(),
-            model: None,
-            thinking: None,
-            tools: ToolPolicy::Default,
-            cwd: PathBuf::from("."),
-            idle_timeout: None,
-            wall_timeout: None,
-            purpose: Purpose::Task,
-            iteration: None,
-            item_index: None,
-            json_stub: None,
-        }
+        Request::new("run-1", node, agent, prompt)
     }
 
     pub(crate) fn sample() -> AgentCallRecord {

@@ -450,7 +450,7 @@ pub(crate) fn add_cost(cost: &mut Option<f64>, more: Option<f64>) {
 pub(crate) mod test_support {
     use std::path::PathBuf;
 
-    use super::super::{Purpose, Request, ToolPolicy};
+    use super::super::Request;
 
     /// A recorded stream from `tests/fixtures/agent-streams/`.
     pub fn fixture(name: &str) -> String {
@@ -462,23 +462,8 @@ pub(crate) mod test_support {
 
     pub fn request() -> Request {
         Request {
-            run_id: "r1".into(),
-            phase_id: "p".into(),
-            node: "p".into(),
-            attempt: 1,
-            agent: "a".into(),
-            system_prompt: String::new(),
-            prompt: "Do it".into(),
-            model: None,
-            thinking: None,
-            tools: ToolPolicy::Default,
             cwd: PathBuf::new(),
-            idle_timeout: None,
-            wall_timeout: None,
-            purpose: Purpose::Task,
-            iteration: None,
-            item_index: None,
-            json_stub: None,
+            ..Request::new("r1", "p", "a", "Do it")
         }
     }
 }
