@@ -115,20 +115,8 @@ pub fn parse(text: &str) -> Stream {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{fixture, request};
+    use super::super::test_support::{fixture, request, usage};
     use super::*;
-    use crate::agent::Usage;
-
-    fn usage(input: u64, output: u64, cache_read: u64) -> Usage {
-        Usage {
-            input,
-            output,
-            cache_read,
-            cache_write: 0,
-            cost_usd: None,
-            turns: 1,
-        }
-    }
 
     #[test]
     fn plain_answer() {

@@ -452,6 +452,17 @@ pub(crate) mod test_support {
 
     use super::super::Request;
 
+    /// One turn's usage without cost or cache writes (the codex and gemini streams).
+    pub fn usage(input: u64, output: u64, cache_read: u64) -> super::super::Usage {
+        super::super::Usage {
+            input,
+            output,
+            cache_read,
+            turns: 1,
+            ..super::super::Usage::default()
+        }
+    }
+
     /// A recorded stream from `tests/fixtures/agent-streams/`.
     pub fn fixture(name: &str) -> String {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
