@@ -197,7 +197,10 @@ pub fn run(a: RunArgs) -> ExitCode {
     let interp = Interpreter::new(Arc::new(roster))
         .options(opts)
         .cancel_on(token);
-    let record = match smol::block_on(interp.run(FlowSource::Path(path.clone()), invocation)) {
+    let record = match smol::block_on(interp.run(
+        FlowSource::Checked(Box::new(flow), Box::new(source)),
+        invocation,
+    )) {
         Ok(r) => r,
         Err(RunError::Invalid {
             source,

@@ -46,6 +46,21 @@ pub enum FlowSource {
     },
     /// An already-lowered flow (checked again before running).
     Flow(Box<Flow>),
+    /// A flow that passed `check_source` just now, with its source text (kept as the run
+    /// record's `def`): not checked a second time. Made by [`FlowSource::checked`].
+    Checked(Box<Flow>, Box<Source>),
+}
+
+impl FlowSource {
+    /// The result of a check that found no errors, ready to run without checking again.
+    pub fn checked(checked: crate::check::Checked, source: Source) -> Option<FlowSource> {
+        if checked.has_errors() {
+            return None;
+        }
+        checked
+            .flow
+            .map(|f| FlowSource::Checked(Box::new(f), Box::new(source)))
+    }
 }
 
 impl From<PathBuf> for FlowSource {
@@ -239,6 +254,7 @@ fn load(
     cwd: Option<PathBuf>,
 ) -> Result<(Flow, Source), RunError> {
     let (name, text, default_name) = match source {
+        FlowSource::Checked(flow, src) => return Ok((*flow, *src)),
         FlowSource::Flow(flow) => {
             let src = Source::new(flow.name.clone(), String::new());
             let diags = crate::check::check_flow(

@@ -763,3 +763,17 @@ fn the_stray_key_hint_reaches_the_phase_that_reads_the_json() {
     );
     assert!(r.phases["a"].warnings.is_empty());
 }
+
+#[test]
+fn checked_sources_run_without_a_second_check_and_errors_do_not_become_sources() {
+    use crate::check::{CheckOptions, check_source};
+    let bad = r#"{"phases": [{"id": "a", "dependsOn": ["zz"], "task": "x"}]}"#;
+    let checked = check_source(bad, &LowerOptions::default(), &CheckOptions::default());
+    assert!(FlowSource::checked(checked, Source::new("bad", bad)).is_none());
+    let good = r#"{"phases": [{"id": "a", "task": "hello"}]}"#;
+    let checked = check_source(good, &LowerOptions::default(), &CheckOptions::default());
+    let source = FlowSource::checked(checked, Source::new("good", good)).expect("no errors");
+    let interp = Interpreter::with_agent(FnAgent::new("t", |req| Outcome::ok(req.prompt.clone())));
+    let r = smol::block_on(interp.run(source, Invocation::default())).expect("runs");
+    assert_eq!(r.final_output, "hello");
+}
