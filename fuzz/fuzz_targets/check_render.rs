@@ -1,0 +1,30 @@
+//! The slow front-end target: like `check`, then every diagnostic is rendered as text (ariadne)
+//! and as JSON. Rendering must not panic, must not produce an empty report, and the JSON form
+//! must carry the diagnostic's code.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tfc::check::check_source;
+use tfc::diag::render::{render, to_json};
+use tfc::source::Source;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (inv, lower) = tfc_fuzz::check_setup();
+    let source = Source::new("fuzz.json", text);
+    for opts in &tfc_fuzz::check_options(&inv)[..2] {
+        let checked = check_source(text, &lower, opts);
+        for diag in &checked.diagnostics {
+            let rendered = render(diag, &source, false);
+            assert!(!rendered.is_empty());
+            let json = to_json(diag, &source);
+            let code = json
+                .as_object()
+                .and_then(|o| o.get("code"))
+                .and_then(|c| c.as_str());
+            assert_eq!(code, Some(diag.code.as_str()));
+        }
+    }
+});
