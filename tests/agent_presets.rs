@@ -364,6 +364,22 @@ fn model_requests(mock: &Mock) -> usize {
         .count()
 }
 
+/// One line per logged request: API, path and the start of the last user message.
+fn request_summary(mock: &Mock) -> String {
+    mock.requests()
+        .iter()
+        .map(|r| {
+            let asked: String = r["last_user"]
+                .as_str()
+                .unwrap_or("")
+                .chars()
+                .take(80)
+                .collect();
+            format!("\n  {} {} {asked:?}", r["api"], r["path"])
+        })
+        .collect()
+}
+
 /// The cost is `micro_usd` millionths of a dollar (up to float noise).
 fn assert_cost(o: &Outcome, micro_usd: f64) {
     let cost = o.usage.cost_usd.expect("a cost");
@@ -396,7 +412,7 @@ fn answer_and_failure(
     // asks for a session title unless given one).
     let answered = model_requests(&mock);
     note(format!("{cli}: {answered} model request(s) for the answer"));
-    assert_eq!(answered, 1, "{cli}: {:#?}", mock.requests());
+    assert_eq!(answered, 1, "{cli}: {}", request_summary(&mock));
     assert_eq!(o.usage.turns, 1, "{cli}");
     // The prompt and the system prompt reached the model.
     let asked: Vec<Value> = mock
@@ -422,7 +438,7 @@ fn answer_and_failure(
     // The refused request: one request, one turn, no tokens, cost unknown — alike everywhere.
     let refused = model_requests(&mock) - answered;
     note(format!("{cli}: {refused} model request(s) for the failure"));
-    assert_eq!(refused, 1, "{cli}");
+    assert_eq!(refused, 1, "{cli}: {}", request_summary(&mock));
     assert_eq!(
         o.usage,
         Usage {
