@@ -204,10 +204,67 @@ fn recorded_failures_through_every_preset() {
             name,
             &[("FAKE_STREAM", &fixture(file)), ("FAKE_EXIT", code)],
         );
-        let o = call(&agent, request("bad400"));
+        let mut r = request("bad400");
+        r.model = Some("configured-model".into());
+        let o = call(&agent, r);
         assert_eq!(o.stop, StopReason::Failed, "{name}: {o:?}");
         assert_eq!(o.error.as_deref(), Some(error), "{name}");
         assert_eq!(o.exit_code, Some(code.parse().unwrap()), "{name}");
+        // Every preset records a refused request alike: one turn, no tokens, cost unknown
+        // (claude and pi print a cost of 0, codex and opencode count no turn of their own).
+        assert_eq!(
+            o.usage,
+            Usage {
+                turns: 1,
+                ..Usage::default()
+            },
+            "{name}"
+        );
+        // The model the stream named (claude's without `[1m]`), else the configured one.
+        let model = match name {
+            "claude" => "claude-opus-4-8",
+            "gemini" => "gemini-2.5-pro",
+            "pi" => "mock-model",
+            _ => "configured-model",
+        };
+        assert_eq!(o.model.as_deref(), Some(model), "{name}");
+    }
+}
+
+#[test]
+fn configured_model_when_the_stream_names_none() {
+    let fake = Fake::new();
+    // codex and opencode never name the model; a claude stream cut before any event that does.
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("claude-bare.jsonl");
+    fs::write(
+        &bare,
+        r#"{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","usage":{"input_tokens":3,"output_tokens":1},"total_cost_usd":0.0001}"#,
+    )
+    .unwrap();
+    for (name, stream, model, recorded) in [
+        ("codex", fixture("codex.jsonl"), "gpt-5.5", "gpt-5.5"),
+        (
+            "opencode",
+            fixture("opencode.jsonl"),
+            "mock/mock-model",
+            "mock/mock-model",
+        ),
+        (
+            "claude",
+            bare.to_string_lossy().into_owned(),
+            "claude-opus-4-8[1m]",
+            "claude-opus-4-8",
+        ),
+    ] {
+        let agent = fake.preset(name, &[("FAKE_STREAM", &stream)]);
+        let mut r = request("x");
+        let o = call(&agent, r.clone());
+        assert!(o.is_ok(), "{name}: {o:?}");
+        assert_eq!(o.model, None, "{name}: nothing configured, nothing named");
+        r.model = Some(model.into());
+        let o = call(&agent, r);
+        assert_eq!(o.model.as_deref(), Some(recorded), "{name}");
     }
 }
 
@@ -250,9 +307,9 @@ fn prompt_channels() {
         );
         assert_ne!(fake.recorded("stdin-source").trim(), "/dev/null", "{name}");
     }
-    assert!(
-        fake.recorded("argv")
-            .starts_with("run\n--format\njson\n-m\nm-1\n")
+    assert_eq!(
+        fake.recorded("argv"),
+        "run\n--format\njson\n-m\nm-1\n--title\ntfc run-7 review#1\n"
     );
 
     // pi: argv prompt, stdin /dev/null, system prompt in a private file deleted afterwards.

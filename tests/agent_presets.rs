@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tfc::agent::presets::{self, PresetConfig};
-use tfc::agent::{Agent, Cancel, Outcome, Request, StopReason, ToolPolicy};
+use tfc::agent::{Agent, Cancel, Outcome, Request, StopReason, ToolPolicy, Usage};
 
 const PARIS: &str = "The capital of France is Paris. (canned by mockllm)";
 
@@ -201,7 +201,7 @@ impl Home {
 /// The preset `cli`, configured like `run-cli.sh` does it, for one call in `home`.
 fn preset(setup: &Setup, cli: &str, mock: &Mock, home: &Home) -> Arc<dyn Agent> {
     let url = &mock.url;
-    let mut extra_args = Vec::new();
+    let extra_args = Vec::new();
     let mut env_allow = Vec::new();
     let vars: Vec<(&str, String)> = match cli {
         "claude" => {
@@ -258,7 +258,7 @@ fn preset(setup: &Setup, cli: &str, mock: &Mock, home: &Home) -> Arc<dyn Agent> 
             // opencode npm-installs a plugin in the background on every start: point its
             // registry at the mock (which answers 404).
             home.write(".npmrc", &format!("registry={url}/npm-registry/\n"));
-            extra_args = vec!["--title".into(), "mock-session".into()];
+            // No `--title` here: the preset passes its own (else opencode asks the model again).
             let config = json!({
                 "autoupdate": false, "share": "disabled", "model": "mock/mock-model",
                 "provider": {"mock": {
@@ -308,6 +308,8 @@ fn request(cli: &str, home: &Home, prompt: &str) -> Request {
         model: match cli {
             // `-m` skips gemini's router model.
             "gemini" => Some("gemini-2.5-pro".into()),
+            // The model of codex's config.toml, named so that tfc knows it.
+            "codex" => Some("gpt-5.5".into()),
             "opencode" | "pi" => Some("mock/mock-model".into()),
             _ => None,
         },
@@ -352,6 +354,32 @@ fn offered_tools(mock: &Mock) -> Vec<String> {
     names
 }
 
+/// How many model requests (any wire API; not the npm-registry stand-in) the mock has seen.
+fn model_requests(mock: &Mock) -> usize {
+    mock.requests()
+        .iter()
+        .filter(|r| {
+            ["anthropic", "responses", "chat", "gemini"].contains(&r["api"].as_str().unwrap_or(""))
+        })
+        .count()
+}
+
+/// One line per logged request: API, path and the start of the last user message.
+fn request_summary(mock: &Mock) -> String {
+    mock.requests()
+        .iter()
+        .map(|r| {
+            let asked: String = r["last_user"]
+                .as_str()
+                .unwrap_or("")
+                .chars()
+                .take(80)
+                .collect();
+            format!("\n  {} {} {asked:?}", r["api"], r["path"])
+        })
+        .collect()
+}
+
 /// The cost is `micro_usd` millionths of a dollar (up to float noise).
 fn assert_cost(o: &Outcome, micro_usd: f64) {
     let cost = o.usage.cost_usd.expect("a cost");
@@ -361,8 +389,14 @@ fn assert_cost(o: &Outcome, micro_usd: f64) {
     );
 }
 
-/// One answer and one HTTP 400 through the preset `cli`; `check` gets the answer's outcome.
-fn answer_and_failure(cli: &str, tools: ToolPolicy, check: impl Fn(&Outcome, &Mock)) {
+/// One answer and one HTTP 400 through the preset `cli`; `check` gets the answer's outcome,
+/// `failed` the failure's.
+fn answer_and_failure(
+    cli: &str,
+    tools: ToolPolicy,
+    check: impl Fn(&Outcome, &Mock),
+    failed: impl Fn(&Outcome),
+) {
     let Some(setup) = setup(cli) else { return };
     let mock = Mock::start(&setup.mockllm, &answers());
 
@@ -374,6 +408,12 @@ fn answer_and_failure(cli: &str, tools: ToolPolicy, check: impl Fn(&Outcome, &Mo
     assert!(o.is_ok(), "{cli}: {o:?}");
     assert_eq!(o.output, PARIS, "{cli}");
     assert_eq!(o.exit_code, Some(0));
+    // Every provider request is accounted for: one per recorded turn, none hidden (opencode
+    // asks for a session title unless given one).
+    let answered = model_requests(&mock);
+    note(format!("{cli}: {answered} model request(s) for the answer"));
+    assert_eq!(answered, 1, "{cli}: {}", request_summary(&mock));
+    assert_eq!(o.usage.turns, 1, "{cli}");
     // The prompt and the system prompt reached the model.
     let asked: Vec<Value> = mock
         .requests()
@@ -395,75 +435,133 @@ fn answer_and_failure(cli: &str, tools: ToolPolicy, check: impl Fn(&Outcome, &Mo
     assert_eq!(o.stop, StopReason::Failed, "{cli}: {o:?}");
     let error = o.error.clone().unwrap_or_default();
     assert!(error.contains("simulated bad request"), "{cli}: {error}");
-    assert_eq!(o.usage.billable_tokens(), 0, "{cli}");
+    // The refused request: one request, one turn, no tokens, cost unknown — alike everywhere.
+    let refused = model_requests(&mock) - answered;
+    note(format!("{cli}: {refused} model request(s) for the failure"));
+    assert_eq!(refused, 1, "{cli}: {}", request_summary(&mock));
+    assert_eq!(
+        o.usage,
+        Usage {
+            turns: 1,
+            ..Usage::default()
+        },
+        "{cli}"
+    );
+    // The model the stream named, else the configured one; never absent when either knows.
+    let configured = request(cli, &home, "").model;
+    assert!(
+        o.model.is_some() || configured.is_none(),
+        "{cli}: no model recorded"
+    );
+    failed(&o);
 }
 
 #[test]
 fn claude() {
     let read_only = ToolPolicy::ReadOnly(vec!["Read".into(), "Grep".into(), "Glob".into()]);
-    answer_and_failure("claude", read_only, |o, mock| {
-        assert_eq!(o.usage.input, 1000);
-        assert_eq!(o.usage.output, 42);
-        assert_eq!(o.usage.cache_read, 200);
-        assert_eq!(o.usage.turns, 1);
-        // claude prices the default model itself: $5 / $25 / $0.50 (cache read) per M.
-        assert_cost(o, 1000.0 * 5.0 + 42.0 * 25.0 + 200.0 * 0.5);
-        assert_eq!(o.model.as_deref(), Some("claude-opus-4-8"));
-        // The read-only list is enforced: nothing else is offered to the model.
-        assert_eq!(offered_tools(mock), ["Glob", "Grep", "Read"]);
-    });
+    answer_and_failure(
+        "claude",
+        read_only,
+        |o, mock| {
+            assert_eq!(o.usage.input, 1000);
+            assert_eq!(o.usage.output, 42);
+            assert_eq!(o.usage.cache_read, 200);
+            assert_eq!(o.usage.turns, 1);
+            // claude prices the default model itself: $5 / $25 / $0.50 (cache read) per M.
+            assert_cost(o, 1000.0 * 5.0 + 42.0 * 25.0 + 200.0 * 0.5);
+            assert_eq!(o.model.as_deref(), Some("claude-opus-4-8"));
+            // The read-only list is enforced: nothing else is offered to the model.
+            assert_eq!(offered_tools(mock), ["Glob", "Grep", "Read"]);
+        },
+        |o| {
+            // From `system/init`, which says `claude-opus-4-8[1m]`.
+            assert_eq!(o.model.as_deref(), Some("claude-opus-4-8"));
+        },
+    );
 }
 
 #[test]
 fn codex() {
-    answer_and_failure("codex", ToolPolicy::Default, |o, _| {
-        // codex counts cached tokens in its input tokens.
-        assert_eq!(o.usage.input, 1200);
-        assert_eq!(o.usage.output, 42);
-        assert_eq!(o.usage.cache_read, 200);
-        assert_eq!(o.usage.cost_usd, None);
-    });
+    answer_and_failure(
+        "codex",
+        ToolPolicy::Default,
+        |o, _| {
+            // codex counts cached tokens in its input tokens.
+            assert_eq!(o.usage.input, 1200);
+            assert_eq!(o.usage.output, 42);
+            assert_eq!(o.usage.cache_read, 200);
+            assert_eq!(o.usage.cost_usd, None);
+            // codex names no model: the configured one is recorded.
+            assert_eq!(o.model.as_deref(), Some("gpt-5.5"));
+        },
+        |o| {
+            assert_eq!(o.model.as_deref(), Some("gpt-5.5"));
+        },
+    );
 }
 
 #[test]
 fn gemini() {
-    answer_and_failure("gemini", ToolPolicy::Default, |o, _| {
-        // gemini counts cached tokens in its input tokens.
-        assert_eq!(o.usage.input, 1200);
-        assert_eq!(o.usage.output, 42);
-        assert_eq!(o.usage.cache_read, 200);
-        assert_eq!(o.usage.cost_usd, None);
-        assert_eq!(o.model.as_deref(), Some("gemini-2.5-pro"));
-    });
+    answer_and_failure(
+        "gemini",
+        ToolPolicy::Default,
+        |o, _| {
+            // gemini counts cached tokens in its input tokens.
+            assert_eq!(o.usage.input, 1200);
+            assert_eq!(o.usage.output, 42);
+            assert_eq!(o.usage.cache_read, 200);
+            assert_eq!(o.usage.cost_usd, None);
+            assert_eq!(o.model.as_deref(), Some("gemini-2.5-pro"));
+        },
+        |o| {
+            assert_eq!(o.model.as_deref(), Some("gemini-2.5-pro"));
+        },
+    );
 }
 
 #[test]
 fn opencode() {
     let read_only = ToolPolicy::ReadOnly(vec!["read".into()]);
-    answer_and_failure("opencode", read_only, |o, mock| {
-        assert_eq!(o.usage.input, 1000);
-        assert_eq!(o.usage.output, 42);
-        assert_eq!(o.usage.cache_read, 200);
-        // The configured prices: $1.25 / $10 per M, no cache-read price.
-        assert_cost(o, 1000.0 * 1.25 + 42.0 * 10.0);
-        let tools = offered_tools(mock);
-        assert!(
-            tools
-                .iter()
-                .all(|t| ["read", "grep", "glob", "list"].contains(&t.as_str())),
-            "{tools:?}"
-        );
-    });
+    answer_and_failure(
+        "opencode",
+        read_only,
+        |o, mock| {
+            assert_eq!(o.usage.input, 1000);
+            assert_eq!(o.usage.output, 42);
+            assert_eq!(o.usage.cache_read, 200);
+            // The configured prices: $1.25 / $10 per M, no cache-read price.
+            assert_cost(o, 1000.0 * 1.25 + 42.0 * 10.0);
+            let tools = offered_tools(mock);
+            assert!(
+                tools
+                    .iter()
+                    .all(|t| ["read", "grep", "glob", "list"].contains(&t.as_str())),
+                "{tools:?}"
+            );
+            // opencode names no model: the configured one is recorded.
+            assert_eq!(o.model.as_deref(), Some("mock/mock-model"));
+        },
+        |o| {
+            assert_eq!(o.model.as_deref(), Some("mock/mock-model"));
+        },
+    );
 }
 
 #[test]
 fn pi() {
-    answer_and_failure("pi", ToolPolicy::Default, |o, _| {
-        assert_eq!(o.usage.input, 1000);
-        assert_eq!(o.usage.output, 42);
-        assert_eq!(o.usage.cache_read, 200);
-        // The configured prices: $1.25 / $10 / $0.125 (cache read) per M.
-        assert_cost(o, 1000.0 * 1.25 + 42.0 * 10.0 + 200.0 * 0.125);
-        assert_eq!(o.model.as_deref(), Some("mock-model"));
-    });
+    answer_and_failure(
+        "pi",
+        ToolPolicy::Default,
+        |o, _| {
+            assert_eq!(o.usage.input, 1000);
+            assert_eq!(o.usage.output, 42);
+            assert_eq!(o.usage.cache_read, 200);
+            // The configured prices: $1.25 / $10 / $0.125 (cache read) per M.
+            assert_cost(o, 1000.0 * 1.25 + 42.0 * 10.0 + 200.0 * 0.125);
+            assert_eq!(o.model.as_deref(), Some("mock-model"));
+        },
+        |o| {
+            assert_eq!(o.model.as_deref(), Some("mock-model"));
+        },
+    );
 }

@@ -30,6 +30,10 @@ impl Cli for Claude {
         &self.config
     }
 
+    fn model_id(model: &str) -> String {
+        model_id(model).to_owned()
+    }
+
     fn invocation(&self, request: &Request) -> Result<Invocation, String> {
         let mut inv = Invocation::new(
             argv(request, &self.config.extra_args),
@@ -75,6 +79,16 @@ fn argv(request: &Request, extra: &[String]) -> Vec<String> {
     a
 }
 
+/// A model id without claude's display suffixes: `claude-opus-4-8[1m]` (the 1M-context variant,
+/// as `system/init` names it) is `claude-opus-4-8`, the id the API answers as.
+pub fn model_id(model: &str) -> &str {
+    let mut id = model.trim_end();
+    while let Some(open) = id.strip_suffix(']').and_then(|rest| rest.rfind('[')) {
+        id = id[..open].trim_end();
+    }
+    if id.is_empty() { model } else { id }
+}
+
 /// claude's events.
 #[derive(Debug, Default)]
 pub struct ClaudeEvents {
@@ -89,13 +103,13 @@ impl Events for ClaudeEvents {
     fn event(&mut self, kind: &str, e: &Value, s: &mut Stream) -> Step {
         match kind {
             "system" if str_at(e, &["subtype"]) == Some("init") => {
-                self.init_model = str_at(e, &["model"]).map(str::to_owned);
+                self.init_model = str_at(e, &["model"]).map(|m| model_id(m).to_owned());
             }
             "assistant" => {
                 let model = str_at(e, &["message", "model"]);
                 if model != Some("<synthetic>") {
                     if let Some(m) = model {
-                        s.model = Some(m.to_owned());
+                        s.model = Some(model_id(m).to_owned());
                     }
                     let text = texts(at(e, &["message", "content"]));
                     if !text.is_empty() {
@@ -239,10 +253,39 @@ mod tests {
             Some("API Error: 400 simulated bad request")
         );
         assert_eq!(s.answer, "API Error: 400 simulated bad request");
-        assert_eq!(s.usage, usage(0, 0, 0, 0.0, 1));
-        // The synthetic assistant message does not name the model.
-        assert_eq!(s.model.as_deref(), Some("claude-opus-4-8[1m]"));
+        // `total_cost_usd: 0` over no tokens is no measurement: the cost is unknown.
+        assert_eq!(
+            s.usage,
+            Usage {
+                turns: 1,
+                ..Usage::default()
+            }
+        );
+        // The synthetic assistant message does not name the model; `system/init` does, as
+        // `claude-opus-4-8[1m]`.
+        assert_eq!(s.model.as_deref(), Some("claude-opus-4-8"));
         assert!(s.terminal);
+    }
+
+    #[test]
+    fn display_suffixes_are_not_part_of_the_model_id() {
+        for (shown, id) in [
+            ("claude-opus-4-8[1m]", "claude-opus-4-8"),
+            ("opus[1m]", "opus"),
+            ("claude-sonnet-4-5 [1m]", "claude-sonnet-4-5"),
+            ("claude-opus-4-8[1m][fast]", "claude-opus-4-8"),
+            ("claude-haiku-4-5", "claude-haiku-4-5"),
+            ("[1m]", "[1m]"),
+            ("", ""),
+        ] {
+            assert_eq!(model_id(shown), id, "{shown}");
+            assert_eq!(<Claude as Cli>::model_id(shown), id, "{shown}");
+        }
+        let s = parse(&fixture("claude.jsonl").replace(
+            r#""model":"claude-opus-4-8""#,
+            r#""model":"claude-opus-4-8[1m]""#,
+        ));
+        assert_eq!(s.model.as_deref(), Some("claude-opus-4-8"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! `turn.completed` {usage}, the terminal event. The answer is the text of the **last**
 //! `item.completed` of type `agent_message`. `item.completed` items of type `error` are notices
 //! (unknown model metadata, …), not failures. A failed turn ends with
-//! `{"type":"error","message"}` then `turn.failed` {error.message}. **tfc:** an `error` event
+//! `{"type":"error","message"}` then `turn.failed` {error.message}, which counts as a turn. **tfc:** an `error` event
 //! followed by `turn.completed` (a recovered stream) is a warning, not a failure. Input tokens
 //! include cached ones; no cost.
 
@@ -122,6 +122,8 @@ impl Events for CodexEvents {
                     .or_else(|| self.pending_error.take())
                     .unwrap_or_else(|| "codex turn failed".into());
                 s.failure = Some(m);
+                // The failed turn is a turn, as claude, gemini and pi count theirs.
+                s.usage.turns += 1;
                 return Step::Terminal;
             }
             _ => {}
@@ -179,7 +181,14 @@ mod tests {
             )
         );
         assert_eq!(s.answer, "");
-        assert_eq!(s.usage, Usage::default());
+        // The failed turn counts; no tokens, cost unknown.
+        assert_eq!(
+            s.usage,
+            Usage {
+                turns: 1,
+                ..Usage::default()
+            }
+        );
         assert!(s.terminal);
     }
 

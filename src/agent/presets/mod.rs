@@ -205,6 +205,7 @@ impl<E: Events> Parser<E> {
 
     pub fn finish(mut self) -> Stream {
         self.events.finish(&mut self.stream);
+        unmeasured_cost(&mut self.stream.usage);
         self.stream
     }
 }
@@ -218,6 +219,16 @@ pub fn parse_text<E: Events>(text: &str) -> Stream {
         }
     }
     p.finish()
+}
+
+/// A cost of 0 over no tokens at all is no measurement — claude and pi print one for a request
+/// the provider refused — so it is unknown, as it is for presets that report no cost: `null` in
+/// the record, never a fake 0.
+fn unmeasured_cost(usage: &mut Usage) {
+    let tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+    if tokens == 0 && usage.cost_usd == Some(0.0) {
+        usage.cost_usd = None;
+    }
 }
 
 /// The start of a line, for messages.
@@ -264,6 +275,10 @@ pub(crate) trait Cli: Send + Sync {
     /// The argv after the program, stdin and extra environment; `Err` = fail the call at once
     /// with this message.
     fn invocation(&self, request: &Request) -> Result<Invocation, String>;
+    /// The id to record for a configured model (claude drops display suffixes such as `[1m]`).
+    fn model_id(model: &str) -> String {
+        model.to_owned()
+    }
 }
 
 /// Implements [`Agent`] for a [`Cli`].
@@ -382,7 +397,10 @@ pub(crate) async fn run<C: Cli>(cli: &C, request: Request, cancel: Cancel) -> Ou
     };
     outcome.output = stream.answer;
     outcome.usage = stream.usage;
-    outcome.model = stream.model;
+    // The model the stream named, else the one configuration asked for, on success and failure.
+    outcome.model = stream
+        .model
+        .or_else(|| request.model.as_deref().map(C::model_id));
     outcome.exit_code = Some(code);
     outcome.stderr = stderr;
     warnings.extend(stream.warnings);
@@ -520,6 +538,28 @@ mod tests {
         let long = format!("x{}", "é".repeat(300));
         let s = parse_text::<Toy>(&long);
         assert!(s.protocol_error.unwrap().ends_with("éé…"));
+    }
+
+    #[test]
+    fn a_zero_cost_over_no_tokens_is_unknown() {
+        let s = parse_text::<Costed>(r#"{"type":"end","cost":0,"tokens":0}"#);
+        assert_eq!(s.usage.cost_usd, None);
+        // A zero cost with tokens is what the CLI priced them at (a free model): kept.
+        let s = parse_text::<Costed>(r#"{"type":"end","cost":0,"tokens":5}"#);
+        assert_eq!(s.usage.cost_usd, Some(0.0));
+        let s = parse_text::<Costed>(r#"{"type":"end","cost":0.5,"tokens":0}"#);
+        assert_eq!(s.usage.cost_usd, Some(0.5));
+    }
+
+    #[derive(Default)]
+    struct Costed;
+    impl Events for Costed {
+        const TERMINAL: &'static str = "end";
+        fn event(&mut self, _: &str, e: &Value, s: &mut Stream) -> Step {
+            s.usage.cache_write = u64_at(e, &["tokens"]);
+            s.usage.cost_usd = e["cost"].as_f64();
+            Step::Terminal
+        }
     }
 
     #[test]

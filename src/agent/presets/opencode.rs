@@ -3,8 +3,12 @@
 //! Stream, per model step: `step_start` → `text` {part.text: a whole text part} → `tool_use` →
 //! `step_finish` {part.reason, part.tokens, part.cost}. The terminal event is a `step_finish`
 //! whose reason is not `tool-calls`. The answer is the `text` parts concatenated, reset by each
-//! `tool_use`. An API failure prints one `error` line (no step events) and exits 1. Tokens and
-//! cost are summed over steps; input excludes cached tokens.
+//! `tool_use`. An API failure prints one `error` line (no step events) and exits 1; with an HTTP
+//! status it counts as a turn. Tokens and cost are summed over steps; input excludes cached
+//! tokens.
+//!
+//! `--title` is always passed (the node, unless `extra_args` name one): without it opencode asks
+//! the model a second time, for a session title, and that request appears nowhere in the stream.
 //!
 //! The prompt goes to stdin, never argv: opencode re-quotes every argv word containing a space.
 //! A read-only tool list is enforced with `OPENCODE_PERMISSION` (merged into opencode's
@@ -67,8 +71,20 @@ fn argv(request: &Request, extra: &[String]) -> Vec<String> {
     if let Some(v) = request.thinking.as_deref().and_then(variant) {
         a.extend(["--variant".into(), v.into()]);
     }
+    if !extra
+        .iter()
+        .any(|x| x == "--title" || x.starts_with("--title="))
+    {
+        a.extend(["--title".into(), title(request)]);
+    }
     a.extend(extra.iter().cloned());
     a
+}
+
+/// The session title: the run and the node (`tfc run-7 review#1`). Any title will do — given
+/// one, opencode does not ask the model for one.
+fn title(request: &Request) -> String {
+    format!("tfc {} {}", request.run_id, request.node)
 }
 
 /// Thinking level → `--variant`: off omitted, ultra ⇒ max.
@@ -105,7 +121,14 @@ impl Events for OpencodeEvents {
                     return Step::Terminal;
                 }
             }
-            "error" => s.failure = Some(error_text(&e["error"])),
+            "error" => {
+                s.failure = Some(error_text(&e["error"]));
+                // An HTTP status means the provider answered a request: a turn, as the other
+                // presets count a refused request.
+                if at(e, &["error", "data", "statusCode"]).is_some_and(Value::is_u64) {
+                    s.usage.turns += 1;
+                }
+            }
             _ => {}
         }
         Step::Continue
@@ -192,14 +215,29 @@ mod tests {
             Some("APIError: simulated bad request (HTTP 400)")
         );
         assert!(!s.terminal);
-        assert_eq!(s.usage, Usage::default());
+        // The refused request is one turn; cost unknown, as for every preset's failed call.
+        assert_eq!(
+            s.usage,
+            Usage {
+                turns: 1,
+                ..Usage::default()
+            }
+        );
         assert_eq!(s.answer, "");
+        // An error without an HTTP status (no request answered) is no turn.
+        let s =
+            parse(r#"{"type":"error","error":{"name":"UnknownError","data":{"message":"boom"}}}"#);
+        assert_eq!(s.failure.as_deref(), Some("UnknownError: boom"));
+        assert_eq!(s.usage.turns, 0);
     }
 
     #[test]
     fn argv_and_permission() {
         let mut r = request();
-        assert_eq!(argv(&r, &[]), ["run", "--format", "json"]);
+        assert_eq!(
+            argv(&r, &[]),
+            ["run", "--format", "json", "--title", "tfc r1 p"]
+        );
         r.cwd = "/w".into();
         r.model = Some("mock/mock-model".into());
         r.thinking = Some("ultra".into());
@@ -218,6 +256,14 @@ mod tests {
         );
         r.thinking = Some("off".into());
         assert!(!argv(&r, &[]).contains(&"--variant".to_owned()));
+        // A title in `extra_args` replaces the preset's, in either spelling.
+        assert_eq!(argv(&r, &[]).last().unwrap(), "tfc r1 p");
+        let titled = argv(&r, &["--title=mine".into()]);
+        assert_eq!(
+            titled.iter().filter(|a| a.starts_with("--title")).count(),
+            1
+        );
+        assert_eq!(titled.last().unwrap(), "--title=mine");
         let oc = Opencode::default();
         assert!(oc.invocation(&r).unwrap().env.is_empty());
         r.tools = ToolPolicy::ReadOnly(vec!["read".into()]);
