@@ -25,7 +25,7 @@ pub fn sink(color: bool) -> ProgressSink {
             if n.status == "running" && n.detail.is_some() {
                 return;
             }
-            eprintln!("{}", plain_line(n));
+            sayln!("{}", plain_line(n));
         }))
     }
 }

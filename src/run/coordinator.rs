@@ -634,11 +634,10 @@ impl Coordinator {
                     None,
                 )
             }
+            // `outputPhase` names the phase whose output this is: the final phase itself
+            // when it is done, else the fallback.
             _ => match chosen {
-                Some(c) => (
-                    self.recs[c].output.clone(),
-                    (Some(c) != fin).then(|| ids[c].clone()),
-                ),
+                Some(c) => (self.recs[c].output.clone(), Some(ids[c].clone())),
                 None => ("(no output)".to_owned(), None),
             },
         };
