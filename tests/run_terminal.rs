@@ -305,3 +305,71 @@ fn awaited_approval_prints_its_resume_hint_on_stderr() {
     );
     assert!(out.stderr.contains("--approve ok"), "{}", out.stderr);
 }
+
+#[test]
+fn run_time_surprises_reach_stderr_as_they_happen() {
+    let flow = r#"{"name": "warn", "phases": [
+        {"id": "facts", "output": "json", "task": "Facts."},
+        {"id": "use", "dependsOn": ["facts"], "when": "1.2.3", "task": "Use {steps.facts.json.nope}."},
+        {"id": "shape", "dependsOn": ["use"], "output": "json", "expect": {"required": ["score"]},
+         "retry": {"max": 1, "backoffMs": 0}, "idempotent": false, "task": "Score."}
+    ]}"#;
+    let agent = r#"prompt=$(cat)
+case "$TFC_PHASE_ID" in
+  facts) echo '{"size": 3}' ;;
+  shape) if [ "$TFC_ATTEMPT" = "1" ]; then echo '{"note": "x"}'; else echo '{"score": 1}'; fi ;;
+  *) echo "$TFC_PHASE_ID: $prompt" ;;
+esac"#;
+    let dir = project("term-warnings", flow, agent);
+    let out = run_in(&dir, &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stdout, "{\"score\": 1}\n");
+    for expected in [
+        "warning: use: when condition could not be parsed (treated as true): trailing tokens",
+        "warning: use: unresolved refs in task: {steps.facts.json.nope} — left intact",
+        // The first attempt's violation, in full, although the retry then succeeded.
+        "warning: shape: attempt 1: Output contract violated:\n  - $.score: required key is missing",
+    ] {
+        assert!(
+            out.stderr.contains(expected),
+            "missing {expected:?} in:\n{}",
+            out.stderr
+        );
+    }
+    // Told once, as it happened: before the phase's own end line.
+    let warned = out
+        .stderr
+        .find("warning: use: unresolved")
+        .expect("warning");
+    let ended = out.stderr.find("✓ use done").expect("end line");
+    assert!(warned < ended, "{}", out.stderr);
+    // The record's warnings stay as they were.
+    let record = run_json(&dir);
+    let warnings = record["phases"]["use"]["warnings"]
+        .as_array()
+        .expect("warnings");
+    assert_eq!(warnings.len(), 2, "{record}");
+}
+
+#[test]
+fn a_violated_contract_fails_with_its_full_reason_on_stderr() {
+    let flow = r#"{"name": "contract", "phases": [
+        {"id": "shape", "output": "json", "expect": {"required": ["score", "why"]},
+         "retry": {"max": 0, "backoffMs": 0}, "idempotent": false, "task": "Score."}
+    ]}"#;
+    let dir = project(
+        "term-contract",
+        flow,
+        r#"cat >/dev/null; echo '{"note": "x"}'"#,
+    );
+    let out = run_in(&dir, &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(out.stdout, "", "{out:?}");
+    assert!(
+        out.stderr.contains(
+            "✗ shape failed: Output contract violated:\n  - $.score: required key is missing\n  - $.why: required key is missing"
+        ),
+        "{}",
+        out.stderr
+    );
+}

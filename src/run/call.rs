@@ -211,7 +211,9 @@ pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult 
             && let Some(c) = spec.contract
             && let Err(v) = check_output(c, &outcome.output)
         {
-            outcome.error = Some(violation_error(&v));
+            let error = violation_error(&v);
+            sh.notice(&spec.node, &format!("attempt {}: {error}", k + 1));
+            outcome.error = Some(error);
             outcome.stop = StopReason::Failed;
             contract_failed = true;
         }

@@ -90,10 +90,14 @@ impl Exec<'_> {
     pub fn missing_warning(&mut self, field: &str, missing: &[String]) {
         if !missing.is_empty() {
             let list: Vec<String> = missing.iter().map(|m| format!("{{{m}}}")).collect();
-            self.rec.warn(format!(
+            let w = format!(
                 "unresolved refs in {field}: {} — left intact (check dependsOn / placeholder spelling)",
                 list.join(", ")
-            ));
+            );
+            if !self.rec.warnings.contains(&w) {
+                self.sh.notice(&self.phase.id, &w);
+            }
+            self.rec.warn(w);
         }
     }
 
