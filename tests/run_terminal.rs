@@ -373,3 +373,186 @@ fn a_violated_contract_fails_with_its_full_reason_on_stderr() {
         out.stderr
     );
 }
+
+/// The agent answers with the directory it runs in.
+const PWD_AGENT: &str = "cat >/dev/null; pwd -P";
+
+fn real(path: &Path) -> String {
+    std::fs::canonicalize(path)
+        .expect("canonicalize")
+        .display()
+        .to_string()
+}
+
+fn output_of<'r>(record: &'r serde_json::Value, phase: &str) -> &'r str {
+    record["phases"][phase]["output"].as_str().expect("output")
+}
+
+#[test]
+fn phases_run_in_their_working_directories() {
+    let flow = r#"{"name": "dirs",
+        "args": {"dir": {"type": "relative-path"}},
+        "phases": [
+        {"id": "here", "task": "x"},
+        {"id": "lit", "cwd": "pkg/a", "task": "x"},
+        {"id": "arg", "type": "script", "cwd": "{args.dir}", "run": "pwd -P"},
+        {"id": "ded", "cwd": "dedicated", "task": "x"},
+        {"id": "tmp", "type": "script", "cwd": "temp", "run": "pwd -P; touch made-here"},
+        {"id": "par", "type": "parallel", "branches": [{"task": "a", "cwd": "pkg/a"}, {"task": "b", "cwd": "pkg/b"}, {"task": "c"}]},
+        {"id": "sub", "type": "flow", "cwd": "pkg", "def": {"phases": [{"id": "inner", "cwd": "b", "task": "x"}]}},
+        {"id": "last", "dependsOn": ["here", "lit", "arg", "ded", "tmp", "par", "sub"], "task": "x"}
+    ]}"#;
+    let dir = project("term-cwd", flow, PWD_AGENT);
+    for d in ["pkg/a", "pkg/b"] {
+        std::fs::create_dir_all(dir.join(d)).expect("mkdir");
+    }
+    let out = run_in(&dir, &["dir=pkg/b"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let record = run_json(&dir);
+    let run_id = record["runId"].as_str().expect("runId");
+    let root = real(&dir);
+    assert_eq!(output_of(&record, "here"), root);
+    assert_eq!(output_of(&record, "lit"), real(&dir.join("pkg/a")));
+    assert_eq!(output_of(&record, "arg"), real(&dir.join("pkg/b")));
+    let dedicated = dir.join(".tfc/work").join(run_id).join("ded");
+    assert_eq!(output_of(&record, "ded"), real(&dedicated));
+    // A fresh temporary directory, gone once the phase ended.
+    let tmp = output_of(&record, "tmp");
+    assert!(tmp != root && !tmp.starts_with(&root), "{tmp}");
+    assert!(!Path::new(tmp).exists(), "{tmp} was not removed");
+    let par = output_of(&record, "par");
+    for (k, d) in [
+        (1, real(&dir.join("pkg/a"))),
+        (2, real(&dir.join("pkg/b"))),
+        (3, root.clone()),
+    ] {
+        assert!(
+            par.contains(&format!("### [{k}/3] default\n\n{d}\n"))
+                || par.ends_with(&format!("### [{k}/3] default\n\n{d}")),
+            "{par}"
+        );
+    }
+    // A sub-flow's invocation directory is its phase's: the child's paths resolve there.
+    assert_eq!(output_of(&record, "sub"), real(&dir.join("pkg/b")));
+    assert_eq!(out.stdout, format!("{root}\n"));
+}
+
+#[test]
+fn a_missing_directory_fails_the_phase_and_says_which() {
+    let flow = r#"{"name": "nodir", "phases": [
+        {"id": "lit", "cwd": "not/there", "task": "x"},
+        {"id": "par", "type": "parallel", "branches": [{"task": "a", "cwd": "gone"}, {"task": "b"}]}
+    ]}"#;
+    let dir = project("term-cwd-missing", flow, PWD_AGENT);
+    let out = run_in(&dir, &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let record = run_json(&dir);
+    let error = record["phases"]["lit"]["error"].as_str().expect("error");
+    assert!(
+        error.starts_with("working directory \"not/there\" does not exist: ")
+            && error.contains("create it or correct 'cwd'"),
+        "{error}"
+    );
+    assert_eq!(record["phases"]["lit"]["attempts"], 0);
+    assert!(
+        out.stderr
+            .contains("✗ lit failed: working directory \"not/there\" does not exist"),
+        "{}",
+        out.stderr
+    );
+    let error = record["phases"]["par"]["error"].as_str().expect("error");
+    assert!(
+        error.contains("working directory of branch 0 \"gone\" does not exist"),
+        "{error}"
+    );
+    assert_eq!(record["phases"]["par"]["items"][1]["status"], "done");
+}
+
+#[test]
+fn shorthand_steps_run_in_their_cwd() {
+    let flow = r#"{"chain": [{"task": "one", "cwd": "a"}, "two"], "cwd": "b"}"#;
+    let dir = project("term-cwd-shorthand", flow, PWD_AGENT);
+    for d in ["a", "b"] {
+        std::fs::create_dir_all(dir.join(d)).expect("mkdir");
+    }
+    let out = run_in(&dir, &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let record = run_json(&dir);
+    assert_eq!(output_of(&record, "step1"), real(&dir.join("a")));
+    assert_eq!(output_of(&record, "step2"), real(&dir.join("b")));
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn worktree_phases_get_a_detached_worktree_or_a_warning() {
+    let flow = r#"{"name": "wt", "phases": [
+        {"id": "wt", "type": "script", "cwd": "worktree", "run": "pwd -P; cat tracked.txt; git status --porcelain --branch | head -n 1"}
+    ]}"#;
+    let dir = project("term-worktree", flow, PWD_AGENT);
+    std::fs::write(dir.join("tracked.txt"), "committed\n").expect("write");
+    std::fs::write(dir.join(".gitignore"), ".tfc/\n").expect("write");
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "tracked.txt", ".gitignore"]);
+    git(&dir, &["commit", "-qm", "init"]);
+    let out = run_in(&dir, &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let record = run_json(&dir);
+    let run_id = record["runId"].as_str().expect("runId");
+    let tree = dir.join(".tfc/worktrees").join(run_id).join("wt");
+    assert_eq!(
+        output_of(&record, "wt"),
+        format!("{}\ncommitted\n## HEAD (no branch)", real(&tree))
+    );
+
+    // Outside a repository: the invocation directory, and a warning saying why.
+    // (The scratch folder may sit inside another checkout: git must not look above it.)
+    let dir = project("term-worktree-none", flow, PWD_AGENT);
+    std::fs::write(dir.join("tracked.txt"), "plain\n").expect("write");
+    let child = Command::new(env!("CARGO_BIN_EXE_tfc"))
+        .args(["run", "flow.json"])
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .env("GIT_CEILING_DIRECTORIES", dir.parent().expect("parent"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tfc");
+    let out = wait_output(child);
+    let record = run_json(&dir);
+    assert!(
+        output_of(&record, "wt").starts_with(&format!("{}\nplain", real(&dir))),
+        "{record}"
+    );
+    let warnings = record["phases"]["wt"]["warnings"].to_string();
+    assert!(
+        warnings.contains("cwd \\\"worktree\\\": git worktree add failed"),
+        "{warnings}"
+    );
+    assert!(
+        out.stderr
+            .contains("warning: wt: cwd \"worktree\": git worktree add failed"),
+        "{}",
+        out.stderr
+    );
+}
