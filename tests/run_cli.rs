@@ -128,10 +128,12 @@ fn approvals_pause_with_exit_5_and_flags_decide() {
     let flow = r#"{"phases": [{"id": "plan", "task": "p"}, {"id": "ok", "type": "approval", "dependsOn": ["plan"]}, {"id": "go", "dependsOn": ["ok"], "task": "go"}]}"#;
     let (out, _) = run_agent("run-approval", flow, &[]);
     assert_eq!(out.code, 5, "{out:?}");
+    // Paused before its final phase: nothing on stdout, the resume hint on stderr.
+    assert_eq!(out.stdout, "", "{out:?}");
     assert!(
-        out.stdout.contains("awaiting approval: ok"),
+        out.stderr.contains("awaiting approval: ok"),
         "{}",
-        out.stdout
+        out.stderr
     );
     let (out, _) = run_agent("run-approval-yes", flow, &["--approve", "ok"]);
     assert_eq!((out.code, out.stdout.as_str()), (0, "go: go\n"), "{out:?}");

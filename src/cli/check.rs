@@ -89,7 +89,7 @@ pub fn run(a: CheckArgs) -> Exit {
             Some(found) => found,
             None => {
                 unreadable += 1;
-                eprintln!(
+                sayln!(
                     "error: cannot read flow '{flow}': no such file, and no saved flow of that name"
                 );
                 continue;
@@ -99,7 +99,7 @@ pub fn run(a: CheckArgs) -> Exit {
             Ok(b) => b,
             Err(e) => {
                 unreadable += 1;
-                eprintln!("error: cannot read flow '{}': {e}", path.display());
+                sayln!("error: cannot read flow '{}': {e}", path.display());
                 continue;
             }
         };
@@ -125,7 +125,7 @@ pub fn run(a: CheckArgs) -> Exit {
                 warnings += 1;
             }
             match a.format {
-                Format::Text => eprint!("{}", render(d, &source, color)),
+                Format::Text => say!("{}", render(d, &source, color)),
                 Format::Json => json_diags.push(to_json(d, &source)),
             }
         }
@@ -134,14 +134,14 @@ pub fn run(a: CheckArgs) -> Exit {
         Format::Text => {
             let files = a.flows.len();
             if unreadable < files {
-                eprintln!("{}", summary(errors, warnings, files, unreadable));
+                sayln!("{}", summary(errors, warnings, files, unreadable));
             }
         }
         Format::Json => {
             let mut o = Map::default();
             o.insert("ok".into(), Value::Bool(errors == 0 && unreadable == 0));
             o.insert("diagnostics".into(), Value::Array(json_diags));
-            println!("{}", Value::Object(o).to_json());
+            outln!("{}", Value::Object(o).to_json());
         }
     }
     if unreadable > 0 {

@@ -107,7 +107,7 @@ fn template(text: &str, scope: &Bindings, format: Format) -> Exit {
     let template = Template::parse(text);
     let rendered = template.render(scope);
     match format {
-        Format::Text => print!("{}", rendered.text),
+        Format::Text => out!("{}", rendered.text),
         Format::Json => {
             let mut out = Map::default();
             out.insert("output".into(), Value::String(rendered.text.clone()));
@@ -119,7 +119,7 @@ fn template(text: &str, scope: &Bindings, format: Format) -> Exit {
                 "reads".into(),
                 strings(&template.path_texts(&rendered.reads)),
             );
-            println!("{}", Value::Object(out).to_json());
+            outln!("{}", Value::Object(out).to_json());
         }
     }
     Exit::Ok
@@ -129,7 +129,7 @@ fn value(text: &str, scope: &Bindings, format: Format) -> Exit {
     let template = Template::parse(text);
     let (value, rendered) = template.render_value(scope);
     match format {
-        Format::Text => println!("{}", value.to_json()),
+        Format::Text => outln!("{}", value.to_json()),
         Format::Json => {
             let mut out = Map::default();
             out.insert("value".into(), value);
@@ -137,7 +137,7 @@ fn value(text: &str, scope: &Bindings, format: Format) -> Exit {
                 "reads".into(),
                 strings(&template.path_texts(&rendered.reads)),
             );
-            println!("{}", Value::Object(out).to_json());
+            outln!("{}", Value::Object(out).to_json());
         }
     }
     Exit::Ok
@@ -149,12 +149,14 @@ fn condition(outcome: Outcome, key: &str, format: Format) -> Exit {
     match format {
         Format::Text => {
             if let Some(e) = &outcome.error {
-                eprintln!(
+                sayln!(
                     "error: {} (at bytes {}..{})",
-                    e.message, e.span.start, e.span.end
+                    e.message,
+                    e.span.start,
+                    e.span.end
                 );
             }
-            println!("{}", outcome.value);
+            outln!("{}", outcome.value);
         }
         Format::Json => {
             let error = match &outcome.error {
@@ -171,7 +173,7 @@ fn condition(outcome: Outcome, key: &str, format: Format) -> Exit {
             out.insert(key.into(), Value::Bool(outcome.value));
             out.insert("error".into(), error);
             out.insert("reads".into(), strings(&outcome.reads));
-            println!("{}", Value::Object(out).to_json());
+            outln!("{}", Value::Object(out).to_json());
         }
     }
     Exit::Ok
@@ -196,10 +198,10 @@ fn json(format: Format, array: bool) -> Exit {
     match format {
         Format::Text => {
             if let Some(w) = parsed.warning {
-                eprintln!("warning: {w}");
+                sayln!("warning: {w}");
             }
             if let Some(v) = &value {
-                println!("{}", v.to_json());
+                outln!("{}", v.to_json());
             }
         }
         Format::Json => {
@@ -212,7 +214,7 @@ fn json(format: Format, array: bool) -> Exit {
                     parsed.warning.map(Value::from).unwrap_or(Value::Null),
                 );
             }
-            println!("{}", Value::Object(out).to_json());
+            outln!("{}", Value::Object(out).to_json());
         }
     }
     if found { Exit::Ok } else { Exit::Failure }

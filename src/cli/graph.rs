@@ -71,7 +71,7 @@ pub fn run(a: GraphArgs) -> Exit {
     };
     let color = Color::Auto.enabled();
     for d in &checked.diagnostics {
-        eprint!("{}", render(d, &source, color));
+        say!("{}", render(d, &source, color));
     }
     let Some(flow) = &checked.flow else {
         return Exit::Failure;

@@ -1,6 +1,23 @@
 //! Command-line interface: one module per command. Each command returns its exit code; output
 //! goes to stdout (results only) and stderr (diagnostics, progress).
 
+/// `print!`/`println!` for results: a closed stdout ends the output quietly (see [`print_out`]).
+macro_rules! out {
+    ($($t:tt)*) => { $crate::cli::print_out(format_args!($($t)*)) };
+}
+macro_rules! outln {
+    () => { $crate::cli::print_out("\n") };
+    ($($t:tt)*) => { $crate::cli::println_out(format_args!($($t)*)) };
+}
+/// `eprint!`/`eprintln!` that never panic (see [`say`]).
+macro_rules! say {
+    ($($t:tt)*) => { $crate::cli::say(format_args!($($t)*)) };
+}
+macro_rules! sayln {
+    () => { $crate::cli::say("\n") };
+    ($($t:tt)*) => { $crate::cli::say(format_args!("{}\n", format_args!($($t)*))) };
+}
+
 mod check;
 mod eval;
 mod graph;
@@ -9,6 +26,7 @@ mod progress;
 mod run;
 mod schema;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -65,6 +83,25 @@ pub fn main() -> ExitCode {
 
 /// Report a usage or input problem on stderr and return exit code 2.
 pub fn usage_error(message: impl std::fmt::Display) -> Exit {
-    eprintln!("error: {message}");
+    say(format_args!("error: {message}\n"));
     Exit::Usage
+}
+
+/// Write a command's result to stdout. A reader that went away early (`tfc run … | head -c1`)
+/// is not worth a panic: the rest is dropped and the command ends with its own exit code.
+pub fn print_out(text: impl std::fmt::Display) {
+    let mut out = std::io::stdout().lock();
+    let _ = write!(out, "{text}").and_then(|()| out.flush());
+}
+
+/// [`print_out`] plus a newline.
+pub fn println_out(text: impl std::fmt::Display) {
+    print_out(format_args!("{text}\n"));
+}
+
+/// Write to stderr, never panicking: after SIGHUP the terminal may be gone (EIO), and a run
+/// still has to cancel its agents and save its record.
+pub fn say(text: impl std::fmt::Display) {
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "{text}").and_then(|()| err.flush());
 }

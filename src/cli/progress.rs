@@ -2,10 +2,11 @@
 //! elapsed time, calls, tokens and cost per phase, fan-out bars), redrawn in place; otherwise
 //! one plain line per phase transition.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::say;
 use tfc::run::{ProgressNote, ProgressSink};
 
 /// The sink for `tfc run`: live when stderr is a terminal (and colour is allowed), plain
@@ -15,7 +16,11 @@ pub fn sink(color: bool) -> ProgressSink {
         let view = Arc::new(Mutex::new(Live::default()));
         ProgressSink(Arc::new(move |n: &ProgressNote<'_>| {
             if let Ok(mut v) = view.lock() {
-                v.update(n);
+                if n.status == "warning" {
+                    v.message(&warning_line(n));
+                } else {
+                    v.update(n);
+                }
                 v.draw();
             }
         }))
@@ -25,9 +30,27 @@ pub fn sink(color: bool) -> ProgressSink {
             if n.status == "running" && n.detail.is_some() {
                 return;
             }
-            eprintln!("{}", plain_line(n));
+            if n.status == "warning" {
+                sayln!("{}", warning_line(n));
+            } else {
+                sayln!("{}", plain_line(n));
+            }
         }))
     }
+}
+
+/// `warning: <phase>: <text>`, continuation lines indented, nothing cut.
+pub fn warning_line(n: &ProgressNote<'_>) -> String {
+    format!(
+        "warning: {}: {}",
+        n.phase,
+        indent(n.detail.unwrap_or("")).trim_end()
+    )
+}
+
+/// Lines after the first indented by two spaces (a multi-line error under its phase line).
+fn indent(text: &str) -> String {
+    text.replace('\n', "\n  ")
 }
 
 fn mark(status: &str) -> &'static str {
@@ -59,7 +82,12 @@ pub fn plain_line(n: &ProgressNote<'_>) -> String {
     }
     if let Some(d) = n.detail {
         line.push_str(": ");
-        line.push_str(d.lines().next().unwrap_or(""));
+        if n.status == "failed" {
+            // The whole error: a contract violation's reasons are on the lines after the first.
+            line.push_str(indent(d).trim_end());
+        } else {
+            line.push_str(d.lines().next().unwrap_or(""));
+        }
     }
     line
 }
@@ -116,6 +144,20 @@ impl Live {
         row.cost = n.cost_usd.or(row.cost);
     }
 
+    /// Print `text` above the table: the table is erased, the text written where it began,
+    /// and the next draw puts the table back below it.
+    fn message(&mut self, text: &str) {
+        let mut out = String::new();
+        if self.drawn > 0 {
+            out.push_str(&format!("\x1b[{}A", self.drawn));
+        }
+        out.push_str("\x1b[J");
+        out.push_str(text);
+        out.push('\n');
+        self.drawn = 0;
+        say(out);
+    }
+
     fn draw(&mut self) {
         let width = 28;
         let mut out = String::new();
@@ -152,9 +194,7 @@ impl Live {
             out.push('\n');
         }
         self.drawn = self.rows.len();
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(out.as_bytes());
-        let _ = err.flush();
+        say(out);
     }
 }
 
@@ -194,6 +234,26 @@ mod tests {
         assert_eq!(
             plain_line(&n),
             "– b skipped: Upstream dependency not satisfied"
+        );
+        let n = ProgressNote {
+            phase: "score",
+            status: "failed",
+            detail: Some("Output contract violated:\n- $.a: required key is missing\n"),
+            attempts: 1,
+            tokens: 0,
+            cost_usd: None,
+        };
+        assert_eq!(
+            plain_line(&n),
+            "✗ score failed: Output contract violated:\n  - $.a: required key is missing"
+        );
+        let n = ProgressNote {
+            status: "warning",
+            ..n
+        };
+        assert_eq!(
+            warning_line(&n),
+            "warning: score: Output contract violated:\n  - $.a: required key is missing"
         );
         assert_eq!(parse_items("3/10 items"), Some((3, 10)));
         assert_eq!(parse_items("boom"), None);

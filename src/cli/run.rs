@@ -14,7 +14,7 @@ use tfc::check::{CheckOptions, check_source};
 use tfc::diag::render::render;
 use tfc::flow::{Flow, Invocation, LowerOptions, split_pair};
 use tfc::project::{SavedFlows, locate_flow, project_root};
-use tfc::run::{FlowSource, Interpreter, RunError, RunOptions, RunStatus};
+use tfc::run::{FlowSource, Interpreter, PhaseStatus, RunError, RunOptions, RunRecord, RunStatus};
 use tfc::source::Source;
 
 #[derive(Args, Debug)]
@@ -132,26 +132,26 @@ pub fn run(a: RunArgs) -> ExitCode {
         },
     );
     for d in &checked.diagnostics {
-        eprint!("{}", render(d, &source, color));
+        say!("{}", render(d, &source, color));
     }
     let has_errors = checked.has_errors();
     let Some(flow) = checked.flow.filter(|_| !has_errors) else {
-        eprintln!("error: the flow has errors; nothing was run");
+        sayln!("error: the flow has errors; nothing was run");
         return ExitCode::from(code::INVALID);
     };
     let dry_run = a.dry_run.is_some();
     let roster = match roster(&a, &cwd, &flow) {
         Ok(r) => r,
         Err(m) => {
-            eprintln!("error[E0701]: {m}");
+            sayln!("error[E0701]: {m}");
             return ExitCode::from(code::NO_BACKEND);
         }
     };
     if let Some(pick) = roster.auto_detected() {
-        eprintln!("note: {}", pick.describe());
+        sayln!("note: {}", pick.describe());
     }
     for w in roster.take_warnings() {
-        eprintln!("warning: {w}");
+        sayln!("warning: {w}");
     }
     let uses = agent_uses(&flow);
     let pre = preflight(
@@ -169,11 +169,13 @@ pub fn run(a: RunArgs) -> ExitCode {
         },
     );
     for d in &pre {
-        eprint!("{}", render(d, &source, color));
+        say!("{}", render(d, &source, color));
     }
     if pre.iter().any(|d| d.is_error()) {
         return ExitCode::from(code::NO_BACKEND);
     }
+    let final_id = flow.final_phase().map(|i| flow.phases[i].id.clone());
+    let root = project_root(&cwd);
     let cancel = tfc::agent::CancelSource::new();
     let token = cancel.token();
     install_interrupts(cancel);
@@ -188,7 +190,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         interactive: true,
         max_usd: a.max_usd,
         max_tokens: a.max_tokens,
-        project_root: Some(project_root(&cwd)),
+        project_root: Some(root.clone()),
         cwd: Some(cwd.clone()),
         default_idle_timeout_ms: roster.idle_timeout_ms(),
         run_id: None,
@@ -207,12 +209,12 @@ pub fn run(a: RunArgs) -> ExitCode {
             diagnostics,
         }) => {
             for d in &diagnostics {
-                eprint!("{}", render(d, &source, color));
+                say!("{}", render(d, &source, color));
             }
             return ExitCode::from(code::INVALID);
         }
         Err(RunError::NoBackend(m)) => {
-            eprintln!("error[E0701]: {m}");
+            sayln!("error[E0701]: {m}");
             return ExitCode::from(code::NO_BACKEND);
         }
         Err(RunError::Io(m)) => {
@@ -221,16 +223,42 @@ pub fn run(a: RunArgs) -> ExitCode {
         }
     };
     match a.format {
-        Format::Json => println!("{}", record.to_value().to_pretty_json()),
+        Format::Json => outln!("{}", record.to_value().to_pretty_json()),
         Format::Text if dry_run => {}
+        Format::Text if !final_done(&record, final_id.as_deref()) => {
+            // SPEC §8.9: stdout stays empty, so a pipeline never consumes a stale result.
+            let final_id = final_id.as_deref().unwrap_or("(none)");
+            let record_file = run_json(&root, &record);
+            match record.output_phase.as_deref() {
+                Some(p) => sayln!(
+                    "note: nothing on stdout: the final phase '{final_id}' is {}; the output of \
+                     phase '{p}' is in the run record {}",
+                    phase_status(&record, final_id),
+                    record_file.display()
+                ),
+                None => sayln!(
+                    "note: nothing on stdout: the final phase '{final_id}' is {}",
+                    phase_status(&record, final_id)
+                ),
+            }
+            if record.output_phase.is_none()
+                && record
+                    .reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("awaiting approval"))
+            {
+                // The resume instructions are the final output.
+                sayln!("{}", record.final_output);
+            }
+        }
         Format::Text => {
-            print!("{}", record.final_output);
+            out!("{}", record.final_output);
             if !record.final_output.ends_with('\n') {
-                println!();
+                outln!();
             }
         }
     }
-    eprintln!(
+    sayln!(
         "run {} {}{}",
         record.run_id,
         record.status.as_str(),
@@ -248,25 +276,63 @@ pub fn run(a: RunArgs) -> ExitCode {
     })
 }
 
-/// First Ctrl-C: stop starting work, cancel running agents, end the run `paused`.
-/// Second: exit at once.
+/// Whether the final output may go to stdout (SPEC §8.9): always, unless the run failed or
+/// paused and its final phase is not `done`.
+fn final_done(record: &RunRecord, final_id: Option<&str>) -> bool {
+    if !matches!(record.status, RunStatus::Failed | RunStatus::Paused) {
+        return true;
+    }
+    final_id
+        .and_then(|id| record.phases.get(id))
+        .is_some_and(|p| p.status == PhaseStatus::Done)
+}
+
+fn phase_status<'r>(record: &'r RunRecord, id: &str) -> &'r str {
+    record
+        .phases
+        .get(id)
+        .map_or("missing", |p| p.status.as_str())
+}
+
+/// Where the run record of `record` is stored.
+fn run_json(root: &Path, record: &RunRecord) -> PathBuf {
+    let path = root
+        .join(".tfc")
+        .join("runs")
+        .join(tfc::run::store::sanitize(&record.flow))
+        .join(&record.run_id)
+        .join("run.json");
+    let cwd = std::env::current_dir().unwrap_or_default();
+    path.strip_prefix(&cwd)
+        .map(Path::to_path_buf)
+        .unwrap_or(path)
+}
+
+/// SPEC §8.6 for Ctrl-C, and the same for SIGTERM and SIGHUP (a closed terminal, a dropped
+/// SSH session): the first signal stops starting work, cancels running agents (their process
+/// groups are stopped) and ends the run `paused`, its record saved. A second signal kills the
+/// agents' groups and exits at once. Nothing here may panic on a vanished terminal: the
+/// messages go through [`super::say`].
 fn install_interrupts(cancel: tfc::agent::CancelSource) {
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-    ]) else {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
         return;
     };
     std::thread::spawn(move || {
         let mut seen = 0;
-        for _ in signals.forever() {
+        for signal in signals.forever() {
             seen += 1;
+            let (name, again) = match signal {
+                SIGHUP => ("hangup", "a second signal exits now"),
+                SIGTERM => ("terminated", "a second signal exits now"),
+                _ => ("interrupted", "Ctrl-C again to exit now"),
+            };
             if seen == 1 {
-                eprintln!("\ninterrupted: stopping (Ctrl-C again to exit now)");
+                sayln!("\n{name}: stopping ({again})");
                 cancel.cancel();
             } else {
                 tfc::agent::supervisor::kill_all_groups();
-                std::process::exit(130);
+                std::process::exit(128 + signal);
             }
         }
     });
@@ -311,7 +377,7 @@ fn roster(a: &RunArgs, cwd: &Path, flow: &Flow) -> Result<ConfigRoster, String> 
         Arc::new(tfc::agent::ProcessBackends),
     )?;
     for w in warnings {
-        eprintln!("warning: {w}");
+        sayln!("warning: {w}");
     }
     Ok(roster)
 }

@@ -1,6 +1,7 @@
 //! One logical agent call with both retry layers (SPEC §8.4), the output contract (§3.15), wall
 //! timeouts and abort (§8.6), usage accounting and an `agent-call` journal record per attempt.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use futures_lite::future;
@@ -31,6 +32,9 @@ pub struct CallSpec<'a> {
     pub contract: Option<&'a Contract>,
     /// Extra cancellation (race losers); the run's abort always applies.
     pub cancel: Option<Cancel>,
+    /// The working directory of the call (the phase's, or a parallel branch's); the
+    /// invocation directory when `None`.
+    pub cwd: Option<PathBuf>,
 }
 
 impl<'a> CallSpec<'a> {
@@ -45,7 +49,14 @@ impl<'a> CallSpec<'a> {
             item_index: None,
             contract: None,
             cancel: None,
+            cwd: None,
         }
+    }
+
+    /// Run the call in `dir`.
+    pub fn in_dir(mut self, dir: impl Into<PathBuf>) -> CallSpec<'a> {
+        self.cwd = Some(dir.into());
+        self
     }
 
     /// The phase's contract applies when it stores JSON output.
@@ -179,7 +190,7 @@ pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult 
             model: model.clone(),
             thinking: thinking.clone(),
             tools: ToolPolicy::from_tools(&tools),
-            cwd: sh.cwd.clone(),
+            cwd: spec.cwd.clone().unwrap_or_else(|| sh.cwd.clone()),
             idle_timeout: idle_timeout(sh, phase),
             wall_timeout: wall,
             purpose: spec.purpose,
@@ -211,7 +222,9 @@ pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult 
             && let Some(c) = spec.contract
             && let Err(v) = check_output(c, &outcome.output)
         {
-            outcome.error = Some(violation_error(&v));
+            let error = violation_error(&v);
+            sh.notice(&spec.node, &format!("attempt {}: {error}", k + 1));
+            outcome.error = Some(error);
             outcome.stop = StopReason::Failed;
             contract_failed = true;
         }

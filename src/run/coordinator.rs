@@ -235,10 +235,12 @@ impl Coordinator {
             m.insert("value".into(), Value::Bool(o.value));
             if let Some(e) = &o.error {
                 m.insert("error".into(), Value::from(e.message.as_str()));
-                self.recs[i].warn(format!(
+                let w = format!(
                     "when condition could not be parsed (treated as true): {}",
                     e.message
-                ));
+                );
+                self.sh.notice(&phase.id, &w);
+                self.recs[i].warn(w);
             }
             self.journal_event("condition", |mm, _| mm.extend(m));
             for id in &o.read_phases {
@@ -634,11 +636,10 @@ impl Coordinator {
                     None,
                 )
             }
+            // `outputPhase` names the phase whose output this is: the final phase itself
+            // when it is done, else the fallback.
             _ => match chosen {
-                Some(c) => (
-                    self.recs[c].output.clone(),
-                    (Some(c) != fin).then(|| ids[c].clone()),
-                ),
+                Some(c) => (self.recs[c].output.clone(), Some(ids[c].clone())),
                 None => ("(no output)".to_owned(), None),
             },
         };

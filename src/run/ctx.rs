@@ -60,9 +60,12 @@ pub async fn caught<T>(fut: impl std::future::Future<Output = T>) -> Result<T, S
 pub struct ProgressNote<'a> {
     /// Node path of the phase (`id`, or `flowPhase/id` in a sub-flow).
     pub phase: &'a str,
-    /// `running`, `done`, `failed`, `skipped`, `pending`.
+    /// `running`, `done`, `failed`, `skipped`, `pending`; or `warning`: a run-time surprise
+    /// told as it happens (an unresolved placeholder left intact, a `when` that did not
+    /// parse, a violated output contract), its full text in `detail`. The phase's record
+    /// keeps its own warning as well.
     pub status: &'a str,
-    /// The error, skip reason, or a short note.
+    /// The error, skip reason, a short note, or the warning.
     pub detail: Option<&'a str>,
     pub attempts: u32,
     pub tokens: u64,
@@ -155,5 +158,20 @@ impl Shared {
 
     pub fn node(&self, local: &str) -> String {
         format!("{}{local}", self.node_prefix)
+    }
+
+    /// Tell the progress display about a run-time surprise at node `local` as it happens.
+    pub fn notice(&self, local: &str, message: &str) {
+        if let Some(sink) = &self.opts.progress {
+            let node = self.node(local);
+            (sink.0)(&ProgressNote {
+                phase: &node,
+                status: "warning",
+                detail: Some(message),
+                attempts: 0,
+                tokens: 0,
+                cost_usd: None,
+            });
+        }
     }
 }

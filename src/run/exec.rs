@@ -2,7 +2,7 @@
 //! warnings and reads, the pre-read of context files, finishing the record) and the dispatch
 //! to the kind's own module in `phases/`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::ctx::{Halt, Shared};
@@ -24,6 +24,8 @@ pub struct Exec<'a> {
     pub pre_read: String,
     /// 0 normally; 1 when re-run by a gate's rework (which then does not rework again).
     pub rework_depth: u32,
+    /// Where the phase's agents and scripts run (SPEC §3.1 `cwd`).
+    pub work_dir: PathBuf,
 }
 
 impl Exec<'_> {
@@ -90,10 +92,14 @@ impl Exec<'_> {
     pub fn missing_warning(&mut self, field: &str, missing: &[String]) {
         if !missing.is_empty() {
             let list: Vec<String> = missing.iter().map(|m| format!("{{{m}}}")).collect();
-            self.rec.warn(format!(
+            let w = format!(
                 "unresolved refs in {field}: {} — left intact (check dependsOn / placeholder spelling)",
                 list.join(", ")
-            ));
+            );
+            if !self.rec.warnings.contains(&w) {
+                self.sh.notice(&self.phase.id, &w);
+            }
+            self.rec.warn(w);
         }
     }
 
@@ -146,9 +152,24 @@ pub async fn execute(
         rec,
         pre_read: String::new(),
         rework_depth,
+        work_dir: sh.cwd.clone(),
     };
     ex.pre_read = pre_read(&mut ex);
-    let halt = phases::run(&mut ex).await;
+    // The directory lives (a temporary one exists) until the phase has ended.
+    let (halt, _dir) = match super::workdir::prepare(&sh, phase).await {
+        Ok((dir, warning)) => {
+            if let Some(w) = warning {
+                sh.notice(&phase.id, &w);
+                ex.rec.warn(w);
+            }
+            ex.work_dir = dir.path().to_path_buf();
+            (phases::run(&mut ex).await, Some(dir))
+        }
+        Err(e) => {
+            ex.fail(String::new(), e);
+            (super::ctx::Halt::None, None)
+        }
+    };
     if ex.rec.status == PhaseStatus::Running {
         // A kind that forgot to settle its record is an internal error, not a silent success.
         ex.fail(

@@ -19,6 +19,7 @@ pub mod record;
 mod scope;
 pub mod store;
 mod verdict;
+mod workdir;
 
 #[cfg(test)]
 mod tests;

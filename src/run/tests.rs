@@ -46,7 +46,7 @@ fn if_else_routing_with_join_any() {
     );
     assert_eq!(r.final_output, "[Combine: DEEP]");
     assert_eq!(r.phases["merge"].reads, ["deep"]);
-    assert_eq!(r.output_phase, None);
+    assert_eq!(r.output_phase.as_deref(), Some("merge"));
 }
 
 #[test]

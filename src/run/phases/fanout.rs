@@ -10,6 +10,7 @@ use super::super::exec::Exec;
 use super::super::record::{ItemInfo, PhaseStatus};
 use super::super::scope::{Layered, PhaseScope};
 use super::super::verdict::judge_winner;
+use super::super::workdir::branch as branch_dir;
 use crate::agent::{Purpose, Usage};
 use crate::eval::coerce_array;
 use crate::eval::safe_parse::safe_parse;
@@ -21,6 +22,9 @@ struct ItemSpec {
     index: usize,
     agent: String,
     prompt: String,
+    /// Where the item's call runs: the phase's directory, or a parallel branch's own (`Err`:
+    /// why that directory cannot be used; the item fails).
+    cwd: Result<std::path::PathBuf, String>,
 }
 
 /// How one item ended.
@@ -70,6 +74,19 @@ async fn run_items(
                 });
                 continue;
             }
+            let cwd = match spec.cwd {
+                Ok(dir) => dir,
+                Err(e) => {
+                    done[i] = Some(ItemDone {
+                        index: i,
+                        agent: spec.agent,
+                        status: PhaseStatus::Failed,
+                        output: String::new(),
+                        error: Some(e),
+                    });
+                    continue;
+                }
+            };
             if ex.sh.meter.over().is_some() {
                 ex.rec.budget_truncated = true;
                 done[i] = Some(ItemDone {
@@ -97,7 +114,8 @@ async fn run_items(
                             spec.prompt,
                             Purpose::Task,
                         )
-                        .checked(phase);
+                        .checked(phase)
+                        .in_dir(cwd);
                         call_spec.item_index = Some(spec.index);
                         call_spec
                     })
@@ -235,6 +253,10 @@ pub async fn parallel(ex: &mut Exec<'_>) {
                 .as_ref()
                 .map_or_else(|| phase.agent.value.clone(), |a| a.value.clone()),
             prompt: ex.prompt(&text),
+            cwd: match &b.cwd {
+                Some(c) => branch_dir(ex.sh, phase, i, &c.value),
+                None => Ok(ex.work_dir.clone()),
+            },
         }
     })
     .await;
@@ -311,6 +333,7 @@ pub async fn map(ex: &mut Exec<'_>) {
             index: i,
             agent: phase.agent.value.clone(),
             prompt: ex.prompt(&text),
+            cwd: Ok(ex.work_dir.clone()),
         }
     })
     .await;
@@ -349,6 +372,7 @@ pub async fn tournament(ex: &mut Exec<'_>) {
             index: i,
             agent,
             prompt: ex.prompt(&text),
+            cwd: Ok(ex.work_dir.clone()),
         }
     })
     .await;
@@ -437,7 +461,8 @@ pub async fn tournament(ex: &mut Exec<'_>) {
             &judge_agent,
             prompt,
             Purpose::Judge,
-        ),
+        )
+        .in_dir(&ex.work_dir),
     )
     .await;
     ex.rec.attempts += r.attempts;

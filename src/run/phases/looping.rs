@@ -101,7 +101,8 @@ pub async fn run(ex: &mut Exec<'_>) {
                 prompt,
                 Purpose::Task,
             )
-            .checked(phase);
+            .checked(phase)
+            .in_dir(&ex.work_dir);
             call_spec.iteration = Some(i);
             call_spec
         })

@@ -77,7 +77,8 @@ pub async fn run(ex: &mut Exec<'_>) {
                     prompt,
                     Purpose::Task,
                 )
-                .checked(ex.phase),
+                .checked(ex.phase)
+                .in_dir(&ex.work_dir),
             )
             .await;
             if !r.ok {

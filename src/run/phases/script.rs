@@ -38,7 +38,7 @@ pub async fn run(ex: &mut Exec<'_>) {
         return;
     };
     let mut spec = ProcessSpec::new(program).args(args);
-    spec.cwd = Some(ex.sh.cwd.clone());
+    spec.cwd = Some(ex.work_dir.clone());
     spec.env = env::parent_env();
     env::set(
         &mut spec.env,

@@ -173,7 +173,8 @@ pub async fn run(ex: &mut Exec<'_>) {
         &ex.sh.opts,
         ex.sh.roster.clone(),
         parent,
-        ex.sh.cwd.clone(),
+        // The phase's working directory is the sub-flow's invocation directory.
+        ex.work_dir.clone(),
         None,
     )
     .await;
