@@ -85,7 +85,7 @@ pub struct ArgsKnown<'a> {
     pub provided: Option<&'a Map>,
     /// Object defs are checked without knowing their arguments: no W0202.
     pub suppress: bool,
-    /// The invocation's arguments had errors (E0502/E0503): W0202 would only repeat them.
+    /// The invocation's arguments had errors (E0502/E0503/E0504): W0202 would only repeat them.
     pub invalid: bool,
 }
 
