@@ -532,18 +532,16 @@ fn written_at(p: &Phase, field: &str) -> Option<Span> {
     p.written.get(field).copied()
 }
 
-/// E0205, W0312: shell scripts.
+/// E0205, W0312: shell scripts; W0313: an argv that hands a shell a command string.
 fn script(p: &Phase, out: &mut Vec<Diagnostic>) {
-    let Some(Field {
-        value: Run::Shell(src),
-        ..
-    }) = &p.run
-    else {
-        return;
-    };
     if p.ty != T::Script {
         return;
     }
+    let src = match p.run.as_ref().map(|r| &r.value) {
+        Some(Run::Shell(src)) => src,
+        Some(Run::Argv(argv)) => return shell_argv(p, argv, out),
+        None => return,
+    };
     let template = crate::syntax::template::Template::parse(&src.value);
     for r in template.refs() {
         let at = r.span.range();
@@ -584,6 +582,109 @@ fn script(p: &Phase, out: &mut Vec<Diagnostic>) {
                     .help("start the command with \"set -o pipefail; \" so any failing stage fails the script"),
             );
     }
+}
+
+/// The shells whose `-c` takes a command string (also by path, `/bin/sh`, or through `env`).
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"];
+
+/// W0313: `["sh", "-c", "echo {args.x}"]` interpolates the value into the text a shell parses,
+/// which reopens the injection that the array form exists to close (SPEC §3.11). Only the
+/// command string itself is flagged: the elements after it are the shell's positional
+/// parameters (`$0`, `$1`, …), which is exactly where a value belongs. The warning is (S) like
+/// every W03xx: strict mode is for flows that want no interpolation surprises, and this is one.
+fn shell_argv(p: &Phase, argv: &[crate::flow::Text], out: &mut Vec<Diagnostic>) {
+    let words: Vec<&str> = argv.iter().map(crate::flow::Text::as_str).collect();
+    let Some(command) = shell_command(&words) else {
+        return;
+    };
+    let text = &argv[command];
+    let shell = argv[..command]
+        .iter()
+        .map(|a| a.as_str().rsplit('/').next().unwrap_or_default())
+        .find(|a| SHELLS.contains(a))
+        .unwrap_or("sh");
+    let (param, example) = if shell == "fish" {
+        ("$argv[1]", "[\"fish\", \"-c\", \"echo $argv[1]\", \"{…}\"]")
+    } else {
+        (
+            "\"$1\"",
+            "[\"sh\", \"-c\", \"echo \\\"$1\\\"\", \"sh\", \"{…}\"]",
+        )
+    };
+    for r in text.template.refs() {
+        let placeholder = &text.as_str()[r.span.range()];
+        out.push(
+            Diagnostic::new(
+                Code::ShellPlaceholder,
+                format!(
+                    "{}: {placeholder} is interpolated into the command string of {shell} -c, which the shell parses: a value with quotes, ';' or '$(…)' runs as code",
+                    p.id
+                ),
+            )
+            .at(text.file_span(r.span))
+            .phase(&p.id)
+            .with_label(format!("parsed by {shell} as shell code"))
+            .help(format!(
+                "pass the value as a separate argv element after the command string and use {param} in it, e.g. {example}; or send it on stdin with \"input\""
+            )),
+        );
+    }
+}
+
+/// The index of the command string in an argv that runs a shell with `-c`: the program (after
+/// an optional `env` with its options and `NAME=value` settings) is a shell, one of its
+/// options is `-c` or a cluster holding it (`-lc`, `-ec`), and the command string is the first
+/// operand after it (`-o`/`+o`/`-O`/`+O` take a value; `--` ends the options).
+fn shell_command(argv: &[&str]) -> Option<usize> {
+    let base = |i: usize| argv[i].rsplit('/').next().unwrap_or_default();
+    let mut i = 0;
+    if argv.is_empty() {
+        return None;
+    }
+    if base(0) == "env" {
+        i = 1;
+        while i < argv.len() {
+            let a = argv[i];
+            if a == "-u" || a == "-C" || a == "--unset" || a == "--chdir" {
+                i += 2;
+            } else if a.starts_with('-') || (a.contains('=') && !a.starts_with('=')) {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+    }
+    if i >= argv.len() || !SHELLS.contains(&base(i)) {
+        return None;
+    }
+    let mut seen_c = false;
+    i += 1;
+    while i < argv.len() {
+        let a = argv[i];
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        let cluster = a.len() > 1
+            && (a.starts_with('-') || a.starts_with('+'))
+            && !a.starts_with("--")
+            && a[1..].bytes().all(|b| b.is_ascii_alphabetic());
+        if a.starts_with("--") {
+            // A long option (`--norc`, `--login`); bash takes `--rcfile FILE`.
+            i += if a == "--rcfile" || a == "--init-file" {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if !cluster {
+            break;
+        }
+        seen_c |= a.starts_with('-') && a[1..].contains('c');
+        i += if a[1..].ends_with(['o', 'O']) { 2 } else { 1 };
+    }
+    (seen_c && i < argv.len()).then_some(i)
 }
 
 /// The byte offset of the first `|` outside quotes that is not part of `||`.
@@ -802,11 +903,64 @@ mod tests {
         assert_eq!(unquoted_pipe("echo '|' \"|\""), None);
         assert_eq!(unquoted_pipe("a \\| b"), None);
     }
+    #[test]
+    fn shell_command_strings_are_found() {
+        let at = |items: &[&str]| shell_command(items);
+        assert_eq!(at(&["sh", "-c", "echo x"]), Some(2));
+        assert_eq!(at(&["/bin/bash", "-lc", "echo x"]), Some(2));
+        assert_eq!(at(&["bash", "-e", "-o", "pipefail", "-c", "x"]), Some(5));
+        assert_eq!(at(&["bash", "-c", "-e", "x", "name"]), Some(3));
+        assert_eq!(at(&["zsh", "-ec", "--", "x"]), Some(3));
+        assert_eq!(at(&["env", "sh", "-c", "x"]), Some(3));
+        assert_eq!(
+            at(&["/usr/bin/env", "-i", "A=1", "dash", "-c", "x"]),
+            Some(5)
+        );
+        assert_eq!(at(&["fish", "-c", "x"]), Some(2));
+        assert_eq!(at(&["bash", "--norc", "-c", "x"]), Some(3));
+        // No shell, no -c, or nothing after it.
+        assert_eq!(at(&["python3", "-c", "x"]), None);
+        assert_eq!(at(&["sh", "script.sh", "-c"]), None);
+        assert_eq!(at(&["bash", "-c"]), None);
+        assert_eq!(at(&["env"]), None);
+        assert_eq!(at(&[]), None);
+    }
 }
 
 #[cfg(test)]
 mod flow_tests {
     use crate::check::testing::{check, codes, find, spans};
+
+    #[test]
+    fn placeholders_in_a_shell_command_string_warn() {
+        let text = r#"[{"id": "s", "type": "script",
+            "run": ["sh", "-c", "echo {args.x} && ls {args.dir}", "sh", "{args.y}"]}]"#;
+        assert_eq!(
+            spans(text),
+            [
+                ("W0313", "{args.x}".to_owned()),
+                ("W0313", "{args.dir}".to_owned())
+            ]
+        );
+        let d = find(&check(text), "W0313");
+        assert!(!d.is_error());
+        assert!(
+            d.help
+                .unwrap()
+                .contains(r#""sh", "-c", "echo \"$1\"", "sh""#)
+        );
+        // The safe forms: the value as its own element, or no shell at all.
+        for ok in [
+            r#"[{"id": "s", "type": "script", "run": ["sh", "-c", "echo \"$1\"", "sh", "{args.x}"]}]"#,
+            r#"[{"id": "s", "type": "script", "run": ["echo", "{args.x}"]}]"#,
+            r#"[{"id": "s", "type": "script", "run": ["python3", "-c", "print('{args.x}')"]}]"#,
+        ] {
+            assert!(codes(ok).is_empty(), "{ok}: {:?}", codes(ok));
+        }
+        // Strict mode makes it an error.
+        let strict = format!(r#"{{"strictInterpolation": true, "phases": {text}}}"#);
+        assert!(find(&check(&strict), "W0313").is_error());
+    }
 
     #[test]
     fn empty_run_is_reported_at_the_run() {
