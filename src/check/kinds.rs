@@ -3,7 +3,7 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::flow::{
-    CacheScope, Cwd, Field, Flow, OutputMode, Phase, PhaseType, ReduceStrategy, Run,
+    CacheScope, Cwd, Def, Field, Flow, OutputMode, Phase, PhaseType, ReduceStrategy, Run,
 };
 use crate::source::Span;
 
@@ -74,6 +74,7 @@ pub fn phase_rules(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
     timing(flow, p, out);
     caching(flow, p, out);
     cwd(flow, p, out);
+    string_def(p, out);
     if p.ty == T::Reduce && p.reduce_strategy == ReduceStrategy::Tree {
         let calls = tree_calls(
             p.from.len(),
@@ -584,6 +585,113 @@ fn script(p: &Phase, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// E0308: a string `def` that can never be a definition. A string def is interpolated and then
+/// safeParsed at run time (SPEC §3.8, §3.13), and every problem is fail-open: the phase ends
+/// `done` with an empty output, so a mistake such as `"def": "review.json"` silently does
+/// nothing. Only a string without any placeholder is judged here: its run-time text is exactly
+/// what is written, so the run-time outcome is known now. A string with a placeholder — one
+/// whole `{steps.plan.output}`, or a JSON text with values spliced in — may produce a
+/// definition (safeParse even finds JSON inside prose), so it is left to the run.
+fn string_def(p: &Phase, out: &mut Vec<Diagnostic>) {
+    let Some(Field {
+        value: Def::Template(text),
+        span,
+        ..
+    }) = &p.def
+    else {
+        return;
+    };
+    if !matches!(p.ty, T::Flow | T::Expand) || text.template.has_placeholders() {
+        return;
+    }
+    let Err((why, label)) = fixed_def(text.as_str(), &p.id) else {
+        return;
+    };
+    let written = text.as_str().trim();
+    let help = if let Some(fixed) = crate::flow::spaced_placeholder(written) {
+        format!("a placeholder has no spaces inside its braces: write \"def\": \"{fixed}\"")
+    } else if label == NOT_JSON && !written.is_empty() && !written.contains(char::is_whitespace) {
+        // A file or flow name: `def` takes the definition itself.
+        let stem = written.rsplit('/').next().unwrap_or(written);
+        let stem = stem.strip_suffix(".json").unwrap_or(stem);
+        if p.ty == T::Flow {
+            format!(
+                "'def' takes the definition itself, not a file: to run a saved flow write \"use\": \"{stem}\" (it is looked up in .tfc/flows/), or inline the flow: \"def\": {{\"phases\": [...]}}"
+            )
+        } else {
+            "'def' takes the definition itself, not a file: inline it (\"def\": {\"phases\": [...]}), or produce it upstream and reference it (\"def\": \"{steps.plan.output}\")".to_owned()
+        }
+    } else {
+        "write the definition as a JSON object (\"def\": {\"phases\": [...]}), or as a placeholder that produces it at run time (\"def\": \"{steps.plan.output}\")".to_owned()
+    };
+    out.push(
+        Diagnostic::new(
+            Code::InvalidDef,
+            format!(
+                "{}: the string 'def' has no placeholder and {why}, so the phase would do nothing and finish with an empty output",
+                p.id
+            ),
+        )
+        .at(*span)
+        .with_label(label)
+        .phase(&p.id)
+        .help(help),
+    );
+}
+
+const NOT_JSON: &str = "not JSON, and no placeholder";
+
+/// What the run would make of a fixed def text (the steps of the run's own reading): `Err`
+/// with the reason and a label when it would end in a `defError`.
+fn fixed_def(text: &str, phase: &str) -> Result<(), (String, &'static str)> {
+    let Some(value) = crate::eval::safe_parse::safe_parse(text).value else {
+        return Err(("does not parse as JSON".into(), NOT_JSON));
+    };
+    let not_a_flow = || {
+        (
+            "is not a Taskflow, a phases array or {\"phases\": [...]}".to_owned(),
+            "not a flow definition",
+        )
+    };
+    if !matches!(
+        value,
+        crate::value::Value::Object(_) | crate::value::Value::Array(_)
+    ) {
+        return Err(not_a_flow());
+    }
+    let json = value.to_json();
+    let root = crate::json::parse(&json).root.ok_or_else(not_a_flow)?;
+    let lowered = crate::flow::lower(
+        &root,
+        &crate::flow::LowerOptions {
+            default_name: Some(format!("{phase}-inline")),
+        },
+    );
+    let invalid = |d: &Diagnostic| {
+        (
+            format!("fails validation ([{}] {})", d.code.as_str(), d.message),
+            "an invalid flow definition",
+        )
+    };
+    if let Some(d) = lowered.diagnostics.iter().find(|d| d.is_error()) {
+        return Err(invalid(d));
+    }
+    let flow = lowered.flow.ok_or_else(not_a_flow)?;
+    let problems =
+        crate::check::dynamic_limits(&flow, 1)
+            .into_iter()
+            .chain(crate::check::check_flow(
+                &flow,
+                &crate::check::CheckOptions::default(),
+            ));
+    for d in problems {
+        if d.is_error() {
+            return Err(invalid(&d));
+        }
+    }
+    Ok(())
+}
+
 /// The shells whose `-c` takes a command string (also by path, `/bin/sh`, or through `env`).
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"];
 
@@ -930,6 +1038,44 @@ mod tests {
 #[cfg(test)]
 mod flow_tests {
     use crate::check::testing::{check, codes, find, spans};
+
+    #[test]
+    fn string_defs_without_placeholders_must_be_definitions() {
+        let def = |ty: &str, def: &str| {
+            let text = format!(r#"[{{"id": "sub", "type": "{ty}", "def": {def}}}]"#);
+            check(&text)
+                .into_iter()
+                .find(|d| d.code.as_str() == "E0308")
+                .map(|d| {
+                    assert_eq!(&text[d.span.unwrap().range()], def);
+                    (d.message, d.help.unwrap_or_default())
+                })
+        };
+        let (message, help) = def("flow", r#""review.json""#).expect("a file name");
+        assert!(message.contains("does not parse as JSON"), "{message}");
+        assert!(help.contains(r#""use": "review""#), "{help}");
+        let (_, help) = def("expand", r#""flows/fragment.json""#).expect("a file name");
+        assert!(help.contains(r#""def": {"phases": [...]}"#), "{help}");
+        assert!(!help.contains("\"use\""), "{help}");
+        let (_, help) = def("flow", r#""{ steps.plan.output }""#).expect("a spaced placeholder");
+        assert!(help.contains(r#""def": "{steps.plan.output}""#), "{help}");
+        let (message, _) = def("flow", r#""42""#).expect("a number");
+        assert!(message.contains("is not a Taskflow"), "{message}");
+        let (message, _) = def("flow", r#""[{\"id\": \"x\"}]""#).expect("no task");
+        assert!(message.contains("fails validation ([E0301]"), "{message}");
+        assert!(def("flow", r#""""#).is_some());
+        // Placeholders decide at run time; a fixed valid definition is fine.
+        for ok in [
+            r#""{steps.plan.output}""#,
+            r#""Use this plan: {steps.plan.output}""#,
+            r#""{\"phases\": [{\"id\": \"x\", \"task\": \"{args.topic}\"}]}""#,
+            r#""[{\"id\": \"x\", \"task\": \"t\"}]""#,
+        ] {
+            assert_eq!(def("flow", ok), None, "{ok}");
+        }
+        // Off flow/expand, 'def' is only ignored (W0308).
+        assert_eq!(def("agent", r#""review.json""#), None);
+    }
 
     #[test]
     fn placeholders_in_a_shell_command_string_warn() {

@@ -1992,7 +1992,7 @@ impl Lowerer {
 
 /// The first `{ path }` in `text` whose content, trimmed, is a placeholder path: the
 /// placeholder the author meant (`{steps.a.json}`).
-fn spaced_placeholder(text: &str) -> Option<String> {
+pub(crate) fn spaced_placeholder(text: &str) -> Option<String> {
     let mut rest = text;
     while let Some(open) = rest.find('{') {
         let after = &rest[open + 1..];
