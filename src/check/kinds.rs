@@ -160,7 +160,14 @@ pub fn phase_rules(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
 
 /// E0301: what each type cannot run without.
 fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
-    let has = |k: &str| p.has(k) || p.invalid.contains(&k);
+    // A `task` or `until` that is empty (or only whitespace) is as good as missing: the agent
+    // would get no prompt, the loop no condition.
+    let blank = |k: &str| match k {
+        "task" => p.task.as_ref().is_some_and(|t| is_blank(t.as_str())),
+        "until" => p.until.as_ref().is_some_and(|c| is_blank(c.as_str())),
+        _ => false,
+    };
+    let has = |k: &str| (p.has(k) && !blank(k)) || p.invalid.contains(&k);
     let mut need = |field: &str, present: bool, help: &str| {
         if present {
             return;
@@ -177,16 +184,28 @@ fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
             Some(("run", span)) if argv_program_empty => {
                 (span, "the program (first element) is empty".to_owned())
             }
-            Some((f, span)) => (span, format!("'{f}' is empty")),
+            Some((f, span)) => {
+                // An empty string: point at the string itself.
+                let value = match f {
+                    "task" => p.task.as_ref().map(|t| t.src.span),
+                    "until" => p.until.as_ref().map(|c| c.src.span),
+                    _ => None,
+                };
+                (value.unwrap_or(span), format!("'{f}' is empty"))
+            }
             None => (
                 p.id_span,
                 format!("{} phase has no '{field}'", a_type(p.ty)),
             ),
         };
+        let but = match written {
+            Some(_) => format!(", but {label}"),
+            None => String::new(),
+        };
         out.push(
             Diagnostic::new(
                 Code::MissingField,
-                format!("{} ({}) requires '{field}'", p.id, p.ty.as_str()),
+                format!("{} ({}) requires '{field}'{but}", p.id, p.ty.as_str()),
             )
             .at(span)
             .phase(&p.id)
@@ -269,21 +288,43 @@ fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
         T::Approval => {}
     }
     for b in &p.branches {
-        if b.task.is_none() && matches!(p.ty, T::Parallel | T::Race | T::Tournament) {
-            out.push(
-                Diagnostic::new(
-                    Code::MissingField,
-                    format!(
-                        "{} ({}) requires 'task' in every branch",
-                        p.id,
-                        p.ty.as_str()
-                    ),
-                )
-                .at(b.span)
-                .with_label("this branch has no 'task'")
-                .phase(&p.id)
-                .help("add \"task\": the prompt for this branch"),
-            );
+        if !matches!(p.ty, T::Parallel | T::Race | T::Tournament) {
+            break;
+        }
+        let (span, label) = match &b.task {
+            None => (b.span, "this branch has no 'task'"),
+            Some(t) if is_blank(t.as_str()) => (t.src.span, "this branch's 'task' is empty"),
+            Some(_) => continue,
+        };
+        out.push(
+            Diagnostic::new(
+                Code::MissingField,
+                format!(
+                    "{} ({}) requires a non-empty 'task' in every branch",
+                    p.id,
+                    p.ty.as_str()
+                ),
+            )
+            .at(span)
+            .with_label(label)
+            .phase(&p.id)
+            .help("add \"task\": the prompt for this branch"),
+        );
+    }
+    if p.ty == T::Gate {
+        for (i, entry) in p.eval.iter().enumerate() {
+            if matches!(entry.kind, crate::flow::EvalKind::Empty) {
+                out.push(
+                    Diagnostic::new(
+                        Code::MissingField,
+                        format!("{} (gate) requires a check in every 'eval' entry, but entry {i} is empty", p.id),
+                    )
+                    .at(entry.src.span)
+                    .with_label("an empty entry passes without checking anything")
+                    .phase(&p.id)
+                    .help("write a condition, e.g. \"{steps.test.output} contains PASS\", or remove the entry"),
+                );
+            }
         }
     }
     if p.has("use") && p.has("def") && p.ty == T::Flow {
@@ -332,6 +373,11 @@ fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Empty once JS-trimmed.
+fn is_blank(text: &str) -> bool {
+    crate::eval::js_trim(text).is_empty()
+}
+
 /// E0302: fields that are errors off their types.
 fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
     // The help text is built only when the field is denied (this runs for every phase).
@@ -362,9 +408,13 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
         )
     };
     deny("score", &[T::Gate], "", &|| only("score", &[T::Gate]));
-    deny("reflexion", &[T::Loop], "", &|| {
-        only("reflexion", &[T::Loop])
-    });
+    // `"reflexion": false` off a loop asks for what the phase does anyway: a W0308 in
+    // `ignored`, not an error. Only a value that asks for something the type cannot do is.
+    if p.reflexion || p.ty == T::Loop {
+        deny("reflexion", &[T::Loop], "", &|| {
+            only("reflexion", &[T::Loop])
+        });
+    }
     deny("run", &[T::Script], "", &|| only("run", &[T::Script]));
     deny("input", &[T::Script], "", &|| only("input", &[T::Script]));
     const EXPECT: &[PhaseType] = &[T::Agent, T::Gate, T::Reduce, T::Loop];
@@ -406,9 +456,12 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
         T::Race,
         T::Expand,
     ];
-    deny("retry", RETRIED, " (scripts are never retried)", &|| {
-        "remove it, and let the command retry itself if it must (e.g. a shell loop)".to_owned()
-    });
+    // `"retry": {"max": 0}` on a script asks for no retry, which is what a script gets.
+    if !neutral_retry(p) {
+        deny("retry", RETRIED, " (scripts are never retried)", &|| {
+            "remove it, and let the command retry itself if it must (e.g. a shell loop)".to_owned()
+        });
+    }
     if p.ty == T::Script && p.output == OutputMode::Json {
         out.push(
             Diagnostic::new(
@@ -447,8 +500,47 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// `retry` written with `max: 0`: no retry at all.
+fn neutral_retry(p: &Phase) -> bool {
+    p.retry.as_ref().is_some_and(|r| r.value.max == 0.0)
+}
+
 /// W0302, W0306, W0307, W0308: fields that do nothing on this type.
 fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
+    // Fields that are errors off their types (E0302) when they ask for something, but only
+    // ignored when written with their neutral value.
+    let neutral = [
+        (
+            "reflexion",
+            "\"reflexion\": false",
+            !p.reflexion && p.ty != T::Loop,
+            "loop",
+        ),
+        (
+            "retry",
+            "\"retry\": {\"max\": 0}",
+            neutral_retry(p) && p.ty == T::Script,
+            "every type but script",
+        ),
+    ];
+    for (field, written, applies, used_by) in neutral {
+        if let (Some(span), true) = (written_at(p, field), applies) {
+            out.push(
+                Diagnostic::new(
+                    Code::FieldIgnored,
+                    format!(
+                        "{}: {written} has no effect on {} phase",
+                        p.id,
+                        a_type(p.ty)
+                    ),
+                )
+                .at(span)
+                .with_label("ignored (already the behaviour)")
+                .phase(&p.id)
+                .help(format!("remove it ('{field}' is used by: {used_by})")),
+            );
+        }
+    }
     for field in ["until", "maxIterations", "convergence"] {
         if let (Some(span), false) = (written_at(p, field), p.ty == T::Loop) {
             out.push(
@@ -1075,6 +1167,66 @@ mod flow_tests {
         }
         // Off flow/expand, 'def' is only ignored (W0308).
         assert_eq!(def("agent", r#""review.json""#), None);
+    }
+
+    #[test]
+    fn empty_required_strings_are_missing() {
+        let text = r#"[{"id": "a", "task": " "},
+            {"id": "l", "type": "loop", "dependsOn": ["a"], "task": "t", "until": ""},
+            {"id": "g", "type": "gate", "dependsOn": ["l"], "task": "t", "eval": ["{steps.l.output} contains x", ""]},
+            {"id": "p", "type": "parallel", "dependsOn": ["g"], "branches": [{"task": "x"}, {"task": ""}]}]"#;
+        assert_eq!(
+            spans(text),
+            [
+                ("E0301", r#"" ""#.to_owned()),
+                ("E0301", r#""""#.to_owned()),
+                ("E0301", r#""""#.to_owned()),
+                ("E0301", r#""""#.to_owned()),
+            ]
+        );
+        let diags = check(text);
+        assert_eq!(
+            diags[0].message,
+            "a (agent) requires 'task', but 'task' is empty"
+        );
+        assert_eq!(
+            diags[1].message,
+            "l (loop) requires 'until', but 'until' is empty"
+        );
+        assert!(
+            diags[2].message.contains("entry 1 is empty"),
+            "{}",
+            diags[2].message
+        );
+        assert_eq!(
+            diags[3].label.as_deref(),
+            Some("this branch's 'task' is empty")
+        );
+        // A gate judged by scorers needs no task, empty or not.
+        let scored = r#"[{"id": "g", "type": "gate", "task": "", "score": {"target": "{args.x}", "scorers": [{"type": "contains", "value": "ok"}]}}]"#;
+        assert!(!codes(scored).contains(&"E0301"), "{:?}", codes(scored));
+    }
+
+    #[test]
+    fn neutral_values_of_foreign_fields_are_only_ignored() {
+        let text = r#"[{"id": "a", "task": "t", "reflexion": false},
+            {"id": "s", "type": "script", "dependsOn": ["a"], "run": "true", "retry": {"max": 0}}]"#;
+        assert_eq!(
+            spans(text),
+            [
+                ("W0308", r#""reflexion""#.to_owned()),
+                ("W0308", r#""retry""#.to_owned())
+            ]
+        );
+        assert_eq!(
+            find(&check(text), "W0308").message,
+            "a: \"reflexion\": false has no effect on an agent phase"
+        );
+        // Values that ask for something stay errors; on their own types they are fine.
+        let text = r#"[{"id": "a", "task": "t", "reflexion": true},
+            {"id": "s", "type": "script", "dependsOn": ["a"], "run": "true", "retry": {"max": 1}},
+            {"id": "l", "type": "loop", "dependsOn": ["s"], "task": "t", "until": "{loop.iteration} >= 2", "reflexion": false, "retry": {"max": 0}}]"#;
+        assert_eq!(codes(text), ["E0302", "E0302"]);
     }
 
     #[test]
