@@ -237,6 +237,46 @@ fn invalid_flows_and_missing_backends() {
 }
 
 #[test]
+fn a_misspelled_argument_stops_the_run_before_anything_executes() {
+    let flow = r#"{"args": {"feature": {"type": "string", "default": "search"}},
+        "phases": [{"id": "s", "type": "script", "run": "touch ran"},
+                   {"id": "a", "dependsOn": ["s"], "task": "Build {args.feature}"}]}"#;
+    for (name, args) in [
+        ("run-typo-pair", vec!["fetaure=x"]),
+        ("run-typo-json", vec!["--args", r#"{"fetaure": "x"}"#]),
+    ] {
+        let (out, dir) = run_agent(name, flow, &args);
+        assert_eq!(out.code, 2, "{out:?}");
+        assert!(out.stderr.contains("E0504"), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("did you mean 'feature'?"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("declared: feature"), "{}", out.stderr);
+        assert_eq!(out.stdout, "");
+        assert!(!dir.join("ran").exists(), "the script must not run");
+        assert!(!dir.join(".tfc/runs").exists(), "no run is recorded");
+    }
+    // The declared name runs.
+    let (out, dir) = run_agent("run-typo-fixed", flow, &["feature=x"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(dir.join("ran").exists());
+}
+
+#[test]
+fn a_file_name_as_a_def_stops_the_run_instead_of_doing_nothing() {
+    let flow = r#"{"phases": [{"id": "s", "type": "script", "run": "touch ran"},
+        {"id": "review", "type": "flow", "dependsOn": ["s"], "def": "review.json"}]}"#;
+    let (out, dir) = run_agent("run-def-file", flow, &[]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("E0308"), "{}", out.stderr);
+    assert!(out.stderr.contains(r#""use": "review""#), "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    assert!(!dir.join("ran").exists(), "the script must not run");
+}
+
+#[test]
 fn dry_run_lists_prompts() {
     let flow = r#"{"phases": [{"id": "a", "task": "First {args.x}"}, {"id": "b", "dependsOn": ["a"], "task": "Then {steps.a.output}"}]}"#;
     let (out, _) = run_flow("run-dry", flow, &["x=1", "--dry-run"]);

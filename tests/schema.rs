@@ -225,7 +225,7 @@ fn inline_flows_validate() {
              "cache": {"scope": "cross-run", "fingerprint": ["git:HEAD"], "ttl": "6h"},
              "context": ["README.md"], "contextLimit": 100, "idempotent": true},
             {"id": "each", "type": "map", "dependsOn": ["scan"], "over": "{steps.scan.json}",
-             "as": "file", "task": "Audit {file.path}", "concurrency": 2, "tools": "read"},
+             "as": "file", "task": "Audit {file.path}", "concurrency": 2, "tools": ["read"]},
             {"id": "fan", "type": "parallel", "dependsOn": ["scan"],
              "branches": [{"task": "a", "agent": "x", "cwd": "sub"}, {"task": "b"}]},
             {"id": "merge", "type": "reduce", "from": ["each", "fan"], "task": "Merge {previous.output}",

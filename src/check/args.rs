@@ -1,4 +1,5 @@
-//! Invocation arguments against the declarations (SPEC §2.2): E0502, E0503, W0203, W0204.
+//! Invocation arguments against the declarations (SPEC §2.2): E0502, E0503, E0504, W0203,
+//! W0204.
 
 use crate::diag::{Code, Diagnostic};
 use crate::flow::{Flow, check_value, value_help};
@@ -58,29 +59,48 @@ pub fn invocation(flow: &Flow, given: &Map, out: &mut Vec<Diagnostic>) {
     }
     for name in given.keys() {
         if !flow.args.contains_key(name) {
-            let mut d = Diagnostic::new(
-                Code::UndeclaredArg,
-                format!("the invocation passes '{name}', which the flow does not declare"),
-            );
-            let near = crate::diag::did_you_mean(name, flow.args.keys().map(String::as_str));
-            if let Some(key) = flow.args_key {
-                let declared: Vec<&str> = flow.args.keys().map(String::as_str).collect();
-                let label = if declared.is_empty() {
-                    "declares no arguments".to_owned()
-                } else {
-                    format!("declares only: {}", declared.join(", "))
-                };
-                d = d.at(key).with_label(label);
-            }
-            d = d.help(match near {
-                Some(n) => format!(
-                    "did you mean '{n}'? Otherwise declare '{name}' under \"args\", or drop it"
-                ),
-                None => format!("declare '{name}' under \"args\", or drop it"),
-            });
-            out.push(d);
+            out.push(undeclared(flow, name));
         }
     }
+}
+
+/// An invocation argument the flow does not declare. A flow that writes `args` closes the set:
+/// a name outside it is a typo or a leftover, and passing it would silently change nothing, so
+/// it is an error (E0504). A flow without an `args` object passes every argument through to
+/// `{args.X}` (SPEC §2.2); there the name is only noted, and only in strict mode (W0203).
+fn undeclared(flow: &Flow, name: &str) -> Diagnostic {
+    let declared: Vec<&str> = flow.args.keys().map(String::as_str).collect();
+    let near = crate::diag::did_you_mean(name, declared.iter().copied());
+    let Some(key) = flow.args_key else {
+        return Diagnostic::new(
+            Code::UndeclaredArg,
+            format!("the invocation passes '{name}', which the flow does not declare"),
+        )
+        .help(format!(
+            "declare it under \"args\" (e.g. \"args\": {{\"{name}\": {{\"type\": \"string\"}}}}), or drop it"
+        ));
+    };
+    let list = if declared.is_empty() {
+        "the flow declares no arguments".to_owned()
+    } else {
+        format!("declared: {}", declared.join(", "))
+    };
+    let message = match near {
+        Some(n) => format!("unknown argument '{name}' (did you mean '{n}'?); {list}"),
+        None => format!("unknown argument '{name}'; {list}"),
+    };
+    let label = if declared.is_empty() {
+        "declares no arguments".to_owned()
+    } else {
+        format!("declares only: {}", declared.join(", "))
+    };
+    Diagnostic::new(Code::UnknownArg, message)
+        .at(key)
+        .with_label(label)
+        .help(match near {
+            Some(n) => format!("pass it as '{n}', or declare '{name}' under \"args\""),
+            None => format!("pass only declared arguments, or declare '{name}' under \"args\""),
+        })
 }
 
 #[cfg(test)]
@@ -99,12 +119,42 @@ mod tests {
     }
 
     #[test]
-    fn undeclared_arguments_point_at_the_declarations() {
-        let text = r#"{"strictInterpolation": true, "args": {"pr": {}}, "phases": [{"id": "a", "task": "{args.pr}"}]}"#;
-        let d = find(&check_args(text, &[("pr", "1"), ("rp", "2")]), "W0203");
+    fn unknown_arguments_of_a_declaring_flow_are_errors() {
+        let text = r#"{"args": {"pr": {}, "feature": {}}, "phases": [{"id": "a", "task": "{args.pr} {args.feature}"}]}"#;
+        let diags = check_args(text, &[("pr", "1"), ("fetaure", "x")]);
+        let d = find(&diags, "E0504");
+        assert!(d.is_error());
+        assert_eq!(
+            d.message,
+            "unknown argument 'fetaure' (did you mean 'feature'?); declared: pr, feature"
+        );
         assert_eq!(&text[d.span.unwrap().range()], r#""args""#);
-        assert_eq!(d.label.as_deref(), Some("declares only: pr"));
-        assert!(d.help.unwrap().starts_with("did you mean 'pr'?"));
+        assert_eq!(d.label.as_deref(), Some("declares only: pr, feature"));
+        // Strict or not: the same error, and no W0203 beside it.
+        let strict = text.replacen('{', r#"{"strictInterpolation": true, "#, 1);
+        let diags = check_args(&strict, &[("pr", "1"), ("feature", "y"), ("zzz", "2")]);
+        assert_eq!(
+            find(&diags, "E0504").message,
+            "unknown argument 'zzz'; declared: pr, feature"
+        );
+        assert!(diags.iter().all(|d| d.code.as_str() != "W0203"));
+        // `"args": {}` declares that there are none.
+        let none = r#"{"args": {}, "phases": [{"id": "a", "task": "t"}]}"#;
+        let d = find(&check_args(none, &[("x", "1")]), "E0504");
+        assert_eq!(
+            d.message,
+            "unknown argument 'x'; the flow declares no arguments"
+        );
+    }
+
+    #[test]
+    fn a_flow_without_declarations_accepts_any_argument() {
+        let text = r#"{"phases": [{"id": "a", "task": "{args.pr}"}]}"#;
+        assert!(check_args(text, &[("pr", "1"), ("other", "2")]).is_empty());
+        let strict =
+            r#"{"strictInterpolation": true, "phases": [{"id": "a", "task": "{args.pr}"}]}"#;
+        let d = find(&check_args(strict, &[("pr", "1")]), "W0203");
+        assert!(d.message.contains("'pr'"), "{}", d.message);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::flow::{
-    CacheScope, Cwd, Field, Flow, OutputMode, Phase, PhaseType, ReduceStrategy, Run,
+    CacheScope, Cwd, Def, Field, Flow, OutputMode, Phase, PhaseType, ReduceStrategy, Run,
 };
 use crate::source::Span;
 
@@ -74,6 +74,7 @@ pub fn phase_rules(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
     timing(flow, p, out);
     caching(flow, p, out);
     cwd(flow, p, out);
+    string_def(p, out);
     if p.ty == T::Reduce && p.reduce_strategy == ReduceStrategy::Tree {
         let calls = tree_calls(
             p.from.len(),
@@ -159,7 +160,14 @@ pub fn phase_rules(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
 
 /// E0301: what each type cannot run without.
 fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
-    let has = |k: &str| p.has(k) || p.invalid.contains(&k);
+    // A `task` or `until` that is empty (or only whitespace) is as good as missing: the agent
+    // would get no prompt, the loop no condition.
+    let blank = |k: &str| match k {
+        "task" => p.task.as_ref().is_some_and(|t| is_blank(t.as_str())),
+        "until" => p.until.as_ref().is_some_and(|c| is_blank(c.as_str())),
+        _ => false,
+    };
+    let has = |k: &str| (p.has(k) && !blank(k)) || p.invalid.contains(&k);
     let mut need = |field: &str, present: bool, help: &str| {
         if present {
             return;
@@ -176,16 +184,28 @@ fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
             Some(("run", span)) if argv_program_empty => {
                 (span, "the program (first element) is empty".to_owned())
             }
-            Some((f, span)) => (span, format!("'{f}' is empty")),
+            Some((f, span)) => {
+                // An empty string: point at the string itself.
+                let value = match f {
+                    "task" => p.task.as_ref().map(|t| t.src.span),
+                    "until" => p.until.as_ref().map(|c| c.src.span),
+                    _ => None,
+                };
+                (value.unwrap_or(span), format!("'{f}' is empty"))
+            }
             None => (
                 p.id_span,
                 format!("{} phase has no '{field}'", a_type(p.ty)),
             ),
         };
+        let but = match written {
+            Some(_) => format!(", but {label}"),
+            None => String::new(),
+        };
         out.push(
             Diagnostic::new(
                 Code::MissingField,
-                format!("{} ({}) requires '{field}'", p.id, p.ty.as_str()),
+                format!("{} ({}) requires '{field}'{but}", p.id, p.ty.as_str()),
             )
             .at(span)
             .phase(&p.id)
@@ -268,21 +288,43 @@ fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
         T::Approval => {}
     }
     for b in &p.branches {
-        if b.task.is_none() && matches!(p.ty, T::Parallel | T::Race | T::Tournament) {
-            out.push(
-                Diagnostic::new(
-                    Code::MissingField,
-                    format!(
-                        "{} ({}) requires 'task' in every branch",
-                        p.id,
-                        p.ty.as_str()
-                    ),
-                )
-                .at(b.span)
-                .with_label("this branch has no 'task'")
-                .phase(&p.id)
-                .help("add \"task\": the prompt for this branch"),
-            );
+        if !matches!(p.ty, T::Parallel | T::Race | T::Tournament) {
+            break;
+        }
+        let (span, label) = match &b.task {
+            None => (b.span, "this branch has no 'task'"),
+            Some(t) if is_blank(t.as_str()) => (t.src.span, "this branch's 'task' is empty"),
+            Some(_) => continue,
+        };
+        out.push(
+            Diagnostic::new(
+                Code::MissingField,
+                format!(
+                    "{} ({}) requires a non-empty 'task' in every branch",
+                    p.id,
+                    p.ty.as_str()
+                ),
+            )
+            .at(span)
+            .with_label(label)
+            .phase(&p.id)
+            .help("add \"task\": the prompt for this branch"),
+        );
+    }
+    if p.ty == T::Gate {
+        for (i, entry) in p.eval.iter().enumerate() {
+            if matches!(entry.kind, crate::flow::EvalKind::Empty) {
+                out.push(
+                    Diagnostic::new(
+                        Code::MissingField,
+                        format!("{} (gate) requires a check in every 'eval' entry, but entry {i} is empty", p.id),
+                    )
+                    .at(entry.src.span)
+                    .with_label("an empty entry passes without checking anything")
+                    .phase(&p.id)
+                    .help("write a condition, e.g. \"{steps.test.output} contains PASS\", or remove the entry"),
+                );
+            }
         }
     }
     if p.has("use") && p.has("def") && p.ty == T::Flow {
@@ -331,6 +373,11 @@ fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Empty once JS-trimmed.
+fn is_blank(text: &str) -> bool {
+    crate::eval::js_trim(text).is_empty()
+}
+
 /// E0302: fields that are errors off their types.
 fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
     // The help text is built only when the field is denied (this runs for every phase).
@@ -361,9 +408,13 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
         )
     };
     deny("score", &[T::Gate], "", &|| only("score", &[T::Gate]));
-    deny("reflexion", &[T::Loop], "", &|| {
-        only("reflexion", &[T::Loop])
-    });
+    // `"reflexion": false` off a loop asks for what the phase does anyway: a W0308 in
+    // `ignored`, not an error. Only a value that asks for something the type cannot do is.
+    if p.reflexion || p.ty == T::Loop {
+        deny("reflexion", &[T::Loop], "", &|| {
+            only("reflexion", &[T::Loop])
+        });
+    }
     deny("run", &[T::Script], "", &|| only("run", &[T::Script]));
     deny("input", &[T::Script], "", &|| only("input", &[T::Script]));
     const EXPECT: &[PhaseType] = &[T::Agent, T::Gate, T::Reduce, T::Loop];
@@ -405,9 +456,12 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
         T::Race,
         T::Expand,
     ];
-    deny("retry", RETRIED, " (scripts are never retried)", &|| {
-        "remove it, and let the command retry itself if it must (e.g. a shell loop)".to_owned()
-    });
+    // `"retry": {"max": 0}` on a script asks for no retry, which is what a script gets.
+    if !neutral_retry(p) {
+        deny("retry", RETRIED, " (scripts are never retried)", &|| {
+            "remove it, and let the command retry itself if it must (e.g. a shell loop)".to_owned()
+        });
+    }
     if p.ty == T::Script && p.output == OutputMode::Json {
         out.push(
             Diagnostic::new(
@@ -446,8 +500,47 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// `retry` written with `max: 0`: no retry at all.
+fn neutral_retry(p: &Phase) -> bool {
+    p.retry.as_ref().is_some_and(|r| r.value.max == 0.0)
+}
+
 /// W0302, W0306, W0307, W0308: fields that do nothing on this type.
 fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
+    // Fields that are errors off their types (E0302) when they ask for something, but only
+    // ignored when written with their neutral value.
+    let neutral = [
+        (
+            "reflexion",
+            "\"reflexion\": false",
+            !p.reflexion && p.ty != T::Loop,
+            "loop",
+        ),
+        (
+            "retry",
+            "\"retry\": {\"max\": 0}",
+            neutral_retry(p) && p.ty == T::Script,
+            "every type but script",
+        ),
+    ];
+    for (field, written, applies, used_by) in neutral {
+        if let (Some(span), true) = (written_at(p, field), applies) {
+            out.push(
+                Diagnostic::new(
+                    Code::FieldIgnored,
+                    format!(
+                        "{}: {written} has no effect on {} phase",
+                        p.id,
+                        a_type(p.ty)
+                    ),
+                )
+                .at(span)
+                .with_label("ignored (already the behaviour)")
+                .phase(&p.id)
+                .help(format!("remove it ('{field}' is used by: {used_by})")),
+            );
+        }
+    }
     for field in ["until", "maxIterations", "convergence"] {
         if let (Some(span), false) = (written_at(p, field), p.ty == T::Loop) {
             out.push(
@@ -532,18 +625,16 @@ fn written_at(p: &Phase, field: &str) -> Option<Span> {
     p.written.get(field).copied()
 }
 
-/// E0205, W0312: shell scripts.
+/// E0205, W0312: shell scripts; W0313: an argv that hands a shell a command string.
 fn script(p: &Phase, out: &mut Vec<Diagnostic>) {
-    let Some(Field {
-        value: Run::Shell(src),
-        ..
-    }) = &p.run
-    else {
-        return;
-    };
     if p.ty != T::Script {
         return;
     }
+    let src = match p.run.as_ref().map(|r| &r.value) {
+        Some(Run::Shell(src)) => src,
+        Some(Run::Argv(argv)) => return shell_argv(p, argv, out),
+        None => return,
+    };
     let template = crate::syntax::template::Template::parse(&src.value);
     for r in template.refs() {
         let at = r.span.range();
@@ -584,6 +675,216 @@ fn script(p: &Phase, out: &mut Vec<Diagnostic>) {
                     .help("start the command with \"set -o pipefail; \" so any failing stage fails the script"),
             );
     }
+}
+
+/// E0308: a string `def` that can never be a definition. A string def is interpolated and then
+/// safeParsed at run time (SPEC §3.8, §3.13), and every problem is fail-open: the phase ends
+/// `done` with an empty output, so a mistake such as `"def": "review.json"` silently does
+/// nothing. Only a string without any placeholder is judged here: its run-time text is exactly
+/// what is written, so the run-time outcome is known now. A string with a placeholder — one
+/// whole `{steps.plan.output}`, or a JSON text with values spliced in — may produce a
+/// definition (safeParse even finds JSON inside prose), so it is left to the run.
+fn string_def(p: &Phase, out: &mut Vec<Diagnostic>) {
+    let Some(Field {
+        value: Def::Template(text),
+        span,
+        ..
+    }) = &p.def
+    else {
+        return;
+    };
+    if !matches!(p.ty, T::Flow | T::Expand) || text.template.has_placeholders() {
+        return;
+    }
+    let Err((why, label)) = fixed_def(text.as_str(), &p.id) else {
+        return;
+    };
+    let written = text.as_str().trim();
+    let help = if let Some(fixed) = crate::flow::spaced_placeholder(written) {
+        format!("a placeholder has no spaces inside its braces: write \"def\": \"{fixed}\"")
+    } else if label == NOT_JSON && !written.is_empty() && !written.contains(char::is_whitespace) {
+        // A file or flow name: `def` takes the definition itself.
+        let stem = written.rsplit('/').next().unwrap_or(written);
+        let stem = stem.strip_suffix(".json").unwrap_or(stem);
+        if p.ty == T::Flow {
+            format!(
+                "'def' takes the definition itself, not a file: to run a saved flow write \"use\": \"{stem}\" (it is looked up in .tfc/flows/), or inline the flow: \"def\": {{\"phases\": [...]}}"
+            )
+        } else {
+            "'def' takes the definition itself, not a file: inline it (\"def\": {\"phases\": [...]}), or produce it upstream and reference it (\"def\": \"{steps.plan.output}\")".to_owned()
+        }
+    } else {
+        "write the definition as a JSON object (\"def\": {\"phases\": [...]}), or as a placeholder that produces it at run time (\"def\": \"{steps.plan.output}\")".to_owned()
+    };
+    out.push(
+        Diagnostic::new(
+            Code::InvalidDef,
+            format!(
+                "{}: the string 'def' has no placeholder and {why}, so the phase would do nothing and finish with an empty output",
+                p.id
+            ),
+        )
+        .at(*span)
+        .with_label(label)
+        .phase(&p.id)
+        .help(help),
+    );
+}
+
+const NOT_JSON: &str = "not JSON, and no placeholder";
+
+/// What the run would make of a fixed def text (the steps of the run's own reading): `Err`
+/// with the reason and a label when it would end in a `defError`.
+fn fixed_def(text: &str, phase: &str) -> Result<(), (String, &'static str)> {
+    let Some(value) = crate::eval::safe_parse::safe_parse(text).value else {
+        return Err(("does not parse as JSON".into(), NOT_JSON));
+    };
+    let not_a_flow = || {
+        (
+            "is not a Taskflow, a phases array or {\"phases\": [...]}".to_owned(),
+            "not a flow definition",
+        )
+    };
+    if !matches!(
+        value,
+        crate::value::Value::Object(_) | crate::value::Value::Array(_)
+    ) {
+        return Err(not_a_flow());
+    }
+    let json = value.to_json();
+    let root = crate::json::parse(&json).root.ok_or_else(not_a_flow)?;
+    let lowered = crate::flow::lower(
+        &root,
+        &crate::flow::LowerOptions {
+            default_name: Some(format!("{phase}-inline")),
+        },
+    );
+    let invalid = |d: &Diagnostic| {
+        (
+            format!("fails validation ([{}] {})", d.code.as_str(), d.message),
+            "an invalid flow definition",
+        )
+    };
+    if let Some(d) = lowered.diagnostics.iter().find(|d| d.is_error()) {
+        return Err(invalid(d));
+    }
+    let flow = lowered.flow.ok_or_else(not_a_flow)?;
+    let problems =
+        crate::check::dynamic_limits(&flow, 1)
+            .into_iter()
+            .chain(crate::check::check_flow(
+                &flow,
+                &crate::check::CheckOptions::default(),
+            ));
+    for d in problems {
+        if d.is_error() {
+            return Err(invalid(&d));
+        }
+    }
+    Ok(())
+}
+
+/// The shells whose `-c` takes a command string (also by path, `/bin/sh`, or through `env`).
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"];
+
+/// W0313: `["sh", "-c", "echo {args.x}"]` interpolates the value into the text a shell parses,
+/// which reopens the injection that the array form exists to close (SPEC §3.11). Only the
+/// command string itself is flagged: the elements after it are the shell's positional
+/// parameters (`$0`, `$1`, …), which is exactly where a value belongs. The warning is (S) like
+/// every W03xx: strict mode is for flows that want no interpolation surprises, and this is one.
+fn shell_argv(p: &Phase, argv: &[crate::flow::Text], out: &mut Vec<Diagnostic>) {
+    let words: Vec<&str> = argv.iter().map(crate::flow::Text::as_str).collect();
+    let Some(command) = shell_command(&words) else {
+        return;
+    };
+    let text = &argv[command];
+    let shell = argv[..command]
+        .iter()
+        .map(|a| a.as_str().rsplit('/').next().unwrap_or_default())
+        .find(|a| SHELLS.contains(a))
+        .unwrap_or("sh");
+    let (param, example) = if shell == "fish" {
+        ("$argv[1]", "[\"fish\", \"-c\", \"echo $argv[1]\", \"{…}\"]")
+    } else {
+        (
+            "\"$1\"",
+            "[\"sh\", \"-c\", \"echo \\\"$1\\\"\", \"sh\", \"{…}\"]",
+        )
+    };
+    for r in text.template.refs() {
+        let placeholder = &text.as_str()[r.span.range()];
+        out.push(
+            Diagnostic::new(
+                Code::ShellPlaceholder,
+                format!(
+                    "{}: {placeholder} is interpolated into the command string of {shell} -c, which the shell parses: a value with quotes, ';' or '$(…)' runs as code",
+                    p.id
+                ),
+            )
+            .at(text.file_span(r.span))
+            .phase(&p.id)
+            .with_label(format!("parsed by {shell} as shell code"))
+            .help(format!(
+                "pass the value as a separate argv element after the command string and use {param} in it, e.g. {example}; or send it on stdin with \"input\""
+            )),
+        );
+    }
+}
+
+/// The index of the command string in an argv that runs a shell with `-c`: the program (after
+/// an optional `env` with its options and `NAME=value` settings) is a shell, one of its
+/// options is `-c` or a cluster holding it (`-lc`, `-ec`), and the command string is the first
+/// operand after it (`-o`/`+o`/`-O`/`+O` take a value; `--` ends the options).
+fn shell_command(argv: &[&str]) -> Option<usize> {
+    let base = |i: usize| argv[i].rsplit('/').next().unwrap_or_default();
+    let mut i = 0;
+    if argv.is_empty() {
+        return None;
+    }
+    if base(0) == "env" {
+        i = 1;
+        while i < argv.len() {
+            let a = argv[i];
+            if a == "-u" || a == "-C" || a == "--unset" || a == "--chdir" {
+                i += 2;
+            } else if a.starts_with('-') || (a.contains('=') && !a.starts_with('=')) {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+    }
+    if i >= argv.len() || !SHELLS.contains(&base(i)) {
+        return None;
+    }
+    let mut seen_c = false;
+    i += 1;
+    while i < argv.len() {
+        let a = argv[i];
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        let cluster = a.len() > 1
+            && (a.starts_with('-') || a.starts_with('+'))
+            && !a.starts_with("--")
+            && a[1..].bytes().all(|b| b.is_ascii_alphabetic());
+        if a.starts_with("--") {
+            // A long option (`--norc`, `--login`); bash takes `--rcfile FILE`.
+            i += if a == "--rcfile" || a == "--init-file" {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if !cluster {
+            break;
+        }
+        seen_c |= a.starts_with('-') && a[1..].contains('c');
+        i += if a[1..].ends_with(['o', 'O']) { 2 } else { 1 };
+    }
+    (seen_c && i < argv.len()).then_some(i)
 }
 
 /// The byte offset of the first `|` outside quotes that is not part of `||`.
@@ -802,11 +1103,162 @@ mod tests {
         assert_eq!(unquoted_pipe("echo '|' \"|\""), None);
         assert_eq!(unquoted_pipe("a \\| b"), None);
     }
+    #[test]
+    fn shell_command_strings_are_found() {
+        let at = |items: &[&str]| shell_command(items);
+        assert_eq!(at(&["sh", "-c", "echo x"]), Some(2));
+        assert_eq!(at(&["/bin/bash", "-lc", "echo x"]), Some(2));
+        assert_eq!(at(&["bash", "-e", "-o", "pipefail", "-c", "x"]), Some(5));
+        assert_eq!(at(&["bash", "-c", "-e", "x", "name"]), Some(3));
+        assert_eq!(at(&["zsh", "-ec", "--", "x"]), Some(3));
+        assert_eq!(at(&["env", "sh", "-c", "x"]), Some(3));
+        assert_eq!(
+            at(&["/usr/bin/env", "-i", "A=1", "dash", "-c", "x"]),
+            Some(5)
+        );
+        assert_eq!(at(&["fish", "-c", "x"]), Some(2));
+        assert_eq!(at(&["bash", "--norc", "-c", "x"]), Some(3));
+        // No shell, no -c, or nothing after it.
+        assert_eq!(at(&["python3", "-c", "x"]), None);
+        assert_eq!(at(&["sh", "script.sh", "-c"]), None);
+        assert_eq!(at(&["bash", "-c"]), None);
+        assert_eq!(at(&["env"]), None);
+        assert_eq!(at(&[]), None);
+    }
 }
 
 #[cfg(test)]
 mod flow_tests {
     use crate::check::testing::{check, codes, find, spans};
+
+    #[test]
+    fn string_defs_without_placeholders_must_be_definitions() {
+        let def = |ty: &str, def: &str| {
+            let text = format!(r#"[{{"id": "sub", "type": "{ty}", "def": {def}}}]"#);
+            check(&text)
+                .into_iter()
+                .find(|d| d.code.as_str() == "E0308")
+                .map(|d| {
+                    assert_eq!(&text[d.span.unwrap().range()], def);
+                    (d.message, d.help.unwrap_or_default())
+                })
+        };
+        let (message, help) = def("flow", r#""review.json""#).expect("a file name");
+        assert!(message.contains("does not parse as JSON"), "{message}");
+        assert!(help.contains(r#""use": "review""#), "{help}");
+        let (_, help) = def("expand", r#""flows/fragment.json""#).expect("a file name");
+        assert!(help.contains(r#""def": {"phases": [...]}"#), "{help}");
+        assert!(!help.contains("\"use\""), "{help}");
+        let (_, help) = def("flow", r#""{ steps.plan.output }""#).expect("a spaced placeholder");
+        assert!(help.contains(r#""def": "{steps.plan.output}""#), "{help}");
+        let (message, _) = def("flow", r#""42""#).expect("a number");
+        assert!(message.contains("is not a Taskflow"), "{message}");
+        let (message, _) = def("flow", r#""[{\"id\": \"x\"}]""#).expect("no task");
+        assert!(message.contains("fails validation ([E0301]"), "{message}");
+        assert!(def("flow", r#""""#).is_some());
+        // Placeholders decide at run time; a fixed valid definition is fine.
+        for ok in [
+            r#""{steps.plan.output}""#,
+            r#""Use this plan: {steps.plan.output}""#,
+            r#""{\"phases\": [{\"id\": \"x\", \"task\": \"{args.topic}\"}]}""#,
+            r#""[{\"id\": \"x\", \"task\": \"t\"}]""#,
+        ] {
+            assert_eq!(def("flow", ok), None, "{ok}");
+        }
+        // Off flow/expand, 'def' is only ignored (W0308).
+        assert_eq!(def("agent", r#""review.json""#), None);
+    }
+
+    #[test]
+    fn empty_required_strings_are_missing() {
+        let text = r#"[{"id": "a", "task": " "},
+            {"id": "l", "type": "loop", "dependsOn": ["a"], "task": "t", "until": ""},
+            {"id": "g", "type": "gate", "dependsOn": ["l"], "task": "t", "eval": ["{steps.l.output} contains x", ""]},
+            {"id": "p", "type": "parallel", "dependsOn": ["g"], "branches": [{"task": "x"}, {"task": ""}]}]"#;
+        assert_eq!(
+            spans(text),
+            [
+                ("E0301", r#"" ""#.to_owned()),
+                ("E0301", r#""""#.to_owned()),
+                ("E0301", r#""""#.to_owned()),
+                ("E0301", r#""""#.to_owned()),
+            ]
+        );
+        let diags = check(text);
+        assert_eq!(
+            diags[0].message,
+            "a (agent) requires 'task', but 'task' is empty"
+        );
+        assert_eq!(
+            diags[1].message,
+            "l (loop) requires 'until', but 'until' is empty"
+        );
+        assert!(
+            diags[2].message.contains("entry 1 is empty"),
+            "{}",
+            diags[2].message
+        );
+        assert_eq!(
+            diags[3].label.as_deref(),
+            Some("this branch's 'task' is empty")
+        );
+        // A gate judged by scorers needs no task, empty or not.
+        let scored = r#"[{"id": "g", "type": "gate", "task": "", "score": {"target": "{args.x}", "scorers": [{"type": "contains", "value": "ok"}]}}]"#;
+        assert!(!codes(scored).contains(&"E0301"), "{:?}", codes(scored));
+    }
+
+    #[test]
+    fn neutral_values_of_foreign_fields_are_only_ignored() {
+        let text = r#"[{"id": "a", "task": "t", "reflexion": false},
+            {"id": "s", "type": "script", "dependsOn": ["a"], "run": "true", "retry": {"max": 0}}]"#;
+        assert_eq!(
+            spans(text),
+            [
+                ("W0308", r#""reflexion""#.to_owned()),
+                ("W0308", r#""retry""#.to_owned())
+            ]
+        );
+        assert_eq!(
+            find(&check(text), "W0308").message,
+            "a: \"reflexion\": false has no effect on an agent phase"
+        );
+        // Values that ask for something stay errors; on their own types they are fine.
+        let text = r#"[{"id": "a", "task": "t", "reflexion": true},
+            {"id": "s", "type": "script", "dependsOn": ["a"], "run": "true", "retry": {"max": 1}},
+            {"id": "l", "type": "loop", "dependsOn": ["s"], "task": "t", "until": "{loop.iteration} >= 2", "reflexion": false, "retry": {"max": 0}}]"#;
+        assert_eq!(codes(text), ["E0302", "E0302"]);
+    }
+
+    #[test]
+    fn placeholders_in_a_shell_command_string_warn() {
+        let text = r#"[{"id": "s", "type": "script",
+            "run": ["sh", "-c", "echo {args.x} && ls {args.dir}", "sh", "{args.y}"]}]"#;
+        assert_eq!(
+            spans(text),
+            [
+                ("W0313", "{args.x}".to_owned()),
+                ("W0313", "{args.dir}".to_owned())
+            ]
+        );
+        let d = find(&check(text), "W0313");
+        assert!(!d.is_error());
+        assert!(
+            d.help
+                .unwrap()
+                .contains(r#""sh", "-c", "echo \"$1\"", "sh""#)
+        );
+        // The safe forms: the value as its own element, or no shell at all.
+        for ok in [
+            r#"[{"id": "s", "type": "script", "run": ["sh", "-c", "echo \"$1\"", "sh", "{args.x}"]}]"#,
+            r#"[{"id": "s", "type": "script", "run": ["echo", "{args.x}"]}]"#,
+            r#"[{"id": "s", "type": "script", "run": ["python3", "-c", "print('{args.x}')"]}]"#,
+        ] {
+            assert!(codes(ok).is_empty(), "{ok}: {:?}", codes(ok));
+        }
+        // Strict mode makes it an error.
+        let strict = format!(r#"{{"strictInterpolation": true, "phases": {text}}}"#);
+        assert!(find(&check(&strict), "W0313").is_error());
+    }
 
     #[test]
     fn empty_run_is_reported_at_the_run() {

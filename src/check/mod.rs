@@ -122,9 +122,12 @@ fn check_into(
     let args_known = refs::ArgsKnown {
         provided: given.as_ref(),
         suppress: nested && opts.args.is_none(),
-        invalid: out[before..]
-            .iter()
-            .any(|d| matches!(d.code, Code::InvalidArgValue | Code::MissingArg)),
+        invalid: out[before..].iter().any(|d| {
+            matches!(
+                d.code,
+                Code::InvalidArgValue | Code::MissingArg | Code::UnknownArg
+            )
+        }),
     };
     refs::scope_refs(flow, &all, &args_known, out);
     if reliable {

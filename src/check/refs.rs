@@ -85,7 +85,7 @@ pub struct ArgsKnown<'a> {
     pub provided: Option<&'a Map>,
     /// Object defs are checked without knowing their arguments: no W0202.
     pub suppress: bool,
-    /// The invocation's arguments had errors (E0502/E0503): W0202 would only repeat them.
+    /// The invocation's arguments had errors (E0502/E0503/E0504): W0202 would only repeat them.
     pub invalid: bool,
 }
 
@@ -262,7 +262,12 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
             continue;
         }
         match head {
-            "steps" | "previous" => {}
+            "previous" => {}
+            "steps" => {
+                if let Some(d) = step_field(&p.id, u) {
+                    out.push(d);
+                }
+            }
             "args" => {
                 if args.suppress || args.invalid {
                     continue;
@@ -380,6 +385,58 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
     }
 }
 
+/// E0208: a step offers exactly two fields (SPEC §4.3): `output` (its text) and `json` (its
+/// parsed JSON, with a path into it). Anything else — a typo such as `outptu` or `jsn`, a field
+/// of the eval context such as `status`, or no field at all (`{steps.a}`) — never resolves, in
+/// a text as in a condition. `{steps}` alone is left to prose ("the {steps} below").
+fn step_field(phase: &str, u: &Use<'_>) -> Option<Diagnostic> {
+    const FIELDS: [&str; 2] = ["output", "json"];
+    let segs = &u.path.segs;
+    let id = segs.get(1)?;
+    let field = segs.get(2).map(|s| &*s.key);
+    if field.is_some_and(|f| FIELDS.contains(&f)) {
+        return None;
+    }
+    let offers = format!(
+        "a step offers {{steps.{}.output}} (its text) and {{steps.{}.json.<path>}} (its parsed JSON)",
+        id.key, id.key
+    );
+    let (message, help) = match field {
+        None => (
+            format!(
+                "{phase}: {} references {{{}}}, which names no field of the step",
+                u.field, u.path.text
+            ),
+            format!("write {{{}.output}} for its text; {offers}", u.path.text),
+        ),
+        Some(f) => {
+            let message = format!(
+                "{phase}: {} references {{{}}}, but a step has no field '{f}'",
+                u.field, u.path.text
+            );
+            let help = match did_you_mean(f, FIELDS) {
+                Some(near) => {
+                    let mut fixed: Vec<&str> = segs.iter().map(|s| &*s.key).collect();
+                    fixed[2] = near;
+                    format!("did you mean {{{}}}?", fixed.join("."))
+                }
+                None => offers,
+            };
+            (message, help)
+        }
+    };
+    Some(
+        Diagnostic::new(Code::UnknownStepField, message)
+            .at(u.span)
+            .with_label(match field {
+                Some(f) => format!("no field '{f}': {}", unresolved(&u.field)),
+                None => format!("no field: {}", unresolved(&u.field)),
+            })
+            .phase(phase)
+            .help(help),
+    )
+}
+
 /// What an unresolved placeholder becomes in `field`: text stays literal, a condition
 /// operand is undefined.
 fn unresolved(field: &str) -> &'static str {
@@ -480,7 +537,7 @@ mod tests {
 
     #[test]
     fn arg_references_with_known_arguments_must_resolve() {
-        let text = r#"{"args": {"base": {"default": "main"}, "pr": {"description": "n"}},
+        let text = r#"{"args": {"base": {"default": "main"}, "pr": {"description": "n"}, "team": {}},
             "phases": [{"id": "a", "task": "{args.base} {args.pr} {args.team} {args.pr}"}]}"#;
         let got: Vec<_> = check_args(text, &[("team", "x")])
             .into_iter()
@@ -522,6 +579,45 @@ mod tests {
         assert_eq!(d.help.as_deref(), Some("did you mean {steps.scan.json.a}?"));
         let d = find(&check(r#"{"task": "{steps.x.output}"}"#), "E0202");
         assert!(d.help.unwrap().starts_with("this flow has no other phase"));
+    }
+
+    #[test]
+    fn unknown_step_fields_are_errors_at_the_placeholder() {
+        let text = r#"[{"id": "a", "output": "json", "task": "t"},
+            {"id": "b", "dependsOn": ["a"], "when": "{steps.a.jsn.ok} == true",
+             "task": "{steps.a.outptu} {steps.a.json.x} {steps.a.output} {steps.a} {steps.a.status} {steps}"}]"#;
+        let found: Vec<(&str, String)> = spans(text)
+            .into_iter()
+            .filter(|(c, _)| *c == "E0208")
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("E0208", "{steps.a.jsn.ok}".to_owned()),
+                ("E0208", "{steps.a.outptu}".to_owned()),
+                ("E0208", "{steps.a}".to_owned()),
+                ("E0208", "{steps.a.status}".to_owned()),
+            ]
+        );
+        let diags = check(text);
+        let helps: Vec<&str> = diags
+            .iter()
+            .filter(|d| d.code.as_str() == "E0208")
+            .map(|d| d.help.as_deref().unwrap_or(""))
+            .collect();
+        assert_eq!(helps[0], "did you mean {steps.a.json.ok}?");
+        assert_eq!(helps[1], "did you mean {steps.a.output}?");
+        assert!(
+            helps[2].starts_with("write {steps.a.output} for its text"),
+            "{}",
+            helps[2]
+        );
+        assert!(helps[3].contains("{steps.a.json.<path>}"), "{}", helps[3]);
+        assert!(
+            diags[0]
+                .message
+                .starts_with("b: when references {steps.a.jsn.ok}")
+        );
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub enum FieldType {
     MapOf(ObjectKind),
     /// Any JSON value.
     Any,
-    /// A string or an array of strings (`run`, `tools`).
+    /// A string or an array of strings (`run`).
     StringOrStrings,
     /// A string or an object (`def`).
     StringOrObject,
@@ -189,7 +189,7 @@ const PHASE: &[FieldDef] = &[
     ),
     f("model", T::String, "model override"),
     f("thinking", T::OneOf(THINKING), "reasoning effort"),
-    f("tools", T::StringOrStrings, "tool policy"),
+    f("tools", T::StringArray, "tool policy"),
     f(
         "cwd",
         T::String,

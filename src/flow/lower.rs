@@ -1194,16 +1194,35 @@ impl Lowerer {
             return Vec::new();
         };
         match &m.value.kind {
-            Kind::String(s) => s
-                .value
-                .split(',')
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .map(|t| Field::new(t.to_owned(), m.key.span, m.value.span))
-                .collect(),
+            // A phase's `tools` is a list (SPEC §3.1). The comma string of agent-definition
+            // frontmatter is not accepted here: say how to write it as a list.
+            Kind::String(s) => {
+                let names: Vec<String> = s
+                    .value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .map(|t| format!("\"{t}\""))
+                    .collect();
+                let fixed = if names.is_empty() {
+                    "[]".to_owned()
+                } else {
+                    format!("[{}]", names.join(", "))
+                };
+                self.push(
+                    Diagnostic::new(
+                        Code::WrongType,
+                        "'tools' must be an array of strings, found a string",
+                    )
+                    .at(m.value.span)
+                    .with_label("expected an array of strings")
+                    .help(format!("write it as a list: \"tools\": {fixed}")),
+                );
+                Vec::new()
+            }
             Kind::Array(_) => self.strings(f, "tools").unwrap_or_default(),
             _ => {
-                self.wrong_type(m, "a string or an array of strings");
+                self.wrong_type(m, "an array of strings");
                 Vec::new()
             }
         }
@@ -1217,6 +1236,18 @@ impl Lowerer {
             "worktree" => Cwd::Worktree,
             _ => {
                 let template = crate::syntax::template::Template::parse(v);
+                if let Some(fixed) = spaced_placeholder(v).filter(|_| !template.has_placeholders())
+                {
+                    // `{ args.dir }` is no placeholder (SPEC §4.2): it would be used as a
+                    // literal directory name, braces and all.
+                    self.push(
+                        Diagnostic::new(Code::InvalidCwd, format!("'cwd' may hold only one whole {{args.X}} placeholder, found \"{v}\" (a placeholder has no spaces inside its braces)"))
+                            .at(m.value.span)
+                            .with_label("a literal path with braces, not a placeholder")
+                            .help(format!("write \"cwd\": \"{fixed}\" for a declared relative-path arg")),
+                    );
+                    return None;
+                }
                 if !template.has_placeholders() {
                     Cwd::Path(v.to_owned())
                 } else {
@@ -1992,7 +2023,7 @@ impl Lowerer {
 
 /// The first `{ path }` in `text` whose content, trimmed, is a placeholder path: the
 /// placeholder the author meant (`{steps.a.json}`).
-fn spaced_placeholder(text: &str) -> Option<String> {
+pub(crate) fn spaced_placeholder(text: &str) -> Option<String> {
     let mut rest = text;
     while let Some(open) = rest.find('{') {
         let after = &rest[open + 1..];
@@ -2228,9 +2259,51 @@ mod tests {
         );
         assert_eq!(help(r#""tools": [1]"#), r#"quote it: "1""#);
         assert_eq!(
+            help(r#""tools": "read""#),
+            r#"write it as a list: "tools": ["read"]"#
+        );
+        assert_eq!(
+            help(r#""tools": "read, grep""#),
+            r#"write it as a list: "tools": ["read", "grep"]"#
+        );
+        assert_eq!(
+            help(r#""tools": true"#),
+            r#"write a list of strings: "tools": ["…", "…"]"#
+        );
+        assert_eq!(
             help(r#""model": 3"#),
             r#"write the value in double quotes: "model": "…""#
         );
+    }
+
+    #[test]
+    fn a_dynamic_cwd_is_one_whole_args_placeholder() {
+        let args = r#""args": {"dir": {"type": "relative-path", "default": "a"}}"#;
+        let cwd = |cwd: &str| {
+            let text =
+                format!(r#"{{{args}, "phases": [{{"id": "a", "task": "x", "cwd": "{cwd}"}}]}}"#);
+            check(&text)
+                .into_iter()
+                .filter(|d| d.code.as_str() == "E0410")
+                .map(|d| d.help.unwrap_or_default())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            cwd("{ args.dir }"),
+            [r#"write "cwd": "{args.dir}" for a declared relative-path arg"#]
+        );
+        for bad in [
+            "work/{args.dir}",
+            "{args.dir}{args.dir}",
+            "{args.dir} ",
+            "{steps.a.output}",
+            "{args}",
+        ] {
+            assert_eq!(cwd(bad).len(), 1, "{bad}");
+        }
+        for ok in ["{args.dir}", "build/out", "temp", "a {b c}"] {
+            assert!(cwd(ok).is_empty(), "{ok}");
+        }
     }
 
     #[test]

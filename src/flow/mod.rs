@@ -18,6 +18,7 @@ pub use args::{
     resolve_owned, split_pair, value_help,
 };
 pub use fields::{FieldDef, FieldType, ObjectKind, fields_of};
+pub(crate) use lower::spaced_placeholder;
 pub use lower::{LowerOptions, Lowered, lower, lower_source};
 
 use std::borrow::Cow;
