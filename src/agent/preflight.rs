@@ -6,9 +6,12 @@
 //!   with one that reports no tokens (not in dry-run).
 //! * E0703 writes-not-allowed — write/edit/bash tools on an unsandboxed backend without
 //!   `[safety] allow_unsandboxed_writes` or `--allow-writes`.
-//! * W0701 undefined-agent — no definition file (empty system prompt). The implicit agent
-//!   `default` is exempt: most flows never name an agent, and warning on every such run
-//!   would be noise.
+//! * W0701 undefined-agent — no definition file (empty system prompt). Only where that
+//!   changes what a model sees: not for the implicit agent `default` (most flows never name
+//!   an agent; warning on every such run would be noise), not in dry-run, and not for an
+//!   agent served by a backend that sends no system prompt (replay). `tfc check` does not
+//!   report it: whether it applies depends on the backend serving the agent, which only the
+//!   run knows; every other warning of a run comes from the same check `tfc check` does.
 //! * W0702 tools-unsupported — tools on a backend that cannot use them (HTTP).
 //!
 //! Each condition is reported once per agent (E0702 once per backend and cap), on the first
@@ -80,7 +83,12 @@ pub fn preflight(
         };
         let backend = &resolved.backend;
         let b = &resolved.backend_name;
-        if first_use && !resolved.defined && u.agent != "default" {
+        if first_use
+            && !resolved.defined
+            && u.agent != "default"
+            && !opts.dry_run
+            && backend.uses_system_prompt()
+        {
             out.push(
                 Diagnostic::new(
                     Code::UndefinedAgent,
@@ -184,6 +192,7 @@ mod tests {
         tokens: bool,
         sandboxed: bool,
         tools: bool,
+        system_prompt: bool,
     }
     impl Agent for Fake {
         fn name(&self) -> &str {
@@ -204,6 +213,9 @@ mod tests {
         fn supports_tools(&self) -> bool {
             self.tools
         }
+        fn uses_system_prompt(&self) -> bool {
+            self.system_prompt
+        }
     }
 
     /// Agents: `cli` (tokens+cost, unsandboxed, tools), `http` (tokens only, no tools),
@@ -219,6 +231,7 @@ mod tests {
                         tokens: true,
                         sandboxed: false,
                         tools: true,
+                        system_prompt: true,
                     },
                     vec![],
                     true,
@@ -230,6 +243,7 @@ mod tests {
                         tokens: true,
                         sandboxed: false,
                         tools: true,
+                        system_prompt: true,
                     },
                     vec!["Read".into(), "Edit".into()],
                     true,
@@ -241,9 +255,22 @@ mod tests {
                         tokens: true,
                         sandboxed: true,
                         tools: false,
+                        system_prompt: true,
                     },
                     vec!["read".into()],
                     true,
+                ),
+                "replayed" => (
+                    "replay",
+                    Fake {
+                        cost: false,
+                        tokens: false,
+                        sandboxed: true,
+                        tools: true,
+                        system_prompt: false,
+                    },
+                    vec![],
+                    false,
                 ),
                 "bare" => (
                     "mine",
@@ -252,6 +279,7 @@ mod tests {
                         tokens: false,
                         sandboxed: false,
                         tools: true,
+                        system_prompt: true,
                     },
                     vec![],
                     false,
@@ -326,6 +354,19 @@ mod tests {
             ..opts
         };
         let d = preflight(&TestRoster, &uses, &allowed);
-        assert_eq!(codes(&d), ["W0701", "W0702"]);
+        assert_eq!(codes(&d), ["W0702"]);
+    }
+
+    #[test]
+    fn undefined_agents_matter_only_where_a_system_prompt_is_sent() {
+        let uses = [use_("a", "replayed", &[]), use_("b", "bare", &[])];
+        let d = preflight(&TestRoster, &uses, &PreflightOptions::default());
+        assert_eq!(codes(&d), ["W0701"]);
+        assert!(d[0].message.contains("'bare'"), "{:?}", d[0]);
+        let dry = PreflightOptions {
+            dry_run: true,
+            ..PreflightOptions::default()
+        };
+        assert!(preflight(&TestRoster, &uses, &dry).is_empty());
     }
 }
