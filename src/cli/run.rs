@@ -11,7 +11,7 @@ use super::check::Color;
 use super::usage_error;
 use tfc::agent::{AgentUse, ConfigRoster, DryRun, PreflightOptions, RosterOptions, preflight};
 use tfc::check::{CheckOptions, check_source};
-use tfc::diag::render::render;
+use tfc::diag::render::render_file;
 use tfc::flow::{Flow, Invocation, LowerOptions, split_pair};
 use tfc::project::{SavedFlows, locate_flow, project_root};
 use tfc::run::{FlowSource, Interpreter, RunError, RunOptions, RunStatus};
@@ -72,6 +72,12 @@ pub struct RunArgs {
     /// Token cap for this invocation.
     #[arg(long = "max-tokens")]
     max_tokens: Option<f64>,
+    /// Do not report this warning: a code (W0102) or a name (gate-sole-path); repeatable.
+    #[arg(long, value_name = "CODE")]
+    allow: Vec<String>,
+    /// Print no warnings (errors, progress and the result still print).
+    #[arg(long, short = 'q')]
+    quiet: bool,
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
 }
@@ -116,6 +122,13 @@ pub fn run(a: RunArgs) -> ExitCode {
             return ExitCode::from(code::INVALID);
         }
     };
+    let allow = match super::check::allowed(&a.allow) {
+        Ok(codes) => codes,
+        Err(m) => {
+            usage_error(m);
+            return ExitCode::from(code::INVALID);
+        }
+    };
     // The full check first: any error stops the run before anything executes.
     let source = Source::new(path.display().to_string(), text);
     let saved = SavedFlows::new(&cwd);
@@ -128,12 +141,18 @@ pub fn run(a: RunArgs) -> ExitCode {
             args: Some(&invocation),
             loader: Some(&saved),
             cwd: Some(cwd.clone()),
+            allow: allow.clone(),
             ..CheckOptions::default()
         },
     );
-    for d in &checked.diagnostics {
-        eprint!("{}", render(d, &source, color));
-    }
+    // The same diagnostics `tfc check` reports for this flow and these arguments.
+    let shown: Vec<_> = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error() || !a.quiet)
+        .cloned()
+        .collect();
+    eprint!("{}", render_file(&shown, &source, color));
     let has_errors = checked.has_errors();
     let Some(flow) = checked.flow.filter(|_| !has_errors) else {
         eprintln!("error: the flow has errors; nothing was run");
@@ -151,7 +170,9 @@ pub fn run(a: RunArgs) -> ExitCode {
         eprintln!("note: {}", pick.describe());
     }
     for w in roster.take_warnings() {
-        eprintln!("warning: {w}");
+        if !a.quiet {
+            eprintln!("warning: {w}");
+        }
     }
     let uses = agent_uses(&flow);
     let pre = preflight(
@@ -168,9 +189,16 @@ pub fn run(a: RunArgs) -> ExitCode {
             dry_run,
         },
     );
-    for d in &pre {
-        eprint!("{}", render(d, &source, color));
-    }
+    // Preflight warnings follow the same allow list (flag and the flow's `lint.allow`).
+    let pre_shown: Vec<_> = pre
+        .iter()
+        .filter(|d| {
+            d.is_error()
+                || !(a.quiet || allow.contains(&d.code) || flow.lint_allow.contains(&d.code))
+        })
+        .cloned()
+        .collect();
+    eprint!("{}", render_file(&pre_shown, &source, color));
     if pre.iter().any(|d| d.is_error()) {
         return ExitCode::from(code::NO_BACKEND);
     }
@@ -206,9 +234,7 @@ pub fn run(a: RunArgs) -> ExitCode {
             source,
             diagnostics,
         }) => {
-            for d in &diagnostics {
-                eprint!("{}", render(d, &source, color));
-            }
+            eprint!("{}", render_file(&diagnostics, &source, color));
             return ExitCode::from(code::INVALID);
         }
         Err(RunError::NoBackend(m)) => {
@@ -310,8 +336,10 @@ fn roster(a: &RunArgs, cwd: &Path, flow: &Flow) -> Result<ConfigRoster, String> 
         options,
         Arc::new(tfc::agent::ProcessBackends),
     )?;
-    for w in warnings {
-        eprintln!("warning: {w}");
+    if !a.quiet {
+        for w in warnings {
+            eprintln!("warning: {w}");
+        }
     }
     Ok(roster)
 }
