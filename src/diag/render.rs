@@ -425,6 +425,40 @@ mod tests {
     }
 
     #[test]
+    fn any_spans_on_long_multibyte_lines_render_with_the_files_location() {
+        let line = "ab é 漢字 ".repeat(40);
+        let text = format!("{{\n{line}\n  short\n{line}{line}\n}}");
+        let source = Source::new("f.json", text.as_str());
+        let mut seed = 7u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..300 {
+            let len = text.len() + 4;
+            let (a, b) = (next(len), next(len));
+            let (c, d) = (next(len), next(len));
+            let diag = Diagnostic::new(Code::UnknownField, "m")
+                .at(Span::new(a.min(b) as u32, a.max(b) as u32))
+                .label(Span::new(c.min(d) as u32, c.max(d) as u32), "other");
+            let out = render(&diag, &source, false);
+            let start = a.min(b).min(text.len());
+            let mut at = start;
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            let (l, col) = source.line_col(at as u32);
+            assert!(
+                out.contains(&format!("f.json:{l}:{col} ]")),
+                "{a}..{b}:\n{out}"
+            );
+            assert!(out.lines().all(|l| l.chars().count() < 1200), "{out}");
+        }
+    }
+
+    #[test]
     fn spans_off_char_boundaries_do_not_panic() {
         let source = Source::new("f.json", "\"é\"");
         let d = Diagnostic::new(Code::JsonSyntax, "m")
