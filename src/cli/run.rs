@@ -351,14 +351,33 @@ fn agent_uses(flow: &Flow) -> Vec<AgentUse> {
             phases: vec![p.clone()],
             ..flow.clone()
         }) {
+            let span = agent_span(p, &agent);
             out.push(AgentUse {
                 phase: p.id.clone(),
                 agent,
                 tools: p.tools.iter().map(|t| t.value.clone()).collect(),
+                span,
             });
         }
     }
     out
+}
+
+/// Where phase `p` names `agent` (its `agent`, a branch's, `judgeAgent`, `score.judge.agent`).
+fn agent_span(p: &tfc::flow::Phase, agent: &str) -> Option<tfc::source::Span> {
+    let written = p.has("agent").then_some(&p.agent);
+    let branches = p.branches.iter().filter_map(|b| b.agent.as_ref());
+    let judge = p
+        .score
+        .as_ref()
+        .and_then(|s| s.judge.as_ref()?.agent.as_ref());
+    written
+        .into_iter()
+        .chain(branches)
+        .chain(p.judge_agent.as_ref())
+        .chain(judge)
+        .find(|f| f.value == agent)
+        .map(|f| f.span)
 }
 
 fn invocation(a: &RunArgs) -> Result<Invocation, String> {
