@@ -102,6 +102,23 @@ impl Source {
         let col = self.text[start..end].chars().count() as u32 + 1;
         (line as u32 + 1, col)
     }
+
+    /// The 0-based line a byte offset is on (offsets past the end: the last line).
+    pub fn line_index(&self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len()) as u32;
+        self.line_starts.partition_point(|&s| s <= offset) - 1
+    }
+
+    /// The byte range of 0-based line `line`, its `\n` included (clamped to the last line).
+    pub fn line_range(&self, line: usize) -> std::ops::Range<usize> {
+        let line = line.min(self.line_starts.len() - 1);
+        let start = self.line_starts[line] as usize;
+        let end = self
+            .line_starts
+            .get(line + 1)
+            .map_or(self.text.len(), |&s| s as usize);
+        start..end
+    }
 }
 
 #[cfg(test)]
@@ -115,5 +132,14 @@ mod tests {
         assert_eq!(s.line_col(3), (2, 1));
         assert_eq!(s.line_col(5), (2, 2));
         assert_eq!(s.line_col(7), (3, 1));
+        assert_eq!(
+            (s.line_index(0), s.line_index(2), s.line_index(3)),
+            (0, 0, 1)
+        );
+        assert_eq!(
+            (s.line_range(0), s.line_range(1), s.line_range(2)),
+            (0..3, 3..7, 7..7)
+        );
+        assert_eq!((s.line_index(99), s.line_range(99)), (2, 7..7));
     }
 }

@@ -182,3 +182,108 @@ fn colour_only_when_asked() {
     ]);
     assert!(coloured.stderr.contains('\x1b'));
 }
+
+/// The `[W0101]`-style codes in a text report, in order.
+fn shown_codes(stderr: &str) -> Vec<String> {
+    stderr
+        .match_indices('[')
+        .filter_map(|(i, _)| stderr.get(i + 1..i + 6))
+        .filter(|c| c.len() == 5 && c[1..].bytes().all(|b| b.is_ascii_digit()))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn thousands_of_problems_on_one_long_line_render_in_bounded_output() {
+    // 4,000 unknown keys on one 40 KB line: every report used to repeat the whole line
+    // (~320 MB of text). Now at most 50 reports, each cut around its span.
+    let dir = common::scratch("check-many-on-one-line");
+    let keys: Vec<String> = (0..4000).map(|i| format!("\"k{i:04}\":1")).collect();
+    let text = format!(
+        "{{\"phases\":[{{\"id\":\"a\",\"task\":\"x\",{}}}]}}\n",
+        keys.join(",")
+    );
+    let path = dir.join("big.json");
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap();
+    let out = tfc(&["check", "--color", "never", path]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.len() < 64 * 1024,
+        "{} bytes of output",
+        out.stderr.len()
+    );
+    assert_eq!(out.stderr.matches("[E0003]").count(), 50);
+    // The source line of each report is cut to a window around its key.
+    let shown: Vec<&str> = out.stderr.lines().filter(|l| l.contains("\"k0")).collect();
+    assert_eq!(shown.len(), 50);
+    assert!(shown.iter().all(|l| l.chars().count() < 200), "{shown:?}");
+    let more = format!(
+        "… and 3950 more errors in {path} (not shown; `tfc check --format json` lists them all)\n"
+    );
+    assert!(out.stderr.contains(&more), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .ends_with("failed: 4000 errors, 0 warnings in 1 file\n")
+    );
+    let json = tfc(&["check", "--format", "json", path]);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(report["diagnostics"].as_array().unwrap().len(), 4000);
+}
+
+const TWO_WARNINGS: &str = r#"{"phases": [
+    {"id": "a", "task": "x"},
+    {"id": "orphan", "dependsOn": ["a"], "task": "y"},
+    {"id": "b", "dependsOn": ["a"], "when": "{steps.a.output} == = yes", "final": true, "task": "z"}
+]}"#;
+
+#[test]
+fn allowed_warnings_are_not_reported() {
+    let dir = common::scratch("check-allow");
+    let path = dir.join("flow.json");
+    std::fs::write(&path, TWO_WARNINGS).unwrap();
+    let path = path.to_str().unwrap();
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", "--color", "never"];
+        args.extend_from_slice(extra);
+        args.push(path);
+        tfc(&args)
+    };
+    let all = check(&[]);
+    assert_eq!(
+        shown_codes(&all.stderr),
+        ["W0101", "W0201"],
+        "{}",
+        all.stderr
+    );
+    // By code or name, repeatable, in both formats.
+    let one = check(&["--allow", "dead-end"]);
+    assert_eq!(shown_codes(&one.stderr), ["W0201"], "{}", one.stderr);
+    assert!(one.stderr.ends_with("ok: 0 errors, 1 warning in 1 file\n"));
+    let none = check(&["--allow", "W0101", "--allow", "w0201", "--format", "json"]);
+    assert_eq!(none.stdout.trim(), r#"{"ok":true,"diagnostics":[]}"#);
+    // Strict mode promotes W0201, but not once it is allowed.
+    assert_eq!(check(&["--strict"]).code, 1);
+    let strict = check(&["--strict", "--allow", "condition-parse-error"]);
+    assert_eq!(strict.code, 0, "{}", strict.stderr);
+    assert_eq!(shown_codes(&strict.stderr), ["W0101"]);
+}
+
+#[test]
+fn allow_takes_only_warnings() {
+    let flow = "tests/check/W0101-dead-end.json";
+    let out = tfc(&["check", "--allow", "W0120", flow]);
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        "error: --allow W0120: 'W0120' is not a warning code or name; did you mean 'W0102'?\n"
+    );
+    let out = tfc(&["check", "--allow", "E0103", flow]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("E0103 (unknown-dependency) is an error: errors cannot be allowed"),
+        "{}",
+        out.stderr
+    );
+}

@@ -353,3 +353,98 @@ fn readme_demo_runs_offline_from_its_fixture() {
         out.stdout
     );
 }
+
+/// The `[W0101]`-style codes in a text report, in order.
+fn shown_codes(stderr: &str) -> Vec<String> {
+    stderr
+        .match_indices('[')
+        .filter_map(|(i, _)| stderr.get(i + 1..i + 6))
+        .filter(|c| c.len() == 5 && c[1..].bytes().all(|b| b.is_ascii_digit()))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A dead end (W0101), a broken condition (W0201) and an agent without a definition file.
+const WARNED: &str = r#"{"name": "warned", "phases": [
+    {"id": "a", "agent": "scout", "task": "x"},
+    {"id": "orphan", "dependsOn": ["a"], "task": "y"},
+    {"id": "b", "dependsOn": ["a"], "when": "{steps.a.output} == = yes", "final": true, "task": "z"}
+]}"#;
+
+#[test]
+fn run_reports_the_warnings_check_reports() {
+    let (run, dir) = run_flow("run-warnings-dry", WARNED, &["--dry-run"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let check = common::tfc_in(
+        Some(&dir),
+        &["check", "--color", "never", "--args", "{}", "flow.json"],
+        b"",
+    );
+    assert_eq!(shown_codes(&check.stderr), ["W0101", "W0201"], "{check:?}");
+    // Dry-run: no model sees a system prompt, so no W0701 either.
+    assert_eq!(
+        shown_codes(&run.stderr),
+        shown_codes(&check.stderr),
+        "{run:?}"
+    );
+
+    // A real backend: the agent's missing definition matters, after the same check warnings.
+    let (run, _) = run_agent("run-warnings-agent", WARNED, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        shown_codes(&run.stderr),
+        ["W0101", "W0201", "W0701"],
+        "{run:?}"
+    );
+}
+
+#[test]
+fn replayed_agents_need_no_definition_file() {
+    let flow =
+        r#"{"name": "replayed", "phases": [{"id": "a", "agent": "scout", "task": "Hello"}]}"#;
+    let (out, dir) = run_agent("run-replayed-record", flow, &["--record", "calls.jsonl"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("[W0701]"), "{out:?}");
+    let out = common::tfc_in(
+        Some(&dir),
+        &["run", "flow.json", "--replay", "calls.jsonl"],
+        b"",
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(!out.stderr.contains("W0701"), "{out:?}");
+}
+
+#[test]
+fn allow_and_quiet_on_run() {
+    let (out, _) = run_agent(
+        "run-allow",
+        WARNED,
+        &["--allow", "W0101", "--allow", "undefined-agent"],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(shown_codes(&out.stderr), ["W0201"], "{out:?}");
+    // The flow's own lint.allow covers preflight warnings too.
+    let linted = WARNED.replace(
+        r#""name": "warned","#,
+        r#""name": "warned", "lint": {"allow": ["W0701", "dead-end"]},"#,
+    );
+    let (out, _) = run_agent("run-lint-allow", &linted, &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(shown_codes(&out.stderr), ["W0201"], "{out:?}");
+    let (out, _) = run_agent("run-quiet", WARNED, &["--quiet"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(shown_codes(&out.stderr), Vec::<String>::new(), "{out:?}");
+    assert!(!out.stdout.is_empty(), "{out:?}");
+    // Errors are never hidden, and cannot be allowed.
+    let broken = r#"{"phases": [{"id": "a", "dependsOn": ["nope"], "task": "x"}]}"#;
+    let (out, _) = run_agent("run-quiet-errors", broken, &["--quiet"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_eq!(shown_codes(&out.stderr), ["E0103"], "{out:?}");
+    let (out, _) = run_agent("run-allow-error", broken, &["--allow", "E0103"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("errors cannot be allowed"), "{out:?}");
+    assert!(
+        !out.stderr.contains("[E0103]"),
+        "usage error before any check: {out:?}"
+    );
+}

@@ -86,6 +86,11 @@ impl Agent for DryRun {
     fn sandboxed(&self) -> bool {
         true
     }
+
+    /// No model is called.
+    fn uses_system_prompt(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

@@ -322,6 +322,11 @@ pub trait Agent: Send + Sync {
     fn supports_tools(&self) -> bool {
         true
     }
+    /// Does an agent's system prompt reach a model? Not through replay or dry-run, so a
+    /// missing definition file does not matter there (W0701).
+    fn uses_system_prompt(&self) -> bool {
+        true
+    }
 }
 
 /// A fresh, empty directory under the system temp dir, unique per process and call.

@@ -6,9 +6,12 @@
 //!   with one that reports no tokens (not in dry-run).
 //! * E0703 writes-not-allowed — write/edit/bash tools on an unsandboxed backend without
 //!   `[safety] allow_unsandboxed_writes` or `--allow-writes`.
-//! * W0701 undefined-agent — no definition file (empty system prompt). The implicit agent
-//!   `default` is exempt: most flows never name an agent, and warning on every such run
-//!   would be noise.
+//! * W0701 undefined-agent — no definition file (empty system prompt). Only where that
+//!   changes what a model sees: not for the implicit agent `default` (most flows never name
+//!   an agent; warning on every such run would be noise), not in dry-run, and not for an
+//!   agent served by a backend that sends no system prompt (replay). `tfc check` does not
+//!   report it: whether it applies depends on the backend serving the agent, which only the
+//!   run knows; every other warning of a run comes from the same check `tfc check` does.
 //! * W0702 tools-unsupported — tools on a backend that cannot use them (HTTP).
 //!
 //! Each condition is reported once per agent (E0702 once per backend and cap), on the first
@@ -25,6 +28,8 @@ pub struct AgentUse {
     pub agent: String,
     /// The phase's own `tools` (empty: none given, the agent's apply).
     pub tools: Vec<String>,
+    /// Where the flow names the agent, when it does (the implicit `default` is not written).
+    pub span: Option<crate::source::Span>,
 }
 
 /// The run-wide inputs of the preflight.
@@ -57,117 +62,130 @@ pub fn preflight(
         }
     };
     for u in uses {
-        let first_use = !seen_agents.contains(&u.agent.as_str());
-        if first_use {
-            seen_agents.push(&u.agent);
-        }
-        let resolved = match roster.resolve(&u.agent) {
-            Ok(r) => r,
-            Err(e) => {
-                if first_use && !opts.dry_run {
-                    let (message, help) = match e.split_once(". Fix: ") {
-                        Some((m, h)) => (m.to_owned(), h.to_owned()),
-                        None => (e, NO_BACKEND_FIXES.to_owned()),
-                    };
+        let before = out.len();
+        'checks: {
+            let first_use = !seen_agents.contains(&u.agent.as_str());
+            if first_use {
+                seen_agents.push(&u.agent);
+            }
+            let resolved = match roster.resolve(&u.agent) {
+                Ok(r) => r,
+                Err(e) => {
+                    if first_use && !opts.dry_run {
+                        let (message, help) = match e.split_once(". Fix: ") {
+                            Some((m, h)) => (m.to_owned(), h.to_owned()),
+                            None => (e, NO_BACKEND_FIXES.to_owned()),
+                        };
+                        out.push(
+                            Diagnostic::new(Code::NoBackend, message)
+                                .help(help)
+                                .phase(u.phase.clone()),
+                        );
+                    }
+                    break 'checks;
+                }
+            };
+            let backend = &resolved.backend;
+            let b = &resolved.backend_name;
+            if first_use
+                && !resolved.defined
+                && u.agent != "default"
+                && !opts.dry_run
+                && backend.uses_system_prompt()
+            {
+                out.push(
+                    Diagnostic::new(
+                        Code::UndefinedAgent,
+                        format!(
+                            "agent '{}' has no definition file; it runs with an empty system prompt",
+                            u.agent
+                        ),
+                    )
+                    .with_label("no definition file for this agent")
+                    .help(format!(
+                        "add .tfc/agents/{}.md (or the same file in the user config dir) with `name: {}` and `description:` frontmatter",
+                        u.agent, u.agent
+                    ))
+                    .phase(u.phase.clone()),
+                );
+            }
+            if !opts.dry_run {
+                if let Some(cap) = opts.max_usd
+                    && !backend.reports_cost()
+                    && once(Code::BudgetUnmeterable, format!("usd {b}"))
+                {
                     out.push(
-                        Diagnostic::new(Code::NoBackend, message)
-                            .help(help)
-                            .phase(u.phase.clone()),
+                        Diagnostic::new(
+                            Code::BudgetUnmeterable,
+                            format!(
+                                "budget maxUSD ${cap} cannot be enforced: backend '{b}' (agent '{}') reports no cost",
+                                u.agent
+                            ),
+                        )
+                        .help("use a backend that reports cost (claude, opencode, pi, or openai with `price`), or cap tokens with maxTokens instead")
+                        .phase(u.phase.clone()),
                     );
                 }
-                continue;
+                if let Some(cap) = opts.max_tokens
+                    && !backend.reports_tokens()
+                    && once(Code::BudgetUnmeterable, format!("tokens {b}"))
+                {
+                    out.push(
+                        Diagnostic::new(
+                            Code::BudgetUnmeterable,
+                            format!(
+                                "budget maxTokens {cap} cannot be enforced: backend '{b}' (agent '{}') reports no token counts",
+                                u.agent
+                            ),
+                        )
+                        .help("use a backend that reports tokens, or remove maxTokens")
+                        .phase(u.phase.clone()),
+                    );
+                }
             }
-        };
-        let backend = &resolved.backend;
-        let b = &resolved.backend_name;
-        if first_use && !resolved.defined && u.agent != "default" {
-            out.push(
-                Diagnostic::new(
-                    Code::UndefinedAgent,
-                    format!(
-                        "agent '{}' has no definition file; it runs with an empty system prompt",
-                        u.agent
-                    ),
-                )
-                .help(format!(
-                    "add .tfc/agents/{}.md (or the same file in the user config dir) with `name: {}` and `description:` frontmatter",
-                    u.agent, u.agent
-                ))
-                .phase(u.phase.clone()),
-            );
-        }
-        if !opts.dry_run {
-            if let Some(cap) = opts.max_usd
-                && !backend.reports_cost()
-                && once(Code::BudgetUnmeterable, format!("usd {b}"))
+            let tools = if u.tools.is_empty() {
+                &resolved.tools
+            } else {
+                &u.tools
+            };
+            if let ToolPolicy::Mutating(list) = ToolPolicy::from_tools(tools)
+                && !backend.sandboxed()
+                && !opts.allow_writes
+                && once(Code::WritesNotAllowed, u.agent.clone())
             {
                 out.push(
                     Diagnostic::new(
-                        Code::BudgetUnmeterable,
+                        Code::WritesNotAllowed,
                         format!(
-                            "budget maxUSD ${cap} cannot be enforced: backend '{b}' (agent '{}') reports no cost",
-                            u.agent
+                            "agent '{}' may use tools that write ({}) on backend '{b}', which has no sandbox",
+                            u.agent,
+                            list.join(", ")
                         ),
                     )
-                    .help("use a backend that reports cost (claude, opencode, pi, or openai with `price`), or cap tokens with maxTokens instead")
+                    .help("set `[safety] allow_unsandboxed_writes = true` in .tfc/config.toml or pass --allow-writes, or give the agent read-only tools")
                     .phase(u.phase.clone()),
                 );
             }
-            if let Some(cap) = opts.max_tokens
-                && !backend.reports_tokens()
-                && once(Code::BudgetUnmeterable, format!("tokens {b}"))
+            if !tools.is_empty()
+                && !backend.supports_tools()
+                && once(Code::ToolsUnsupported, u.agent.clone())
             {
                 out.push(
                     Diagnostic::new(
-                        Code::BudgetUnmeterable,
+                        Code::ToolsUnsupported,
                         format!(
-                            "budget maxTokens {cap} cannot be enforced: backend '{b}' (agent '{}') reports no token counts",
-                            u.agent
+                            "agent '{}' lists tools ({}) but backend '{b}' cannot use tools; they are ignored",
+                            u.agent,
+                            tools.join(", ")
                         ),
                     )
-                    .help("use a backend that reports tokens, or remove maxTokens")
                     .phase(u.phase.clone()),
                 );
             }
         }
-        let tools = if u.tools.is_empty() {
-            &resolved.tools
-        } else {
-            &u.tools
-        };
-        if let ToolPolicy::Mutating(list) = ToolPolicy::from_tools(tools)
-            && !backend.sandboxed()
-            && !opts.allow_writes
-            && once(Code::WritesNotAllowed, u.agent.clone())
-        {
-            out.push(
-                Diagnostic::new(
-                    Code::WritesNotAllowed,
-                    format!(
-                        "agent '{}' may use tools that write ({}) on backend '{b}', which has no sandbox",
-                        u.agent,
-                        list.join(", ")
-                    ),
-                )
-                .help("set `[safety] allow_unsandboxed_writes = true` in .tfc/config.toml or pass --allow-writes, or give the agent read-only tools")
-                .phase(u.phase.clone()),
-            );
-        }
-        if !tools.is_empty()
-            && !backend.supports_tools()
-            && once(Code::ToolsUnsupported, u.agent.clone())
-        {
-            out.push(
-                Diagnostic::new(
-                    Code::ToolsUnsupported,
-                    format!(
-                        "agent '{}' lists tools ({}) but backend '{b}' cannot use tools; they are ignored",
-                        u.agent,
-                        tools.join(", ")
-                    ),
-                )
-                .phase(u.phase.clone()),
-            );
+        // Each problem points at where the flow names the agent (its first use).
+        for d in &mut out[before..] {
+            d.span = d.span.or(u.span);
         }
     }
     out
@@ -184,6 +202,7 @@ mod tests {
         tokens: bool,
         sandboxed: bool,
         tools: bool,
+        system_prompt: bool,
     }
     impl Agent for Fake {
         fn name(&self) -> &str {
@@ -204,6 +223,9 @@ mod tests {
         fn supports_tools(&self) -> bool {
             self.tools
         }
+        fn uses_system_prompt(&self) -> bool {
+            self.system_prompt
+        }
     }
 
     /// Agents: `cli` (tokens+cost, unsandboxed, tools), `http` (tokens only, no tools),
@@ -219,6 +241,7 @@ mod tests {
                         tokens: true,
                         sandboxed: false,
                         tools: true,
+                        system_prompt: true,
                     },
                     vec![],
                     true,
@@ -230,6 +253,7 @@ mod tests {
                         tokens: true,
                         sandboxed: false,
                         tools: true,
+                        system_prompt: true,
                     },
                     vec!["Read".into(), "Edit".into()],
                     true,
@@ -241,9 +265,22 @@ mod tests {
                         tokens: true,
                         sandboxed: true,
                         tools: false,
+                        system_prompt: true,
                     },
                     vec!["read".into()],
                     true,
+                ),
+                "replayed" => (
+                    "replay",
+                    Fake {
+                        cost: false,
+                        tokens: false,
+                        sandboxed: true,
+                        tools: true,
+                        system_prompt: false,
+                    },
+                    vec![],
+                    false,
                 ),
                 "bare" => (
                     "mine",
@@ -252,6 +289,7 @@ mod tests {
                         tokens: false,
                         sandboxed: false,
                         tools: true,
+                        system_prompt: true,
                     },
                     vec![],
                     false,
@@ -280,6 +318,7 @@ mod tests {
             phase: phase.into(),
             agent: agent.into(),
             tools: tools.iter().map(|t| t.to_string()).collect(),
+            span: None,
         }
     }
 
@@ -326,6 +365,27 @@ mod tests {
             ..opts
         };
         let d = preflight(&TestRoster, &uses, &allowed);
-        assert_eq!(codes(&d), ["W0701", "W0702"]);
+        assert_eq!(codes(&d), ["W0702"]);
+    }
+
+    #[test]
+    fn undefined_agents_matter_only_where_a_system_prompt_is_sent() {
+        let at = crate::source::Span::new(3, 9);
+        let uses = [
+            use_("a", "replayed", &[]),
+            AgentUse {
+                span: Some(at),
+                ..use_("b", "bare", &[])
+            },
+        ];
+        let d = preflight(&TestRoster, &uses, &PreflightOptions::default());
+        assert_eq!(codes(&d), ["W0701"]);
+        assert!(d[0].message.contains("'bare'"), "{:?}", d[0]);
+        assert_eq!(d[0].span, Some(at), "on the agent's name");
+        let dry = PreflightOptions {
+            dry_run: true,
+            ..PreflightOptions::default()
+        };
+        assert!(preflight(&TestRoster, &uses, &dry).is_empty());
     }
 }

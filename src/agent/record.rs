@@ -385,6 +385,10 @@ impl Agent for Recorder {
     fn supports_tools(&self) -> bool {
         self.inner.supports_tools()
     }
+
+    fn uses_system_prompt(&self) -> bool {
+        self.inner.uses_system_prompt()
+    }
 }
 
 #[cfg(test)]

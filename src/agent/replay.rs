@@ -196,6 +196,11 @@ impl Agent for Replay {
     fn sandboxed(&self) -> bool {
         true
     }
+
+    /// Answers are looked up by the task prompt alone.
+    fn uses_system_prompt(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

@@ -250,11 +250,23 @@ pub fn dead_ends(flow: &Flow, graph: &Graph, disconnected: &[bool], out: &mut Ve
     }
 }
 
-/// Gates and approvals on every route from the entry phases to an explicit final (W0102):
-/// those that dominate the final phase. Dominators of a DAG in one pass over a topological
-/// order, with a virtual root above the entry phases.
+/// W0102, only where a gate on every route to the final phase is likely a mistake.
+///
+/// A gate (or approval) exists to block, and a block halts the whole run (SPEC §8.3): every
+/// phase not yet started is skipped, whatever route it is on. Standing on every path to the
+/// final phase is therefore the ordinary use of a gate and is not reported by itself. It is
+/// reported when the flow also shows that its author expects the run to go on after a block:
+///
+/// * the gate is `optional: true` — `optional` tolerates a failed call, never a block (§3.5);
+/// * a phase on a route from the gate to the final phase (the final phase included) has a
+///   `when` that reads the gate's result (`{steps.G…}`): it routes on the verdict, but after a
+///   block it never starts, so only a pass ever reaches that condition.
+///
+/// The final phase is the explicit one, else the last (a mistaken expectation is one either
+/// way). "On every path" = the gate dominates the final phase: dominators of a DAG in one pass
+/// over a topological order, with a virtual root above the entry phases.
 pub fn gate_sole_path(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
-    let (Some(topo), Some(fin)) = (&graph.topo, flow.phases.iter().position(|p| p.is_final)) else {
+    let (Some(topo), Some(fin)) = (&graph.topo, flow.final_phase()) else {
         return;
     };
     const ROOT: usize = usize::MAX;
@@ -283,30 +295,124 @@ pub fn gate_sole_path(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
             Some(first) => preds.fold(first, |acc, p| intersect(&idom, acc, p)),
         };
     }
-    let fin_id = &flow.phases[fin].id;
+    let fin_phase = &flow.phases[fin];
+    // The final phase and its ancestors: the phases a route to it passes through.
+    let mut leads_to_final = vec![false; graph.len()];
+    let mut stack = vec![fin];
+    while let Some(v) = stack.pop() {
+        if !std::mem::replace(&mut leads_to_final[v], true) {
+            stack.extend(graph.deps[v].iter().copied());
+        }
+    }
     let mut cur = idom[fin];
     while cur != ROOT {
         let g = &flow.phases[cur];
         if matches!(g.ty, PhaseType::Gate | PhaseType::Approval) {
-            out.push(
-                Diagnostic::new(
+            let what = format!("{} '{}'", g.ty.as_str(), g.id);
+            if g.optional {
+                out.push(
+                    Diagnostic::new(
+                        Code::GateSolePath,
+                        format!("{what} is optional, but a block still halts the run: it is on every path to the final phase '{}'", fin_phase.id),
+                    )
+                    .at(g.written.get("optional").copied().unwrap_or(g.id_span))
+                    .with_label("optional does not let the run go on after a block")
+                    .label(fin_phase.id_span, "never reached after a block")
+                    .phase(&g.id)
+                    .help("remove \"optional\" if a block should stop the run; if the run must go on whatever the verdict, ask for it in an agent phase with \"output\": \"json\" and route on that with \"when\""),
+                );
+            }
+            let routed = routed_on(flow, graph, cur, &leads_to_final);
+            if let Some(((span, p), others)) = routed.split_first() {
+                let mut d = Diagnostic::new(
                     Code::GateSolePath,
-                    format!("{} '{}' is on every path to the final phase '{fin_id}': a block halts the run with no alternative route", g.ty.as_str(), g.id),
+                    format!("'{}' routes on the result of {what}, but a block halts the run before any phase after it starts: only a pass reaches this condition", p.id),
                 )
-                .at(g.id_span)
-                .with_label(format!("a block here stops the run before '{fin_id}'"))
-                .phase(&g.id)
-                .label(flow.phases[fin].id_span, "the final phase")
-                .help("intended for a hard stop; otherwise add a route around it (e.g. a fallback phase with join: \"any\")"),
-            );
+                .at(*span)
+                .with_label(format!("reads the result of '{}'", g.id))
+                .label(g.id_span, "a block here halts the whole run")
+                .phase(&p.id);
+                for (span, other) in others {
+                    d = d.label(*span, format!("'{}' routes on it too", other.id));
+                }
+                out.push(d.help(format!("to act on a negative verdict, ask for it in an agent phase with \"output\": \"json\" and route on that; once '{}' blocks, nothing after it runs", g.id)));
+            }
         }
         cur = idom[cur];
     }
 }
 
+/// The phases after gate `g` on a route to the final phase whose `when` reads `{steps.G…}`,
+/// each with the span of its first such placeholder.
+fn routed_on<'f>(
+    flow: &'f Flow,
+    graph: &Graph,
+    g: usize,
+    leads_to_final: &[bool],
+) -> Vec<(crate::source::Span, &'f crate::flow::Phase)> {
+    let id = flow.phases[g].id.as_str();
+    let mut seen = vec![false; graph.len()];
+    let mut stack = graph.dependents[g].clone();
+    let mut found = Vec::new();
+    while let Some(v) = stack.pop() {
+        if std::mem::replace(&mut seen[v], true) || !leads_to_final[v] {
+            continue;
+        }
+        stack.extend(graph.dependents[v].iter().copied());
+        let p = &flow.phases[v];
+        if p.when.is_none() {
+            continue;
+        }
+        let read = super::refs::uses(v, p)
+            .into_iter()
+            .find(|u| u.field == "when" && u.path.step_id() == Some(id));
+        if let Some(u) = read {
+            found.push((u.span, p));
+        }
+    }
+    found.sort_by_key(|(span, _)| span.start);
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use crate::check::testing::{check, codes, find};
+
+    #[test]
+    fn w0102_only_when_the_flow_expects_to_go_on_after_a_block() {
+        let gated = |gate_extra: &str, after: &str| {
+            format!(
+                r#"[{{"id": "draft", "task": "d"}},
+                {{"id": "g", "type": "gate", "dependsOn": ["draft"]{gate_extra}, "task": "ok? VERDICT: PASS or BLOCK"}},
+                {{"id": "apply", "dependsOn": ["g"]{after}, "final": true, "task": "a"}}]"#
+            )
+        };
+        // A gate on every path to the final phase is what a gate is for.
+        assert_eq!(codes(&gated("", "")), Vec::<&str>::new());
+        assert_eq!(
+            codes(&gated(r#", "onBlock": "retry""#, "")),
+            Vec::<&str>::new()
+        );
+        // optional does not survive a block.
+        assert_eq!(codes(&gated(r#", "optional": true"#, "")), ["W0102"]);
+        // Routing on the verdict after the gate: only a pass ever gets there.
+        let routed = gated("", r#", "when": "{steps.g.output} == BLOCK""#);
+        assert_eq!(codes(&routed), ["W0102"]);
+        assert_eq!(
+            find(&check(&routed), "W0102").phase.as_deref(),
+            Some("apply")
+        );
+        // Reading another phase, or the gate only in the task, is not routing on it.
+        assert_eq!(
+            codes(&gated("", r#", "when": "{steps.draft.output} == x""#)),
+            Vec::<&str>::new()
+        );
+        // An approval that is not on every path to the final phase is not reported.
+        let side = r#"[{"id": "a", "task": "x"},
+            {"id": "ok", "type": "approval", "dependsOn": ["a"], "optional": true},
+            {"id": "b", "dependsOn": ["a", "ok"], "join": "any", "final": true, "task": "y"}]"#;
+        assert_eq!(codes(side), Vec::<&str>::new());
+    }
 
     #[test]
     fn unreadable_edges_silence_graph_and_reference_rules() {

@@ -40,6 +40,8 @@ pub struct CheckOptions<'a> {
     pub loader: Option<&'a dyn FlowLoader>,
     /// The invocation directory (W0310).
     pub cwd: Option<PathBuf>,
+    /// Warnings not to report (`--allow`), besides the flow's own `lint.allow`.
+    pub allow: Vec<Code>,
 }
 
 /// A checked document: its IR (when it lowered) and every diagnostic, in file order.
@@ -159,6 +161,7 @@ fn subflows(
         args: None,
         loader: opts.loader,
         cwd: opts.cwd.clone(),
+        allow: opts.allow.clone(),
     };
     for p in &flow.phases {
         if let Some(def) = &p.def
@@ -295,11 +298,15 @@ fn codebase_mismatch(flow: &Flow, args: &Map, opts: &CheckOptions<'_>, out: &mut
     }
 }
 
-/// Strict mode, the strict-only W0203, de-duplication, and file order.
+/// Allowed warnings, strict mode, the strict-only W0203, de-duplication, and file order.
+/// Allowed warnings go first, so strict mode cannot turn one into an error. The flow's
+/// `lint.allow` covers the whole file (inline defs included).
 fn finish(diags: &mut Vec<Diagnostic>, flow: Option<&Flow>, opts: &CheckOptions<'_>) {
     let strict = opts
         .strict
         .unwrap_or_else(|| flow.is_some_and(|f| f.strict_interpolation));
+    let lint = flow.map_or(&[][..], |f| &f.lint_allow[..]);
+    diags.retain(|d| d.is_error() || !(opts.allow.contains(&d.code) || lint.contains(&d.code)));
     diags.retain(|d| d.code != Code::UndeclaredArg || strict);
     if strict {
         for d in diags.iter_mut() {

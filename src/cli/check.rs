@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 
 use super::{Exit, usage_error};
 use tfc::check::{CheckOptions, check_source};
-use tfc::diag::render::{render, to_json};
+use tfc::diag::render::{render_file, to_json};
 use tfc::flow::{Invocation, LowerOptions, split_pair};
 use tfc::project::SavedFlows;
 use tfc::source::Source;
@@ -29,6 +29,9 @@ pub struct CheckArgs {
     /// Check against these invocation arguments (a JSON object).
     #[arg(long = "args", value_name = "JSON")]
     args_json: Option<String>,
+    /// Do not report this warning: a code (W0102) or a name (gate-sole-path); repeatable.
+    #[arg(long, value_name = "CODE")]
+    allow: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Colour in text output.
@@ -67,6 +70,10 @@ pub fn run(a: CheckArgs) -> Exit {
         Ok(inv) => inv,
         Err(m) => return usage_error(m),
     };
+    let allow = match allowed(&a.allow) {
+        Ok(codes) => codes,
+        Err(m) => return usage_error(m),
+    };
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
     let saved = SavedFlows::new(&cwd);
     let opts = CheckOptions {
@@ -80,6 +87,7 @@ pub fn run(a: CheckArgs) -> Exit {
         args: invocation.as_ref(),
         loader: Some(&saved),
         cwd: Some(cwd.clone()),
+        allow,
     };
     let color = a.color.enabled();
     let mut json_diags = Vec::new();
@@ -118,15 +126,13 @@ pub fn run(a: CheckArgs) -> Exit {
                 diagnostics: tfc::json::parse_bytes(&bytes).diagnostics,
             },
         };
-        for d in &checked.diagnostics {
-            if d.is_error() {
-                errors += 1;
-            } else {
-                warnings += 1;
-            }
-            match a.format {
-                Format::Text => say!("{}", render(d, &source, color)),
-                Format::Json => json_diags.push(to_json(d, &source)),
+        let file_errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();
+        errors += file_errors;
+        warnings += checked.diagnostics.len() - file_errors;
+        match a.format {
+            Format::Text => say!("{}", render_file(&checked.diagnostics, &source, color)),
+            Format::Json => {
+                json_diags.extend(checked.diagnostics.iter().map(|d| to_json(d, &source)))
             }
         }
     }
@@ -171,6 +177,17 @@ fn summary(errors: usize, warnings: usize, files: usize, unreadable: usize) -> S
         line.push_str(&format!(" ({unreadable} could not be read)"));
     }
     line
+}
+
+/// The warnings named by `--allow` (shared with `tfc run`): a usage error for a name that is
+/// not a warning, with a did-you-mean, and for an error code.
+pub fn allowed(names: &[String]) -> Result<Vec<tfc::diag::Code>, String> {
+    names
+        .iter()
+        .map(|n| {
+            tfc::diag::allowable(n).map_err(|e| format!("--allow {n}: {}; {}", e.message, e.help))
+        })
+        .collect()
 }
 
 fn invocation(a: &CheckArgs) -> Result<Option<Invocation>, String> {

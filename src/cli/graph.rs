@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use super::check::Color;
 use super::{Exit, usage_error};
 use tfc::check::{CheckOptions, Checked, check_source};
-use tfc::diag::render::render;
+use tfc::diag::render::render_file;
 use tfc::flow::LowerOptions;
 use tfc::project::SavedFlows;
 use tfc::report::{Direction, mermaid};
@@ -70,9 +70,7 @@ pub fn run(a: GraphArgs) -> Exit {
         }
     };
     let color = Color::Auto.enabled();
-    for d in &checked.diagnostics {
-        say!("{}", render(d, &source, color));
-    }
+    say!("{}", render_file(&checked.diagnostics, &source, color));
     let Some(flow) = &checked.flow else {
         return Exit::Failure;
     };

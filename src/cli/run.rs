@@ -11,7 +11,7 @@ use super::check::Color;
 use super::usage_error;
 use tfc::agent::{AgentUse, ConfigRoster, DryRun, PreflightOptions, RosterOptions, preflight};
 use tfc::check::{CheckOptions, check_source};
-use tfc::diag::render::render;
+use tfc::diag::render::render_file;
 use tfc::flow::{Flow, Invocation, LowerOptions, split_pair};
 use tfc::project::{SavedFlows, locate_flow, project_root};
 use tfc::run::{FlowSource, Interpreter, PhaseStatus, RunError, RunOptions, RunRecord, RunStatus};
@@ -72,6 +72,12 @@ pub struct RunArgs {
     /// Token cap for this invocation.
     #[arg(long = "max-tokens")]
     max_tokens: Option<f64>,
+    /// Do not report this warning: a code (W0102) or a name (gate-sole-path); repeatable.
+    #[arg(long, value_name = "CODE")]
+    allow: Vec<String>,
+    /// Print no warnings (errors, progress and the result still print).
+    #[arg(long, short = 'q')]
+    quiet: bool,
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
 }
@@ -116,6 +122,13 @@ pub fn run(a: RunArgs) -> ExitCode {
             return ExitCode::from(code::INVALID);
         }
     };
+    let allow = match super::check::allowed(&a.allow) {
+        Ok(codes) => codes,
+        Err(m) => {
+            usage_error(m);
+            return ExitCode::from(code::INVALID);
+        }
+    };
     // The full check first: any error stops the run before anything executes.
     let source = Source::new(path.display().to_string(), text);
     let saved = SavedFlows::new(&cwd);
@@ -128,12 +141,18 @@ pub fn run(a: RunArgs) -> ExitCode {
             args: Some(&invocation),
             loader: Some(&saved),
             cwd: Some(cwd.clone()),
+            allow: allow.clone(),
             ..CheckOptions::default()
         },
     );
-    for d in &checked.diagnostics {
-        say!("{}", render(d, &source, color));
-    }
+    // The same diagnostics `tfc check` reports for this flow and these arguments.
+    let shown: Vec<_> = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error() || !a.quiet)
+        .cloned()
+        .collect();
+    say!("{}", render_file(&shown, &source, color));
     let has_errors = checked.has_errors();
     let Some(flow) = checked.flow.filter(|_| !has_errors) else {
         sayln!("error: the flow has errors; nothing was run");
@@ -151,7 +170,9 @@ pub fn run(a: RunArgs) -> ExitCode {
         sayln!("note: {}", pick.describe());
     }
     for w in roster.take_warnings() {
-        sayln!("warning: {w}");
+        if !a.quiet {
+            sayln!("warning: {w}");
+        }
     }
     let uses = agent_uses(&flow);
     let pre = preflight(
@@ -168,9 +189,16 @@ pub fn run(a: RunArgs) -> ExitCode {
             dry_run,
         },
     );
-    for d in &pre {
-        say!("{}", render(d, &source, color));
-    }
+    // Preflight warnings follow the same allow list (flag and the flow's `lint.allow`).
+    let pre_shown: Vec<_> = pre
+        .iter()
+        .filter(|d| {
+            d.is_error()
+                || !(a.quiet || allow.contains(&d.code) || flow.lint_allow.contains(&d.code))
+        })
+        .cloned()
+        .collect();
+    say!("{}", render_file(&pre_shown, &source, color));
     if pre.iter().any(|d| d.is_error()) {
         return ExitCode::from(code::NO_BACKEND);
     }
@@ -208,9 +236,7 @@ pub fn run(a: RunArgs) -> ExitCode {
             source,
             diagnostics,
         }) => {
-            for d in &diagnostics {
-                say!("{}", render(d, &source, color));
-            }
+            say!("{}", render_file(&diagnostics, &source, color));
             return ExitCode::from(code::INVALID);
         }
         Err(RunError::NoBackend(m)) => {
@@ -376,8 +402,10 @@ fn roster(a: &RunArgs, cwd: &Path, flow: &Flow) -> Result<ConfigRoster, String> 
         options,
         Arc::new(tfc::agent::ProcessBackends),
     )?;
-    for w in warnings {
-        sayln!("warning: {w}");
+    if !a.quiet {
+        for w in warnings {
+            sayln!("warning: {w}");
+        }
     }
     Ok(roster)
 }
@@ -389,14 +417,33 @@ fn agent_uses(flow: &Flow) -> Vec<AgentUse> {
             phases: vec![p.clone()],
             ..flow.clone()
         }) {
+            let span = agent_span(p, &agent);
             out.push(AgentUse {
                 phase: p.id.clone(),
                 agent,
                 tools: p.tools.iter().map(|t| t.value.clone()).collect(),
+                span,
             });
         }
     }
     out
+}
+
+/// Where phase `p` names `agent` (its `agent`, a branch's, `judgeAgent`, `score.judge.agent`).
+fn agent_span(p: &tfc::flow::Phase, agent: &str) -> Option<tfc::source::Span> {
+    let written = p.has("agent").then_some(&p.agent);
+    let branches = p.branches.iter().filter_map(|b| b.agent.as_ref());
+    let judge = p
+        .score
+        .as_ref()
+        .and_then(|s| s.judge.as_ref()?.agent.as_ref());
+    written
+        .into_iter()
+        .chain(branches)
+        .chain(p.judge_agent.as_ref())
+        .chain(judge)
+        .find(|f| f.value == agent)
+        .map(|f| f.span)
 }
 
 fn invocation(a: &RunArgs) -> Result<Invocation, String> {

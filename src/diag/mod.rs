@@ -1,9 +1,11 @@
 //! Diagnostics as plain data. [`render`] is the only place that turns them into text.
 
+mod allow;
 mod codes;
 pub mod render;
 mod suggest;
 
+pub use allow::{NotAllowable, allowable};
 pub use codes::Code;
 pub use suggest::{did_you_mean, edit_distance};
 

@@ -1,9 +1,70 @@
 //! Rendering diagnostics: ariadne reports for people, a stable JSON object for tools.
 //! This is the only module that uses ariadne.
+//!
+//! Text output is proportional to what is shown, not to the file: a report is drawn from an
+//! [`Excerpt`] of the lines its labels touch (the file's line index is built once, in
+//! [`Source`]); a line longer than [`LONG_LINE`] bytes is cut to windows around the label ends
+//! with `…` in the gaps; and [`render_file`] shows at most [`MAX_SHOWN`] diagnostics of a file,
+//! then a one-line summary of the rest (`--format json` keeps them all).
+
+use std::ops::Range;
 
 use super::{Diagnostic, Severity};
 use crate::source::Source;
 use ariadne::{Color, Config, IndexType, Label, Report, ReportKind};
+
+/// Lines longer than this (bytes, without the newline) are cut around the labels.
+pub const LONG_LINE: usize = 200;
+/// Bytes kept on each side of a label's start and end on a cut line.
+const CONTEXT: usize = 60;
+/// At most this many diagnostics of one file are rendered as text.
+pub const MAX_SHOWN: usize = 50;
+/// Marks the text cut out of a long line.
+const ELLIPSIS: &str = "…";
+
+/// Render the diagnostics of one file, in order: at most [`MAX_SHOWN`] of them (errors take
+/// the places first, so a flood of warnings never hides an error), then one line counting
+/// the others.
+pub fn render_file(diags: &[Diagnostic], source: &Source, color: bool) -> String {
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    let mut error_places = errors.min(MAX_SHOWN);
+    let mut warning_places = MAX_SHOWN - error_places;
+    let (mut more_errors, mut more_warnings) = (0usize, 0usize);
+    let mut out = String::new();
+    for d in diags {
+        let (places, more) = if d.is_error() {
+            (&mut error_places, &mut more_errors)
+        } else {
+            (&mut warning_places, &mut more_warnings)
+        };
+        if *places > 0 {
+            *places -= 1;
+            out.push_str(&render(d, source, color));
+        } else {
+            *more += 1;
+        }
+    }
+    if more_errors + more_warnings > 0 {
+        out.push_str(&more_line(more_errors, more_warnings, &source.name));
+    }
+    out
+}
+
+/// `… and 3950 more errors, 1 more warning in flow.json (…)`.
+fn more_line(errors: usize, warnings: usize, name: &str) -> String {
+    let plural = |n: usize, word: &str| format!("{n} more {word}{}", if n == 1 { "" } else { "s" });
+    let mut parts = Vec::new();
+    if errors > 0 {
+        parts.push(plural(errors, "error"));
+    }
+    if warnings > 0 {
+        parts.push(plural(warnings, "warning"));
+    }
+    format!(
+        "{ELLIPSIS} and {} in {name} (not shown; `tfc check --format json` lists them all)\n",
+        parts.join(", ")
+    )
+}
 
 /// Render one diagnostic as an ariadne report (byte-indexed).
 pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
@@ -11,18 +72,11 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
     if diag.span.is_none() && diag.labels.is_empty() {
         return render_unplaced(diag, name, color);
     }
-    let span = diag.span.unwrap_or_default();
     // Inside the text and on char boundaries (ariadne slices lines at these offsets).
-    let clamp = |r: std::ops::Range<usize>| {
-        let text = source.text.as_str();
-        let mut start = r.start.min(text.len());
-        while !text.is_char_boundary(start) {
-            start -= 1;
-        }
-        let mut end = r.end.clamp(start, text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
+    let text = source.text.as_str();
+    let clamp = |r: Range<usize>| {
+        let start = floor_boundary(text, r.start.min(text.len()));
+        let end = ceil_boundary(text, r.end.clamp(start, text.len()));
         start..end
     };
     let kind = match diag.severity {
@@ -33,18 +87,10 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
         Severity::Error => Color::Red,
         Severity::Warning => Color::Yellow,
     };
-    let mut report = Report::build(kind, (name, clamp(span.range())))
-        .with_config(
-            Config::default()
-                .with_index_type(IndexType::Byte)
-                .with_color(color),
-        )
-        .with_code(diag.code.as_str())
-        .with_message(&diag.message);
     // ariadne starts a new source group whenever a label lies above the previous one, which
     // repeats the file header with a wrong location: add every label in file order.
-    let mut labels: Vec<(std::ops::Range<usize>, &str, Color)> = Vec::new();
-    if diag.span.is_some() {
+    let mut labels: Vec<(Range<usize>, &str, Color)> = Vec::new();
+    if let Some(span) = diag.span {
         let text = diag.label.as_deref().unwrap_or(diag.code.name());
         labels.push((clamp(span.range()), text, primary));
     }
@@ -52,9 +98,23 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
         labels.push((clamp(label.span.range()), &label.message, Color::Blue));
     }
     labels.sort_by_key(|(r, _, _)| (r.start, r.end));
+    // Without a primary span the report is placed at its first label.
+    let at = diag
+        .span
+        .map_or_else(|| labels[0].0.clone(), |s| clamp(s.range()));
+    let ranges: Vec<Range<usize>> = labels.iter().map(|(r, _, _)| r.clone()).collect();
+    let excerpt = Excerpt::new(source, &ranges);
+    let mut report = Report::build(kind, (name, excerpt.map_range(&at)))
+        .with_config(
+            Config::default()
+                .with_index_type(IndexType::Byte)
+                .with_color(color),
+        )
+        .with_code(diag.code.as_str())
+        .with_message(&diag.message);
     for (range, text, color) in labels {
         report = report.with_label(
-            Label::new((name, range))
+            Label::new((name, excerpt.map_range(&range)))
                 .with_message(text)
                 .with_color(color),
         );
@@ -63,7 +123,7 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
         report = report.with_help(help);
     }
     let mut out = Vec::new();
-    let cache = (name, ariadne::Source::from(source.text.as_str()));
+    let cache = (name, ariadne::Source::from(excerpt.text.as_str()));
     if report.finish().write(cache, &mut out).is_err() {
         return format!(
             "{}[{}]: {}\n",
@@ -72,7 +132,138 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
             diag.message
         );
     }
-    String::from_utf8_lossy(&out).into_owned()
+    let rendered = String::from_utf8_lossy(&out).into_owned();
+    // The header's column counts the chars of the excerpt's line; a cut line shows the file's.
+    let (line, column) = source.line_col(at.start as u32);
+    let shown = excerpt.column(excerpt.map(at.start));
+    if shown == column as usize {
+        rendered
+    } else {
+        rendered.replacen(
+            &format!("{name}:{line}:{shown} "),
+            &format!("{name}:{line}:{column} "),
+            1,
+        )
+    }
+}
+
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn ceil_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
+/// The lines a report shows, from the first line any label touches to the last, each line
+/// longer than [`LONG_LINE`] cut to windows of [`CONTEXT`] bytes around the label ends on it
+/// (a long line without label ends, inside a multi-line label, keeps only its start). Offsets
+/// are mapped from the file into the excerpt through the kept pieces. The lines above are
+/// empty (ariadne 0.6 numbers margin lines from the start of its source text).
+struct Excerpt {
+    text: String,
+    /// The kept pieces of the file, in order: (file offset, excerpt offset, length).
+    pieces: Vec<(usize, usize, usize)>,
+}
+
+impl Excerpt {
+    fn new(source: &Source, ranges: &[Range<usize>]) -> Excerpt {
+        let text = source.text.as_str();
+        let last_byte = |r: &Range<usize>| r.end.saturating_sub(1).max(r.start);
+        let first_line = ranges
+            .iter()
+            .map(|r| source.line_index(r.start))
+            .min()
+            .unwrap_or(0);
+        let last_line = ranges
+            .iter()
+            .map(|r| source.line_index(last_byte(r)))
+            .max()
+            .unwrap_or(first_line);
+        let mut ex = Excerpt {
+            text: "\n".repeat(first_line),
+            pieces: Vec::new(),
+        };
+        for line in first_line..=last_line {
+            let whole = source.line_range(line);
+            let end = if text[whole.clone()].ends_with('\n') {
+                whole.end - 1
+            } else {
+                whole.end
+            };
+            if end - whole.start <= LONG_LINE {
+                ex.keep(text, whole);
+                continue;
+            }
+            let mut windows: Vec<Range<usize>> = ranges
+                .iter()
+                .flat_map(|r| [r.start, r.end])
+                .filter(|p| (whole.start..=end).contains(p))
+                .map(|p| p.saturating_sub(CONTEXT).max(whole.start)..(p + CONTEXT).min(end))
+                .collect();
+            if windows.is_empty() {
+                windows.push(whole.start..whole.start + 2 * CONTEXT);
+            }
+            windows.sort_by_key(|w| w.start);
+            let mut merged: Vec<Range<usize>> = Vec::new();
+            for w in windows {
+                let w = floor_boundary(text, w.start)..ceil_boundary(text, w.end);
+                match merged.last_mut() {
+                    // A gap no wider than the marker is kept rather than replaced.
+                    Some(m) if w.start <= m.end + ELLIPSIS.len() => m.end = m.end.max(w.end),
+                    _ => merged.push(w),
+                }
+            }
+            let mut at = whole.start;
+            for w in merged {
+                if w.start > at {
+                    ex.text.push_str(ELLIPSIS);
+                }
+                at = w.end;
+                ex.keep(text, w);
+            }
+            if at < end {
+                ex.text.push_str(ELLIPSIS);
+            }
+            ex.keep(text, end..whole.end);
+        }
+        ex
+    }
+
+    fn keep(&mut self, text: &str, range: Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        self.pieces
+            .push((range.start, self.text.len(), range.end - range.start));
+        self.text.push_str(&text[range]);
+    }
+
+    /// A file offset in the excerpt; one in a cut gap lands at the end of the piece before it.
+    fn map(&self, offset: usize) -> usize {
+        let i = self.pieces.partition_point(|p| p.0 <= offset);
+        match i.checked_sub(1).map(|i| self.pieces[i]) {
+            Some((from, to, len)) => to + (offset - from).min(len),
+            None => self.pieces.first().map_or(0, |p| p.1),
+        }
+    }
+
+    fn map_range(&self, r: &Range<usize>) -> Range<usize> {
+        let start = self.map(r.start);
+        start..self.map(r.end).max(start)
+    }
+
+    /// The 1-based column (in chars) of an excerpt offset, as ariadne counts it.
+    fn column(&self, at: usize) -> usize {
+        let start = self.text[..at].rfind('\n').map_or(0, |i| i + 1);
+        self.text[start..at].chars().count() + 1
+    }
 }
 
 /// A diagnostic about the file as a whole (ariadne would drop its help line): the header,
@@ -161,6 +352,110 @@ mod tests {
             render(&d, &source, false),
             "[W0310] Warning: somewhere else\n   ╭─[ f.json ]\n   │\n   │ Help: run it there\n───╯\n"
         );
+    }
+
+    /// One line of `n` filler bytes with `"key"` at byte `at`.
+    fn long_line(n: usize, at: usize) -> String {
+        let mut line = "x".repeat(n);
+        line.replace_range(at..at + 5, "\"key\"");
+        line
+    }
+
+    #[test]
+    fn long_lines_are_cut_around_the_labels() {
+        let text = format!("{{\n{}\n}}\n", long_line(40_000, 20_000));
+        let source = Source::new("f.json", text);
+        let at = 2 + 20_000;
+        let d = Diagnostic::new(Code::UnknownField, "unknown field 'key'")
+            .at(Span::new(at as u32, at as u32 + 5))
+            .label(Span::new(2, 3), "line start")
+            .label(Span::new(39_000, 39_001), "far right");
+        let text = render(&d, &source, false);
+        assert!(text.len() < 4_000, "{} bytes:\n{text}", text.len());
+        // The file's line and column, not the excerpt's.
+        assert!(text.contains("f.json:2:20001 ]"), "{text}");
+        let shown = text.lines().find(|l| l.contains("\"key\"")).unwrap();
+        assert_eq!(shown.matches('…').count(), 3, "{shown}");
+        for label in ["unknown-field", "line start", "far right"] {
+            assert!(text.contains(label), "{label}: {text}");
+        }
+        // The underline sits under the key: same char column in the drawn line and the mark.
+        let key_col = shown.chars().position(|c| c == '"').unwrap();
+        let marks = text.lines().find(|l| l.contains('┬')).unwrap();
+        assert!(
+            marks
+                .chars()
+                .nth(key_col)
+                .is_some_and(|c| c == '─' || c == '┬'),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn short_lines_are_shown_whole_with_their_numbers() {
+        let text = "{\n  \"a\": 1,\n  \"b\": 2\n}\n";
+        let source = Source::new("f.json", text);
+        let d = Diagnostic::new(Code::UnknownField, "m")
+            .at(Span::new(14, 17))
+            .label(Span::new(4, 7), "first");
+        let text = render(&d, &source, false);
+        assert!(!text.contains('…'), "{text}");
+        assert!(text.contains("f.json:3:3 ]"), "{text}");
+        assert!(text.contains(" 2 │   \"a\": 1,"), "{text}");
+        assert!(text.contains(" 3 │   \"b\": 2"), "{text}");
+    }
+
+    #[test]
+    fn at_most_max_shown_per_file_errors_first() {
+        let source = Source::new("f.json", "{}\n");
+        let warn = Diagnostic::new(Code::DeadEnd, "w").at(Span::new(0, 1));
+        let err = Diagnostic::new(Code::UnknownField, "e").at(Span::new(1, 2));
+        let mut diags = vec![warn.clone(); MAX_SHOWN];
+        diags.extend(vec![err; 3]);
+        diags.push(warn);
+        let text = render_file(&diags, &source, false);
+        assert_eq!(text.matches("[E0003]").count(), 3);
+        assert_eq!(text.matches("[W0101]").count(), MAX_SHOWN - 3);
+        assert!(
+            text.ends_with("… and 4 more warnings in f.json (not shown; `tfc check --format json` lists them all)\n"),
+            "{text}"
+        );
+        let few = render_file(&diags[..2], &source, false);
+        assert!(!few.contains("more"), "{few}");
+    }
+
+    #[test]
+    fn any_spans_on_long_multibyte_lines_render_with_the_files_location() {
+        let line = "ab é 漢字 ".repeat(40);
+        let text = format!("{{\n{line}\n  short\n{line}{line}\n}}");
+        let source = Source::new("f.json", text.as_str());
+        let mut seed = 7u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..300 {
+            let len = text.len() + 4;
+            let (a, b) = (next(len), next(len));
+            let (c, d) = (next(len), next(len));
+            let diag = Diagnostic::new(Code::UnknownField, "m")
+                .at(Span::new(a.min(b) as u32, a.max(b) as u32))
+                .label(Span::new(c.min(d) as u32, c.max(d) as u32), "other");
+            let out = render(&diag, &source, false);
+            let start = a.min(b).min(text.len());
+            let mut at = start;
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            let (l, col) = source.line_col(at as u32);
+            assert!(
+                out.contains(&format!("f.json:{l}:{col} ]")),
+                "{a}..{b}:\n{out}"
+            );
+            assert!(out.lines().all(|l| l.chars().count() < 1200), "{out}");
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub enum ObjectKind {
     Scorer,
     Judge,
     Expect,
+    Lint,
 }
 
 impl ObjectKind {
@@ -35,6 +36,7 @@ impl ObjectKind {
             ObjectKind::Scorer => "a scorer",
             ObjectKind::Judge => "score.judge",
             ObjectKind::Expect => "an expect contract",
+            ObjectKind::Lint => "lint",
         }
     }
 }
@@ -117,6 +119,11 @@ const FLOW: &[FieldDef] = &[
     f("contextSharing", T::Bool, "accepted; no effect in tfc v1"),
     f("incremental", T::Bool, "default cache scope cross-run"),
     f("idleTimeout", T::Number, "idle watchdog in ms (0 disables)"),
+    f(
+        "lint",
+        T::Object(K::Lint),
+        "warning settings for the whole file",
+    ),
     f("phases", T::Phases, "the phases of the DAG"),
     // Shorthand forms (SPEC §2.3).
     f("chain", T::Steps, "shorthand: sequential steps"),
@@ -330,6 +337,12 @@ const BUDGET: &[FieldDef] = &[
     f("maxTokens", T::Number, "input+output token cap"),
 ];
 
+const LINT: &[FieldDef] = &[f(
+    "allow",
+    T::StringArray,
+    "warnings not reported: codes (W0102) or names (gate-sole-path)",
+)];
+
 const RETRY: &[FieldDef] = &[
     f("max", T::Number, "extra attempts, 0..20 (required)"),
     f("backoffMs", T::Number, "base delay, 0..60000 ms"),
@@ -436,6 +449,7 @@ pub fn fields_of(kind: ObjectKind) -> &'static [FieldDef] {
         K::Scorer => SCORER,
         K::Judge => JUDGE,
         K::Expect => EXPECT,
+        K::Lint => LINT,
     }
 }
 

@@ -251,6 +251,31 @@ impl Lowerer {
         flow.context_sharing = self.boolean(f, "contextSharing").unwrap_or(false);
         flow.incremental = self.boolean(f, "incremental").unwrap_or(false);
         flow.idle_timeout = self.idle_timeout(f);
+        if let Some(m) = f.get("lint") {
+            flow.lint_allow = self.lint(m);
+        }
+    }
+
+    /// `lint: {"allow": [...]}`: the warnings it names (E0005 on each entry that is not one).
+    fn lint(&mut self, m: &Member) -> Vec<Code> {
+        let Some(members) = self.object_members(m, "an object {\"allow\": [\"W0102\", …]}")
+        else {
+            return Vec::new();
+        };
+        let f = self.fields(members, ObjectKind::Lint, |_| false);
+        let mut out = Vec::new();
+        for entry in self.str_nodes(&f, "allow").unwrap_or_default() {
+            match crate::diag::allowable(&entry.value) {
+                Ok(code) => out.push(code),
+                Err(e) => self.push(
+                    Diagnostic::new(Code::InvalidValue, format!("lint.allow: {}", e.message))
+                        .at(entry.span)
+                        .with_label("not a warning")
+                        .help(e.help),
+                ),
+            }
+        }
+        out
     }
 
     /// Check an object's keys against its closed field set; return the known members by name.
@@ -2200,6 +2225,7 @@ fn empty_flow(span: Span) -> Flow {
         context_sharing: false,
         incremental: false,
         idle_timeout: None,
+        lint_allow: Vec::new(),
         phases: Vec::new(),
         incomplete: false,
         inline: false,

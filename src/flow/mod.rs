@@ -112,6 +112,8 @@ pub struct Flow {
     pub incremental: bool,
     /// Idle watchdog in ms (0 disables); `None` = configuration, else 300000.
     pub idle_timeout: Option<Field<f64>>,
+    /// `lint.allow`: warnings not reported for this file (each a valid warning code).
+    pub lint_allow: Vec<crate::diag::Code>,
     pub phases: Vec<Phase>,
     /// Some phase entry could not be read (not an object, or no id) and is missing from
     /// `phases`: references to it cannot be judged.

@@ -35,6 +35,7 @@ pub fn def_name(kind: ObjectKind) -> &'static str {
         ObjectKind::Scorer => "scorer",
         ObjectKind::Judge => "judge",
         ObjectKind::Expect => "expect",
+        ObjectKind::Lint => "lint",
     }
 }
 
@@ -208,6 +209,7 @@ mod tests {
             ObjectKind::Scorer,
             ObjectKind::Judge,
             ObjectKind::Expect,
+            ObjectKind::Lint,
         ];
         let found = kinds();
         for k in all {
