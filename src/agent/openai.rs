@@ -127,6 +127,14 @@ impl OpenAiBackend {
         let mut o = Outcome::ok(std::mem::take(&mut acc.text));
         o.model = acc.model.take().or(Some(model));
         o.usage = self.usage(&acc);
+        // A request the server answered is one turn, whatever it answered: a refused call
+        // records the same usage shape as in the CLI presets (one turn, no tokens, cost null).
+        if matches!(
+            result,
+            Ok(()) | Err(Failure::Status(_) | Failure::Protocol(_))
+        ) {
+            o.usage.turns = o.usage.turns.max(1);
+        }
         if acc.usage.is_none() && result.is_ok() {
             o.warnings
                 .push("the server reported no usage (tokens and cost unknown)".into());
@@ -597,6 +605,11 @@ mod tests {
             o.error.as_deref(),
             Some(r#"HTTP 429: {"error":{"message":"Rate limit reached"}}"#)
         );
+        // A refused request is one turn with unknown cost, as in every CLI preset.
+        assert_eq!(
+            (o.usage.turns, o.usage.input, o.usage.cost_usd),
+            (1, 0, None)
+        );
 
         let long = "x".repeat(10_000);
         let (base, _h) = serve(move |s| plain(s, "500 Internal Server Error", &long));
@@ -617,6 +630,7 @@ mod tests {
             request("x", "a", "p"),
         );
         assert_eq!(o.stop, StopReason::Failed);
+        assert_eq!(o.usage.turns, 0, "no server answered, so no turn was taken");
         let e = o.error.unwrap();
         assert!(
             e.starts_with(&format!("cannot connect to 127.0.0.1:{port}: ")),
