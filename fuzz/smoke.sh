@@ -38,7 +38,7 @@ for t in "${targets[@]}"; do
   grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|^#[0-9]+ +DONE" "$scratch/$t.log" || true
   if [[ $status -ne 0 ]]; then
     tail -n 60 "$scratch/$t.log" >&2
-    echo "fuzz target $t failed (exit $status); the input is in fuzz/artifacts/$t" >&2
+    echo "fuzz target $t failed (exit $status); a crashing input is kept in fuzz/artifacts/$t" >&2
     exit 1
   fi
 done

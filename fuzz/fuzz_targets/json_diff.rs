@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         (Ok(_), Err(e)) => {
             let msg = e.to_string();
             assert!(
-                msg.contains("surrogate")
+                has_surrogate_escape(text)
                     || msg.contains("number out of range")
                     || msg.contains("recursion limit"),
                 "strict parser accepts what serde_json rejects ({msg}): {text:?}"
@@ -86,4 +86,16 @@ fn same_as_serde(a: &Value, b: &serde_json::Value) -> bool {
         }
     }
     true
+}
+
+/// Whether `text` has a `\uD800`–`\uDFFF` escape. serde_json rejects an unpaired one (with
+/// "lone surrogate" or, when another escape follows, "unexpected end of hex escape"); tfc, like
+/// `JSON.parse`, reads it (as U+FFFD).
+fn has_surrogate_escape(text: &str) -> bool {
+    text.as_bytes().windows(4).any(|w| {
+        w[0] == b'\\'
+            && w[1] == b'u'
+            && w[2].eq_ignore_ascii_case(&b'd')
+            && matches!(w[3].to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f')
+    })
 }
