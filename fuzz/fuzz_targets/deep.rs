@@ -38,7 +38,10 @@ fuzz_target!(|ops: Vec<Op>| {
     let value = build(ops);
     let copy = value.clone();
     assert!(same(&copy, &value), "clone differs");
-    assert!(copy == value || has_nan(&value), "== disagrees with the structural comparison");
+    assert!(
+        copy == value || has_nan(&value),
+        "== disagrees with the structural comparison"
+    );
     drop(copy);
 
     let compact = value.to_json();
@@ -49,7 +52,9 @@ fuzz_target!(|ops: Vec<Op>| {
         assert!(same(&back, &value), "compact JSON round trip");
         let back = parse_json(&pretty).expect("pretty JSON parses");
         assert!(same(&back, &value), "pretty JSON round trip");
-        let parsed = safe_parse(&compact).value.expect("safeParse reads compact JSON");
+        let parsed = safe_parse(&compact)
+            .value
+            .expect("safeParse reads compact JSON");
         assert!(same(&parsed, &value), "safeParse of compact JSON");
     }
 
