@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 
 use super::check::Color;
 use super::usage_error;
-use tfc::agent::{AgentUse, ConfigRoster, DryRun, PreflightOptions, RosterOptions, preflight};
+use tfc::agent::{ConfigRoster, DryRun, PreflightOptions, RosterOptions, preflight};
 use tfc::check::{CheckOptions, check_source};
 use tfc::diag::render::render;
 use tfc::flow::{Flow, Invocation, LowerOptions, split_pair};
@@ -153,7 +153,7 @@ pub fn run(a: RunArgs) -> ExitCode {
     for w in roster.take_warnings() {
         eprintln!("warning: {w}");
     }
-    let uses = agent_uses(&flow);
+    let uses = tfc::run::agent_uses(&flow);
     let pre = preflight(
         &roster,
         &uses,
@@ -229,6 +229,9 @@ pub fn run(a: RunArgs) -> ExitCode {
                 println!();
             }
         }
+    }
+    for e in &record.store_errors {
+        eprintln!("error: the run record could not be fully written: {e}");
     }
     eprintln!(
         "run {} {}{}",
@@ -314,23 +317,6 @@ fn roster(a: &RunArgs, cwd: &Path, flow: &Flow) -> Result<ConfigRoster, String> 
         eprintln!("warning: {w}");
     }
     Ok(roster)
-}
-
-fn agent_uses(flow: &Flow) -> Vec<AgentUse> {
-    let mut out = Vec::new();
-    for p in &flow.phases {
-        for agent in tfc::run::agent_names(&Flow {
-            phases: vec![p.clone()],
-            ..flow.clone()
-        }) {
-            out.push(AgentUse {
-                phase: p.id.clone(),
-                agent,
-                tools: p.tools.iter().map(|t| t.value.clone()).collect(),
-            });
-        }
-    }
-    out
 }
 
 fn invocation(a: &RunArgs) -> Result<Invocation, String> {
