@@ -715,7 +715,12 @@ impl Coordinator {
             if let Some(mut store) = self.store.take() {
                 let saved = store.save(&value).and_then(|()| store.close());
                 if let Err(e) = saved {
+                    // Too late for run.json; the returned record still says so.
                     self.store_error(e);
+                    let late = &self.record.store_errors[errors.len()..];
+                    let late: Vec<String> =
+                        late.iter().map(|e| format!("run record: {e}")).collect();
+                    self.record.warnings.extend(late);
                 }
             }
         }
