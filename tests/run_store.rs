@@ -215,3 +215,187 @@ fn a_failed_rewrite_is_reported() {
     );
     assert!(out.stdout.contains("run record: "), "{}", out.stdout);
 }
+
+/// Write an executable shell script agent into `dir`.
+fn script_agent(dir: &Path, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write agent");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.display().to_string()
+}
+
+/// The peak resident set of a running process so far (Linux `VmHWM`), in KiB.
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A 40 MB answer passes the default 16 MiB cap: the call fails with the cap error, the
+/// process is stopped, and tfc never holds much more than the cap.
+#[test]
+fn a_40_mb_answer_fails_the_call_and_memory_stays_bounded() {
+    let dir = project(
+        "store-output-cap",
+        r#"{"name": "big", "phases": [{"id": "a", "task": "Say a lot."}]}"#,
+    );
+    let agent = script_agent(
+        &dir,
+        "big.sh",
+        "cat >/dev/null; head -c 41943040 /dev/zero | tr '\\0' a",
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfc"))
+        .args(["run", "flow.json", "--agent-cmd", &agent])
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn tfc");
+    let pid = child.id();
+    let mut peak = 0;
+    while child.try_wait().expect("wait").is_none() {
+        peak = peak.max(peak_rss_kib(pid).unwrap_or(0));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the agent's output exceeded the limit of 16777216 bytes")
+            && stderr.contains("max_output_bytes"),
+        "{stderr}"
+    );
+    assert!(peak < 200 * 1024, "peak RSS {peak} KiB");
+    let runs = run_dirs(&dir);
+    let record = std::fs::read_to_string(runs[0].join("run.json")).expect("run.json");
+    assert!(
+        record.len() < 64 * 1024,
+        "run.json is {} bytes",
+        record.len()
+    );
+}
+
+#[test]
+fn the_output_cap_is_configurable() {
+    let dir = project(
+        "store-output-cap-config",
+        r#"{"name": "capped", "phases": [{"id": "a", "task": "Say a lot."}]}"#,
+    );
+    std::fs::write(
+        dir.join(".tfc/config.toml"),
+        "[limits]\nmax_output_bytes = 1000\n",
+    )
+    .expect("config");
+    let agent = script_agent(
+        &dir,
+        "a.sh",
+        "cat >/dev/null; head -c 5000 /dev/zero | tr '\\0' b",
+    );
+    let out = run_in(&dir, &["--agent-cmd", &agent]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("the agent's output exceeded the limit of 1000 bytes"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A prompt over the cap fails its phase before any call, naming the placeholder that made
+/// it so large.
+#[test]
+fn a_prompt_over_the_cap_fails_naming_the_placeholder() {
+    let flow = r#"{"name": "p", "phases": [
+        {"id": "a", "type": "script", "run": "head -c 20000 /dev/zero | tr '\\0' x"},
+        {"id": "b", "dependsOn": ["a"], "task": "Intro {args.topic} then {steps.a.output}"}
+    ], "args": {"topic": {"default": "short"}}}"#;
+    let dir = project("store-prompt-cap", flow);
+    std::fs::write(
+        dir.join(".tfc/config.toml"),
+        "[limits]\nmax_prompt_bytes = 10000\n",
+    )
+    .expect("config");
+    let agent = script_agent(&dir, "a.sh", "touch called; cat");
+    let out = run_in(&dir, &["--agent-cmd", &agent]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("would weigh over 10000 bytes")
+            && out.stderr.contains("{steps.a.output} contributed the most"),
+        "{}",
+        out.stderr
+    );
+    assert!(!dir.join("called").exists(), "the agent was called");
+}
+
+/// `{steps.a.json}` of a small but deeply nested answer would pretty-print to far more than
+/// the default cap: the phase fails without building that prompt.
+#[test]
+fn a_deeply_nested_json_answer_does_not_explode_a_prompt() {
+    let flow = r#"{"name": "nest", "phases": [
+        {"id": "a", "output": "json", "task": "NEST"},
+        {"id": "b", "dependsOn": ["a"], "task": "Look: {steps.a.json}"}
+    ]}"#;
+    let dir = project("store-nested-prompt", flow);
+    let depth = 6000;
+    let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    std::fs::write(dir.join("nested.json"), nested).expect("write");
+    let agent = script_agent(
+        &dir,
+        "a.sh",
+        "if grep -q NEST; then cat nested.json; else touch called; fi",
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfc"))
+        .args(["run", "flow.json", "--agent-cmd", &agent])
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn tfc");
+    let pid = child.id();
+    let mut peak = 0;
+    while child.try_wait().expect("wait").is_none() {
+        peak = peak.max(peak_rss_kib(pid).unwrap_or(0));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("{steps.a.json} contributed the most"),
+        "{stderr}"
+    );
+    assert!(!dir.join("called").exists(), "the agent was called for b");
+    assert!(peak < 200 * 1024, "peak RSS {peak} KiB");
+}
+
+/// A large output is written once to a file of its own and referenced from run.json; the
+/// printed record still has it inline.
+#[test]
+fn large_outputs_live_in_their_own_file() {
+    let dir = project(
+        "store-large-output",
+        r#"{"name": "large", "phases": [{"id": "a", "task": "Say a lot."}]}"#,
+    );
+    let agent = script_agent(
+        &dir,
+        "a.sh",
+        "cat >/dev/null; head -c 100000 /dev/zero | tr '\\0' z",
+    );
+    let out = run_in(&dir, &["--agent-cmd", &agent, "--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains(&"z".repeat(100_000)));
+    let runs = run_dirs(&dir);
+    let record = std::fs::read_to_string(runs[0].join("run.json")).expect("run.json");
+    assert!(record.len() < 20_000, "run.json is {} bytes", record.len());
+    assert!(
+        record.contains("\"outputFile\": \"outputs/phases/a.txt\"")
+            && record.contains("\"outputBytes\": 100000")
+            && record.contains("\"finalOutputFile\": \"outputs/final.txt\""),
+        "{record}"
+    );
+    let stored = std::fs::read_to_string(runs[0].join("outputs/phases/a.txt")).expect("file");
+    assert_eq!(stored, "z".repeat(100_000));
+}

@@ -193,6 +193,8 @@ pub fn run(a: RunArgs) -> ExitCode {
         default_idle_timeout_ms: roster.idle_timeout_ms(),
         run_id: None,
         progress: Some(super::progress::sink(color)),
+        max_output_bytes: Some(roster.max_output_bytes()),
+        max_prompt_bytes: Some(roster.max_prompt_bytes()),
     };
     let interp = Interpreter::new(Arc::new(roster))
         .options(opts)

@@ -713,7 +713,8 @@ impl Coordinator {
                 .extend(errors.iter().map(|e| format!("run record: {e}")));
             let value = self.stored_value();
             if let Some(mut store) = self.store.take() {
-                let saved = store.save(&value).and_then(|()| store.close());
+                let since = std::time::Instant::now();
+                let saved = store.save(&value, since).and_then(|()| store.close());
                 if let Err(e) = saved {
                     // Too late for run.json; the returned record still says so.
                     self.store_error(e);
@@ -837,9 +838,10 @@ impl Coordinator {
             store.mark_dirty();
             return;
         }
+        let since = std::time::Instant::now();
         self.fill_record();
         let value = self.stored_value();
-        if let Some(Err(e)) = self.store.as_mut().map(|s| s.save(&value)) {
+        if let Some(Err(e)) = self.store.as_mut().map(|s| s.save(&value, since)) {
             self.store_error(e);
         }
     }

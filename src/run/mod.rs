@@ -24,6 +24,9 @@ mod verdict;
 mod tests;
 
 pub use ctx::{ProgressNote, ProgressSink, RunOptions};
+
+/// The default cap on a rendered prompt (`[limits] max_prompt_bytes`).
+pub const DEFAULT_MAX_PROMPT: usize = 16 * 1024 * 1024;
 pub use record::{PhaseRecord, PhaseStatus, RunRecord, RunStatus};
 
 use std::collections::HashMap;
@@ -188,6 +191,10 @@ impl Interpreter {
         invocation: Invocation,
     ) -> Result<RunRecord, RunError> {
         let (flow, src) = load(source, &invocation, self.opts.cwd.clone())?;
+        if let Some(cap) = self.opts.max_output_bytes {
+            // Process backends read the cap when they build each call's process spec.
+            crate::agent::supervisor::set_max_output(cap);
+        }
         let (given, problems) = resolve_owned(&flow, invocation);
         if problems.iter().any(Diagnostic::is_error) {
             return Err(RunError::Invalid {

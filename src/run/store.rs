@@ -212,11 +212,11 @@ impl RunStore {
         self.dirty = true;
     }
 
-    /// Rewrite `run.json` atomically.
-    pub fn save(&mut self, record: &Value) -> std::io::Result<()> {
-        let t = Instant::now();
+    /// Rewrite `run.json` atomically; `since`: when building the record began (the cost of
+    /// building and writing it sets the throttle).
+    pub fn save(&mut self, record: &Value, since: Instant) -> std::io::Result<()> {
         write_atomic(&self.dir, record).map_err(|e| annotate(e, &self.dir.join("run.json")))?;
-        self.last_cost = t.elapsed();
+        self.last_cost = since.elapsed();
         self.last_write = Some(Instant::now());
         self.dirty = false;
         self.rewrites += 1;
@@ -343,5 +343,46 @@ mod tests {
                 .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
         );
         assert_eq!(random_hex(6).len(), 6);
+        assert_eq!(sanitize("."), "_");
+        assert_eq!(sanitize(".."), "_");
+    }
+
+    #[test]
+    fn long_flow_names_are_shortened_and_stay_distinct() {
+        let a = flow_dir_name(&"n".repeat(300));
+        let b = flow_dir_name(&format!("{}m", "n".repeat(299)));
+        assert!(a.len() <= MAX_FLOW_DIR && b.len() <= MAX_FLOW_DIR, "{a}");
+        assert_ne!(a, b);
+        assert_eq!(flow_dir_name("short name"), "short_name");
+    }
+
+    #[test]
+    fn outputs_are_written_once_per_version() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let rec = Value::from("first");
+        let ev = Value::from("start");
+        let mut store = RunStore::create(root.path(), "f", "f-1", &rec, &ev).expect("create");
+        assert!(store.dir().join("run.json").exists() && store.dir().join("lock").exists());
+        let files = store.externalize("a/b", 1, "one", None).expect("write");
+        assert_eq!(files.output, "outputs/phases/a_b.txt");
+        let path = store.dir().join(&files.output);
+        std::fs::write(&path, "changed behind its back").expect("write");
+        // Same version: not written again.
+        store.externalize("a/b", 1, "one", None).expect("same");
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "changed behind its back"
+        );
+        // A new result is.
+        store.externalize("a/b", 2, "two", None).expect("new");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "two");
+        // Another key that sanitises the same gets a file of its own.
+        let other = store.externalize("a_b", 1, "three", Some(&Value::Bool(true)));
+        let other = other.expect("other");
+        assert_eq!(other.output, "outputs/phases/a_b-2.txt");
+        assert_eq!(other.json.as_deref(), Some("outputs/phases/a_b-2.json"));
+        store.close().expect("close");
+        // The same run id cannot be created twice.
+        assert!(RunStore::create(root.path(), "f", "f-1", &rec, &ev).is_err());
     }
 }

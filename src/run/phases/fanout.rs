@@ -85,6 +85,7 @@ async fn run_items(
             let sh: Arc<Shared> = ex.sh.clone();
             let phase_index = ex.index;
             let tx = tx.clone();
+            let refused = ex.oversize.clone();
             ex.sh
                 .executor
                 .clone()
@@ -97,7 +98,8 @@ async fn run_items(
                             spec.prompt,
                             Purpose::Task,
                         )
-                        .checked(phase);
+                        .checked(phase)
+                        .refuse(refused);
                         call_spec.item_index = Some(spec.index);
                         call_spec
                     })
@@ -437,7 +439,8 @@ pub async fn tournament(ex: &mut Exec<'_>) {
             &judge_agent,
             prompt,
             Purpose::Judge,
-        ),
+        )
+        .refuse(ex.oversize.clone()),
     )
     .await;
     ex.rec.attempts += r.attempts;

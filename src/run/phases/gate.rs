@@ -155,7 +155,9 @@ async fn round(ex: &mut Exec<'_>) -> Round {
     let r = call(
         ex.sh,
         phase,
-        CallSpec::new(phase.id.clone(), &phase.agent.value, prompt, Purpose::Gate).checked(phase),
+        CallSpec::new(phase.id.clone(), &phase.agent.value, prompt, Purpose::Gate)
+            .checked(phase)
+            .refuse(ex.oversize.clone()),
     )
     .await;
     let ok = r.ok;
@@ -295,7 +297,8 @@ async fn scored(ex: &mut Exec<'_>, score: &Score) -> ScoreResult {
             &agent,
             prompt,
             Purpose::Judge,
-        ),
+        )
+        .refuse(ex.oversize.clone()),
     )
     .await;
     ex.rec.attempts += r.attempts;

@@ -101,7 +101,8 @@ pub async fn run(ex: &mut Exec<'_>) {
                 prompt,
                 Purpose::Task,
             )
-            .checked(phase);
+            .checked(phase)
+            .refuse(ex.oversize.clone());
             call_spec.iteration = Some(i);
             call_spec
         })

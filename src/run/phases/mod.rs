@@ -79,7 +79,9 @@ pub(super) async fn single_call(ex: &mut Exec<'_>, prompt: String, purpose: Purp
     let r = call(
         ex.sh,
         phase,
-        CallSpec::new(phase.id.clone(), &phase.agent.value, prompt, purpose).checked(phase),
+        CallSpec::new(phase.id.clone(), &phase.agent.value, prompt, purpose)
+            .checked(phase)
+            .refuse(ex.oversize.clone()),
     )
     .await;
     settle(ex, r);

@@ -34,6 +34,7 @@ pub async fn run(ex: &mut Exec<'_>) {
         let sh = ex.sh.clone();
         let index = ex.index;
         let tx = tx.clone();
+        let refused = ex.oversize.clone();
         ex.sh
             .executor
             .clone()
@@ -41,7 +42,8 @@ pub async fn run(ex: &mut Exec<'_>) {
                 let phase = &sh.flow.phases[index];
                 let r = call_caught(&sh, phase, {
                     let mut call_spec =
-                        CallSpec::new(format!("{}#{i}", phase.id), &agent, prompt, Purpose::Task);
+                        CallSpec::new(format!("{}#{i}", phase.id), &agent, prompt, Purpose::Task)
+                            .refuse(refused);
                     call_spec.item_index = Some(i);
                     call_spec.cancel = Some(token);
                     call_spec

@@ -77,7 +77,8 @@ pub async fn run(ex: &mut Exec<'_>) {
                     prompt,
                     Purpose::Task,
                 )
-                .checked(ex.phase),
+                .checked(ex.phase)
+                .refuse(ex.oversize.clone()),
             )
             .await;
             if !r.ok {
