@@ -1,5 +1,8 @@
 //! The coordinator's own cost, on an in-process instant agent: a 100 000-item map and a
-//! 10 000-phase chain. Run with `cargo bench --bench runtime`.
+//! 10 000-phase chain, also with the run record written to disk as `tfc run` does (the path
+//! that once cost quadratic time: the record rebuilt on every phase transition), and the
+//! run preflight's list of agent uses (once quadratic: the flow cloned per phase). Run with
+//! `cargo bench --bench runtime`.
 
 use divan::{Bencher, black_box};
 use tfc::agent::{FnAgent, Outcome};
@@ -80,5 +83,40 @@ fn chain_phases(b: Bencher, n: usize) {
             .eval_text("bench-chain", black_box(&flow), Map::default())
             .expect("runs");
         assert_eq!(r.status, RunStatus::Completed);
+    });
+}
+
+/// A whole run with its record on disk (`run.json` + journal), as `tfc run` keeps it: the
+/// per-phase cost must not grow with the number of phases.
+#[divan::bench(args = [1_000, 10_000], sample_count = 3)]
+fn chain_phases_recorded(b: Bencher, n: usize) {
+    let flow = chain_flow(n);
+    let root = tempfile::tempdir().expect("temp dir");
+    let interp = Interpreter::with_agent(FnAgent::new("instant", |_| Outcome::ok("ok"))).options(
+        RunOptions {
+            project_root: Some(root.path().to_path_buf()),
+            ..RunOptions::default()
+        },
+    );
+    b.bench(|| {
+        let r = interp
+            .eval_text("bench-chain", black_box(&flow), Map::default())
+            .expect("runs");
+        assert_eq!(r.status, RunStatus::Completed);
+    });
+}
+
+/// The preflight's agent uses of a checked chain (one per phase).
+#[divan::bench(args = [1_000, 10_000], sample_count = 5)]
+fn agent_uses(b: Bencher, n: usize) {
+    let checked = tfc::check::check_source(
+        &chain_flow(n),
+        &tfc::flow::LowerOptions::default(),
+        &tfc::check::CheckOptions::default(),
+    );
+    let flow = checked.flow.expect("flow");
+    b.bench(|| {
+        let uses = tfc::run::agent_uses(black_box(&flow));
+        assert_eq!(uses.len(), n);
     });
 }

@@ -110,7 +110,10 @@ impl CommandBackend {
                 Outcome::failed(StopReason::Failed, error)
             }
         };
-        outcome.output = output;
+        // An answer over the cap is not kept (it would only multiply in the record).
+        if result.end != End::OutputTooLarge {
+            outcome.output = output;
+        }
         outcome.exit_code = Some(result.code());
         outcome.stderr = stderr;
         outcome
@@ -163,6 +166,10 @@ pub(crate) fn stopped(result: &ProcessResult, request: &Request) -> Option<Outco
             ),
         )),
         End::Cancelled => Some(Outcome::failed(StopReason::Cancelled, "Aborted")),
+        End::OutputTooLarge => Some(Outcome::failed(
+            StopReason::Failed,
+            supervisor::output_cap_error(supervisor::max_output()),
+        )),
     }
 }
 

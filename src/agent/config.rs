@@ -142,6 +142,10 @@ pub struct Config {
     pub allow_unsandboxed_writes: Option<bool>,
     /// `[defaults] idle_timeout_ms`.
     pub idle_timeout_ms: Option<u64>,
+    /// `[limits] max_output_bytes`: the most an agent call may return (default 16 MiB).
+    pub max_output_bytes: Option<u64>,
+    /// `[limits] max_prompt_bytes`: the most a rendered prompt may weigh (default 16 MiB).
+    pub max_prompt_bytes: Option<u64>,
     /// The files looked at, highest precedence first.
     pub checked: Vec<(PathBuf, FileState)>,
 }
@@ -231,6 +235,8 @@ impl Config {
             .allow_unsandboxed_writes
             .or(lower.allow_unsandboxed_writes);
         self.idle_timeout_ms = self.idle_timeout_ms.or(lower.idle_timeout_ms);
+        self.max_output_bytes = self.max_output_bytes.or(lower.max_output_bytes);
+        self.max_prompt_bytes = self.max_prompt_bytes.or(lower.max_prompt_bytes);
         self.checked.extend(lower.checked);
         self
     }
@@ -255,6 +261,7 @@ const TOP_KEYS: &[&str] = &[
     "roles",
     "safety",
     "defaults",
+    "limits",
 ];
 const PRESET_KEYS: &[&str] = &["preset", "bin", "extra_args", "env_allow", "model"];
 const OPENAI_KEYS: &[&str] = &[
@@ -417,6 +424,20 @@ impl Reader<'_> {
                     ));
                 }
             };
+        }
+        if let Some(l) = t.get("limits") {
+            let lt = self.table("limits", l)?;
+            self.known("limits", lt, &["max_output_bytes", "max_prompt_bytes"])?;
+            let bytes = |key: &str| match lt.get(key) {
+                None => Ok(None),
+                Some(toml::Value::Integer(n)) if *n >= 1 => Ok(Some(*n as u64)),
+                Some(_) => Err(self.err(
+                    &format!("limits.{key}"),
+                    "expected a positive integer number of bytes, e.g. 16777216 for 16 MiB",
+                )),
+            };
+            c.max_output_bytes = bytes("max_output_bytes")?;
+            c.max_prompt_bytes = bytes("max_prompt_bytes")?;
         }
         Ok(c)
     }
@@ -779,6 +800,18 @@ idle_timeout_ms = 300000
         assert!(e.contains("reserved"), "{e}");
         let e = parse("[backends.\"replay:x\"]\npreset = \"claude\"").unwrap_err();
         assert!(e.contains("reserved"), "{e}");
+        let e = parse("[limits]\nmax_output_bytes = 0").unwrap_err();
+        assert!(
+            e.contains("limits.max_output_bytes: expected a positive integer number of bytes"),
+            "{e}"
+        );
+        let e = parse("[limits]\nmax_answer = 5").unwrap_err();
+        assert!(e.contains("max_answer"), "{e}");
+        let c = parse("[limits]\nmax_output_bytes = 1024\nmax_prompt_bytes = 2048").unwrap();
+        assert_eq!(
+            (c.max_output_bytes, c.max_prompt_bytes),
+            (Some(1024), Some(2048))
+        );
         let e = parse("[defaults]\nidle_timeout_ms = 5").unwrap_err();
         assert!(e.contains("at least 1000"), "{e}");
         let e = parse("[backends.x]\nkind = \"openai\"\nbase_url = \"http://h\"\nprice = { input_per_mtok = 1 }").unwrap_err();

@@ -228,6 +228,24 @@ impl ConfigRoster {
         self.config.idle_timeout_ms
     }
 
+    /// `[limits] max_output_bytes`, else 16 MiB.
+    pub fn max_output_bytes(&self) -> usize {
+        self.config
+            .max_output_bytes
+            .map_or(super::supervisor::DEFAULT_MAX_OUTPUT, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            })
+    }
+
+    /// `[limits] max_prompt_bytes`, else 16 MiB.
+    pub fn max_prompt_bytes(&self) -> usize {
+        self.config
+            .max_prompt_bytes
+            .map_or(crate::run::DEFAULT_MAX_PROMPT, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            })
+    }
+
     /// Warnings collected while resolving (unmapped roles), each once; drains them.
     pub fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))

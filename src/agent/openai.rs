@@ -124,7 +124,13 @@ impl OpenAiBackend {
             ..Answer::default()
         };
         let result = self.exchange(&request, &model, &guard, &mut acc).await;
-        let mut o = Outcome::ok(std::mem::take(&mut acc.text));
+        let too_large = matches!(result, Err(Failure::TooLarge(_)));
+        let mut o = Outcome::ok(if too_large {
+            // An answer over the cap is not kept.
+            String::new()
+        } else {
+            std::mem::take(&mut acc.text)
+        });
         o.model = acc.model.take().or(Some(model));
         o.usage = self.usage(&acc);
         // A request the server answered is one turn, whatever it answered: a refused call
@@ -168,6 +174,9 @@ impl OpenAiBackend {
                     Failure::Http(HttpError::Io(e)) => (StopReason::Failed, e),
                     Failure::Status(e) => (StopReason::Failed, e),
                     Failure::Protocol(e) => (StopReason::ProtocolError, e),
+                    Failure::TooLarge(cap) => {
+                        (StopReason::Failed, super::supervisor::output_cap_error(cap))
+                    }
                 };
                 o.stop = stop;
                 o.error = Some(error);
@@ -218,11 +227,15 @@ impl OpenAiBackend {
         } else {
             // Not streaming, or a server that answered a streaming request with plain JSON.
             acc.stream = false;
-            let raw = resp.read_to_end(guard, MAX_BODY + 1).await?;
-            if raw.len() > MAX_BODY {
-                return Err(Failure::Protocol(format!(
-                    "response body exceeds {MAX_BODY} bytes"
-                )));
+            let cap = super::supervisor::max_output();
+            let limit = MAX_BODY.min(body_limit(cap));
+            let raw = resp.read_to_end(guard, limit + 1).await?;
+            if raw.len() > limit {
+                return Err(if limit < MAX_BODY {
+                    Failure::TooLarge(cap)
+                } else {
+                    Failure::Protocol(format!("response body exceeds {MAX_BODY} bytes"))
+                });
             }
             let v: Json = serde_json::from_slice(&raw).map_err(|e| {
                 Failure::Protocol(format!(
@@ -231,6 +244,9 @@ impl OpenAiBackend {
                 ))
             })?;
             acc.apply(&v)?;
+            if acc.text.len() > cap {
+                return Err(Failure::TooLarge(cap));
+            }
             if !acc.saw_choice {
                 return Err(Failure::Protocol(format!(
                     "response has no choices: {}",
@@ -266,10 +282,15 @@ fn cut(s: &str) -> String {
 }
 
 /// Read SSE lines as they arrive until `data: [DONE]` or the end of the body.
+/// Stops (and drops what it has) once the answer passes the output cap.
 async fn read_stream(resp: &mut Response, guard: &Guard, acc: &mut Answer) -> Result<(), Failure> {
+    let cap = super::supervisor::max_output();
     let mut pending: Vec<u8> = Vec::new();
     while let Some(bytes) = resp.chunk(guard).await? {
         pending.extend_from_slice(&bytes);
+        if acc.text.len() > cap || pending.len() > body_limit(cap) {
+            return Err(Failure::TooLarge(cap));
+        }
         let mut start = 0;
         while let Some(nl) = pending[start..].iter().position(|&b| b == b'\n') {
             let line = String::from_utf8_lossy(&pending[start..start + nl]).into_owned();
@@ -294,7 +315,15 @@ async fn read_stream(resp: &mut Response, guard: &Guard, acc: &mut Answer) -> Re
     }
 }
 
+/// The most response bytes read to find an answer of at most `cap` bytes: JSON escaping
+/// may double the text (`\n`), plus room for the envelope.
+fn body_limit(cap: usize) -> usize {
+    cap.saturating_mul(2).saturating_add(1024 * 1024)
+}
+
 enum Failure {
+    /// The answer passed the output cap (`[limits] max_output_bytes`).
+    TooLarge(usize),
     Http(HttpError),
     /// Status ≥ 400 (or another non-2xx final status).
     Status(String),

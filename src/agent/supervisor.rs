@@ -57,6 +57,8 @@ use smol::Timer;
 use smol::io::{AsyncRead, AsyncWrite};
 use smol::process::{ChildStderr, ChildStdin, ChildStdout};
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use super::Cancel;
 
 /// Is `program` runnable: an existing file when it holds a `/`, else found on `PATH`?
@@ -83,6 +85,31 @@ pub const KILL_GRACE: Duration = Duration::from_secs(5);
 pub const STDERR_TAIL: usize = 64 * 1024;
 /// The longest NDJSON line an agent backend accepts (SPEC §9.4).
 pub const MAX_LINE: usize = 1024 * 1024;
+
+/// The default cap on what an agent call may write to stdout (`[limits] max_output_bytes`).
+pub const DEFAULT_MAX_OUTPUT: usize = 16 * 1024 * 1024;
+static MAX_OUTPUT: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_OUTPUT);
+
+/// Set the cap every later [`ProcessSpec::new`] starts with (the CLI sets it from
+/// `[limits] max_output_bytes` before running anything; the HTTP backend reads it too).
+pub fn set_max_output(bytes: usize) {
+    MAX_OUTPUT.store(bytes, Ordering::Relaxed);
+}
+
+/// The current cap on an agent call's output (see [`set_max_output`]).
+pub fn max_output() -> usize {
+    MAX_OUTPUT.load(Ordering::Relaxed)
+}
+
+/// How [`output_cap_error`] begins.
+pub const OUTPUT_CAP_ERROR_START: &str = "the agent's output exceeded the limit of ";
+
+/// The error of a call stopped by the output cap.
+pub fn output_cap_error(cap: usize) -> String {
+    format!(
+        "{OUTPUT_CAP_ERROR_START}{cap} bytes, so the call was stopped; raise `max_output_bytes` under `[limits]` in .tfc/config.toml if answers this large are expected"
+    )
+}
 /// How long output is still read after the child itself exited, while something else in its
 /// group holds the pipes open (a backgrounded grandchild); then the group is killed.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
@@ -134,11 +161,15 @@ pub struct ProcessSpec {
     pub kill_on_cancel: bool,
     pub stdout: StdoutMode,
     pub stderr: Keep,
+    /// More stdout bytes than this stop reading and kill the group ([`End::OutputTooLarge`]);
+    /// `None`: no cap (what is kept is still bounded by [`Keep`]).
+    pub max_output: Option<usize>,
 }
 
 impl ProcessSpec {
     /// A spec with the defaults of an agent backend: no timeouts, a 5 s kill grace, stdout kept
-    /// whole, the last 64 KiB of stderr, an empty environment and stdin `/dev/null`.
+    /// whole up to [`max_output`] bytes, the last 64 KiB of stderr, an empty environment and
+    /// stdin `/dev/null`.
     pub fn new(program: impl Into<OsString>) -> ProcessSpec {
         ProcessSpec {
             program: program.into(),
@@ -152,6 +183,7 @@ impl ProcessSpec {
             kill_on_cancel: false,
             stdout: StdoutMode::Keep(Keep::ALL),
             stderr: Keep::Tail(STDERR_TAIL),
+            max_output: Some(max_output()),
         }
     }
 
@@ -190,6 +222,8 @@ pub enum End {
     Aborted,
     /// A stdout line exceeded the cap.
     LineTooLong,
+    /// Stdout exceeded [`ProcessSpec::max_output`]: reading stopped and the group was killed.
+    OutputTooLarge,
 }
 
 /// A finished process.
@@ -337,6 +371,7 @@ pub async fn run_process_lines(
         StdoutMode::Keep(_) => None,
     };
     let mut lines_open = max_line.is_some();
+    let mut stdout_total: usize = 0;
 
     let mut end: Option<End> = None;
     let mut last_output = started;
@@ -408,8 +443,18 @@ pub async fn run_process_lines(
             if n > 0 {
                 last_output = now;
             }
+            stdout_total = stdout_total.saturating_add(n);
             let bytes = &sup.out_buf[..n];
-            if let Some(max) = max_line {
+            if spec.max_output.is_some_and(|cap| stdout_total > cap) {
+                // Over the cap: nothing more is read or kept, and the group dies now.
+                if matches!(end, None | Some(End::Settled)) {
+                    end = Some(End::OutputTooLarge);
+                }
+                lines_open = false;
+                line = Vec::new();
+                sup.stdout = None;
+                stopper.kill_now(&sup.guard);
+            } else if let Some(max) = max_line {
                 if lines_open {
                     let fed = feed_lines(&mut line, bytes, n == 0, max, on_line);
                     match fed {
@@ -489,6 +534,12 @@ struct Stopper {
 }
 
 impl Stopper {
+    fn kill_now(&mut self, guard: &GroupGuard) {
+        guard.signal(Signal::SIGKILL);
+        self.killed = true;
+        self.term_sent = true;
+    }
+
     fn stop(&mut self, guard: &GroupGuard, cancel: bool) {
         if self.killed {
             return;

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 
 use super::check::Color;
 use super::usage_error;
-use tfc::agent::{AgentUse, ConfigRoster, DryRun, PreflightOptions, RosterOptions, preflight};
+use tfc::agent::{ConfigRoster, DryRun, PreflightOptions, RosterOptions, preflight};
 use tfc::check::{CheckOptions, check_source};
 use tfc::diag::render::render_file;
 use tfc::flow::{Flow, Invocation, LowerOptions, split_pair};
@@ -174,7 +174,7 @@ pub fn run(a: RunArgs) -> ExitCode {
             sayln!("warning: {w}");
         }
     }
-    let uses = agent_uses(&flow);
+    let uses = tfc::run::agent_uses(&flow);
     let pre = preflight(
         &roster,
         &uses,
@@ -223,6 +223,8 @@ pub fn run(a: RunArgs) -> ExitCode {
         default_idle_timeout_ms: roster.idle_timeout_ms(),
         run_id: None,
         progress: Some(super::progress::sink(color)),
+        max_output_bytes: Some(roster.max_output_bytes()),
+        max_prompt_bytes: Some(roster.max_prompt_bytes()),
     };
     let interp = Interpreter::new(Arc::new(roster))
         .options(opts)
@@ -283,6 +285,9 @@ pub fn run(a: RunArgs) -> ExitCode {
                 outln!();
             }
         }
+    }
+    for e in &record.store_errors {
+        sayln!("error: the run record could not be fully written: {e}");
     }
     sayln!(
         "run {} {}{}",
@@ -408,42 +413,6 @@ fn roster(a: &RunArgs, cwd: &Path, flow: &Flow) -> Result<ConfigRoster, String> 
         }
     }
     Ok(roster)
-}
-
-fn agent_uses(flow: &Flow) -> Vec<AgentUse> {
-    let mut out = Vec::new();
-    for p in &flow.phases {
-        for agent in tfc::run::agent_names(&Flow {
-            phases: vec![p.clone()],
-            ..flow.clone()
-        }) {
-            let span = agent_span(p, &agent);
-            out.push(AgentUse {
-                phase: p.id.clone(),
-                agent,
-                tools: p.tools.iter().map(|t| t.value.clone()).collect(),
-                span,
-            });
-        }
-    }
-    out
-}
-
-/// Where phase `p` names `agent` (its `agent`, a branch's, `judgeAgent`, `score.judge.agent`).
-fn agent_span(p: &tfc::flow::Phase, agent: &str) -> Option<tfc::source::Span> {
-    let written = p.has("agent").then_some(&p.agent);
-    let branches = p.branches.iter().filter_map(|b| b.agent.as_ref());
-    let judge = p
-        .score
-        .as_ref()
-        .and_then(|s| s.judge.as_ref()?.agent.as_ref());
-    written
-        .into_iter()
-        .chain(branches)
-        .chain(p.judge_agent.as_ref())
-        .chain(judge)
-        .find(|f| f.value == agent)
-        .map(|f| f.span)
 }
 
 fn invocation(a: &RunArgs) -> Result<Invocation, String> {

@@ -35,6 +35,8 @@ pub struct CallSpec<'a> {
     /// The working directory of the call (the phase's, or a parallel branch's); the
     /// invocation directory when `None`.
     pub cwd: Option<PathBuf>,
+    /// Why this call must not be made (its phase's prompt passed the cap): it fails at once.
+    pub refused: Option<String>,
 }
 
 impl<'a> CallSpec<'a> {
@@ -50,12 +52,21 @@ impl<'a> CallSpec<'a> {
             contract: None,
             cancel: None,
             cwd: None,
+            refused: None,
         }
     }
 
     /// Run the call in `dir`.
     pub fn in_dir(mut self, dir: impl Into<PathBuf>) -> CallSpec<'a> {
         self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Refuse the call when the phase's prompt passed the cap ([`Exec::oversize`]).
+    ///
+    /// [`Exec::oversize`]: super::exec::Exec::oversize
+    pub fn refuse(mut self, why: Option<String>) -> CallSpec<'a> {
+        self.refused = why;
         self
     }
 
@@ -113,6 +124,10 @@ pub async fn call_caught(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> Call
         })
 }
 
+fn is_output_cap_error(e: &str) -> bool {
+    e.starts_with(crate::agent::supervisor::OUTPUT_CAP_ERROR_START)
+}
+
 pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult {
     let explicit = 1 + phase
         .retry
@@ -153,6 +168,19 @@ pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult 
         result.error = Some(format!("no backend for agent '{}'", spec.agent));
         return result;
     };
+    let max_prompt = sh.opts.max_prompt();
+    if let Some(why) = spec.refused {
+        result.error = Some(why);
+        return result;
+    }
+    if spec.prompt.len() > max_prompt {
+        result.error = Some(format!(
+            "the prompt weighs {} bytes, over the limit of {max_prompt} bytes; pass less text into it, or raise `max_prompt_bytes` under `[limits]` in .tfc/config.toml",
+            spec.prompt.len()
+        ));
+        return result;
+    }
+    let max_output = sh.opts.max_output();
     let model = match phase.model.as_ref().map(|m| sh.roster.role_model(&m.value)) {
         Some(Ok(m)) => Some(m),
         Some(Err(warning)) => {
@@ -209,6 +237,15 @@ pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult 
         )
         .await;
         result.attempts += 1;
+        // Any backend: an answer over the cap fails the call (process backends never even
+        // read past it) and is not kept.
+        let over_cap = outcome.output.len() > max_output
+            || outcome.error.as_deref().is_some_and(is_output_cap_error);
+        if over_cap {
+            outcome.output = String::new();
+            outcome.stop = StopReason::Failed;
+            outcome.error = Some(crate::agent::supervisor::output_cap_error(max_output));
+        }
         result.usage.add(&outcome.usage);
         sh.meter.add(&outcome.usage);
         result.model = outcome.model.clone().or(model.clone());
@@ -248,6 +285,10 @@ pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult 
             .error
             .clone()
             .or_else(|| Some(format!("agent call ended: {}", outcome.stop.as_str())));
+        if over_cap {
+            // The same question would get the same oversized answer.
+            return result;
+        }
         match outcome.stop {
             StopReason::WallTimeout => {
                 result.timed_out = true;

@@ -58,13 +58,25 @@ pub struct Coordinator {
     /// Gates' reworks in progress (a slot is emptied when its gate got its answer).
     reworks: Vec<Option<ReworkJob>>,
     def: Option<Value>,
+    /// Per phase: bumped whenever its record is replaced by a new result (so a large output
+    /// is written to its file once per result, not once per rewrite of `run.json`).
+    versions: Vec<u64>,
+    /// Per entry of `record.phases` (after `fill_record`): the phase it comes from.
+    record_src: Vec<usize>,
+}
+
+/// What woke the coordinator.
+enum Next {
+    Event(Event),
+    Cancelled,
+    /// The throttled `run.json` rewrite is due.
+    Flush,
 }
 
 impl Coordinator {
     pub fn new(
         sh: Arc<Shared>,
         events: async_channel::Receiver<Event>,
-        store: Option<RunStore>,
         record: RunRecord,
         def: Option<Value>,
     ) -> Coordinator {
@@ -116,22 +128,39 @@ impl Coordinator {
             running: 0,
             stop: None,
             approvals: Vec::new(),
-            store,
+            store: None,
             record,
             def,
             crash: None,
             reworks: Vec::new(),
+            versions: vec![0; n],
+            record_src: Vec::new(),
         }
     }
 
+    /// Create the run directory under `root` with the first `run.json` and the `run-start`
+    /// event, before anything runs.
+    pub fn open_store(&mut self, root: &std::path::Path) -> std::io::Result<()> {
+        let mut m = Map::default();
+        m.insert("type".into(), Value::from("run-start"));
+        m.insert("ts".into(), Value::from(now()));
+        m.insert("runId".into(), Value::from(self.record.run_id.as_str()));
+        m.insert("flow".into(), Value::from(self.record.flow.as_str()));
+        m.insert("parentRunId".into(), Value::Null);
+        m.insert("args".into(), Value::Object(self.record.args.clone()));
+        self.fill_record();
+        let first = self.stored_value();
+        self.store = Some(RunStore::create(
+            root,
+            &self.record.flow,
+            &self.record.run_id,
+            &first,
+            &Value::Object(m),
+        )?);
+        Ok(())
+    }
+
     pub async fn run(mut self) -> RunRecord {
-        self.journal_event("run-start", |m, c| {
-            m.insert("runId".into(), Value::from(c.record.run_id.as_str()));
-            m.insert("flow".into(), Value::from(c.record.flow.as_str()));
-            m.insert("parentRunId".into(), Value::Null);
-            m.insert("args".into(), Value::Object(c.record.args.clone()));
-        });
-        self.save(true);
         for i in 0..self.recs.len() {
             if self.deps[i].is_empty() {
                 self.ready.insert(i);
@@ -144,18 +173,38 @@ impl Coordinator {
             }
             let cancel = self.sh.cancel.clone();
             let aborted = self.stop == Some(Stop::Abort);
-            let next = future::or(async { self.events.recv().await.ok() }, async {
+            let flush = self
+                .store
+                .as_ref()
+                .filter(|s| s.is_dirty())
+                .map(RunStore::wait);
+            let events = async {
+                match self.events.recv().await {
+                    Ok(e) => Next::Event(e),
+                    Err(_) => Next::Cancelled,
+                }
+            };
+            let cancelled = async {
                 if aborted {
                     future::pending::<()>().await;
                 }
                 cancel.cancelled().await;
-                None
-            })
-            .await;
-            match next {
-                Some(event) => self.handle(event).await,
-                None if !aborted => self.halt(Stop::Abort),
-                None => {}
+                Next::Cancelled
+            };
+            let timer = async {
+                match flush {
+                    Some(d) => {
+                        smol::Timer::after(d).await;
+                        Next::Flush
+                    }
+                    None => future::pending().await,
+                }
+            };
+            match future::or(events, future::or(cancelled, timer)).await {
+                Next::Event(event) => self.handle(event).await,
+                Next::Cancelled if !aborted => self.halt(Stop::Abort),
+                Next::Cancelled => {}
+                Next::Flush => self.save(true),
             }
         }
         self.finish()
@@ -344,6 +393,7 @@ impl Coordinator {
     /// A phase ended: record it, update its dependents, apply halts and the budget.
     fn end(&mut self, i: usize, record: PhaseRecord, halt: Halt) {
         self.recs[i] = record;
+        self.versions[i] += 1;
         self.progress(i);
         let r = &self.recs[i];
         if r.status == PhaseStatus::Pending {
@@ -544,6 +594,7 @@ impl Coordinator {
             rec.json.clone(),
         )));
         self.recs[d] = rec;
+        self.versions[d] += 1;
         let more = j.next < j.deps.len();
         if good && more {
             self.rework_next(job);
@@ -655,9 +706,25 @@ impl Coordinator {
             }
         });
         self.fill_record();
-        if let Some(mut store) = self.store.take() {
-            let _ = store.save(self.stored_value());
-            store.close();
+        if self.store.is_some() {
+            // Store problems so far go into the final record's warnings.
+            let errors = self.record.store_errors.clone();
+            self.record
+                .warnings
+                .extend(errors.iter().map(|e| format!("run record: {e}")));
+            let value = self.stored_value();
+            if let Some(mut store) = self.store.take() {
+                let since = std::time::Instant::now();
+                let saved = store.save(&value, since).and_then(|()| store.close());
+                if let Err(e) = saved {
+                    // Too late for run.json; the returned record still says so.
+                    self.store_error(e);
+                    let late = &self.record.store_errors[errors.len()..];
+                    let late: Vec<String> =
+                        late.iter().map(|e| format!("run record: {e}")).collect();
+                    self.record.warnings.extend(late);
+                }
+            }
         }
         self.record
     }
@@ -668,6 +735,7 @@ impl Coordinator {
         let mut usage = crate::agent::Usage::default();
         self.record.warnings.clear();
         self.record.phases.clear();
+        self.record_src.clear();
         for (i, p) in flow.phases.iter().enumerate() {
             let r = &self.recs[i];
             usage.add(&r.usage);
@@ -675,6 +743,7 @@ impl Coordinator {
                 self.record.warnings.push(format!("{}: {w}", p.id));
             }
             self.record.phases.insert(p.id.clone(), r.clone());
+            self.record_src.push(i);
             self.graft(i);
         }
         self.record.usage = usage;
@@ -703,6 +772,7 @@ impl Coordinator {
                 self.record.warnings.push(format!("{}: {w}", p.id));
             } else {
                 self.record.phases.insert(id, crec.clone());
+                self.record_src.push(i);
             }
         }
         if let Some(r) = self.record.phases.get_mut(&p.id) {
@@ -711,34 +781,84 @@ impl Coordinator {
         }
     }
 
-    fn stored_value(&self) -> Value {
-        let mut v = self.record.to_value();
-        if let (Value::Object(m), Some(def)) = (&mut v, &self.def) {
-            m.insert("def".into(), def.clone());
-            m.insert("cwd".into(), Value::from(self.sh.cwd.display().to_string()));
-            m.insert("tfcVersion".into(), Value::from(env!("CARGO_PKG_VERSION")));
+    /// `run.json`: the record plus `def`, `cwd`, `tfcVersion`; outputs over
+    /// [`INLINE_OUTPUT_MAX`](super::store::INLINE_OUTPUT_MAX) are kept in files of their own,
+    /// each written once per result.
+    fn stored_value(&mut self) -> Value {
+        let limit = super::store::INLINE_OUTPUT_MAX;
+        let mut errors = Vec::new();
+        let (store, versions, src) = (&mut self.store, &self.versions, &self.record_src);
+        let mut k = 0;
+        let mut v = self.record.to_value_with(|key, p| {
+            let version = src.get(k).map_or(0, |&i| versions[i]);
+            k += 1;
+            match store.as_mut() {
+                Some(store) if p.output.len() > limit => {
+                    match store.externalize(key, version, &p.output, p.json.as_ref()) {
+                        Ok(files) => p.to_value_stored(Some(&files)),
+                        Err(e) => {
+                            errors.push(e);
+                            p.to_value()
+                        }
+                    }
+                }
+                _ => p.to_value(),
+            }
+        });
+        if let Value::Object(m) = &mut v {
+            if self.record.final_output.len() > limit
+                && let Some(store) = self.store.as_mut()
+            {
+                match store.final_output(&self.record.final_output) {
+                    Ok(file) => {
+                        m.insert("finalOutput".into(), Value::Null);
+                        m.insert("finalOutputFile".into(), Value::from(file));
+                    }
+                    Err(e) => errors.push(e),
+                }
+            }
+            if let Some(def) = &self.def {
+                m.insert("def".into(), def.clone());
+                m.insert("cwd".into(), Value::from(self.sh.cwd.display().to_string()));
+                m.insert("tfcVersion".into(), Value::from(env!("CARGO_PKG_VERSION")));
+            }
+        }
+        for e in errors {
+            self.store_error(e);
         }
         v
     }
 
-    fn save(&mut self, now_: bool) {
-        if self.store.is_none() {
+    /// Rewrite `run.json`: now when `force`, else when the throttle allows (a skipped
+    /// rewrite costs nothing and happens when next due).
+    fn save(&mut self, force: bool) {
+        let Some(store) = self.store.as_mut() else {
+            return;
+        };
+        if !force && !store.due() {
+            store.mark_dirty();
             return;
         }
+        let since = std::time::Instant::now();
         self.fill_record();
         let value = self.stored_value();
-        if let Some(store) = self.store.as_mut() {
-            let _ = if now_ {
-                store.save(value)
-            } else {
-                store.save_soon(|| value)
-            };
+        if let Some(Err(e)) = self.store.as_mut().map(|s| s.save(&value, since)) {
+            self.store_error(e);
         }
     }
 
     fn append(&mut self, v: &Value) {
-        if let Some(store) = self.store.as_mut() {
-            let _ = store.append(v);
+        if let Some(Err(e)) = self.store.as_mut().map(|s| s.append(v)) {
+            self.store_error(e);
+        }
+    }
+
+    /// A failed write: reported once per distinct message (on stderr by the CLI, and in the
+    /// final record's warnings); the run goes on.
+    fn store_error(&mut self, e: std::io::Error) {
+        let msg = e.to_string();
+        if !self.record.store_errors.contains(&msg) && self.record.store_errors.len() < 20 {
+            self.record.store_errors.push(msg);
         }
     }
 

@@ -39,6 +39,23 @@ pub struct RunOptions {
     pub run_id: Option<String>,
     /// Told about every phase transition (the CLI's progress lines).
     pub progress: Option<ProgressSink>,
+    /// `[limits] max_output_bytes`: a call that returns more fails (default 16 MiB; process
+    /// backends stop reading and kill the process once over it).
+    pub max_output_bytes: Option<usize>,
+    /// `[limits] max_prompt_bytes`: a prompt that would weigh more fails its phase without a
+    /// call (default 16 MiB).
+    pub max_prompt_bytes: Option<usize>,
+}
+
+impl RunOptions {
+    pub fn max_output(&self) -> usize {
+        self.max_output_bytes
+            .unwrap_or(crate::agent::supervisor::DEFAULT_MAX_OUTPUT)
+    }
+
+    pub fn max_prompt(&self) -> usize {
+        self.max_prompt_bytes.unwrap_or(super::DEFAULT_MAX_PROMPT)
+    }
 }
 
 /// Run a future, turning a panic inside it (a bug in tfc or in an in-process backend) into an

@@ -26,13 +26,32 @@ pub struct Exec<'a> {
     pub rework_depth: u32,
     /// Where the phase's agents and scripts run (SPEC §3.1 `cwd`).
     pub work_dir: PathBuf,
+    /// Set when a prompt of this phase passed `[limits] max_prompt_bytes`: the error its calls
+    /// fail with (see [`CallSpec::refuse`](super::call::CallSpec::refuse)).
+    pub oversize: Option<String>,
 }
 
 impl Exec<'_> {
     /// Render a text-mode field, recording the phases it read and one warning for the
     /// placeholders it could not resolve.
     pub fn render<S: Scope + ?Sized>(&mut self, field: &str, text: &Text, scope: &S) -> String {
-        let r = text.template.render(scope);
+        let cap = self.sh.opts.max_prompt();
+        let r = match text.template.render_capped(scope, cap) {
+            Ok(r) => r,
+            Err(over) => {
+                let most = match text.template.paths().get(over.path as usize) {
+                    Some(p) if over.bytes > 0 => format!(
+                        "{{{}}} contributed the most (at least {} bytes)",
+                        p.text, over.bytes
+                    ),
+                    _ => "its literal text alone is that long".to_owned(),
+                };
+                self.oversize.get_or_insert(format!(
+                    "the prompt rendered from {field} would weigh over {cap} bytes (`max_prompt_bytes` under `[limits]` in .tfc/config.toml); {most}: pass a smaller part of it (e.g. one field, or .output instead of .json), or raise the limit"
+                ));
+                over.partial
+            }
+        };
         for id in text.template.read_phases(scope, &r.reads) {
             self.json_warning(&id);
             self.rec.read(&id);
@@ -110,6 +129,15 @@ impl Exec<'_> {
         p.push_str(prefix);
         p.push_str(&self.pre_read);
         p.push_str(text);
+        let cap = self.sh.opts.max_prompt();
+        if p.len() > cap && self.oversize.is_none() {
+            self.oversize = Some(format!(
+                "the prompt weighs {} bytes, over the limit of {cap} bytes (`max_prompt_bytes` under `[limits]` in .tfc/config.toml): {} bytes of pre-read context and {} of rendered text; pass less into it, or raise the limit",
+                p.len(),
+                prefix.len() + self.pre_read.len(),
+                text.len()
+            ));
+        }
         if self.rec.prompt_stats.is_none() {
             let chars = p.chars().count();
             let est = chars.div_ceil(4);
@@ -153,6 +181,7 @@ pub async fn execute(
         pre_read: String::new(),
         rework_depth,
         work_dir: sh.cwd.clone(),
+        oversize: None,
     };
     ex.pre_read = pre_read(&mut ex);
     // The directory lives (a temporary one exists) until the phase has ended.

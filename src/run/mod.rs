@@ -25,6 +25,9 @@ mod workdir;
 mod tests;
 
 pub use ctx::{ProgressNote, ProgressSink, RunOptions};
+
+/// The default cap on a rendered prompt (`[limits] max_prompt_bytes`).
+pub const DEFAULT_MAX_PROMPT: usize = 16 * 1024 * 1024;
 pub use record::{PhaseRecord, PhaseStatus, RunRecord, RunStatus};
 
 use std::collections::HashMap;
@@ -189,6 +192,10 @@ impl Interpreter {
         invocation: Invocation,
     ) -> Result<RunRecord, RunError> {
         let (flow, src) = load(source, &invocation, self.opts.cwd.clone())?;
+        if let Some(cap) = self.opts.max_output_bytes {
+            // Process backends read the cap when they build each call's process spec.
+            crate::agent::supervisor::set_max_output(cap);
+        }
         let (given, problems) = resolve_owned(&flow, invocation);
         if problems.iter().any(Diagnostic::is_error) {
             return Err(RunError::Invalid {
@@ -233,8 +240,11 @@ impl Interpreter {
             executor: executor.clone(),
             generated: false,
         };
-        // Workers run on this run's own executor, driven right here: one thread, no hand-offs.
-        let run = run_flow(
+        let store_root = match &self.opts.project_root {
+            Some(root) if !self.opts.dry_run => Some(root.as_path()),
+            _ => None,
+        };
+        let mut c = coordinator(
             Arc::new(flow),
             agents,
             args,
@@ -243,8 +253,18 @@ impl Interpreter {
             parent,
             cwd,
             def,
+            store_root.is_some(),
         );
-        Ok(executor.run(run).await)
+        // A run that cannot create its record does not start (SPEC §10.2).
+        if let Some(root) = store_root {
+            c.open_store(root).map_err(|e| {
+                RunError::Io(format!(
+                    "cannot create the run record: {e}; nothing was run (.tfc/runs must be a writable directory)"
+                ))
+            })?;
+        }
+        // Workers run on this run's own executor, driven right here: one thread, no hand-offs.
+        Ok(executor.run(c.run()).await)
     }
 }
 
@@ -302,45 +322,91 @@ fn load(
 /// Every agent name a flow (and its inline defs) uses.
 pub fn agent_names(flow: &Flow) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    for p in &flow.phases {
+        add_phase_agents(p, &mut out);
+    }
+    out
+}
+
+/// Every agent one phase uses (its own, branches', judges', an inline def's), each once.
+pub fn phase_agent_names(p: &crate::flow::Phase) -> Vec<String> {
+    let mut out = Vec::new();
+    add_phase_agents(p, &mut out);
+    out
+}
+
+/// One [`AgentUse`](crate::agent::AgentUse) per phase and agent it uses, in definition order:
+/// the input of the run preflight. Linear in the flow's size.
+pub fn agent_uses(flow: &Flow) -> Vec<crate::agent::AgentUse> {
+    let mut out = Vec::new();
+    for p in &flow.phases {
+        for agent in phase_agent_names(p) {
+            let span = agent_span(p, &agent);
+            out.push(crate::agent::AgentUse {
+                phase: p.id.clone(),
+                agent,
+                tools: p.tools.iter().map(|t| t.value.clone()).collect(),
+                span,
+            });
+        }
+    }
+    out
+}
+
+/// Where phase `p` names `agent` (its `agent`, a branch's, `judgeAgent`, `score.judge.agent`).
+fn agent_span(p: &crate::flow::Phase, agent: &str) -> Option<crate::source::Span> {
+    let written = p.has("agent").then_some(&p.agent);
+    let branches = p.branches.iter().filter_map(|b| b.agent.as_ref());
+    let judge = p
+        .score
+        .as_ref()
+        .and_then(|s| s.judge.as_ref()?.agent.as_ref());
+    written
+        .into_iter()
+        .chain(branches)
+        .chain(p.judge_agent.as_ref())
+        .chain(judge)
+        .find(|f| f.value == agent)
+        .map(|f| f.span)
+}
+
+fn add_phase_agents(p: &crate::flow::Phase, out: &mut Vec<String>) {
     let mut add = |a: &str| {
         if !out.iter().any(|x| x == a) {
             out.push(a.to_owned());
         }
     };
-    for p in &flow.phases {
-        let uses_agent = !matches!(
-            p.ty,
-            crate::flow::PhaseType::Script
-                | crate::flow::PhaseType::Approval
-                | crate::flow::PhaseType::Flow
-                | crate::flow::PhaseType::Expand
-        );
-        if uses_agent {
-            add(&p.agent.value);
-        }
-        for Branch { agent, .. } in &p.branches {
-            if let Some(a) = agent {
-                add(&a.value);
-            }
-        }
-        if let Some(a) = &p.judge_agent {
+    let uses_agent = !matches!(
+        p.ty,
+        crate::flow::PhaseType::Script
+            | crate::flow::PhaseType::Approval
+            | crate::flow::PhaseType::Flow
+            | crate::flow::PhaseType::Expand
+    );
+    if uses_agent {
+        add(&p.agent.value);
+    }
+    for Branch { agent, .. } in &p.branches {
+        if let Some(a) = agent {
             add(&a.value);
-        }
-        if let Some(a) = p
-            .score
-            .as_ref()
-            .and_then(|s| s.judge.as_ref())
-            .and_then(|j| j.agent.as_ref())
-        {
-            add(&a.value);
-        }
-        if let Some(Def::Inline(child)) = p.def.as_ref().map(|d| &d.value) {
-            for a in agent_names(child) {
-                add(&a);
-            }
         }
     }
-    out
+    if let Some(a) = &p.judge_agent {
+        add(&a.value);
+    }
+    if let Some(a) = p
+        .score
+        .as_ref()
+        .and_then(|s| s.judge.as_ref())
+        .and_then(|j| j.agent.as_ref())
+    {
+        add(&a.value);
+    }
+    if let Some(Def::Inline(child)) = p.def.as_ref().map(|d| &d.value) {
+        for a in agent_names(child) {
+            add(&a);
+        }
+    }
 }
 
 fn resolve_agents(
@@ -375,7 +441,7 @@ pub(crate) struct Parent {
     pub generated: bool,
 }
 
-/// Run a flow to its end (also used for sub-flows).
+/// Run a sub-flow to its end (it keeps no store of its own).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_flow(
     flow: Arc<Flow>,
@@ -388,61 +454,73 @@ pub(crate) fn run_flow(
     def: Option<Value>,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = RunRecord> + Send + '_>> {
     Box::pin(async move {
-        let (tx, rx) = async_channel::unbounded();
-        let mut backends = indexmap::IndexMap::new();
-        for name in agent_names(&flow) {
-            if let Some(a) = agents.get(&name) {
-                backends.insert(name.clone(), a.backend_name.clone());
-            }
-        }
-        let replay = agents
-            .values()
-            .any(|a| a.backend_name.starts_with("replay"));
-        let record = RunRecord {
-            run_id: parent.run_id.clone(),
-            flow: flow.name.clone(),
-            parent_run_id: None,
-            status: RunStatus::Running,
-            reason: None,
-            final_output: String::new(),
-            output_phase: None,
-            args: args.clone(),
-            started_at: record::now(),
-            ended_at: None,
-            usage: crate::agent::Usage::default(),
-            spent_before: None,
-            warnings: Vec::new(),
-            backends,
-            phases: indexmap::IndexMap::new(),
-            replay,
-        };
-        let store = match (&opts.project_root, parent.depth) {
-            (Some(root), 0) if !opts.dry_run => {
-                store::RunStore::create(root, &flow.name, &parent.run_id).ok()
-            }
-            _ => None,
-        };
-        let shared = Arc::new(ctx::Shared {
-            flow: flow.clone(),
-            agents,
-            run_id: parent.run_id,
-            opts: opts.clone(),
-            meter: parent.meter,
-            cancel: parent.cancel,
-            events: tx,
-            cwd,
-            args: Arc::new(Value::Object(args)),
-            node_prefix: parent.node_prefix,
-            flow_stack: parent.flow_stack,
-            depth: parent.depth,
-            prompt_prefix: parent.prompt_prefix,
-            executor: parent.executor,
-            generated: parent.generated,
-            journaling: store.is_some(),
-            roster,
-        });
-        coordinator::Coordinator::new(shared, rx, store, record, def)
+        coordinator(flow, agents, args, opts, roster, parent, cwd, def, false)
             .run()
             .await
     })
+}
+
+/// The coordinator of a (sub-)run; `journaling`: it will have a store (see
+/// [`coordinator::Coordinator::open_store`]).
+#[allow(clippy::too_many_arguments)]
+fn coordinator(
+    flow: Arc<Flow>,
+    agents: HashMap<String, crate::agent::ResolvedAgent>,
+    args: Map,
+    opts: &RunOptions,
+    roster: Arc<dyn Roster>,
+    parent: Parent,
+    cwd: PathBuf,
+    def: Option<Value>,
+    journaling: bool,
+) -> coordinator::Coordinator {
+    let (tx, rx) = async_channel::unbounded();
+    let mut backends = indexmap::IndexMap::new();
+    for name in agent_names(&flow) {
+        if let Some(a) = agents.get(&name) {
+            backends.insert(name.clone(), a.backend_name.clone());
+        }
+    }
+    let replay = agents
+        .values()
+        .any(|a| a.backend_name.starts_with("replay"));
+    let record = RunRecord {
+        run_id: parent.run_id.clone(),
+        flow: flow.name.clone(),
+        parent_run_id: None,
+        status: RunStatus::Running,
+        reason: None,
+        final_output: String::new(),
+        output_phase: None,
+        args: args.clone(),
+        started_at: record::now(),
+        ended_at: None,
+        usage: crate::agent::Usage::default(),
+        spent_before: None,
+        warnings: Vec::new(),
+        backends,
+        phases: indexmap::IndexMap::new(),
+        replay,
+        store_errors: Vec::new(),
+    };
+    let shared = Arc::new(ctx::Shared {
+        flow: flow.clone(),
+        agents,
+        run_id: parent.run_id,
+        opts: opts.clone(),
+        meter: parent.meter,
+        cancel: parent.cancel,
+        events: tx,
+        cwd,
+        args: Arc::new(Value::Object(args)),
+        node_prefix: parent.node_prefix,
+        flow_stack: parent.flow_stack,
+        depth: parent.depth,
+        prompt_prefix: parent.prompt_prefix,
+        executor: parent.executor,
+        generated: parent.generated,
+        journaling,
+        roster,
+    });
+    coordinator::Coordinator::new(shared, rx, record, def)
 }

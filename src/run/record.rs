@@ -169,12 +169,35 @@ impl PhaseRecord {
     }
 
     pub fn to_value(&self) -> Value {
+        self.to_value_stored(None)
+    }
+
+    /// The record as `run.json` holds it: with `files`, the output (and `json`) are kept in
+    /// those files (`outputFile`, `jsonFile`, relative to the run directory) instead of inline.
+    pub fn to_value_stored(&self, files: Option<&super::store::OutputFiles>) -> Value {
         let mut o = Map::default();
         let s = |v: &str| Value::from(v);
         o.insert("status".into(), s(self.status.as_str()));
-        o.insert("output".into(), s(&self.output));
-        if let Some(j) = &self.json {
-            o.insert("json".into(), j.clone());
+        match files {
+            Some(f) => {
+                o.insert("outputFile".into(), s(&f.output));
+                o.insert(
+                    "outputBytes".into(),
+                    Value::Number(self.output.len() as f64),
+                );
+            }
+            None => {
+                o.insert("output".into(), s(&self.output));
+            }
+        }
+        match (files.and_then(|f| f.json.as_ref()), &self.json) {
+            (Some(file), Some(_)) => {
+                o.insert("jsonFile".into(), s(file));
+            }
+            (_, Some(j)) => {
+                o.insert("json".into(), j.clone());
+            }
+            _ => {}
         }
         o.insert("warnings".into(), strings(&self.warnings));
         o.insert("attempts".into(), Value::Number(self.attempts as f64));
@@ -307,10 +330,18 @@ pub struct RunRecord {
     pub phases: IndexMap<String, PhaseRecord>,
     /// Whether answers came from a replay fixture.
     pub replay: bool,
+    /// Problems writing the run's directory (also in `warnings`): the run went on, but what
+    /// is on disk may be incomplete.
+    pub store_errors: Vec<String>,
 }
 
 impl RunRecord {
     pub fn to_value(&self) -> Value {
+        self.to_value_with(|_, p| p.to_value())
+    }
+
+    /// The record with each phase's value made by `phase` (key, record).
+    pub fn to_value_with(&self, mut phase: impl FnMut(&str, &PhaseRecord) -> Value) -> Value {
         let mut o = Map::default();
         o.insert("schemaVersion".into(), Value::Number(1.0));
         o.insert("runId".into(), Value::from(self.run_id.as_str()));
@@ -351,7 +382,7 @@ impl RunRecord {
             Value::Object(
                 self.phases
                     .iter()
-                    .map(|(k, p)| (k.clone(), p.to_value()))
+                    .map(|(k, p)| (k.clone(), phase(k, p)))
                     .collect(),
             ),
         );

@@ -3,6 +3,7 @@
 //! instant leaves a readable `run.json` (the last complete write) and a journal whose every
 //! complete line is an event.
 
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -26,7 +27,12 @@ pub fn sanitize(name: &str) -> String {
     while out.contains("..") {
         out = out.replace("..", "_");
     }
-    if out.is_empty() { "_".into() } else { out }
+    // `.` names the directory itself, as `..` names its parent.
+    if out.is_empty() || out == "." {
+        "_".into()
+    } else {
+        out
+    }
 }
 
 /// `n` random hex digits (from the OS-seeded hasher; not for cryptography).
@@ -69,35 +75,108 @@ pub struct RunStore {
     dir: PathBuf,
     journal: File,
     last_write: Option<Instant>,
+    /// How long the last rewrite of `run.json` took (the throttle grows with it).
+    last_cost: Duration,
     dirty: bool,
+    rewrites: u64,
+    /// Phase outputs written to `outputs/` (record key → file and the version written).
+    outputs: HashMap<String, StoredOutput>,
+    /// File stems taken in `outputs/phases/`.
+    stems: HashSet<String>,
+}
+
+/// A phase output kept in a file of its own rather than inline in `run.json`.
+struct StoredOutput {
+    stem: String,
+    version: u64,
+    json: bool,
+}
+
+/// Where a large phase output went, relative to the run directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputFiles {
+    /// `outputs/phases/<stem>.txt`: the output text, byte for byte.
+    pub output: String,
+    /// `outputs/phases/<stem>.json`: the phase's `json`, when it has one.
+    pub json: Option<String>,
 }
 
 /// How often `run.json` may be rewritten while phases keep changing (the journal has every
 /// transition as it happens; the record catches up at most this much later and at the end).
-const MIN_INTERVAL: Duration = Duration::from_millis(200);
+/// The interval also stays at least ten times what the last rewrite cost, so rewriting a
+/// large record never takes more than a tenth of the run's time.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(200);
+
+/// Outputs longer than this (bytes) are written once to `outputs/` and referenced from
+/// `run.json` (`outputFile`, `jsonFile`) instead of being re-serialised with every rewrite.
+pub const INLINE_OUTPUT_MAX: usize = 64 * 1024;
+
+/// The longest `<flow>` directory name; longer sanitised names keep their first characters
+/// and end in a hash of the whole name, so distinct long names stay distinct.
+const MAX_FLOW_DIR: usize = 100;
+
+/// `.tfc/runs/<flow>`: the sanitised flow name (SPEC §10.1), shortened when very long.
+pub fn flow_dir_name(flow: &str) -> String {
+    let name = sanitize(flow);
+    if name.len() <= MAX_FLOW_DIR {
+        return name;
+    }
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(flow.as_bytes());
+    let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    // Sanitised names are ASCII, so any byte index is a char boundary.
+    format!("{}-{hex}", &name[..MAX_FLOW_DIR - 9])
+}
 
 impl RunStore {
-    pub fn create(root: &Path, flow: &str, run_id: &str) -> std::io::Result<RunStore> {
-        let dir = root
-            .join(".tfc")
-            .join("runs")
-            .join(sanitize(flow))
-            .join(run_id);
-        std::fs::create_dir_all(&dir)?;
-        let mut lock = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(dir.join("lock"))?;
-        writeln!(lock, "{}", std::process::id())?;
-        let journal = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("journal.jsonl"))?;
+    /// Create the run's directory with its first `run.json`, its lock and the journal's first
+    /// event, all at once: they are written into a hidden staging directory that is renamed
+    /// into place, so a run killed at any instant leaves either no directory or one with a
+    /// readable `run.json`.
+    pub fn create(
+        root: &Path,
+        flow: &str,
+        run_id: &str,
+        record: &Value,
+        first_event: &Value,
+    ) -> std::io::Result<RunStore> {
+        let parent = root.join(".tfc").join("runs").join(flow_dir_name(flow));
+        std::fs::create_dir_all(&parent).map_err(|e| annotate(e, &parent))?;
+        let dir = parent.join(run_id);
+        let staging = parent.join(format!(".{run_id}.creating"));
+        let made = (|| {
+            std::fs::create_dir(&staging)?;
+            write_atomic(&staging, record)?;
+            let mut lock = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(staging.join("lock"))?;
+            writeln!(lock, "{}", std::process::id())?;
+            let mut journal = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(staging.join("journal.jsonl"))?;
+            append_line(&mut journal, first_event)?;
+            File::open(&staging)?.sync_all()?;
+            std::fs::rename(&staging, &dir)?;
+            Ok::<File, std::io::Error>(journal)
+        })();
+        let journal = match made {
+            Ok(j) => j,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(annotate(e, &dir));
+            }
+        };
         Ok(RunStore {
             dir,
             journal,
-            last_write: None,
+            last_write: Some(Instant::now()),
+            last_cost: Duration::ZERO,
             dirty: false,
+            rewrites: 1,
+            outputs: HashMap::new(),
+            stems: HashSet::new(),
         })
     }
 
@@ -107,31 +186,40 @@ impl RunStore {
 
     /// Append one event line and flush it.
     pub fn append(&mut self, event: &Value) -> std::io::Result<()> {
-        let mut line = event.to_json();
-        line.push('\n');
-        self.journal.write_all(line.as_bytes())?;
-        self.journal.flush()
+        append_line(&mut self.journal, event)
+            .map_err(|e| annotate(e, &self.dir.join("journal.jsonl")))
     }
 
-    /// Rewrite `run.json` now if enough time has passed, else remember to.
-    pub fn save_soon(&mut self, record: impl FnOnce() -> Value) -> std::io::Result<()> {
+    /// Whether a rewrite of `run.json` is allowed now (see [`MIN_INTERVAL`]).
+    pub fn due(&self) -> bool {
+        self.last_write
+            .is_none_or(|t| t.elapsed() >= self.interval())
+    }
+
+    /// How long after the last rewrite the next one is due.
+    pub fn wait(&self) -> Duration {
+        self.last_write.map_or(Duration::ZERO, |t| {
+            self.interval().saturating_sub(t.elapsed())
+        })
+    }
+
+    fn interval(&self) -> Duration {
+        MIN_INTERVAL.max(self.last_cost * 10)
+    }
+
+    /// The record changed; it is rewritten when next due.
+    pub fn mark_dirty(&mut self) {
         self.dirty = true;
-        if self.last_write.is_none_or(|t| t.elapsed() >= MIN_INTERVAL) {
-            self.save(record())?;
-        }
-        Ok(())
     }
 
-    /// Rewrite `run.json` atomically.
-    pub fn save(&mut self, record: Value) -> std::io::Result<()> {
-        let tmp = self.dir.join("run.json.tmp");
-        let mut f = File::create(&tmp)?;
-        f.write_all(record.to_pretty_json().as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, self.dir.join("run.json"))?;
+    /// Rewrite `run.json` atomically; `since`: when building the record began (the cost of
+    /// building and writing it sets the throttle).
+    pub fn save(&mut self, record: &Value, since: Instant) -> std::io::Result<()> {
+        write_atomic(&self.dir, record).map_err(|e| annotate(e, &self.dir.join("run.json")))?;
+        self.last_cost = since.elapsed();
         self.last_write = Some(Instant::now());
         self.dirty = false;
+        self.rewrites += 1;
         Ok(())
     }
 
@@ -139,10 +227,105 @@ impl RunStore {
         self.dirty
     }
 
-    /// Release the lock.
-    pub fn close(self) {
-        let _ = std::fs::remove_file(self.dir.join("lock"));
+    /// How many times `run.json` was written so far.
+    pub fn rewrites(&self) -> u64 {
+        self.rewrites
     }
+
+    /// Keep phase `key`'s output (and `json`) in files of their own; written only when
+    /// `version` differs from the one already written for that key.
+    pub fn externalize(
+        &mut self,
+        key: &str,
+        version: u64,
+        output: &str,
+        json: Option<&Value>,
+    ) -> std::io::Result<OutputFiles> {
+        let stem = match self.outputs.get(key) {
+            Some(s) if s.version == version => {
+                return Ok(files(&s.stem, s.json));
+            }
+            Some(s) => s.stem.clone(),
+            None => {
+                let base: String = sanitize(key).chars().take(MAX_FLOW_DIR).collect();
+                let mut stem = base.clone();
+                let mut n = 1;
+                while self.stems.contains(&stem) {
+                    n += 1;
+                    stem = format!("{base}-{n}");
+                }
+                self.stems.insert(stem.clone());
+                stem
+            }
+        };
+        let dir = self.dir.join("outputs").join("phases");
+        std::fs::create_dir_all(&dir).map_err(|e| annotate(e, &dir))?;
+        let txt = dir.join(format!("{stem}.txt"));
+        write_file(&txt, output.as_bytes()).map_err(|e| annotate(e, &txt))?;
+        if let Some(j) = json {
+            let path = dir.join(format!("{stem}.json"));
+            write_file(&path, j.to_json().as_bytes()).map_err(|e| annotate(e, &path))?;
+        }
+        let f = files(&stem, json.is_some());
+        self.outputs.insert(
+            key.to_owned(),
+            StoredOutput {
+                stem,
+                version,
+                json: json.is_some(),
+            },
+        );
+        Ok(f)
+    }
+
+    /// Write the run's final output to `outputs/final.txt` (once, at the end).
+    pub fn final_output(&mut self, text: &str) -> std::io::Result<String> {
+        let dir = self.dir.join("outputs");
+        std::fs::create_dir_all(&dir).map_err(|e| annotate(e, &dir))?;
+        let path = dir.join("final.txt");
+        write_file(&path, text.as_bytes()).map_err(|e| annotate(e, &path))?;
+        Ok("outputs/final.txt".to_owned())
+    }
+
+    /// Release the lock.
+    pub fn close(self) -> std::io::Result<()> {
+        let lock = self.dir.join("lock");
+        std::fs::remove_file(&lock).map_err(|e| annotate(e, &lock))
+    }
+}
+
+fn files(stem: &str, json: bool) -> OutputFiles {
+    OutputFiles {
+        output: format!("outputs/phases/{stem}.txt"),
+        json: json.then(|| format!("outputs/phases/{stem}.json")),
+    }
+}
+
+/// `run.json` in `dir`, via a temp file, fsync and rename.
+fn write_atomic(dir: &Path, record: &Value) -> std::io::Result<()> {
+    let tmp = dir.join("run.json.tmp");
+    let mut text = record.to_pretty_json();
+    text.push('\n');
+    write_file(&tmp, text.as_bytes())?;
+    std::fs::rename(&tmp, dir.join("run.json"))
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = File::create(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+fn append_line(journal: &mut File, event: &Value) -> std::io::Result<()> {
+    let mut line = event.to_json();
+    line.push('\n');
+    journal.write_all(line.as_bytes())?;
+    journal.flush()
+}
+
+/// The error with the path it concerns.
+fn annotate(e: std::io::Error, path: &Path) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 #[cfg(test)]
@@ -160,5 +343,46 @@ mod tests {
                 .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
         );
         assert_eq!(random_hex(6).len(), 6);
+        assert_eq!(sanitize("."), "_");
+        assert_eq!(sanitize(".."), "_");
+    }
+
+    #[test]
+    fn long_flow_names_are_shortened_and_stay_distinct() {
+        let a = flow_dir_name(&"n".repeat(300));
+        let b = flow_dir_name(&format!("{}m", "n".repeat(299)));
+        assert!(a.len() <= MAX_FLOW_DIR && b.len() <= MAX_FLOW_DIR, "{a}");
+        assert_ne!(a, b);
+        assert_eq!(flow_dir_name("short name"), "short_name");
+    }
+
+    #[test]
+    fn outputs_are_written_once_per_version() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let rec = Value::from("first");
+        let ev = Value::from("start");
+        let mut store = RunStore::create(root.path(), "f", "f-1", &rec, &ev).expect("create");
+        assert!(store.dir().join("run.json").exists() && store.dir().join("lock").exists());
+        let files = store.externalize("a/b", 1, "one", None).expect("write");
+        assert_eq!(files.output, "outputs/phases/a_b.txt");
+        let path = store.dir().join(&files.output);
+        std::fs::write(&path, "changed behind its back").expect("write");
+        // Same version: not written again.
+        store.externalize("a/b", 1, "one", None).expect("same");
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "changed behind its back"
+        );
+        // A new result is.
+        store.externalize("a/b", 2, "two", None).expect("new");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "two");
+        // Another key that sanitises the same gets a file of its own.
+        let other = store.externalize("a_b", 1, "three", Some(&Value::Bool(true)));
+        let other = other.expect("other");
+        assert_eq!(other.output, "outputs/phases/a_b-2.txt");
+        assert_eq!(other.json.as_deref(), Some("outputs/phases/a_b-2.json"));
+        store.close().expect("close");
+        // The same run id cannot be created twice.
+        assert!(RunStore::create(root.path(), "f", "f-1", &rec, &ev).is_err());
     }
 }

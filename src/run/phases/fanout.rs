@@ -102,6 +102,7 @@ async fn run_items(
             let sh: Arc<Shared> = ex.sh.clone();
             let phase_index = ex.index;
             let tx = tx.clone();
+            let refused = ex.oversize.clone();
             ex.sh
                 .executor
                 .clone()
@@ -115,7 +116,8 @@ async fn run_items(
                             Purpose::Task,
                         )
                         .checked(phase)
-                        .in_dir(cwd);
+                        .in_dir(cwd)
+                        .refuse(refused);
                         call_spec.item_index = Some(spec.index);
                         call_spec
                     })
@@ -462,7 +464,8 @@ pub async fn tournament(ex: &mut Exec<'_>) {
             prompt,
             Purpose::Judge,
         )
-        .in_dir(&ex.work_dir),
+        .in_dir(&ex.work_dir)
+        .refuse(ex.oversize.clone()),
     )
     .await;
     ex.rec.attempts += r.attempts;

@@ -157,7 +157,8 @@ async fn round(ex: &mut Exec<'_>) -> Round {
         phase,
         CallSpec::new(phase.id.clone(), &phase.agent.value, prompt, Purpose::Gate)
             .checked(phase)
-            .in_dir(&ex.work_dir),
+            .in_dir(&ex.work_dir)
+            .refuse(ex.oversize.clone()),
     )
     .await;
     let ok = r.ok;
@@ -298,7 +299,8 @@ async fn scored(ex: &mut Exec<'_>, score: &Score) -> ScoreResult {
             prompt,
             Purpose::Judge,
         )
-        .in_dir(&ex.work_dir),
+        .in_dir(&ex.work_dir)
+        .refuse(ex.oversize.clone()),
     )
     .await;
     ex.rec.attempts += r.attempts;

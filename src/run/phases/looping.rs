@@ -102,7 +102,8 @@ pub async fn run(ex: &mut Exec<'_>) {
                 Purpose::Task,
             )
             .checked(phase)
-            .in_dir(&ex.work_dir);
+            .in_dir(&ex.work_dir)
+            .refuse(ex.oversize.clone());
             call_spec.iteration = Some(i);
             call_spec
         })

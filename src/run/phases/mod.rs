@@ -81,7 +81,8 @@ pub(super) async fn single_call(ex: &mut Exec<'_>, prompt: String, purpose: Purp
         phase,
         CallSpec::new(phase.id.clone(), &phase.agent.value, prompt, purpose)
             .checked(phase)
-            .in_dir(&ex.work_dir),
+            .in_dir(&ex.work_dir)
+            .refuse(ex.oversize.clone()),
     )
     .await;
     settle(ex, r);

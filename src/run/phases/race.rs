@@ -35,6 +35,7 @@ pub async fn run(ex: &mut Exec<'_>) {
         let sh = ex.sh.clone();
         let index = ex.index;
         let tx = tx.clone();
+        let refused = ex.oversize.clone();
         ex.sh
             .executor
             .clone()
@@ -43,7 +44,8 @@ pub async fn run(ex: &mut Exec<'_>) {
                 let r = call_caught(&sh, phase, {
                     let mut call_spec =
                         CallSpec::new(format!("{}#{i}", phase.id), &agent, prompt, Purpose::Task)
-                            .in_dir(dir);
+                            .in_dir(dir)
+                            .refuse(refused);
                     call_spec.item_index = Some(i);
                     call_spec.cancel = Some(token);
                     call_spec

@@ -78,7 +78,8 @@ pub async fn run(ex: &mut Exec<'_>) {
                     Purpose::Task,
                 )
                 .checked(ex.phase)
-                .in_dir(&ex.work_dir),
+                .in_dir(&ex.work_dir)
+                .refuse(ex.oversize.clone()),
             )
             .await;
             if !r.ok {

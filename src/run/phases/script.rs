@@ -52,6 +52,8 @@ pub async fn run(ex: &mut Exec<'_>) {
     spec.kill_on_cancel = true;
     spec.stdout = StdoutMode::Keep(Keep::Head(STDOUT_CAP));
     spec.stderr = Keep::Head(STDERR_CAP);
+    // A script's stdout beyond its first MiB is read and dropped (SPEC §3.11), never capped.
+    spec.max_output = None;
     let result = run_process(spec, ex.sh.cancel.clone()).await;
     journal(ex, &run.value, &argv, result.as_ref().ok());
     let result = match result {

@@ -10,4 +10,4 @@ mod token;
 
 pub use ast::{Piece, TemplateAst, parse_template};
 pub(crate) use render::read_phases;
-pub use render::{Rendered, Template, TemplateRef};
+pub use render::{Oversize, Rendered, Template, TemplateRef};

@@ -47,6 +47,52 @@ pub struct Rendered {
     pub reads: Vec<u32>,
 }
 
+/// A render that passed its cap ([`Template::render_capped`]).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Oversize {
+    /// The path (index into [`Template::paths`]) that contributed the most bytes (the one
+    /// that passed the cap counted at a lower bound of its size); 0 with `bytes` 0 when the
+    /// template has no placeholder.
+    pub path: u32,
+    pub bytes: usize,
+    /// What was rendered before giving up.
+    pub partial: Rendered,
+}
+
+/// `Some(lower bound)` when `value`'s template text certainly exceeds `room` bytes (then it
+/// need not be written to know), else `None`. The bound counts each string's bytes, the
+/// quotes and `": "` of keys, one byte per number or literal and the newline and two-space
+/// indentation before every element of a container (as `write_text` pretty-prints them).
+fn text_size_above(value: &Value, room: usize) -> Option<usize> {
+    let mut size = 0usize;
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((v, depth)) = stack.pop() {
+        match v {
+            Value::String(s) => size += if depth == 0 { s.len() } else { s.len() + 2 },
+            Value::Null if depth == 0 => {}
+            Value::Array(a) => {
+                size += if a.is_empty() { 2 } else { 2 + 1 + 2 * depth };
+                for item in a {
+                    size += 1 + 2 * (depth + 1);
+                    stack.push((item, depth + 1));
+                }
+            }
+            Value::Object(o) => {
+                size += if o.is_empty() { 2 } else { 2 + 1 + 2 * depth };
+                for (k, item) in o {
+                    size += 1 + 2 * (depth + 1) + k.len() + 4;
+                    stack.push((item, depth + 1));
+                }
+            }
+            _ => size += 1,
+        }
+        if size > room {
+            return Some(size);
+        }
+    }
+    None
+}
+
 /// Per-render state of one distinct path.
 #[derive(Clone, Copy, PartialEq)]
 enum Seen {
@@ -156,7 +202,23 @@ impl Template {
 
     /// Render in text mode. Unresolved placeholders stay verbatim and are listed in `missing`.
     pub fn render<S: Scope + ?Sized>(&self, scope: &S) -> Rendered {
-        let mut text = String::with_capacity(self.src.len() + self.refs.len() * 16);
+        match self.render_capped(scope, usize::MAX) {
+            Ok(r) => r,
+            Err(over) => over.partial,
+        }
+    }
+
+    /// [`Template::render`] that gives up once the text would pass `max` bytes, before
+    /// writing the value that would pass it when its text is certainly too long (a deeply
+    /// nested value's pretty JSON grows with the square of its depth), so memory stays near
+    /// `max`. The error names the placeholder that contributed the most bytes.
+    pub fn render_capped<S: Scope + ?Sized>(
+        &self,
+        scope: &S,
+        max: usize,
+    ) -> Result<Rendered, Oversize> {
+        let mut text = String::with_capacity(self.src.len().min(max) + self.refs.len() * 16);
+        let mut contributed = vec![0usize; self.paths.len()];
         let mut seen = vec![Seen::Not; self.paths.len()];
         let mut out = Rendered::default();
         for op in &self.ops {
@@ -171,7 +233,32 @@ impl Template {
                     }
                     match resolve(scope, &self.paths[id]) {
                         Some(value) => {
-                            write_text(&value, &mut text);
+                            let room = max.saturating_sub(text.len());
+                            let before = text.len();
+                            let skipped = match text_size_above(&value, room) {
+                                Some(size) => {
+                                    contributed[id] = contributed[id].saturating_add(size);
+                                    true
+                                }
+                                None => {
+                                    write_text(&value, &mut text);
+                                    contributed[id] += text.len() - before;
+                                    false
+                                }
+                            };
+                            if skipped || text.len() > max {
+                                let (path, bytes) = contributed
+                                    .iter()
+                                    .enumerate()
+                                    .max_by_key(|&(i, b)| (*b, std::cmp::Reverse(i)))
+                                    .map_or((r.path, 0), |(i, b)| (i as u32, *b));
+                                out.text = text;
+                                return Err(Oversize {
+                                    path,
+                                    bytes,
+                                    partial: out,
+                                });
+                            }
                             if seen[id] == Seen::Not {
                                 seen[id] = Seen::Resolved;
                                 out.reads.push(r.path);
@@ -186,8 +273,22 @@ impl Template {
                 }
             }
         }
+        if text.len() > max {
+            // Literal text alone passes the cap: the largest placeholder is still named.
+            let (path, bytes) = contributed
+                .iter()
+                .enumerate()
+                .max_by_key(|&(i, b)| (*b, std::cmp::Reverse(i)))
+                .map_or((0, 0), |(i, b)| (i as u32, *b));
+            out.text = text;
+            return Err(Oversize {
+                path,
+                bytes,
+                partial: out,
+            });
+        }
         out.text = text;
-        out
+        Ok(out)
     }
 
     /// Render in value mode (`interpolateValue`): a template that is exactly one placeholder
@@ -359,6 +460,84 @@ mod laws {
                 at = span.end as usize;
             }
             prop_assert_eq!(at, s.len());
+        }
+    }
+}
+
+#[cfg(test)]
+mod caps {
+    use super::*;
+    use crate::eval::{Bindings, StepState};
+    use crate::value::Map;
+
+    fn scope() -> Bindings {
+        let mut args = Map::default();
+        args.insert("small".into(), Value::from("tiny"));
+        let mut nested = Value::Null;
+        for _ in 0..3000 {
+            nested = Value::Array(vec![nested]);
+        }
+        args.insert("deep".into(), nested);
+        let mut b = Bindings {
+            args: Some(Value::Object(args)),
+            ..Bindings::default()
+        };
+        b.steps
+            .insert("big".into(), StepState::done("x".repeat(5000)));
+        b
+    }
+
+    #[test]
+    fn within_the_cap_renders_as_usual() {
+        let t = Template::parse("{args.small} and {steps.big.output}");
+        let r = t.render_capped(&scope(), 10_000).expect("fits");
+        assert_eq!(r.text, t.render(&scope()).text);
+    }
+
+    #[test]
+    fn the_largest_contributor_is_named() {
+        let t = Template::parse("{args.small} {steps.big.output} {args.small}");
+        let over = t.render_capped(&scope(), 4000).expect_err("too long");
+        assert_eq!(
+            t.paths()[over.path as usize].text.as_ref(),
+            "steps.big.output"
+        );
+        assert_eq!(over.bytes, 5000);
+    }
+
+    #[test]
+    fn a_deep_value_is_refused_before_it_is_written() {
+        // Pretty-printed, 3000 levels weigh about 9 MB; the cap is far below.
+        let t = Template::parse("Look: {args.deep}");
+        let over = t.render_capped(&scope(), 100_000).expect_err("too long");
+        assert_eq!(t.paths()[over.path as usize].text.as_ref(), "args.deep");
+        assert!(over.bytes > 100_000);
+        assert!(over.partial.text.len() < 100, "{}", over.partial.text.len());
+    }
+
+    #[test]
+    fn the_size_bound_never_exceeds_the_written_size() {
+        let mut m = Map::default();
+        m.insert(
+            "k".into(),
+            Value::Array(vec![Value::Null, Value::from("s"), Value::Array(vec![])]),
+        );
+        m.insert("e".into(), Value::Object(Map::default()));
+        for v in [
+            Value::Object(m),
+            Value::Null,
+            Value::from("plain"),
+            Value::Number(12.5),
+        ] {
+            let mut written = String::new();
+            write_text(&v, &mut written);
+            // Room one byte below the real size may or may not be passed; zero room always is
+            // for anything non-empty, and the bound found then is at most the real size.
+            if let Some(bound) = text_size_above(&v, 0) {
+                assert!(bound <= written.len(), "{bound} > {}", written.len());
+            } else {
+                assert!(written.is_empty());
+            }
         }
     }
 }
