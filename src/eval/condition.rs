@@ -724,6 +724,23 @@ mod tests {
         );
     }
 
+    /// Deep operands compare by their joined text without recursion, on a 256 KiB stack.
+    #[test]
+    fn deep_operands_compare_on_a_small_stack() {
+        use crate::value::fixtures::{DEPTH, mixed, nested_arrays, small_stack};
+        small_stack(|| {
+            let mut s = Bindings::default();
+            s.locals
+                .insert("a".into(), nested_arrays(DEPTH, Value::from("x")));
+            s.locals.insert("o".into(), mixed(DEPTH, Value::Null));
+            let holds = |src: &str| Condition::parse(src).map(|c| c.holds(&s)).ok();
+            assert_eq!(holds("{a} == x && {a}"), Some(true));
+            assert_eq!(holds("{o} == \"[object Object]\""), Some(true));
+            let o = eval_when("{a} != y", &s);
+            assert_eq!((o.value, o.reads), (true, vec!["a".to_owned()]));
+        });
+    }
+
     /// A condition that fails to parse reports the placeholders read before the error:
     /// resolved ones, distinct, with their phases; none after the error.
     #[test]
