@@ -94,8 +94,14 @@ fn write(root: &Value, out: &mut String, indented: usize) {
 
 /// A line break and the two-space indentation of `depth` levels.
 fn newline(out: &mut String, depth: usize) {
+    const SPACES: &str = "                                                                ";
     out.push('\n');
-    out.extend(std::iter::repeat_n(' ', 2 * depth));
+    let mut n = 2 * depth;
+    while n > 0 {
+        let run = n.min(SPACES.len());
+        out.push_str(&SPACES[..run]);
+        n -= run;
+    }
 }
 
 fn write_scalar(value: &Value, out: &mut String) {
