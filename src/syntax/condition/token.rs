@@ -142,7 +142,7 @@ impl fmt::Display for Token {
 }
 
 /// A char of a BAREWORD: not JS whitespace, not one of `& | ! = < > ( ) " ' { }`.
-pub fn is_bareword_char(c: char) -> bool {
+fn is_bareword_char(c: char) -> bool {
     !(is_js_whitespace(c)
         || matches!(
             c,
