@@ -31,11 +31,27 @@ pub fn args_object(text: &str) -> Result<tfc::value::Map, String> {
         .ok_or_else(|| format!("--args must be a JSON object, found {kind}"))
 }
 
-/// Load an eval context file (`-` for stdin) into bindings.
+/// Load an eval context file (`-` for stdin) into bindings. It is read by the same strict
+/// parser as model output, so values nested to any depth load.
 pub fn load_context(path: &str) -> Result<tfc::eval::Bindings, String> {
     let text = read_text(path, "context file")?;
-    let json: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("context file '{path}' is not valid JSON: {e}"))?;
-    tfc::eval::context::bindings_from_context(&tfc::value::Value::from(&json))
+    let json = tfc::value::parse_json(&text).map_err(|e| {
+        let (line, column) = line_column(&text, e.offset);
+        format!(
+            "context file '{path}' is not valid JSON: {} at line {line} column {column}",
+            e.message
+        )
+    })?;
+    tfc::eval::context::bindings_from_context(&json)
         .map_err(|e| format!("context file '{path}': {e}"))
+}
+
+/// The 1-based line and column (in chars) of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
 }

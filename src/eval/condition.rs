@@ -12,7 +12,7 @@ use std::cmp::Ordering;
 use super::{Scope, js_trim, resolve, truthy};
 use crate::compile::condition::{Op, Program};
 use crate::syntax::RefPath;
-use crate::syntax::condition::{CmpOp, Condition, ConditionError};
+use crate::syntax::condition::{CmpOp, Condition, ConditionError, refs_before_error};
 use crate::syntax::template::Template;
 use crate::value::{Value, js_number_value, write_number};
 
@@ -357,11 +357,21 @@ fn eval_or<S: Scope + ?Sized>(src: &str, scope: &S, fallback: bool) -> Outcome {
                 read_phases,
             }
         }
-        Err(error) => Outcome {
-            value: fallback,
-            error: Some(error),
-            ..Outcome::default()
-        },
+        Err(error) => {
+            // The placeholders read before the error count as reads (SPEC §4.4).
+            let mut out = Outcome {
+                value: fallback,
+                ..Outcome::default()
+            };
+            for path in refs_before_error(src, &error) {
+                if !out.reads.iter().any(|r| **r == *path.text) && resolve(scope, &path).is_some() {
+                    out.reads.push(path.text.to_string());
+                    add_read_phases(scope, &path, &mut out.read_phases);
+                }
+            }
+            out.error = Some(error);
+            out
+        }
     }
 }
 
@@ -712,6 +722,56 @@ mod tests {
             (false, None),
             "unresolved is falsy, not an error"
         );
+    }
+
+    /// Deep operands compare by their joined text without recursion, on a 256 KiB stack.
+    #[test]
+    fn deep_operands_compare_on_a_small_stack() {
+        use crate::value::fixtures::{DEPTH, mixed, nested_arrays, small_stack};
+        small_stack(|| {
+            let mut s = Bindings::default();
+            s.locals
+                .insert("a".into(), nested_arrays(DEPTH, Value::from("x")));
+            s.locals.insert("o".into(), mixed(DEPTH, Value::Null));
+            let holds = |src: &str| Condition::parse(src).map(|c| c.holds(&s)).ok();
+            assert_eq!(holds("{a} == x && {a}"), Some(true));
+            assert_eq!(holds("{o} == \"[object Object]\""), Some(true));
+            let o = eval_when("{a} != y", &s);
+            assert_eq!((o.value, o.reads), (true, vec!["a".to_owned()]));
+        });
+    }
+
+    /// A condition that fails to parse reports the placeholders read before the error:
+    /// resolved ones, distinct, with their phases; none after the error.
+    #[test]
+    fn parse_errors_keep_the_reads_before_them() {
+        let s = scope();
+        let o = eval_when(
+            "{steps.triage.json.severity} == high && {args.x} && {nope} && {args.x} = {args.mode}",
+            &s,
+        );
+        assert!(o.value);
+        assert_eq!(
+            o.error.as_ref().map(|e| e.message.as_str()),
+            Some("unexpected char '='")
+        );
+        assert_eq!(o.reads, ["steps.triage.json.severity", "args.x"]);
+        assert_eq!(o.read_phases, ["triage"]);
+        let o = eval_until("({previous.output} == a) ({steps.x.output})", &s);
+        assert_eq!(
+            o.error.map(|e| e.message),
+            Some("trailing tokens".to_owned())
+        );
+        assert_eq!(o.reads, ["previous.output"]);
+        assert_eq!(o.read_phases, ["triage", "x"]);
+        let o = eval_gate_entry("{steps.x.output} >", &s);
+        assert!(!o.value);
+        assert_eq!(
+            (o.reads, o.read_phases),
+            (vec!["steps.x.output".into()], vec!["x".into()])
+        );
+        let o = eval_when("{args.x} == \"unterminated", &s);
+        assert_eq!(o.reads, ["args.x"]);
     }
 
     #[test]

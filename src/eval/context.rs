@@ -11,6 +11,14 @@ use crate::value::{Map, Value};
 
 const TOP_KEYS: &[&str] = &["args", "steps", "previousOutput", "locals", "reflexion"];
 const STEP_KEYS: &[&str] = &["status", "output", "json"];
+/// The step statuses of a run record (SPEC §4.3), and what templates see of each.
+const STATUSES: &[(&str, StepStatus)] = &[
+    ("pending", StepStatus::Hidden),
+    ("running", StepStatus::Hidden),
+    ("done", StepStatus::Done),
+    ("failed", StepStatus::Failed),
+    ("skipped", StepStatus::Hidden),
+];
 
 /// A problem with an eval context, with the JSON path it was found at.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,25 +60,29 @@ pub fn bindings_from_context(ctx: &Value) -> Result<Bindings, ContextError> {
 }
 
 fn step_state(id: &str, step: &Value) -> Result<StepState, ContextError> {
-    let at = format!("steps.{id}");
+    let at = member_path("steps", id);
     let fields = expect_object(step, &at)?;
     check_keys(fields, STEP_KEYS, &at)?;
     let status = match fields.get("status") {
         None => StepStatus::Done,
-        Some(Value::String(s)) => match s.as_str() {
-            "done" => StepStatus::Done,
-            "failed" => StepStatus::Failed,
-            "skipped" | "pending" | "running" => StepStatus::Hidden,
-            other => {
+        Some(Value::String(s)) => match STATUSES.iter().find(|(name, _)| name == s) {
+            Some(&(_, status)) => status,
+            None => {
+                let hint = crate::diag::did_you_mean(s, STATUSES.iter().map(|(n, _)| *n))
+                    .map(|n| format!(" (did you mean '{n}'?)"))
+                    .unwrap_or_default();
                 return Err(ContextError(format!(
-                    "{at}.status: unknown status '{other}' (expected done, failed or skipped)"
+                    "{at}.status: unknown status {}{hint}; accepted: {}",
+                    Value::from(s.as_str()).to_json(),
+                    accepted_statuses()
                 )));
             }
         },
         Some(v) => {
             return Err(ContextError(format!(
-                "{at}.status: expected a string, found {}",
-                v.type_name()
+                "{at}.status: expected a string, found {}; accepted: {}",
+                v.type_name(),
+                accepted_statuses()
             )));
         }
     };
@@ -85,6 +97,25 @@ fn step_state(id: &str, step: &Value) -> Result<StepState, ContextError> {
         }
     };
     Ok(StepState::new(status, output, fields.get("json").cloned()))
+}
+
+fn accepted_statuses() -> String {
+    let names: Vec<&str> = STATUSES.iter().map(|(name, _)| *name).collect();
+    names.join(", ")
+}
+
+/// The JSON path of `parent`'s member `key`: `steps.a`, or `steps["a b"]` when the key is not
+/// a plain name.
+fn member_path(parent: &str, key: &str) -> String {
+    let plain = !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if plain {
+        format!("{parent}.{key}")
+    } else {
+        format!("{parent}[{}]", Value::from(key).to_json())
+    }
 }
 
 fn expect_object<'v>(v: &'v Value, at: &str) -> Result<&'v Map, ContextError> {
@@ -137,11 +168,41 @@ mod tests {
     }
 
     #[test]
+    fn every_documented_status_is_accepted() {
+        let b = ctx(
+            r#"{"steps": {"p": {"status": "pending", "output": "x"}, "r": {"status": "running", "output": "x"},
+                          "d": {"status": "done", "output": "x"}, "f": {"status": "failed"},
+                          "s": {"status": "skipped", "output": "x"}}}"#,
+        )
+        .expect("valid");
+        let get = |p: &str| resolve(&b, &RefPath::parse(p)).map(|v| v.into_owned());
+        for hidden in ["p", "r", "s"] {
+            assert_eq!(get(&format!("steps.{hidden}.output")), None, "{hidden}");
+        }
+        assert_eq!(get("steps.d.output"), Some(Value::from("x")));
+        assert_eq!(
+            get("steps.f.output"),
+            Some(Value::from("[previous phase failed]"))
+        );
+    }
+
+    #[test]
     fn rejects_bad_shapes_with_paths() {
         let err = |j: &str| ctx(j).expect_err("invalid").0;
         assert!(err("[]").contains("must be a JSON object"));
         assert!(err(r#"{"step": {}}"#).contains("did you mean 'steps'"));
-        assert!(err(r#"{"steps": {"a": {"status": "ok"}}}"#).contains("steps.a.status"));
+        assert_eq!(
+            err(r#"{"steps": {"a": {"status": "ok"}}}"#),
+            "steps.a.status: unknown status \"ok\"; accepted: pending, running, done, failed, skipped"
+        );
+        assert_eq!(
+            err(r#"{"steps": {"a.b": {"status": "Done"}}}"#),
+            "steps[\"a.b\"].status: unknown status \"Done\" (did you mean 'done'?); accepted: pending, running, done, failed, skipped"
+        );
+        assert_eq!(
+            err(r#"{"steps": {"a": {"status": null}}}"#),
+            "steps.a.status: expected a string, found null; accepted: pending, running, done, failed, skipped"
+        );
         assert!(err(r#"{"steps": {"a": {"output": 1}}}"#).contains("steps.a.output"));
         assert!(err(r#"{"args": 3}"#).contains("args: expected an object"));
     }

@@ -488,6 +488,31 @@ mod tests {
         let _ = safe_parse(&format!("x {}", "{\"a\":[".repeat(200_000)));
     }
 
+    /// Every stage on million-deep text, on a 256 KiB stack: the whole text, a fence body,
+    /// a balanced span in prose; and coerceArray of the result.
+    #[test]
+    fn million_deep_answers_on_a_small_stack() {
+        use crate::eval::coerce_array;
+        use crate::value::fixtures::{DEPTH, small_stack};
+        small_stack(|| {
+            let deep = format!("{}{}", "[".repeat(DEPTH), "]".repeat(DEPTH));
+            for text in [
+                deep.clone(),
+                format!("Here:\n```json\n{deep}\n```\n"),
+                format!("The answer is {deep}, as requested."),
+            ] {
+                let parsed = safe_parse(&text);
+                let value = parsed.value.expect("found");
+                let items = coerce_array(&value).expect("an array");
+                assert_eq!(items.len(), 1);
+                assert_eq!(Value::Array(items.clone()).to_json(), deep);
+            }
+            let wrapped = format!("{{\"items\": {deep}}}");
+            let value = safe_parse(&wrapped).value.expect("found");
+            assert_eq!(coerce_array(&value).map(Vec::len), Some(1));
+        });
+    }
+
     mod props {
         use super::*;
         use crate::value::strategies::arb_value;

@@ -204,6 +204,27 @@ mod tests {
         resolve(s, &RefPath::parse(p)).map(Cow::into_owned)
     }
 
+    /// A million segments deep, into a value a million deep, on a 256 KiB stack.
+    #[test]
+    fn dig_walks_deep_values_and_long_paths() {
+        use crate::value::fixtures::{DEPTH, nested_arrays, small_stack};
+        small_stack(|| {
+            let v = nested_arrays(DEPTH, Value::from("bottom"));
+            let path = RefPath::parse(&format!("args{}", ".0".repeat(DEPTH)));
+            assert_eq!(
+                dig(&v, &path.segs[1..]),
+                Some(Cow::Borrowed(&Value::from("bottom")))
+            );
+            let path = RefPath::parse(&format!("args{}.length", ".0".repeat(DEPTH - 1)));
+            assert_eq!(
+                dig(&v, &path.segs[1..]),
+                Some(Cow::Owned(Value::Number(1.0)))
+            );
+            let path = RefPath::parse(&format!("args{}", ".0".repeat(DEPTH + 1)));
+            assert_eq!(dig(&v, &path.segs[1..]), None);
+        });
+    }
+
     #[test]
     fn resolution_by_head() {
         let s = scope();

@@ -47,10 +47,74 @@ fn type_of(v: &Value) -> &'static str {
     }
 }
 
-fn check(c: &Contract, v: &Value, path: String, out: &mut Vec<String>) {
-    if out.len() >= MAX_VIOLATIONS {
-        return;
+/// One value to check against one contract, at a path (`$.a[1]`).
+type Task<'a> = (&'a Contract, &'a Value, String);
+
+/// The members of a checked container still to visit.
+enum Members<'a> {
+    /// An object's `properties` contracts, applied to the keys it has.
+    Properties(
+        indexmap::map::Iter<'a, String, crate::flow::Field<Contract>>,
+        &'a Map,
+    ),
+    /// An array's elements, all against `items`.
+    Items(
+        &'a Contract,
+        std::iter::Enumerate<std::slice::Iter<'a, Value>>,
+    ),
+}
+
+impl<'a> Members<'a> {
+    fn next(&mut self, path: &str) -> Option<Task<'a>> {
+        match self {
+            Members::Properties(props, map) => props.find_map(|(key, sub)| {
+                let child = map.get(key)?;
+                Some((&sub.value, child, format!("{path}.{key}")))
+            }),
+            Members::Items(contract, items) => items
+                .next()
+                .map(|(i, item)| (*contract, item, format!("{path}[{i}]"))),
+        }
     }
+}
+
+/// Collect the violations of `v` against `c` (at most [`MAX_VIOLATIONS`]), depth first in
+/// document order. Nested contracts are walked with an explicit stack: the value comes from a
+/// model and the contract from a file, and neither's depth may touch the call stack.
+fn check(c: &Contract, v: &Value, path: String, out: &mut Vec<String>) {
+    let mut open: Vec<(Members<'_>, String)> = Vec::new();
+    let mut next = Some((c, v, path));
+    while out.len() < MAX_VIOLATIONS {
+        let task = match next.take() {
+            Some(task) => task,
+            None => {
+                let Some((members, path)) = open.last_mut() else {
+                    break;
+                };
+                match members.next(path) {
+                    Some(task) => task,
+                    None => {
+                        open.pop();
+                        continue;
+                    }
+                }
+            }
+        };
+        let (c, v, path) = task;
+        if let Some(members) = check_one(c, v, &path, out) {
+            open.push((members, path));
+        }
+    }
+    out.truncate(MAX_VIOLATIONS);
+}
+
+/// Check one value against one contract, without its members; the members to check next.
+fn check_one<'a>(
+    c: &'a Contract,
+    v: &'a Value,
+    path: &str,
+    out: &mut Vec<String>,
+) -> Option<Members<'a>> {
     if let Some(t) = effective_type(c) {
         let actual = type_of(v);
         let ok = t == actual || (t == "number" && actual == "integer");
@@ -61,7 +125,7 @@ fn check(c: &Contract, v: &Value, path: String, out: &mut Vec<String>) {
                 actual
             };
             out.push(format!("{path}: expected {t}, got {shown}"));
-            return;
+            return None;
         }
     }
     if let Some(values) = &c.enum_values
@@ -78,22 +142,14 @@ fn check(c: &Contract, v: &Value, path: String, out: &mut Vec<String>) {
                     out.push(format!("{path}.{}: required key is missing", key.value));
                 }
             }
-            for (key, sub) in &c.properties {
-                if let Some(child) = map.get(key) {
-                    check(&sub.value, child, format!("{path}.{key}"), out);
-                }
-            }
+            Some(Members::Properties(c.properties.iter(), map))
         }
         Value::Array(items) => {
-            if let Some(item_contract) = &c.items {
-                for (i, item) in items.iter().enumerate() {
-                    check(&item_contract.value, item, format!("{path}[{i}]"), out);
-                }
-            }
+            let contract = &c.items.as_ref()?.value;
+            Some(Members::Items(contract, items.iter().enumerate()))
         }
-        _ => {}
+        _ => None,
     }
-    out.truncate(MAX_VIOLATIONS);
 }
 
 /// A minimal value satisfying the contract: one array element, required properties filled,
@@ -186,5 +242,36 @@ mod tests {
         assert_eq!(s.to_json(), r#"{"sev":"high","items":["dry-run"],"n":0}"#);
         assert_eq!(check_output(&c, &s.to_json()), Ok(()));
         assert_eq!(stub(None).to_json(), "{}");
+    }
+
+    /// A million-deep answer is checked (parsed, walked, compared with enum literals, dropped)
+    /// on a 256 KiB stack, against contracts of ordinary depth.
+    #[test]
+    fn deep_outputs_are_checked_without_recursion() {
+        use crate::value::fixtures::{DEPTH, small_stack};
+        let nested = |depth: usize| {
+            let mut c = String::from(r#"{"type":"integer"}"#);
+            for _ in 0..depth {
+                c = format!(r#"{{"type":"array","items":{c}}}"#);
+            }
+            contract(&c)
+        };
+        let arrays = contract(r#"{"type":"array","items":{"type":"array"}}"#);
+        let deep_contract = nested(100);
+        let literal = contract(r#"{"enum":[[[1]], "x"]}"#);
+        small_stack(move || {
+            let answer = format!("Result:\n{}1{}", "[".repeat(DEPTH), "]".repeat(DEPTH));
+            assert_eq!(check_output(&arrays, &answer), Ok(()));
+            let bottom = format!("$[0]{}: expected integer, got array", "[0]".repeat(99));
+            assert_eq!(check_output(&deep_contract, &answer), Err(vec![bottom]));
+            assert_eq!(
+                check_output(&literal, &answer),
+                Err(vec![
+                    "$: value is not one of the allowed enum literals".to_owned()
+                ])
+            );
+            let exact = format!("{}1{}", "[".repeat(100), "]".repeat(100));
+            assert_eq!(check_output(&deep_contract, &exact), Ok(()));
+        });
     }
 }

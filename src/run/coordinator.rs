@@ -16,6 +16,7 @@ use super::scope::PhaseScope;
 use super::store::RunStore;
 use crate::eval::{StepState, StepStatus, eval_when};
 use crate::flow::{EvalKind, Join, Phase, PhaseType};
+use crate::syntax::condition::refs_before_error;
 use crate::value::{Map, Value};
 
 /// A blocked gate's request to re-run its direct dependencies, one after the other.
@@ -905,11 +906,13 @@ fn referenced(p: &Phase, ids: &HashMap<&str, usize>) -> Vec<usize> {
             add(path.step_id());
         }
     }
+    // A condition that does not parse still reads the placeholders before its error.
     for (_, c) in p.conditions() {
-        if let Ok(c) = &c.parsed {
-            for (_, path) in c.refs() {
-                add(path.step_id());
-            }
+        match &c.parsed {
+            Ok(c) => c.refs().for_each(|(_, path)| add(path.step_id())),
+            Err(e) => refs_before_error(c.as_str(), e)
+                .iter()
+                .for_each(|path| add(path.step_id())),
         }
     }
     for e in &p.eval {
@@ -918,7 +921,10 @@ fn referenced(p: &Phase, ids: &HashMap<&str, usize>) -> Vec<usize> {
                 lhs.paths().iter().for_each(|path| add(path.step_id()))
             }
             EvalKind::Condition(Ok(c)) => c.refs().for_each(|(_, path)| add(path.step_id())),
-            _ => {}
+            EvalKind::Condition(Err(err)) => refs_before_error(e.src.value.as_str(), err)
+                .iter()
+                .for_each(|path| add(path.step_id())),
+            EvalKind::Empty => {}
         }
     }
     if let Some(score) = &p.score

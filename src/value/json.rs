@@ -1,17 +1,31 @@
 //! Writing values as JSON exactly as `JSON.stringify` does, without recursion (values may be
 //! nested far deeper than the call stack allows).
+//!
+//! Pretty JSON indents every line by two spaces per level, so a value nested `d` deep takes
+//! about `2·d²` bytes (`[` × 20,000 then `]` × 20,000, 40 KB, becomes 800 MB). Templates must
+//! render it that way (SPEC §4.4); files and terminal output use [`write_readable`], which stops
+//! indenting past [`READABLE_DEPTH`] and so stays linear in the value's size.
 
 use super::Value;
 use super::number::write_number;
 
+/// How many levels [`write_readable`] indents; deeper containers are written compactly.
+pub const READABLE_DEPTH: usize = 64;
+
 /// `JSON.stringify(v)`.
 pub fn write_compact(value: &Value, out: &mut String) {
-    write(value, out, None);
+    write(value, out, 0);
 }
 
 /// `JSON.stringify(v, null, 2)`.
 pub fn write_pretty(value: &Value, out: &mut String) {
-    write(value, out, Some(2));
+    write(value, out, usize::MAX);
+}
+
+/// `JSON.stringify(v, null, 2)` for the first [`READABLE_DEPTH`] levels, compact below: the
+/// same text for every value of ordinary depth, and at most linear in size for any value.
+pub fn write_readable(value: &Value, out: &mut String) {
+    write(value, out, READABLE_DEPTH);
 }
 
 enum Frame<'a> {
@@ -19,7 +33,8 @@ enum Frame<'a> {
     Object(indexmap::map::Iter<'a, String, Value>, bool),
 }
 
-fn write(root: &Value, out: &mut String, indent: Option<usize>) {
+/// Writes `root`, indenting members nested at most `indented` levels deep (0: compact).
+fn write(root: &Value, out: &mut String, indented: usize) {
     let mut stack: Vec<Frame<'_>> = Vec::new();
     let mut next = Some(root);
     loop {
@@ -40,6 +55,8 @@ fn write(root: &Value, out: &mut String, indent: Option<usize>) {
         let Some(frame) = stack.last_mut() else {
             return;
         };
+        // The members of this frame are `depth` levels deep.
+        let pretty = depth <= indented;
         let (item, first, close) = match frame {
             Frame::Array(iter, first) => match iter.next() {
                 Some(v) => (Some((None, v)), std::mem::replace(first, false), ']'),
@@ -55,29 +72,35 @@ fn write(root: &Value, out: &mut String, indent: Option<usize>) {
                 if !first {
                     out.push(',');
                 }
-                newline(out, indent, depth);
+                if pretty {
+                    newline(out, depth);
+                }
                 if let Some(k) = key {
                     write_string(k, out);
-                    out.push(':');
-                    if indent.is_some() {
-                        out.push(' ');
-                    }
+                    out.push_str(if pretty { ": " } else { ":" });
                 }
                 next = Some(v);
             }
             None => {
                 stack.pop();
-                newline(out, indent, depth - 1);
+                if pretty {
+                    newline(out, depth - 1);
+                }
                 out.push(close);
             }
         }
     }
 }
 
-fn newline(out: &mut String, indent: Option<usize>, depth: usize) {
-    if let Some(n) = indent {
-        out.push('\n');
-        out.extend(std::iter::repeat_n(' ', n * depth));
+/// A line break and the two-space indentation of `depth` levels.
+fn newline(out: &mut String, depth: usize) {
+    const SPACES: &str = "                                                                ";
+    out.push('\n');
+    let mut n = 2 * depth;
+    while n > 0 {
+        let run = n.min(SPACES.len());
+        out.push_str(&SPACES[..run]);
+        n -= run;
     }
 }
 
@@ -127,6 +150,7 @@ pub fn write_string(s: &str, out: &mut String) {
 mod tests {
     use super::*;
     use crate::value::Map;
+    use crate::value::fixtures::{DEPTH, mixed, nested_arrays, small_stack};
 
     fn obj(pairs: &[(&str, Value)]) -> Value {
         let mut m = Map::default();
@@ -161,8 +185,62 @@ mod tests {
         for _ in 0..10_000 {
             v = Value::Array(vec![v]);
         }
-        let text = v.to_pretty_json();
+        let mut text = String::new();
+        write_pretty(&v, &mut text);
         assert!(text.starts_with("[\n  [\n"));
         assert_eq!(v.to_json().len(), 20_004);
+    }
+
+    fn pretty(v: &Value) -> String {
+        let mut out = String::new();
+        write_pretty(v, &mut out);
+        out
+    }
+
+    /// Writing never recurses: compact and readable JSON of values a million levels deep, on
+    /// a 256 KiB stack, in linear space.
+    #[test]
+    fn million_deep_values_write_on_a_small_stack() {
+        small_stack(|| {
+            let v = nested_arrays(DEPTH, Value::Null);
+            let compact = v.to_json();
+            assert_eq!(compact.len(), 2 * DEPTH + 4);
+            assert!(compact.starts_with("[[[") && compact.contains("[[null]]"));
+            let readable = v.to_pretty_json();
+            assert!(readable.len() < compact.len() + READABLE_DEPTH * (READABLE_DEPTH + 2) * 2);
+            assert_eq!(crate::value::parse_json(&readable).ok().as_ref(), Some(&v));
+
+            let v = mixed(DEPTH, Value::from("end"));
+            let compact = v.to_json();
+            assert!(compact.starts_with(r#"{"k":[999998,{"k":[999996,"#));
+            assert_eq!(crate::value::parse_json(&compact).ok().as_ref(), Some(&v));
+            assert_eq!(crate::value::parse_json(&v.to_pretty_json()).ok(), Some(v));
+        });
+        // Full pretty JSON is quadratic in the depth (SPEC §4.4), but iterative all the same.
+        small_stack(|| {
+            let depth = 2_000;
+            let text = pretty(&nested_arrays(depth, Value::Null));
+            assert_eq!(text.len(), 2 * depth * depth + 4 * depth + 4);
+        });
+    }
+
+    #[test]
+    fn readable_is_pretty_down_to_its_depth_then_compact() {
+        let shallow = mixed(READABLE_DEPTH - 1, Value::Null);
+        assert_eq!(shallow.to_pretty_json(), pretty(&shallow));
+        let deep = nested_arrays(READABLE_DEPTH + 2, Value::Number(1.0));
+        let text = deep.to_pretty_json();
+        let indent = " ".repeat(2 * READABLE_DEPTH);
+        // The last indented line holds the compact rest; the closers are indented again.
+        assert!(text.contains(&format!("\n{indent}[[1]]\n")), "{text}");
+        assert!(text.ends_with("\n  ]\n]"));
+        let mut m = Map::default();
+        let leaf = obj(&[("a", Value::Null)]);
+        m.insert("k".into(), nested_arrays(READABLE_DEPTH - 1, leaf));
+        let text = Value::Object(m).to_pretty_json();
+        assert!(
+            text.contains(&format!("\n{indent}{{\"a\":null}}\n")),
+            "{text}"
+        );
     }
 }

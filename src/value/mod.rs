@@ -1,14 +1,17 @@
 //! The values templates and conditions work on: JSON with IEEE-754 doubles (so `1e400` is
 //! `+∞`), insertion-ordered objects, and no `undefined` (that is `Option::None` at use sites).
 
+mod deep;
 mod json;
 mod number;
 mod parse;
 
-pub use json::{write_compact, write_pretty};
+pub use json::{READABLE_DEPTH, write_compact, write_pretty, write_readable};
 pub use number::{format_number, js_number_value, write_number};
 pub use parse::{ParseError, parse_json};
 
+#[cfg(test)]
+pub(crate) use deep::fixtures;
 pub(crate) use parse::find_byte;
 #[cfg(test)]
 pub(crate) use parse::strategies;
@@ -18,7 +21,10 @@ use indexmap::IndexMap;
 /// An ordered JSON object.
 pub type Map = IndexMap<String, Value, foldhash::fast::RandomState>;
 
-#[derive(Clone, Debug, PartialEq, Default)]
+/// A JSON value. `Clone`, `PartialEq`, `Debug` and `Drop` are written by hand to walk nested
+/// containers with explicit stacks: values come from models and files, so their depth is
+/// bounded by memory only and must never be bounded by the call stack (see [`deep`]).
+#[derive(Default)]
 pub enum Value {
     #[default]
     Null,
@@ -78,10 +84,13 @@ impl Value {
         out
     }
 
-    /// Two-space pretty JSON (`JSON.stringify(v, null, 2)`).
+    /// Two-space pretty JSON for people to read (run records, `--format json` output):
+    /// `JSON.stringify(v, null, 2)` down to [`READABLE_DEPTH`] levels, compact below, so that
+    /// deeply nested model output cannot blow a record up quadratically. Template text uses
+    /// [`write_pretty`], which indents every level as SPEC §4.4 requires.
     pub fn to_pretty_json(&self) -> String {
         let mut out = String::new();
-        write_pretty(self, &mut out);
+        write_readable(self, &mut out);
         out
     }
 }
@@ -107,66 +116,5 @@ impl From<f64> for Value {
 impl From<bool> for Value {
     fn from(b: bool) -> Value {
         Value::Bool(b)
-    }
-}
-
-impl From<&serde_json::Value> for Value {
-    fn from(v: &serde_json::Value) -> Value {
-        match v {
-            serde_json::Value::Null => Value::Null,
-            serde_json::Value::Bool(b) => Value::Bool(*b),
-            serde_json::Value::Number(n) => Value::Number(n.as_f64().unwrap_or(f64::NAN)),
-            serde_json::Value::String(s) => Value::String(s.clone()),
-            serde_json::Value::Array(a) => Value::Array(a.iter().map(Value::from).collect()),
-            serde_json::Value::Object(o) => {
-                Value::Object(o.iter().map(|(k, v)| (k.clone(), Value::from(v))).collect())
-            }
-        }
-    }
-}
-
-/// Values can be nested arbitrarily deep (model output is untrusted), so dropping one must not
-/// recurse: children are moved onto an explicit stack first.
-impl Drop for Value {
-    fn drop(&mut self) {
-        let mut stack = match self {
-            Value::Array(a) if a.iter().any(is_container) => std::mem::take(a),
-            Value::Object(o) if o.values().any(is_container) => {
-                std::mem::take(o).into_values().collect()
-            }
-            _ => return,
-        };
-        while let Some(mut v) = stack.pop() {
-            match &mut v {
-                Value::Array(a) => stack.append(a),
-                Value::Object(o) => stack.extend(std::mem::take(o).into_values()),
-                _ => {}
-            }
-        }
-    }
-}
-
-fn is_container(v: &Value) -> bool {
-    matches!(v, Value::Array(a) if !a.is_empty()) || matches!(v, Value::Object(o) if !o.is_empty())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn deep_values_drop_without_overflow() {
-        let mut v = Value::Null;
-        for _ in 0..1_000_000 {
-            v = Value::Array(vec![v]);
-        }
-        drop(v);
-        let mut v = Value::Null;
-        for _ in 0..1_000_000 {
-            let mut m = Map::default();
-            m.insert("k".into(), v);
-            v = Value::Object(m);
-        }
-        drop(v);
     }
 }

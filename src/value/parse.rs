@@ -662,6 +662,26 @@ mod tests {
         assert!(parse_json(&text).is_ok());
     }
 
+    /// A million levels parse (and the value drops) on a 256 KiB stack.
+    #[test]
+    fn million_deep_documents_parse_on_a_small_stack() {
+        use crate::value::fixtures::{DEPTH, mixed, small_stack};
+        small_stack(|| {
+            let text = format!("{}{}", "[".repeat(DEPTH), "]".repeat(DEPTH));
+            let v = ok(&text);
+            assert_eq!(v.to_json(), text);
+            let expected = mixed(DEPTH, Value::from("end"));
+            assert!(ok(&expected.to_json()) == expected);
+            let cut = format!(
+                "{}{}",
+                "{\"k\":[1,".repeat(DEPTH / 2),
+                "]}".repeat(DEPTH / 2)
+            );
+            // A trailing comma a million levels down.
+            assert_eq!(bad(&cut).message, "expected a JSON value");
+        });
+    }
+
     #[test]
     fn million_open_brackets_fail_cleanly() {
         let text = "[".repeat(1_000_000);

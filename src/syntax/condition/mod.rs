@@ -7,7 +7,7 @@ pub mod parser;
 pub mod token;
 
 pub use ast::{CmpOp, Cond, Expr, Node, Operand};
-pub use parser::{ConditionError, ErrorKind, MAX_DEPTH, parse_cond};
+pub use parser::{ConditionError, ErrorKind, MAX_DEPTH, parse_cond, refs_before_error};
 
 use crate::compile::condition::{Program, compile};
 use crate::eval::Scope;

@@ -32,7 +32,7 @@ pub enum ErrorKind {
     UnterminatedPlaceholder,
     /// `{a} == "high`
     UnterminatedString,
-    /// `a = b`, `a & b`, `a }`, `a\u{a0}b`
+    /// `a = b`, `a & b`, `a }`
     UnexpectedChar(char),
     /// `a b`, `a == b == c`, `3px`, `a)`
     TrailingTokens,
@@ -93,8 +93,8 @@ impl fmt::Display for ConditionError {
 
 impl std::error::Error for ConditionError {}
 
-/// Lex the whole condition, stopping at the first error.
-fn tokenize(src: &str) -> Result<Vec<Spanned<Token>>, ConditionError> {
+/// Lex the whole condition, stopping at the first error: the tokens before it, and the error.
+fn tokenize(src: &str) -> (Vec<Spanned<Token>>, Option<ConditionError>) {
     let mut lexer = Token::lexer(src);
     let mut tokens = Vec::new();
     while let Some(token) = lexer.next() {
@@ -102,29 +102,54 @@ fn tokenize(src: &str) -> Result<Vec<Spanned<Token>>, ConditionError> {
         match token {
             Ok(token) => tokens.push(Spanned::new(token, span)),
             Err(error) => {
-                let kind = match error {
-                    LexError::UnterminatedPlaceholder => ErrorKind::UnterminatedPlaceholder,
-                    LexError::UnterminatedString => ErrorKind::UnterminatedString,
+                let error = match error {
+                    LexError::UnterminatedPlaceholder => {
+                        ErrorKind::UnterminatedPlaceholder.at(span)
+                    }
+                    LexError::UnterminatedString => ErrorKind::UnterminatedString.at(span),
                     LexError::UnexpectedChar => {
                         let c = src
                             .get(span.range().start..)
                             .and_then(|rest| rest.chars().next())
                             .unwrap_or(char::REPLACEMENT_CHARACTER);
                         let start = span.start;
-                        return Err(ErrorKind::UnexpectedChar(c)
-                            .at(Span::new(start, start + c.len_utf8() as u32)));
+                        ErrorKind::UnexpectedChar(c)
+                            .at(Span::new(start, start + c.len_utf8() as u32))
                     }
                 };
-                return Err(kind.at(span));
+                return (tokens, Some(error));
             }
         }
     }
-    Ok(tokens)
+    (tokens, None)
+}
+
+/// The path of a REF lexeme (`{ steps.a.output }`): its content, JS-trimmed.
+fn ref_path(lexeme: &str) -> RefPath {
+    let inner = lexeme.get(1..lexeme.len().saturating_sub(1)).unwrap_or("");
+    RefPath::parse(js_trim(inner))
+}
+
+/// The placeholders of a condition that does not parse which come before its error, in order
+/// (repeats included): the operands read before the parse failed. A `when` that fails to
+/// parse still reports them as reads, as the seeds' implementation does, which resolves each
+/// operand as it reads it.
+pub fn refs_before_error(src: &str, error: &ConditionError) -> Vec<RefPath> {
+    let (tokens, _) = tokenize(src);
+    tokens
+        .iter()
+        .take_while(|t| t.span.end <= error.span.start)
+        .filter(|t| t.node == Token::Ref)
+        .map(|t| ref_path(src.get(t.span.range()).unwrap_or("")))
+        .collect()
 }
 
 /// `cond = [ or_expr ] ;` — parse a whole condition.
 pub fn parse_cond(src: &str) -> Result<Cond, ConditionError> {
-    let tokens = tokenize(src)?;
+    let (tokens, error) = tokenize(src);
+    if let Some(error) = error {
+        return Err(error);
+    }
     if tokens.is_empty() {
         return Ok(Cond { expr: None });
     }
@@ -371,10 +396,7 @@ impl Parser<'_> {
                 self.pos += 1;
                 return Ok(Primary::Group(span));
             }
-            Token::Ref => {
-                let inner = lexeme.get(1..lexeme.len().saturating_sub(1)).unwrap_or("");
-                Operand::Ref(RefPath::parse(js_trim(inner)))
-            }
+            Token::Ref => Operand::Ref(ref_path(lexeme)),
             Token::Str => Operand::Str(unescape(lexeme)),
             Token::Number => Operand::Number {
                 value: lexeme.parse().unwrap_or(f64::NAN),
@@ -536,11 +558,50 @@ mod tests {
 
     #[test]
     fn empty_is_none() {
-        for src in ["", " ", " \t\r\n "] {
+        // Any JavaScript whitespace is skipped, not only ASCII.
+        for src in [
+            "",
+            " ",
+            " \t\r\n ",
+            "\u{a0}",
+            "\u{b}\u{c}\u{feff}\u{2028}\u{2029}\u{1680}\u{2000}\u{200a}\u{202f}\u{205f}\u{3000}",
+        ] {
             assert_eq!(parse_cond(src), Ok(Cond { expr: None }), "{src:?}");
         }
-        // Other JS whitespace is not skipped.
-        assert_eq!(err("\u{a0}"), e("unexpected char '\u{a0}'", "\u{a0}"));
+        // U+0085 and U+200B are not whitespace in JavaScript.
+        assert_eq!(shape("\u{85}"), "\u{85}");
+        assert_eq!(shape("\u{200b}"), "\u{200b}");
+    }
+
+    #[test]
+    fn refs_before_the_error() {
+        let before = |src: &str| {
+            let error = parse_cond(src).expect_err(src);
+            refs_before_error(src, &error)
+                .iter()
+                .map(|p| p.text.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(before("{a} == {b} {c}"), ["a", "b"]);
+        assert_eq!(before("({ a.b } == {x}"), ["a.b", "x"]);
+        assert_eq!(before("{a} == !{b}"), ["a"]);
+        assert_eq!(before("{a} && {a} ||"), ["a", "a"]);
+        assert_eq!(before("{a} = {b}"), ["a"]);
+        assert_eq!(before("{a} == {b"), ["a"]);
+        assert_eq!(before("{a} == \"x {b}"), ["a"]);
+        assert_eq!(before("&& {a}"), Vec::<String>::new());
+        assert_eq!(before("({a} {b})"), ["a"]);
+    }
+
+    #[test]
+    fn js_whitespace_separates_tokens() {
+        assert_eq!(shape("a\u{a0}==\u{3000}b"), "(a == b)");
+        assert_eq!(
+            shape("{x}\u{2028}&&\u{feff}!\u{2009}{y}\u{202f}!=\u{205f}1"),
+            "and({x}, not(({y} != 1)))"
+        );
+        assert_eq!(shape("\u{a0}true\u{a0}"), "true");
+        assert_eq!(shape("-\u{a0}"), "-");
     }
 
     #[test]
@@ -586,7 +647,8 @@ mod tests {
             ("a & b", e("unexpected char '&'", "&")),
             ("a | b", e("unexpected char '|'", "|")),
             ("a }", e("unexpected char '}'", "}")),
-            ("é\u{a0}b", e("unexpected char '\u{a0}'", "\u{a0}")),
+            ("é\u{a0}b", e("trailing tokens", "b")),
+            ("a\u{3000}==\u{2028}", e("unexpected end", "$")),
             ("a !== b", e("unexpected char '='", "=")),
             ("a b", e("trailing tokens", "b")),
             ("a == b == c", e("trailing tokens", "==")),

@@ -15,15 +15,19 @@
 //! * NUMBER's optional fraction and exponent are taken only when complete (`1.` is `1` then `.`;
 //!   `1e+` is `1` then `e+`); the tests below check that logos backs off to the last accepting
 //!   state like the SPEC's backtracking regex does.
-//! * `true`/`false`/`null` are literal tokens, which beat a BAREWORD of the same length, while a
-//!   longer bareword (`trueish`, `null.x`) wins by length: keywords only as whole barewords.
-//!
-//! Only space, tab, LF and CR are skipped. Other JS whitespace (U+00A0, U+2028, …) is neither
-//! skipped nor part of a bareword, so it is `unexpected char 'X'`.
+//! * Any other char is JavaScript whitespace (skipped) or starts a BAREWORD: the regex takes that
+//!   one char and [`space_or_bareword`] decides, then takes the rest of the bareword by hand.
+//!   Both use [`is_js_whitespace`], the one definition of the JS whitespace set (the set
+//!   JS-trim strips, SPEC conventions), so U+00A0, U+2028, U+3000, … separate tokens as a
+//!   space does.
+//! * `true`/`false`/`null` are barewords spelled so; the callback turns them into keyword
+//!   tokens, so keywords exist only as whole barewords (`trueish`, `null.x` are barewords).
 
 use std::fmt;
 
-use logos::{Lexer, Logos};
+use logos::{Filter, Lexer, Logos};
+
+use crate::eval::is_js_whitespace;
 
 /// A lexing failure; the parser turns it into a spanned [`super::ConditionError`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,7 +36,7 @@ pub enum LexError {
     UnterminatedPlaceholder,
     /// `"abc` or `'a\'` — a quote with no matching unescaped quote after it.
     UnterminatedString,
-    /// `=`, `&`, `|`, `}` or a non-ASCII space such as U+00A0: no token starts here.
+    /// `=`, `&`, `|` or `}`: no token starts here.
     #[default]
     UnexpectedChar,
 }
@@ -40,7 +44,6 @@ pub enum LexError {
 /// One condition token. The lexeme is the token's span in the source.
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
 #[logos(error = LexError)]
-#[logos(skip r"[ \t\n\r]+")]
 pub enum Token {
     /// `{ path }`: everything up to the next `}`.
     #[token("{", lex_ref)]
@@ -74,20 +77,17 @@ pub enum Token {
     /// `-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`
     #[regex(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")]
     Number,
-    #[token("true")]
+    /// `true`, from [`space_or_bareword`].
     True,
-    #[token("false")]
+    /// `false`, from [`space_or_bareword`].
     False,
-    #[token("null")]
+    /// `null`, from [`space_or_bareword`].
     Null,
     /// A maximal run of chars other than JS whitespace and `& | ! = < > ( ) " ' { }` that does
-    /// not start like a NUMBER (a digit, or `-` followed by a digit).
-    #[regex(
-        r#"[^0-9\-\t-\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}&|!=<>()"'{}][^\t-\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}&|!=<>()"'{}]*"#
-    )]
-    #[regex(
-        r#"-([^0-9\t-\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}&|!=<>()"'{}][^\t-\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}&|!=<>()"'{}]*)?"#
-    )]
+    /// not start like a NUMBER (a digit, or `-` followed by a digit). The regex matches any
+    /// char no other token starts with (a `-` before a digit loses to the longer NUMBER);
+    /// [`space_or_bareword`] skips it if it is whitespace, else takes the rest of the run.
+    #[regex(r#"[^0-9&|!=<>()"'{}]"#, space_or_bareword)]
     Bareword,
 }
 
@@ -139,6 +139,33 @@ impl fmt::Display for Token {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// A char of a BAREWORD: not JS whitespace, not one of `& | ! = < > ( ) " ' { }`.
+fn is_bareword_char(c: char) -> bool {
+    !(is_js_whitespace(c)
+        || matches!(
+            c,
+            '&' | '|' | '!' | '=' | '<' | '>' | '(' | ')' | '"' | '\'' | '{' | '}'
+        ))
+}
+
+/// After one char no other token starts with: a run of JS whitespace is skipped; anything else
+/// is a BAREWORD running to the next non-bareword char (a keyword when spelled `true`, `false`
+/// or `null`).
+fn space_or_bareword(lex: &mut Lexer<'_, Token>) -> Filter<Token> {
+    let rest = lex.remainder();
+    if lex.slice().starts_with(is_js_whitespace) {
+        lex.bump(rest.find(|c| !is_js_whitespace(c)).unwrap_or(rest.len()));
+        return Filter::Skip;
+    }
+    lex.bump(rest.find(|c| !is_bareword_char(c)).unwrap_or(rest.len()));
+    Filter::Emit(match lex.slice() {
+        "true" => Token::True,
+        "false" => Token::False,
+        "null" => Token::Null,
+        _ => Token::Bareword,
+    })
 }
 
 /// After `{`: take everything up to and including the next `}`.
@@ -297,9 +324,7 @@ mod tests {
 
     #[test]
     fn lone_operator_chars_are_unexpected() {
-        for s in [
-            "=", "&", "|", "}", "\u{a0}", "\u{2028}", "\u{b}", "\u{c}", "\u{feff}",
-        ] {
+        for s in ["=", "&", "|", "}"] {
             let toks = lex(s);
             assert!(
                 matches!(toks.first(), Some(Err((LexError::UnexpectedChar, _)))),
@@ -307,10 +332,6 @@ mod tests {
             );
         }
         assert!(matches!(lex("!==")[1], Err((LexError::UnexpectedChar, _))));
-        assert!(matches!(
-            lex("a\u{a0}b")[1],
-            Err((LexError::UnexpectedChar, _))
-        ));
     }
 
     #[test]
@@ -338,9 +359,35 @@ mod tests {
     }
 
     #[test]
-    fn skips_only_ascii_space() {
+    fn skips_js_whitespace() {
         assert_eq!(ok(" \t\r\na\r\n"), [(Bareword, "a")]);
         assert_eq!(ok("a\r\nb"), ok("a\nb"));
+        // The JS-trim set separates tokens and is skipped; nothing else is.
+        let all_js_space: String = (0..=0x10ffff)
+            .filter_map(char::from_u32)
+            .filter(|&c| crate::eval::is_js_whitespace(c))
+            .collect();
+        assert_eq!(all_js_space.chars().count(), 25);
+        assert_eq!(ok(&all_js_space), []);
+        assert_eq!(
+            ok(&format!("a{all_js_space}b{all_js_space}")),
+            [(Bareword, "a"), (Bareword, "b")]
+        );
+        assert_eq!(
+            ok("true\u{a0}null\u{3000}-\u{2028}5\u{feff}x"),
+            [
+                (True, "true"),
+                (Null, "null"),
+                (Bareword, "-"),
+                (Number, "5"),
+                (Bareword, "x")
+            ]
+        );
+        assert_eq!(
+            ok("{a}\u{a0}==\u{1680}'b'"),
+            [(Ref, "{a}"), (EqEq, "=="), (Str, "'b'")]
+        );
+        assert_eq!(ok("a\u{85}\u{200b}"), [(Bareword, "a\u{85}\u{200b}")]);
     }
 
     #[test]
@@ -362,7 +409,7 @@ mod spec_order {
     type Lexed = Vec<Result<(Token, std::ops::Range<usize>), (LexError, usize)>>;
 
     fn is_bareword_char(c: char) -> bool {
-        !(crate::eval::is_js_whitespace(c) || "&|!=<>()\"'{}".contains(c))
+        !(is_js_whitespace(c) || "&|!=<>()\"'{}".contains(c))
     }
 
     /// `-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?` anchored at the start of `s`: its match length.
@@ -396,8 +443,8 @@ mod spec_order {
         let mut out = Vec::new();
         let mut at = 0;
         loop {
-            while s[at..].starts_with([' ', '\t', '\n', '\r']) {
-                at += 1;
+            while let Some(c) = s[at..].chars().next().filter(|&c| is_js_whitespace(c)) {
+                at += c.len_utf8();
             }
             let rest = &s[at..];
             let Some(c) = rest.chars().next() else { break };
@@ -491,7 +538,7 @@ mod spec_order {
         #![proptest_config(ProptestConfig::with_cases(2000))]
         #[test]
         fn logos_agrees_with_the_spec_order(
-            s in "([0-9]|[.eE+-]|[a-z]|true|null|[ \t\r\n]|[&|!=<>()]|[\"'{}\\\\]|\u{a0}|é|😀|\u{2028}|\u{85})*"
+            s in "([0-9]|[.eE+-]|[a-z]|true|null|[ \t\r\n]|[&|!=<>()]|[\"'{}\\\\]|\u{a0}|é|😀|\u{2028}|\u{85}|\u{3000}|\u{feff}|\u{b})*"
         ) {
             prop_assert_eq!(logos(&s), reference(&s));
         }

@@ -401,6 +401,31 @@ mod tests {
         assert_eq!(v, Value::from("n=2.5"));
     }
 
+    /// Rendering a deep value never recurses: value mode copies a million-deep value, text
+    /// mode writes a step's JSON as fully indented pretty JSON (quadratic in the depth, as
+    /// SPEC §4.4 prescribes, so a smaller depth here), both on a 256 KiB stack.
+    #[test]
+    fn deep_values_render_on_a_small_stack() {
+        use crate::value::fixtures::{DEPTH, mixed, small_stack};
+        small_stack(|| {
+            let mut s = Bindings::default();
+            s.locals.insert("item".into(), mixed(DEPTH, Value::Null));
+            let t = Template::parse("{item}");
+            let (v, r) = t.render_value(&s);
+            assert_eq!(t.path_texts(&r.reads), ["item"]);
+            assert!(s.locals.get("item") == Some(&v));
+            let (v, _) = Template::parse("{item.k.1.k.1.k}").render_value(&s);
+            assert!(v == mixed(DEPTH - 5, Value::Null));
+
+            let depth = 2_000;
+            let answer = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            s.steps.insert("a".into(), StepState::done(answer));
+            let text = Template::parse("<{steps.a.json}>").render(&s).text;
+            assert_eq!(text.len(), 2 * depth * depth + 2);
+            assert!(text.starts_with("<[\n  [\n    ["));
+        });
+    }
+
     #[test]
     fn many_placeholders_are_interned_once() {
         let text: String = (0..40).map(|i| format!("{{a{}}} ", i % 20)).collect();
