@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::{Outcome, scratch, tfc_in, tfc_stdin};
 
@@ -113,8 +113,8 @@ fn run(dir: &Path, extra: &[&str]) -> Outcome {
     tfc_in(Some(dir), &args, b"")
 }
 
-/// The only run's `run.json`.
-fn record(dir: &Path, flow: &str) -> String {
+/// The only run's directory and its `run.json`.
+fn record(dir: &Path, flow: &str) -> (PathBuf, String) {
     let runs = dir.join(".tfc/runs").join(flow);
     let run_dir = std::fs::read_dir(&runs)
         .expect("runs dir")
@@ -123,7 +123,8 @@ fn record(dir: &Path, flow: &str) -> String {
         .expect("entry")
         .path();
     assert!(!run_dir.join("lock").exists(), "the run ended");
-    std::fs::read_to_string(run_dir.join("run.json")).expect("run.json")
+    let text = std::fs::read_to_string(run_dir.join("run.json")).expect("run.json");
+    (run_dir, text)
 }
 
 const FLOW: &str = r#"{"name": "deep", "phases": [
@@ -141,15 +142,14 @@ fn run_with_a_deep_json_answer_completes_and_records_it() {
     let out = run(&dir, &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout, "z: Sum up: b: Outer length 1, next 1.\n");
-    let record = record(&dir, "deep");
+    let (run_dir, record) = record(&dir, "deep");
     assert!(
         record.contains("\"status\": \"completed\""),
         "{}",
         &record[..2000.min(record.len())]
     );
-    // The answer is in the record, parsed, and the record stays linear in its size (fully
-    // indented pretty JSON of this value would take 20 GB).
-    assert!(record.contains(&deep_array(DEPTH - 100)));
+    // The record stays linear in its size (fully indented pretty JSON of this value would take
+    // 20 GB); an answer this large is stored once, beside the record (`jsonFile`).
     assert!(record.len() < 4 * 1024 * 1024, "{} bytes", record.len());
     let record = tfc::value::parse_json(&record).expect("run.json is JSON");
     let phase = |id: &str| {
@@ -163,8 +163,13 @@ fn run_with_a_deep_json_answer_completes_and_records_it() {
             .unwrap_or_default()
     };
     // `a`'s parsed answer is kept whole; `b` read it through its condition and task.
-    let json = phase("a").get("json").map(|j| j.to_json());
-    assert_eq!(json, Some(deep_array(DEPTH)));
+    let file = phase("a")
+        .get("jsonFile")
+        .and_then(|f| f.as_str().map(str::to_owned))
+        .expect("a large answer's JSON is in its own file");
+    let json = std::fs::read_to_string(run_dir.join(file)).expect("jsonFile");
+    let json = tfc::value::parse_json(&json).expect("jsonFile is JSON");
+    assert_eq!(json.to_json(), deep_array(DEPTH));
     let reads = phase("b").get("reads").map(|r| r.to_json());
     assert_eq!(reads.as_deref(), Some(r#"["a"]"#));
     // The map took the answer's one element as its item.
