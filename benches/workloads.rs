@@ -4,6 +4,9 @@
 //! beside the original's medians and the goals; with `TFC_PERF_OUT=FILE` also writes
 //! `{"<workload>": median_ns, …}`. Run with `cargo bench --bench workloads [-- FILTER]`.
 
+mod common;
+
+use common::{chain_flow, map_args};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -261,7 +264,7 @@ fn rows(data: &Data) -> Vec<Row> {
         11,
         Box::new(move || {
             let r = interp
-                .eval_text("chain", &chain, Map::default())
+                .eval_text("bench-chain", &chain, Map::default())
                 .expect("runs");
             assert_eq!(r.status, RunStatus::Completed);
         }),
@@ -321,30 +324,6 @@ fn instant() -> Interpreter {
     Interpreter::with_agent(FnAgent::new("instant", |_| Outcome::ok("ok")))
 }
 
-fn chain_flow(n: usize) -> String {
-    let phases: Vec<String> = (0..n)
-        .map(|i| match i {
-            0 => r#"{"id": "p0", "task": "start"}"#.to_string(),
-            _ => format!(
-                r#"{{"id": "p{i}", "dependsOn": ["p{}"], "task": "Continue from {{previous.output}}"}}"#,
-                i - 1
-            ),
-        })
-        .collect();
-    format!(r#"{{"name": "chain", "phases": [{}]}}"#, phases.join(","))
-}
-
 const MAP_FLOW: &str = r#"{"name": "map", "args": {"files": {"description": "items"}}, "phases": [
     {"id": "audit", "type": "map", "over": "{args.files}", "as": "file", "task": "Audit {file.path}."}
 ]}"#;
-
-fn map_args(items: usize) -> Map {
-    let list = (0..items).map(|i| {
-        let mut m = Map::default();
-        m.insert("path".into(), Value::from(format!("src/f{i}.rs")));
-        Value::Object(m)
-    });
-    let mut args = Map::default();
-    args.insert("files".into(), Value::Array(list.collect()));
-    args
-}
