@@ -102,7 +102,7 @@ fn build(ops: Vec<Op>) -> Value {
         Object(Map, String),
     }
     let mut stack: Vec<(Open, Option<String>)> = vec![(Open::Array(Vec::new()), None)];
-    let mut budget = 200_000usize; // total containers, so one input stays within memory
+    let mut budget = 50_000usize; // total containers, so one input stays within memory
     let add = |stack: &mut Vec<(Open, Option<String>)>, v: Value| match stack.last_mut() {
         Some((Open::Array(items), _)) => items.push(v),
         Some((Open::Object(map, key), _)) => {
