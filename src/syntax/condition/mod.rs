@@ -14,7 +14,7 @@ use crate::eval::Scope;
 use crate::source::Span;
 use crate::syntax::RefPath;
 
-pub use crate::eval::condition::Evaluated;
+pub use crate::eval::condition::{Decision, Evaluated, ReadSet};
 
 /// A condition parsed and compiled once, evaluated many times.
 ///
@@ -29,6 +29,8 @@ pub use crate::eval::condition::Evaluated;
 /// let result = cond.eval(&scope);
 /// assert!(result.value);
 /// assert_eq!(result.reads, ["item"]);
+/// let decision = cond.decide(&scope);
+/// assert_eq!(cond.path_texts(&decision.reads), ["item"]);
 /// assert_eq!(Condition::parse("a == == b").unwrap_err().message, "unexpected operator '=='");
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -59,6 +61,23 @@ impl Condition {
     /// Evaluate against `scope`: the value, and what it read.
     pub fn eval<S: Scope + ?Sized>(&self, scope: &S) -> Evaluated {
         crate::eval::condition::run(&self.program, scope)
+    }
+
+    /// Evaluate against `scope`: the value, and what it read as indices into the ref table
+    /// (nothing is allocated for up to 64 distinct placeholders); [`Condition::path_texts`]
+    /// and [`Condition::read_phases`] turn the reads into text when needed.
+    pub fn decide<S: Scope + ?Sized>(&self, scope: &S) -> Decision {
+        crate::eval::condition::decide(&self.program, scope)
+    }
+
+    /// The paths of `reads`, as written, distinct, in first-resolution order.
+    pub fn path_texts(&self, reads: &ReadSet) -> Vec<String> {
+        crate::eval::condition::path_texts(&self.program, reads)
+    }
+
+    /// The phase ids `reads` read, distinct, in first-read order.
+    pub fn read_phases<S: Scope + ?Sized>(&self, scope: &S, reads: &ReadSet) -> Vec<String> {
+        crate::eval::condition::read_phases(&self.program, scope, reads)
     }
 
     /// Evaluate against `scope`, the value only (no read lists are built).
