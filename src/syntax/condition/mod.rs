@@ -9,7 +9,7 @@ pub mod token;
 pub use ast::{CmpOp, Cond, Expr, Node, Operand};
 pub use parser::{ConditionError, ErrorKind, MAX_DEPTH, parse_cond, refs_before_error};
 
-use crate::compile::condition::{Program, compile};
+use crate::compile::condition::{Program, compile_with_capacity};
 use crate::eval::Scope;
 use crate::source::Span;
 use crate::syntax::RefPath;
@@ -45,7 +45,8 @@ impl Condition {
         let cond = parse_cond(src)?;
         Ok(Condition {
             src: src.into(),
-            program: compile(&cond),
+            // About one op per token; a token and its space are rarely under four bytes.
+            program: compile_with_capacity(cond, src.len() / 4 + 4),
         })
     }
 

@@ -96,7 +96,8 @@ impl std::error::Error for ConditionError {}
 /// Lex the whole condition, stopping at the first error: the tokens before it, and the error.
 fn tokenize(src: &str) -> (Vec<Spanned<Token>>, Option<ConditionError>) {
     let mut lexer = Token::lexer(src);
-    let mut tokens = Vec::new();
+    // A token is at least one byte; most are several, with a space between.
+    let mut tokens = Vec::with_capacity(src.len() / 4 + 4);
     while let Some(token) = lexer.next() {
         let span = Span::from_range(lexer.span());
         match token {
@@ -158,7 +159,7 @@ pub fn parse_cond(src: &str) -> Result<Cond, ConditionError> {
         tokens,
         pos: 0,
         depth: 0,
-        stack: Vec::new(),
+        stack: Vec::with_capacity(16),
     };
     let expr = p.parse_or_expr()?;
     match p.peek() {
@@ -223,6 +224,11 @@ struct Parser<'s> {
 impl Parser<'_> {
     fn peek(&self) -> Option<Spanned<Token>> {
         self.tokens.get(self.pos).cloned()
+    }
+
+    /// Is the next token `token`? (Nothing is consumed.)
+    fn next_is(&self, token: Token) -> bool {
+        self.tokens.get(self.pos).is_some_and(|t| t.node == token)
     }
 
     /// Consume the next token if it is `token`.
@@ -304,6 +310,8 @@ impl Parser<'_> {
     fn ascend(&mut self, frame: Frame, node: Node) -> Result<Next, ConditionError> {
         Ok(match frame {
             // `or_expr = and_expr , { "||" , and_expr } ;`
+            // A lone operand is handed up as it is, without a list.
+            Frame::Or(items) if items.is_empty() && !self.next_is(Token::OrOr) => Next::Up(node),
             Frame::Or(mut items) => {
                 items.push(node);
                 if self.eat_if(Token::OrOr).is_some() {
@@ -314,6 +322,7 @@ impl Parser<'_> {
                 }
             }
             // `and_expr = not_expr , { "&&" , not_expr } ;`
+            Frame::And(items) if items.is_empty() && !self.next_is(Token::AndAnd) => Next::Up(node),
             Frame::And(mut items) => {
                 items.push(node);
                 if self.eat_if(Token::AndAnd).is_some() {
