@@ -9,11 +9,12 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
+use super::scope::dig;
 use super::{Scope, js_trim, resolve, truthy};
 use crate::compile::condition::{Op, Program};
-use crate::syntax::RefPath;
 use crate::syntax::condition::{CmpOp, Condition, ConditionError, refs_before_error};
 use crate::syntax::template::Template;
+use crate::syntax::{RefPath, Target};
 use crate::value::{Value, js_number_value, write_number};
 
 /// The result of evaluating a condition.
@@ -65,6 +66,7 @@ pub struct ReadSet {
 }
 
 impl ReadSet {
+    #[inline]
     fn insert(&mut self, index: usize) {
         if index < 64 {
             self.low |= 1 << index;
@@ -206,15 +208,42 @@ fn with_resolved<'s, S: Scope + ?Sized, R>(
     f: impl FnOnce(&[Slot<'s>]) -> R,
 ) -> R {
     let refs = &program.refs;
+    let mut resolver = Resolver { scope, step: None };
     if refs.len() <= INLINE_REFS {
         let mut slots: [Slot<'s>; INLINE_REFS] = Default::default();
         for (slot, path) in slots.iter_mut().zip(refs) {
-            *slot = resolve(scope, path);
+            *slot = resolver.resolve(path);
         }
         f(&slots[..refs.len()])
     } else {
-        let slots: Vec<Slot<'s>> = refs.iter().map(|path| resolve(scope, path)).collect();
+        let slots: Vec<Slot<'s>> = refs.iter().map(|path| resolver.resolve(path)).collect();
         f(&slots)
+    }
+}
+
+/// [`resolve`], remembering the last step whose JSON it looked up: a condition usually reads
+/// several fields of one step in a row, and each lookup hashes the step id.
+struct Resolver<'p, 's, S: ?Sized> {
+    scope: &'s S,
+    /// The step id of the last `steps.ID.json…` path and that step's JSON.
+    step: Option<(&'p str, Option<&'s Value>)>,
+}
+
+impl<'p, 's, S: Scope + ?Sized> Resolver<'p, 's, S> {
+    fn resolve(&mut self, path: &'p RefPath) -> Slot<'s> {
+        if path.target != Target::StepJson {
+            return resolve(self.scope, path);
+        }
+        let id = path.step_id()?;
+        let json = match self.step {
+            Some((last, json)) if last == id => json,
+            _ => {
+                let json = self.scope.step_json(id);
+                self.step = Some((id, json));
+                json
+            }
+        };
+        dig(json?, path.dig_path())
     }
 }
 
@@ -323,6 +352,15 @@ pub fn compare(op: CmpOp, a: Item<'_>, b: Item<'_>) -> bool {
 pub fn numeric(item: Item<'_>) -> Option<f64> {
     let n = match item {
         Item::Value(Value::Number(n)) => *n,
+        // A JS number literal starts with a digit, a sign, `.` or `I` (`Infinity`), after
+        // whitespace, which is never an ASCII letter: `high`, `prod`, … are words at a glance.
+        Item::Value(Value::String(s))
+            if s.as_bytes()
+                .first()
+                .is_some_and(|&b| b.is_ascii_alphabetic() && b != b'I') =>
+        {
+            return None;
+        }
         // `js_number_value` trims and maps an empty string to NaN.
         Item::Value(Value::String(s)) => js_number_value(s),
         _ => return None,
