@@ -114,7 +114,8 @@ pub fn compile(cond: Cond) -> Program {
     compile_with_capacity(cond, 0)
 }
 
-/// [`compile`], with room for `ops_hint` ops (about one per token) reserved up front.
+/// [`compile`], with room for `ops_hint` ops reserved up front (about one per token: one per
+/// operand, comparison, `!`, `&&` and `||`, none per parenthesis, a `truthy` per chain).
 pub fn compile_with_capacity(mut cond: Cond, ops_hint: usize) -> Program {
     let mut c = Compiler {
         ops: Vec::with_capacity(ops_hint),

@@ -42,11 +42,10 @@ pub struct Condition {
 impl Condition {
     /// Parse and compile. Empty or whitespace-only text is a condition that is always true.
     pub fn parse(src: &str) -> Result<Condition, ConditionError> {
-        let cond = parse_cond(src)?;
+        let (cond, tokens) = parser::parse_counting_tokens(src)?;
         Ok(Condition {
             src: src.into(),
-            // About one op per token; a token and its space are rarely under four bytes.
-            program: compile_with_capacity(cond, src.len() / 4 + 4),
+            program: compile_with_capacity(cond, tokens + 1),
         })
     }
 

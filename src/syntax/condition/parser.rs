@@ -147,12 +147,18 @@ pub fn refs_before_error(src: &str, error: &ConditionError) -> Vec<RefPath> {
 
 /// `cond = [ or_expr ] ;` — parse a whole condition.
 pub fn parse_cond(src: &str) -> Result<Cond, ConditionError> {
+    parse_counting_tokens(src).map(|(cond, _)| cond)
+}
+
+/// [`parse_cond`], with the number of tokens (which bounds the size of the compiled program).
+pub(crate) fn parse_counting_tokens(src: &str) -> Result<(Cond, usize), ConditionError> {
     let (tokens, error) = tokenize(src);
     if let Some(error) = error {
         return Err(error);
     }
+    let count = tokens.len();
     if tokens.is_empty() {
-        return Ok(Cond { expr: None });
+        return Ok((Cond { expr: None }, count));
     }
     let mut p = Parser {
         src,
@@ -164,7 +170,7 @@ pub fn parse_cond(src: &str) -> Result<Cond, ConditionError> {
     let expr = p.parse_or_expr()?;
     match p.peek() {
         Some(extra) => Err(ErrorKind::TrailingTokens.at(extra.span)),
-        None => Ok(Cond { expr: Some(expr) }),
+        None => Ok((Cond { expr: Some(expr) }, count)),
     }
 }
 
