@@ -94,8 +94,8 @@ impl Program {
 
 /// Work items of the (non-recursive) code generator.
 enum Work<'a> {
-    /// Generate code for a node.
-    Node(&'a Node),
+    /// Generate code for a node (its leaves are moved into the program).
+    Node(&'a mut Node),
     /// Emit an op.
     Emit(Op, Span),
     /// Emit a jump to `label` (patched once the label is bound).
@@ -108,10 +108,21 @@ enum Work<'a> {
     Bind(usize),
 }
 
-/// Compile a parsed condition. An empty condition is the constant `true`.
-pub fn compile(cond: &Cond) -> Program {
-    let mut c = Compiler::default();
-    match &cond.expr {
+/// Compile a parsed condition, moving its placeholder paths and strings into the program
+/// (nothing is copied). An empty condition is the constant `true`.
+pub fn compile(cond: Cond) -> Program {
+    compile_with_capacity(cond, 0)
+}
+
+/// [`compile`], with room for `ops_hint` ops reserved up front (about one per token: one per
+/// operand, comparison, `!`, `&&` and `||`, none per parenthesis, a `truthy` per chain).
+pub fn compile_with_capacity(mut cond: Cond, ops_hint: usize) -> Program {
+    let mut c = Compiler {
+        ops: Vec::with_capacity(ops_hint),
+        spans: Vec::with_capacity(ops_hint),
+        ..Compiler::default()
+    };
+    match &mut cond.expr {
         Some(node) => c.emit_node(node),
         None => {
             let k = c.constant(Value::Bool(true));
@@ -145,19 +156,20 @@ impl Compiler {
     }
 
     /// The ref-table index of `path`, added on first appearance.
-    fn reference(&mut self, path: &RefPath) -> u32 {
+    fn reference(&mut self, path: RefPath) -> u32 {
         match self.refs.iter().position(|p| p.text == path.text) {
             Some(i) => i as u32,
             None => {
-                self.refs.push(path.clone());
+                self.refs.push(path);
                 (self.refs.len() - 1) as u32
             }
         }
     }
 
     /// Generate code for `root` with a work list, so deep trees need no native stack.
-    fn emit_node(&mut self, root: &Node) {
-        let mut work = vec![Work::Node(root)];
+    fn emit_node(&mut self, root: &mut Node) {
+        let mut work = Vec::with_capacity(16);
+        work.push(Work::Node(root));
         while let Some(item) = work.pop() {
             match item {
                 Work::Emit(op, span) => self.push(op, span),
@@ -185,20 +197,21 @@ impl Compiler {
     }
 
     /// Lower one node: emit leaves now, schedule the rest (pushed in reverse order).
-    fn emit_expr<'a>(&mut self, node: &'a Node, work: &mut Vec<Work<'a>>) {
+    fn emit_expr<'a>(&mut self, node: &'a mut Node, work: &mut Vec<Work<'a>>) {
         let span = node.span;
-        match &node.node {
+        let if_true = matches!(node.node, Expr::Or(_));
+        match &mut node.node {
             // x1 jump_if_false(L) x2 jump_if_false(L) … xn truthy L:
             Expr::And(items) | Expr::Or(items) => {
-                let if_true = matches!(node.node, Expr::Or(_));
                 let label = self.labels.len();
                 self.labels.push(0);
                 work.push(Work::Bind(label));
                 if !items.last().is_some_and(is_boolean) {
                     work.push(Work::Emit(Op::Truthy, span));
                 }
-                for (i, item) in items.iter().enumerate().rev() {
-                    if i + 1 < items.len() {
+                let last = items.len();
+                for (i, item) in items.iter_mut().enumerate().rev() {
+                    if i + 1 < last {
                         work.push(Work::Jump {
                             if_true,
                             label,
@@ -218,16 +231,17 @@ impl Compiler {
                 work.push(Work::Node(a));
             }
             Expr::Paren(inner) => work.push(Work::Node(inner)),
-            Expr::Operand(Operand::Ref(path)) => {
-                let r = self.reference(path);
-                self.push(Op::Ref(r), span);
-            }
             Expr::Operand(operand) => {
-                let value = match operand {
-                    Operand::Str(s) | Operand::Bareword(s) => Value::String(s.clone()),
-                    Operand::Number { value, .. } => Value::Number(*value),
-                    Operand::Bool(b) => Value::Bool(*b),
-                    Operand::Null | Operand::Ref(_) => Value::Null,
+                let value = match std::mem::replace(operand, Operand::Null) {
+                    Operand::Ref(path) => {
+                        let r = self.reference(path);
+                        self.push(Op::Ref(r), span);
+                        return;
+                    }
+                    Operand::Str(s) | Operand::Bareword(s) => Value::String(s),
+                    Operand::Number { value, .. } => Value::Number(value),
+                    Operand::Bool(b) => Value::Bool(b),
+                    Operand::Null => Value::Null,
                 };
                 let k = self.constant(value);
                 self.push(Op::Const(k), span);
@@ -289,7 +303,7 @@ mod tests {
     use crate::syntax::condition::parse_cond;
 
     fn asm(src: &str) -> String {
-        compile(&parse_cond(src).unwrap()).disassemble()
+        compile(parse_cond(src).unwrap()).disassemble()
     }
 
     #[test]
@@ -323,7 +337,7 @@ mod tests {
     #[test]
     fn refs_are_distinct_and_sites_keep_spans() {
         let src = "{a} == {b} || !{ a } && {c.d}";
-        let program = compile(&parse_cond(src).unwrap());
+        let program = compile(parse_cond(src).unwrap());
         let table: Vec<&str> = program.refs.iter().map(|p| &*p.text).collect();
         assert_eq!(table, ["a", "b", "c.d"]);
         let sites: Vec<(&str, &str)> = program
@@ -339,7 +353,7 @@ mod tests {
 
     #[test]
     fn max_stack() {
-        let depth = |src: &str| compile(&parse_cond(src).unwrap()).max_stack;
+        let depth = |src: &str| compile(parse_cond(src).unwrap()).max_stack;
         assert_eq!(depth(""), 1);
         assert_eq!(depth("a"), 1);
         assert_eq!(depth("a == b"), 2);
@@ -353,7 +367,7 @@ mod tests {
         let run = || {
             let n = crate::syntax::condition::MAX_DEPTH;
             let src = format!("{}a{}", "(!".repeat(n / 2), ")".repeat(n / 2));
-            let program = compile(&parse_cond(&src).unwrap());
+            let program = compile(parse_cond(&src).unwrap());
             assert_eq!(program.ops.len(), 1 + n / 2);
         };
         std::thread::Builder::new()

@@ -9,11 +9,12 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
+use super::scope::dig;
 use super::{Scope, js_trim, resolve, truthy};
 use crate::compile::condition::{Op, Program};
-use crate::syntax::RefPath;
 use crate::syntax::condition::{CmpOp, Condition, ConditionError, refs_before_error};
 use crate::syntax::template::Template;
+use crate::syntax::{RefPath, Target};
 use crate::value::{Value, js_number_value, write_number};
 
 /// The result of evaluating a condition.
@@ -53,24 +54,125 @@ impl Item<'_> {
 const INLINE_REFS: usize = 8;
 const INLINE_STACK: usize = 16;
 
-/// Evaluate `program` against `scope`, with its reads.
-pub fn run<S: Scope + ?Sized>(program: &Program, scope: &S) -> Evaluated {
+/// Which entries of a program's ref table resolved: one bit per entry, so recording the reads
+/// of an evaluation allocates nothing for up to 64 distinct placeholders. The paths are only
+/// turned into text when asked for ([`Condition::path_texts`](crate::syntax::condition::Condition::path_texts)).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadSet {
+    /// Entries 0–63.
+    low: u64,
+    /// Entries from 64 on, 64 per word (empty, and unallocated, for most conditions).
+    high: Vec<u64>,
+}
+
+impl ReadSet {
+    #[inline]
+    fn insert(&mut self, index: usize) {
+        if index < 64 {
+            self.low |= 1 << index;
+        } else {
+            let word = index / 64 - 1;
+            if self.high.len() <= word {
+                self.high.resize(word + 1, 0);
+            }
+            self.high[word] |= 1 << (index % 64);
+        }
+    }
+
+    pub fn contains(&self, index: usize) -> bool {
+        if index < 64 {
+            self.low & (1 << index) != 0
+        } else {
+            self.high
+                .get(index / 64 - 1)
+                .is_some_and(|w| w & (1 << (index % 64)) != 0)
+        }
+    }
+
+    /// How many entries resolved.
+    pub fn len(&self) -> usize {
+        let high: u32 = self.high.iter().map(|w| w.count_ones()).sum();
+        (self.low.count_ones() + high) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The resolved entries' indices, ascending (the ref table's first-appearance order).
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        std::iter::once(self.low)
+            .chain(self.high.iter().copied())
+            .enumerate()
+            .flat_map(|(w, mut bits)| {
+                std::iter::from_fn(move || {
+                    (bits != 0).then(|| {
+                        let bit = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        w * 64 + bit
+                    })
+                })
+            })
+    }
+}
+
+/// A condition's value and which placeholders it read, as indices into the program's ref table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Decision {
+    pub value: bool,
+    pub reads: ReadSet,
+}
+
+/// Evaluate `program` against `scope`, with its reads as ref-table indices (no text built).
+pub fn decide<S: Scope + ?Sized>(program: &Program, scope: &S) -> Decision {
     with_resolved(program, scope, |slots| {
-        let value = execute(program, slots);
-        let resolved = slots.iter().filter(|slot| slot.is_some()).count();
-        let mut out = Evaluated {
-            value,
-            reads: Vec::with_capacity(resolved),
-            read_phases: Vec::new(),
-        };
-        for (slot, path) in slots.iter().zip(&program.refs) {
+        let mut reads = ReadSet::default();
+        for (i, slot) in slots.iter().enumerate() {
             if slot.is_some() {
-                out.reads.push(path.text.to_string());
-                add_read_phases(scope, path, &mut out.read_phases);
+                reads.insert(i);
             }
         }
-        out
+        Decision {
+            value: execute(program, slots),
+            reads,
+        }
     })
+}
+
+/// The text of each read path, in order.
+pub fn path_texts(program: &Program, reads: &ReadSet) -> Vec<String> {
+    let mut out = Vec::with_capacity(reads.len());
+    for i in reads.iter() {
+        if let Some(path) = program.refs.get(i) {
+            out.push(String::from(&*path.text));
+        }
+    }
+    out
+}
+
+/// The phase ids the reads read, distinct, in first-read order.
+pub fn read_phases<S: Scope + ?Sized>(
+    program: &Program,
+    scope: &S,
+    reads: &ReadSet,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for i in reads.iter() {
+        if let Some(path) = program.refs.get(i) {
+            add_read_phases(scope, path, &mut out);
+        }
+    }
+    out
+}
+
+/// Evaluate `program` against `scope`, with its reads.
+pub fn run<S: Scope + ?Sized>(program: &Program, scope: &S) -> Evaluated {
+    let Decision { value, reads } = decide(program, scope);
+    Evaluated {
+        value,
+        reads: path_texts(program, &reads),
+        read_phases: read_phases(program, scope, &reads),
+    }
 }
 
 /// Evaluate `program` against `scope`, the value only.
@@ -81,9 +183,18 @@ pub fn run_value<S: Scope + ?Sized>(program: &Program, scope: &S) -> bool {
 /// Add the phase ids a resolved path read, as `Rendered::read_phases` records them: the step
 /// of a `steps.ID…` path, the phases behind `previous.output`.
 fn add_read_phases<S: Scope + ?Sized>(scope: &S, path: &RefPath, out: &mut Vec<String>) {
-    for phase in crate::syntax::template::read_phases(scope, path) {
+    let add = |phase: &str, out: &mut Vec<String>| {
         if !out.iter().any(|p| p == phase) {
             out.push(phase.to_owned());
+        }
+    };
+    match path.step_id() {
+        // A `steps.ID…` path reads its step: no list to build.
+        Some(id) => add(id, out),
+        None => {
+            for phase in crate::syntax::template::read_phases(scope, path) {
+                add(phase, out);
+            }
         }
     }
 }
@@ -97,15 +208,42 @@ fn with_resolved<'s, S: Scope + ?Sized, R>(
     f: impl FnOnce(&[Slot<'s>]) -> R,
 ) -> R {
     let refs = &program.refs;
+    let mut resolver = Resolver { scope, step: None };
     if refs.len() <= INLINE_REFS {
         let mut slots: [Slot<'s>; INLINE_REFS] = Default::default();
         for (slot, path) in slots.iter_mut().zip(refs) {
-            *slot = resolve(scope, path);
+            *slot = resolver.resolve(path);
         }
         f(&slots[..refs.len()])
     } else {
-        let slots: Vec<Slot<'s>> = refs.iter().map(|path| resolve(scope, path)).collect();
+        let slots: Vec<Slot<'s>> = refs.iter().map(|path| resolver.resolve(path)).collect();
         f(&slots)
+    }
+}
+
+/// [`resolve`], remembering the last step whose JSON it looked up: a condition usually reads
+/// several fields of one step in a row, and each lookup hashes the step id.
+struct Resolver<'p, 's, S: ?Sized> {
+    scope: &'s S,
+    /// The step id of the last `steps.ID.json…` path and that step's JSON.
+    step: Option<(&'p str, Option<&'s Value>)>,
+}
+
+impl<'p, 's, S: Scope + ?Sized> Resolver<'p, 's, S> {
+    fn resolve(&mut self, path: &'p RefPath) -> Slot<'s> {
+        if path.target != Target::StepJson {
+            return resolve(self.scope, path);
+        }
+        let id = path.step_id()?;
+        let json = match self.step {
+            Some((last, json)) if last == id => json,
+            _ => {
+                let json = self.scope.step_json(id);
+                self.step = Some((id, json));
+                json
+            }
+        };
+        dig(json?, path.dig_path())
     }
 }
 
@@ -214,6 +352,15 @@ pub fn compare(op: CmpOp, a: Item<'_>, b: Item<'_>) -> bool {
 pub fn numeric(item: Item<'_>) -> Option<f64> {
     let n = match item {
         Item::Value(Value::Number(n)) => *n,
+        // A JS number literal starts with a digit, a sign, `.` or `I` (`Infinity`), after
+        // whitespace, which is never an ASCII letter: `high`, `prod`, … are words at a glance.
+        Item::Value(Value::String(s))
+            if s.as_bytes()
+                .first()
+                .is_some_and(|&b| b.is_ascii_alphabetic() && b != b'I') =>
+        {
+            return None;
+        }
         // `js_number_value` trims and maps an empty string to NaN.
         Item::Value(Value::String(s)) => js_number_value(s),
         _ => return None,
@@ -365,7 +512,7 @@ fn eval_or<S: Scope + ?Sized>(src: &str, scope: &S, fallback: bool) -> Outcome {
             };
             for path in refs_before_error(src, &error) {
                 if !out.reads.iter().any(|r| **r == *path.text) && resolve(scope, &path).is_some() {
-                    out.reads.push(path.text.to_string());
+                    out.reads.push(String::from(&*path.text));
                     add_read_phases(scope, &path, &mut out.read_phases);
                 }
             }
@@ -1095,6 +1242,35 @@ mod laws {
         })
     }
 
+    /// Reads past the 64 inline bits of a read set keep their order and count.
+    #[test]
+    fn read_sets_past_64_entries() {
+        let mut s = scope();
+        for i in (0..200).step_by(3) {
+            s.locals
+                .insert(format!("v{i}"), Value::Number(f64::from(i)));
+        }
+        // Every third of 200 distinct placeholders resolves.
+        let src = (0..200)
+            .map(|i| format!("{{v{i}}} >= 0"))
+            .collect::<Vec<_>>()
+            .join(" || ");
+        let cond = Condition::parse(&src).unwrap();
+        let decision = cond.decide(&s);
+        let want = tree_walk(&src, &s);
+        assert_eq!(decision.value, want.value);
+        assert_eq!(decision.reads.len(), want.reads.len());
+        assert_eq!(cond.path_texts(&decision.reads), want.reads);
+        assert_eq!(cond.program().refs.len(), 200);
+        assert_eq!(decision.reads.len(), 67);
+        let mut last = None;
+        for i in decision.reads.iter() {
+            assert!(decision.reads.contains(i) && last < Some(i));
+            last = Some(i);
+        }
+        assert!(!decision.reads.contains(cond.program().refs.len() + 64));
+    }
+
     /// Programs deeper than the inline stack, and with more refs than inline slots.
     #[test]
     fn spilled_machine_agrees() {
@@ -1126,6 +1302,10 @@ mod laws {
             let cond = cond.unwrap();
             prop_assert_eq!(cond.eval(&s), tree_walk(&src, &s), "{:?}", src);
             prop_assert_eq!(cond.holds(&s), cond.eval(&s).value);
+            let decision = cond.decide(&s);
+            prop_assert_eq!(decision.value, cond.eval(&s).value);
+            prop_assert_eq!(cond.path_texts(&decision.reads), cond.eval(&s).reads);
+            prop_assert_eq!(cond.read_phases(&s, &decision.reads), cond.eval(&s).read_phases);
             let sites: Vec<_> = cond.refs().collect();
             let ast = parse_cond(&src).unwrap();
             prop_assert_eq!(sites, ast.refs());

@@ -9,12 +9,12 @@ pub mod token;
 pub use ast::{CmpOp, Cond, Expr, Node, Operand};
 pub use parser::{ConditionError, ErrorKind, MAX_DEPTH, parse_cond, refs_before_error};
 
-use crate::compile::condition::{Program, compile};
+use crate::compile::condition::{Program, compile_with_capacity};
 use crate::eval::Scope;
 use crate::source::Span;
 use crate::syntax::RefPath;
 
-pub use crate::eval::condition::Evaluated;
+pub use crate::eval::condition::{Decision, Evaluated, ReadSet};
 
 /// A condition parsed and compiled once, evaluated many times.
 ///
@@ -29,6 +29,8 @@ pub use crate::eval::condition::Evaluated;
 /// let result = cond.eval(&scope);
 /// assert!(result.value);
 /// assert_eq!(result.reads, ["item"]);
+/// let decision = cond.decide(&scope);
+/// assert_eq!(cond.path_texts(&decision.reads), ["item"]);
 /// assert_eq!(Condition::parse("a == == b").unwrap_err().message, "unexpected operator '=='");
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -40,10 +42,10 @@ pub struct Condition {
 impl Condition {
     /// Parse and compile. Empty or whitespace-only text is a condition that is always true.
     pub fn parse(src: &str) -> Result<Condition, ConditionError> {
-        let cond = parse_cond(src)?;
+        let (cond, tokens) = parser::parse_counting_tokens(src)?;
         Ok(Condition {
             src: src.into(),
-            program: compile(&cond),
+            program: compile_with_capacity(cond, tokens + 1),
         })
     }
 
@@ -59,6 +61,23 @@ impl Condition {
     /// Evaluate against `scope`: the value, and what it read.
     pub fn eval<S: Scope + ?Sized>(&self, scope: &S) -> Evaluated {
         crate::eval::condition::run(&self.program, scope)
+    }
+
+    /// Evaluate against `scope`: the value, and what it read as indices into the ref table
+    /// (nothing is allocated for up to 64 distinct placeholders); [`Condition::path_texts`]
+    /// and [`Condition::read_phases`] turn the reads into text when needed.
+    pub fn decide<S: Scope + ?Sized>(&self, scope: &S) -> Decision {
+        crate::eval::condition::decide(&self.program, scope)
+    }
+
+    /// The paths of `reads`, as written, distinct, in first-resolution order.
+    pub fn path_texts(&self, reads: &ReadSet) -> Vec<String> {
+        crate::eval::condition::path_texts(&self.program, reads)
+    }
+
+    /// The phase ids `reads` read, distinct, in first-read order.
+    pub fn read_phases<S: Scope + ?Sized>(&self, scope: &S, reads: &ReadSet) -> Vec<String> {
+        crate::eval::condition::read_phases(&self.program, scope, reads)
     }
 
     /// Evaluate against `scope`, the value only (no read lists are built).

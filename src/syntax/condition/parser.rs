@@ -96,7 +96,8 @@ impl std::error::Error for ConditionError {}
 /// Lex the whole condition, stopping at the first error: the tokens before it, and the error.
 fn tokenize(src: &str) -> (Vec<Spanned<Token>>, Option<ConditionError>) {
     let mut lexer = Token::lexer(src);
-    let mut tokens = Vec::new();
+    // A token is at least one byte; most are several, with a space between.
+    let mut tokens = Vec::with_capacity(src.len() / 4 + 4);
     while let Some(token) = lexer.next() {
         let span = Span::from_range(lexer.span());
         match token {
@@ -146,24 +147,30 @@ pub fn refs_before_error(src: &str, error: &ConditionError) -> Vec<RefPath> {
 
 /// `cond = [ or_expr ] ;` — parse a whole condition.
 pub fn parse_cond(src: &str) -> Result<Cond, ConditionError> {
+    parse_counting_tokens(src).map(|(cond, _)| cond)
+}
+
+/// [`parse_cond`], with the number of tokens (which bounds the size of the compiled program).
+pub(crate) fn parse_counting_tokens(src: &str) -> Result<(Cond, usize), ConditionError> {
     let (tokens, error) = tokenize(src);
     if let Some(error) = error {
         return Err(error);
     }
+    let count = tokens.len();
     if tokens.is_empty() {
-        return Ok(Cond { expr: None });
+        return Ok((Cond { expr: None }, count));
     }
     let mut p = Parser {
         src,
         tokens,
         pos: 0,
         depth: 0,
-        stack: Vec::new(),
+        stack: Vec::with_capacity(16),
     };
     let expr = p.parse_or_expr()?;
     match p.peek() {
         Some(extra) => Err(ErrorKind::TrailingTokens.at(extra.span)),
-        None => Ok(Cond { expr: Some(expr) }),
+        None => Ok((Cond { expr: Some(expr) }, count)),
     }
 }
 
@@ -223,6 +230,11 @@ struct Parser<'s> {
 impl Parser<'_> {
     fn peek(&self) -> Option<Spanned<Token>> {
         self.tokens.get(self.pos).cloned()
+    }
+
+    /// Is the next token `token`? (Nothing is consumed.)
+    fn next_is(&self, token: Token) -> bool {
+        self.tokens.get(self.pos).is_some_and(|t| t.node == token)
     }
 
     /// Consume the next token if it is `token`.
@@ -304,6 +316,8 @@ impl Parser<'_> {
     fn ascend(&mut self, frame: Frame, node: Node) -> Result<Next, ConditionError> {
         Ok(match frame {
             // `or_expr = and_expr , { "||" , and_expr } ;`
+            // A lone operand is handed up as it is, without a list.
+            Frame::Or(items) if items.is_empty() && !self.next_is(Token::OrOr) => Next::Up(node),
             Frame::Or(mut items) => {
                 items.push(node);
                 if self.eat_if(Token::OrOr).is_some() {
@@ -314,6 +328,7 @@ impl Parser<'_> {
                 }
             }
             // `and_expr = not_expr , { "&&" , not_expr } ;`
+            Frame::And(items) if items.is_empty() && !self.next_is(Token::AndAnd) => Next::Up(node),
             Frame::And(mut items) => {
                 items.push(node);
                 if self.eat_if(Token::AndAnd).is_some() {

@@ -15,6 +15,7 @@
 //! * NUMBER's optional fraction and exponent are taken only when complete (`1.` is `1` then `.`;
 //!   `1e+` is `1` then `e+`); the tests below check that logos backs off to the last accepting
 //!   state like the SPEC's backtracking regex does.
+//! * Runs of ASCII whitespace are skipped by the lexer itself, with no callback.
 //! * Any other char is JavaScript whitespace (skipped) or starts a BAREWORD: the regex takes that
 //!   one char and [`space_or_bareword`] decides, then takes the rest of the bareword by hand.
 //!   Both use [`is_js_whitespace`], the one definition of the JS whitespace set (the set
@@ -44,6 +45,7 @@ pub enum LexError {
 /// One condition token. The lexeme is the token's span in the source.
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
 #[logos(error = LexError)]
+#[logos(skip r"[\t\n\x0B\x0C\r ]+")]
 pub enum Token {
     /// `{ path }`: everything up to the next `}`.
     #[token("{", lex_ref)]
@@ -87,7 +89,7 @@ pub enum Token {
     /// not start like a NUMBER (a digit, or `-` followed by a digit). The regex matches any
     /// char no other token starts with (a `-` before a digit loses to the longer NUMBER);
     /// [`space_or_bareword`] skips it if it is whitespace, else takes the rest of the run.
-    #[regex(r#"[^0-9&|!=<>()"'{}]"#, space_or_bareword)]
+    #[regex(r#"[^0-9&|!=<>()"'{}\t\n\x0B\x0C\r ]"#, space_or_bareword)]
     Bareword,
 }
 
