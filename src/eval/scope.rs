@@ -69,11 +69,27 @@ pub fn dig<'v>(root: &'v Value, mut keys: Keys<'_>) -> Option<Cow<'v, Value>> {
                 }
                 None => return None,
             },
-            Value::Object(map) => map.get(key)?,
+            Value::Object(map) => member(map, key)?,
             _ => return None,
         };
     }
     Some(Cow::Borrowed(cur))
+}
+
+/// `a == b`, compared in place: keys are short, a library call costs more than the bytes.
+#[inline]
+fn same_key(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+}
+
+/// `map[key]`. Most objects a path digs into are small: comparing a few keys beats hashing one.
+#[inline]
+fn member<'v>(map: &'v Map, key: &str) -> Option<&'v Value> {
+    if map.len() <= 8 {
+        map.iter().find(|(k, _)| same_key(k, key)).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
 }
 
 /// Status of an upstream step as templates see it.

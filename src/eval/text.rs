@@ -36,11 +36,10 @@ fn write_finite(n: f64, out: &mut String) {
         rest /= 10;
     }
     if n < 0.0 {
-        out.push('-');
+        at -= 1;
+        digits[at] = b'-';
     }
-    for &d in &digits[at..] {
-        out.push(d as char);
-    }
+    out.extend(digits[at..].iter().map(|&b| char::from(b)));
 }
 
 /// Pretty JSON of a container whose members are all scalars or empty containers (an args
@@ -64,7 +63,7 @@ fn write_flat(value: &Value, out: &mut String) -> bool {
             out.push('{');
             for (i, (key, item)) in members.iter().enumerate() {
                 out.push_str(if i == 0 { "\n  " } else { ",\n  " });
-                write_string(key, out);
+                write_json_string(key, out);
                 out.push_str(": ");
                 if !write_leaf(item, out) {
                     return false;
@@ -77,6 +76,17 @@ fn write_flat(value: &Value, out: &mut String) -> bool {
     true
 }
 
+/// A JSON string literal: as is between quotes when nothing needs escaping (a key, a label).
+fn write_json_string(s: &str, out: &mut String) {
+    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        return write_string(s, out);
+    }
+    out.reserve(s.len() + 2);
+    out.push('"');
+    out.push_str(s);
+    out.push('"');
+}
+
 /// A member of a flat container as JSON; `false` for a non-empty container.
 fn write_leaf(value: &Value, out: &mut String) -> bool {
     match value {
@@ -84,7 +94,7 @@ fn write_leaf(value: &Value, out: &mut String) -> bool {
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) if n.is_finite() => write_finite(*n, out),
         Value::Number(_) => out.push_str("null"),
-        Value::String(s) => write_string(s, out),
+        Value::String(s) => write_json_string(s, out),
         Value::Array(a) if a.is_empty() => out.push_str("[]"),
         Value::Object(o) if o.is_empty() => out.push_str("{}"),
         Value::Array(_) | Value::Object(_) => return false,

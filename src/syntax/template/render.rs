@@ -68,6 +68,17 @@ pub struct Oversize {
 /// quotes and `": "` of keys, one byte per number or literal and the newline and two-space
 /// indentation before every element of a container (as `write_text` pretty-prints them).
 fn text_size_above(value: &Value, room: usize) -> Option<usize> {
+    let scalar = match value {
+        Value::String(s) => s.len(),
+        Value::Null => 0,
+        Value::Array(_) | Value::Object(_) => return container_size_above(value, room),
+        _ => 1,
+    };
+    (scalar > room).then_some(scalar)
+}
+
+/// [`text_size_above`] of a container.
+fn container_size_above(value: &Value, room: usize) -> Option<usize> {
     let mut size = 0usize;
     let mut stack = Stack::new(value);
     while let Some((v, depth)) = stack.pop() {
@@ -353,6 +364,14 @@ impl Template {
                         continue;
                     }
                     match resolve(scope, &self.paths[id]) {
+                        // Uncapped (`render`): no value's text can pass `usize::MAX` bytes.
+                        Some(value) if max == usize::MAX => {
+                            write_text(&value, &mut text);
+                            if state[id].1 == Seen::Not {
+                                state[id].1 = Seen::Resolved;
+                                out.reads.push(r.path);
+                            }
+                        }
                         Some(value) => {
                             let room = max.saturating_sub(text.len());
                             let before = text.len();
