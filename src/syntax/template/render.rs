@@ -190,6 +190,16 @@ enum Seen {
     Missing,
 }
 
+/// How many placeholders `src` can hold at most: one per `{` (counted 32 bytes at a time).
+fn max_placeholders(src: &str) -> usize {
+    let (blocks, tail) = src.as_bytes().as_chunks::<32>();
+    let mut n = tail.iter().filter(|&&b| b == b'{').count();
+    for block in blocks {
+        n += block.iter().map(|&b| usize::from(b == b'{')).sum::<usize>();
+    }
+    n
+}
+
 /// Lowers pieces to ops, interning each distinct path once.
 struct Builder<'s> {
     src: &'s str,
@@ -205,12 +215,15 @@ struct Builder<'s> {
 
 impl<'s> Builder<'s> {
     fn new(src: &'s str) -> Builder<'s> {
+        // Reserve for the most placeholders the text can hold (one per `{`), so these never
+        // grow while parsing; distinct paths are fewer and grow as found.
+        let most = max_placeholders(src);
         Builder {
             src,
-            ops: Vec::new(),
-            refs: Vec::new(),
+            ops: Vec::with_capacity(2 * most + 1),
+            refs: Vec::with_capacity(most),
             paths: Vec::new(),
-            texts: Vec::new(),
+            texts: Vec::with_capacity(most),
             ids: None,
         }
     }
@@ -226,7 +239,8 @@ impl<'s> Builder<'s> {
     fn placeholder(&mut self, span: Span, path: Option<RefPath>) {
         let text = placeholder_path(self.src, span);
         if self.ids.is_none() && self.texts.len() >= 16 {
-            let mut map = HashMap::with_capacity_and_hasher(64, Default::default());
+            let most = self.refs.capacity().max(64);
+            let mut map = HashMap::with_capacity_and_hasher(most, Default::default());
             map.extend(self.texts.iter().enumerate().map(|(i, t)| (*t, i as u32)));
             self.ids = Some(map);
         }
