@@ -97,8 +97,8 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
     for (k, u) in all.iter().enumerate() {
         let p = &flow.phases[u.phase];
         let Some(r) = u.path.step_id() else { continue };
-        if u.path.segs.len() > 3 && &*u.path.segs[2].key == "output" {
-            let rest: Vec<&str> = u.path.segs[3..].iter().map(|s| &*s.key).collect();
+        if u.path.segs().len() > 3 && &*u.path.segs()[2].key == "output" {
+            let rest: Vec<&str> = u.path.segs()[3..].iter().map(|s| &*s.key).collect();
             out.push(
                 Diagnostic::new(
                     Code::OutputSubpath,
@@ -272,7 +272,7 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                 if args.suppress || args.invalid {
                     continue;
                 }
-                let Some(name) = u.path.segs.get(1).map(|s| &*s.key) else {
+                let Some(name) = u.path.segs().get(1).map(|s| &*s.key) else {
                     continue;
                 };
                 if warned_args.contains(&name) {
@@ -391,7 +391,7 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
 /// a text as in a condition. `{steps}` alone is left to prose ("the {steps} below").
 fn step_field(phase: &str, u: &Use<'_>) -> Option<Diagnostic> {
     const FIELDS: [&str; 2] = ["output", "json"];
-    let segs = &u.path.segs;
+    let segs = u.path.segs();
     let id = segs.get(1)?;
     let field = segs.get(2).map(|s| &*s.key);
     if field.is_some_and(|f| FIELDS.contains(&f)) {

@@ -7,7 +7,8 @@ use std::sync::OnceLock;
 use indexmap::IndexMap;
 
 use super::safe_parse::safe_parse;
-use crate::syntax::{RefPath, Seg, Target};
+use crate::syntax::path::{Keys, canonical_index};
+use crate::syntax::{RefPath, Target};
 use crate::value::{Map, Value};
 
 /// The text every downstream template sees in place of a failed phase's output.
@@ -36,35 +37,59 @@ pub trait Scope {
 /// Resolve a placeholder path; `None` is undefined (the placeholder stays verbatim).
 pub fn resolve<'s, S: Scope + ?Sized>(scope: &'s S, path: &RefPath) -> Option<Cow<'s, Value>> {
     match path.target {
-        Target::Args => dig(scope.args()?, path.dig_path()),
+        Target::Args => dig(scope.args()?, path.dig_keys()),
         Target::StepOutput => scope.step_output(path.step_id()?).map(Cow::Borrowed),
-        Target::StepJson => dig(scope.step_json(path.step_id()?)?, path.dig_path()),
+        Target::StepJson => {
+            let (id, keys) = path.step_json_keys()?;
+            dig(scope.step_json(id)?, keys)
+        }
         Target::Previous => scope.previous().map(Cow::Borrowed),
         Target::Reflexion => scope.reflexion().map(Cow::Borrowed),
-        Target::Local => dig(scope.local(path.head())?, path.dig_path()),
+        Target::Local => {
+            let mut keys = path.keys();
+            dig(scope.local(keys.next()?)?, keys)
+        }
         Target::Never => None,
     }
 }
 
-/// Walk `path` from `root`. Never fails: a missing key, an out-of-range index, or a primitive
-/// (strings included) mid-way is undefined. Arrays take canonical indices and `length`.
-pub fn dig<'v>(root: &'v Value, path: &[Seg]) -> Option<Cow<'v, Value>> {
+/// Walk the segments `keys` from `root`. Never fails: a missing key, an out-of-range index, or
+/// a primitive (strings included) mid-way is undefined. Arrays take canonical indices and
+/// `length` (as the last segment).
+pub fn dig<'v>(root: &'v Value, mut keys: Keys<'_>) -> Option<Cow<'v, Value>> {
     let mut cur = root;
-    for (i, seg) in path.iter().enumerate() {
+    while let Some(key) = keys.next() {
         cur = match cur {
-            Value::Array(items) => match seg.index {
+            Value::Array(items) => match canonical_index(key) {
                 Some(ix) => items.get(ix as usize)?,
-                None if &*seg.key == "length" => {
-                    return (i + 1 == path.len())
+                None if key == "length" => {
+                    return keys
+                        .is_done()
                         .then(|| Cow::Owned(Value::Number(items.len() as f64)));
                 }
                 None => return None,
             },
-            Value::Object(map) => map.get(&*seg.key)?,
+            Value::Object(map) => member(map, key)?,
             _ => return None,
         };
     }
     Some(Cow::Borrowed(cur))
+}
+
+/// `a == b`, compared in place: keys are short, a library call costs more than the bytes.
+#[inline]
+fn same_key(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+}
+
+/// `map[key]`. Most objects a path digs into are small: comparing a few keys beats hashing one.
+#[inline]
+fn member<'v>(map: &'v Map, key: &str) -> Option<&'v Value> {
+    if map.len() <= 8 {
+        map.iter().find(|(k, _)| same_key(k, key)).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
 }
 
 /// Status of an upstream step as templates see it.
@@ -212,16 +237,16 @@ mod tests {
             let v = nested_arrays(DEPTH, Value::from("bottom"));
             let path = RefPath::parse(&format!("args{}", ".0".repeat(DEPTH)));
             assert_eq!(
-                dig(&v, &path.segs[1..]),
+                dig(&v, path.dig_keys()),
                 Some(Cow::Borrowed(&Value::from("bottom")))
             );
             let path = RefPath::parse(&format!("args{}.length", ".0".repeat(DEPTH - 1)));
             assert_eq!(
-                dig(&v, &path.segs[1..]),
+                dig(&v, path.dig_keys()),
                 Some(Cow::Owned(Value::Number(1.0)))
             );
             let path = RefPath::parse(&format!("args{}", ".0".repeat(DEPTH + 1)));
-            assert_eq!(dig(&v, &path.segs[1..]), None);
+            assert_eq!(dig(&v, path.dig_keys()), None);
         });
     }
 

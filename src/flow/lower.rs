@@ -1279,7 +1279,7 @@ impl Lowerer {
                     let whole = template.refs().len() == 1
                         && template.refs()[0].span.range() == (0..v.len())
                         && template.paths()[0].head() == "args"
-                        && template.paths()[0].segs.len() == 2;
+                        && template.paths()[0].segs().len() == 2;
                     if !whole {
                         self.push(
                             Diagnostic::new(Code::InvalidCwd, format!("'cwd' may hold only one whole {{args.X}} placeholder, found \"{v}\""))
@@ -1289,7 +1289,7 @@ impl Lowerer {
                         );
                         return None;
                     }
-                    Cwd::Arg(template.paths()[0].segs[1].key.to_string())
+                    Cwd::Arg(template.paths()[0].segs()[1].key.to_string())
                 }
             }
         };

@@ -1,5 +1,9 @@
-//! Placeholder paths: `{steps.scan.json.items.0.id}` split into segments and classified by head
-//! once, when a template or condition is parsed, so rendering never re-splits text.
+//! Placeholder paths: `{steps.scan.json.items.0.id}` classified by head once, when a template or
+//! condition is parsed. A path keeps its text only: resolution walks the segments straight from
+//! it ([`RefPath::dig_keys`]), so parsing allocates once per path and rendering never allocates;
+//! the owned [`Seg`] list is built on first request ([`RefPath::segs`]).
+
+use std::sync::OnceLock;
 
 /// One path segment. `index` is set when the segment is a canonical array index
 /// (`0` or `[1-9][0-9]*`), which `dig` uses on arrays.
@@ -11,20 +15,73 @@ pub struct Seg {
 
 impl Seg {
     fn new(key: &str) -> Seg {
-        let canonical = key == "0"
-            || (!key.is_empty()
-                && !key.starts_with('0')
-                && key.len() <= 10
-                && key.bytes().all(|b| b.is_ascii_digit()));
         Seg {
             key: key.into(),
-            index: if canonical { key.parse().ok() } else { None },
+            index: canonical_index(key),
+        }
+    }
+}
+
+/// The array index a segment names: `0` or `[1-9][0-9]*` within `u32`; anything else
+/// (`01`, `-1`, `1e3`, `4294967296`) names none.
+pub fn canonical_index(key: &str) -> Option<u32> {
+    let canonical = key == "0"
+        || (!key.is_empty()
+            && !key.starts_with('0')
+            && key.len() <= 10
+            && key.bytes().all(|b| b.is_ascii_digit()));
+    if canonical { key.parse().ok() } else { None }
+}
+
+/// The segments of a path text, split at `.` (a byte scan: paths are short).
+#[derive(Clone, Debug)]
+pub struct Keys<'a> {
+    rest: Option<&'a str>,
+}
+
+impl<'a> Keys<'a> {
+    fn new(text: &'a str) -> Keys<'a> {
+        Keys { rest: Some(text) }
+    }
+
+    /// The keys of `text[from..]`; none when `text` ends before `from`.
+    fn after(text: &'a str, from: usize) -> Keys<'a> {
+        Keys {
+            rest: text.get(from..),
+        }
+    }
+
+    fn empty() -> Keys<'a> {
+        Keys { rest: None }
+    }
+
+    /// No segment left.
+    pub fn is_done(&self) -> bool {
+        self.rest.is_none()
+    }
+}
+
+impl<'a> Iterator for Keys<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = self.rest?;
+        match rest.bytes().position(|b| b == b'.') {
+            Some(dot) => {
+                self.rest = Some(&rest[dot + 1..]);
+                Some(&rest[..dot])
+            }
+            None => {
+                self.rest = None;
+                Some(rest)
+            }
         }
     }
 }
 
 /// What a path reads, decided by its head (SPEC §4.3).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
     /// `{args}` / `{args.a.b}`: dig into the invocation arguments from segment 1.
     Args,
@@ -43,28 +100,65 @@ pub enum Target {
     Never,
 }
 
-/// A parsed placeholder path.
-#[derive(Clone, Debug, PartialEq, Eq)]
+impl Target {
+    /// How many leading segments name the root value `dig` starts from; `None` when nothing
+    /// is dug.
+    fn dig_from(self) -> Option<usize> {
+        match self {
+            Target::Args | Target::Local => Some(1),
+            Target::StepJson => Some(3),
+            _ => None,
+        }
+    }
+}
+
+const STEPS: &str = "steps.";
+const OUTPUT: &str = ".output";
+
+/// A parsed placeholder path. Equality is that of the text (the rest derives from it).
+#[derive(Clone)]
 pub struct RefPath {
     /// The path as written, without braces: `steps.scan.json.items`.
     pub text: Box<str>,
-    pub segs: Box<[Seg]>,
     pub target: Target,
+    /// The segments as owned values, built on first request.
+    segs: OnceLock<Box<[Seg]>>,
+}
+
+impl PartialEq for RefPath {
+    fn eq(&self, other: &RefPath) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for RefPath {}
+
+impl std::fmt::Debug for RefPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RefPath")
+            .field("text", &self.text)
+            .field("segs", &self.segs())
+            .field("target", &self.target)
+            .finish()
+    }
 }
 
 impl RefPath {
-    /// Split `text` at `.` and classify it. Never fails: odd paths simply never resolve.
+    /// Classify `text` (split at `.`). Never fails: odd paths simply never resolve.
     pub fn parse(text: &str) -> RefPath {
-        let segs: Box<[Seg]> = text.split('.').map(Seg::new).collect();
-        let key = |i: usize| segs.get(i).map(|s| &*s.key);
-        let target = match key(0).unwrap_or("") {
+        let mut keys = Keys::new(text);
+        let head = keys.next().unwrap_or("");
+        let second = keys.next();
+        let third = keys.next();
+        let more = !keys.is_done();
+        let target = match head {
             "args" => Target::Args,
-            "previous" if key(1) == Some("output") => Target::Previous,
+            "previous" if second == Some("output") => Target::Previous,
             "previous" => Target::Never,
-            "reflexion" if segs.len() == 1 => Target::Reflexion,
+            "reflexion" if second.is_none() => Target::Reflexion,
             "reflexion" => Target::Never,
-            "steps" => match (key(2), segs.len()) {
-                (Some("output"), 3) => Target::StepOutput,
+            "steps" => match (third, more) {
+                (Some("output"), false) => Target::StepOutput,
                 (Some("json"), _) => Target::StepJson,
                 _ => Target::Never,
             },
@@ -72,32 +166,74 @@ impl RefPath {
         };
         RefPath {
             text: text.into(),
-            segs,
             target,
+            segs: OnceLock::new(),
         }
     }
 
+    /// The segments' texts, in order.
+    pub fn keys(&self) -> Keys<'_> {
+        Keys::new(&self.text)
+    }
+
+    /// The segments as owned values (built once, on first call).
+    pub fn segs(&self) -> &[Seg] {
+        self.segs
+            .get_or_init(|| self.keys().map(Seg::new).collect())
+    }
+
     pub fn head(&self) -> &str {
-        &self.segs[0].key
+        self.keys().next().unwrap_or("")
     }
 
     /// The phase id of a `steps.ID…` path.
     pub fn step_id(&self) -> Option<&str> {
-        if self.head() == "steps" {
-            self.segs.get(1).map(|s| &*s.key)
-        } else {
-            None
+        match self.target {
+            // `steps.ID.output` exactly.
+            Target::StepOutput => self.text.get(STEPS.len()..self.text.len() - OUTPUT.len()),
+            _ => {
+                let mut keys = self.keys();
+                if keys.next() == Some("steps") {
+                    keys.next()
+                } else {
+                    None
+                }
+            }
         }
     }
 
     /// The segments `dig` walks after the root value of the target.
     pub fn dig_path(&self) -> &[Seg] {
-        let from = match self.target {
-            Target::Args | Target::Local => 1,
+        let segs = self.segs();
+        let from = self.target.dig_from().unwrap_or(segs.len());
+        &segs[from.min(segs.len())..]
+    }
+
+    /// The phase id and the dig keys of a `steps.ID.json…` path.
+    pub fn step_json_keys(&self) -> Option<(&str, Keys<'_>)> {
+        if self.target != Target::StepJson {
+            return None;
+        }
+        let mut keys = Keys::after(&self.text, STEPS.len());
+        let id = keys.next()?;
+        keys.next(); // `json`
+        Some((id, keys))
+    }
+
+    /// The texts of [`RefPath::dig_path`], read from the path text without allocating.
+    pub fn dig_keys(&self) -> Keys<'_> {
+        let skip = match self.target {
+            // `args` then `.`: the head is known.
+            Target::Args => return Keys::after(&self.text, "args.".len()),
+            Target::Local => 1,
             Target::StepJson => 3,
-            _ => self.segs.len(),
+            _ => return Keys::empty(),
         };
-        &self.segs[from.min(self.segs.len())..]
+        let mut keys = self.keys();
+        for _ in 0..skip {
+            keys.next();
+        }
+        keys
     }
 }
 
@@ -142,5 +278,32 @@ mod tests {
         assert_eq!(idx, vec![Some(0), Some(10), None, None, None]);
         assert_eq!(RefPath::parse("steps.a.json").dig_path().len(), 0);
         assert_eq!(RefPath::parse("args.x").dig_path()[0].key.as_ref(), "x");
+    }
+}
+
+#[cfg(test)]
+mod laws {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The views read from the text agree with the owned segments, for any text.
+        #[test]
+        fn text_views_match_segments(text in "(steps|args|previous|reflexion|output|json|[a-z0-9.]{0,4}|\\.|\\PC{0,3})(\\.(output|json|length|0|01|[a-z0-9]{0,3}|\\PC{0,2})){0,5}") {
+            let path = RefPath::parse(&text);
+            let split: Vec<&str> = text.split('.').collect();
+            prop_assert_eq!(path.keys().collect::<Vec<_>>(), split.clone());
+            let segs: Vec<&str> = path.segs().iter().map(|s| &*s.key).collect();
+            prop_assert_eq!(&segs, &split);
+            let dug: Vec<&str> = path.dig_path().iter().map(|s| &*s.key).collect();
+            prop_assert_eq!(path.dig_keys().collect::<Vec<_>>(), dug);
+            let id = (split[0] == "steps").then(|| split.get(1).copied()).flatten();
+            prop_assert_eq!(path.step_id(), id);
+            prop_assert_eq!(path.head(), split[0]);
+            if let Some((id, keys)) = path.step_json_keys() {
+                prop_assert_eq!(Some(id), path.step_id());
+                prop_assert_eq!(keys.collect::<Vec<_>>(), path.dig_keys().collect::<Vec<_>>());
+            }
+        }
     }
 }

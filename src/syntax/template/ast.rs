@@ -33,26 +33,78 @@ impl TemplateAst {
 
 /// `template = { placeholder | text } ;`
 pub fn parse_template(src: &str) -> TemplateAst {
-    let mut pieces: Vec<Piece> = Vec::new();
-    let mut lexer = Token::lexer(src);
-    while let Some(token) = lexer.next() {
-        let span = Span::from_range(lexer.span());
-        match token {
-            Ok(Token::Placeholder) => pieces.push(parse_placeholder(src, span)),
-            // The lexer covers every byte, so an error token cannot occur; treat it as text.
-            Ok(Token::Text | Token::Brace) | Err(()) => match pieces.last_mut() {
-                Some(Piece::Text(prev)) => prev.end = span.end,
-                _ => pieces.push(Piece::Text(span)),
-            },
-        }
-    }
+    let pieces = Pieces::new(src)
+        .map(|piece| match piece {
+            RawPiece::Text(span) => Piece::Text(span),
+            RawPiece::Placeholder(span) => parse_placeholder(src, span),
+        })
+        .collect();
     TemplateAst { pieces }
 }
 
 /// `placeholder = "{" , path , "}" ;`
 fn parse_placeholder(src: &str, span: Span) -> Piece {
-    let inner = &src[span.start as usize + 1..span.end as usize - 1];
-    Piece::Placeholder(span, RefPath::parse(inner))
+    Piece::Placeholder(span, RefPath::parse(placeholder_path(src, span)))
+}
+
+/// The path of the placeholder at `span`, without its braces.
+pub(super) fn placeholder_path(src: &str, span: Span) -> &str {
+    &src[span.start as usize + 1..span.end as usize - 1]
+}
+
+/// A piece before its path is parsed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum RawPiece {
+    Text(Span),
+    Placeholder(Span),
+}
+
+/// The pieces of a template in order, adjacent text merged, paths left unparsed (a compiled
+/// template parses each distinct path once).
+pub(super) struct Pieces<'s> {
+    lexer: logos::Lexer<'s, Token>,
+    /// A token read past the end of a text run.
+    pending: Option<RawPiece>,
+}
+
+impl<'s> Pieces<'s> {
+    pub(super) fn new(src: &'s str) -> Pieces<'s> {
+        Pieces {
+            lexer: Token::lexer(src),
+            pending: None,
+        }
+    }
+
+    fn token(&mut self) -> Option<RawPiece> {
+        let token = self.lexer.next()?;
+        let span = Span::from_range(self.lexer.span());
+        Some(match token {
+            Ok(Token::Placeholder) => RawPiece::Placeholder(span),
+            // The lexer covers every byte, so an error token cannot occur; treat it as text.
+            Ok(Token::Text | Token::Brace) | Err(()) => RawPiece::Text(span),
+        })
+    }
+}
+
+impl Iterator for Pieces<'_> {
+    type Item = RawPiece;
+
+    fn next(&mut self) -> Option<RawPiece> {
+        let first = self.pending.take().or_else(|| self.token())?;
+        let RawPiece::Text(mut text) = first else {
+            return Some(first);
+        };
+        while let Some(piece) = self.token() {
+            match piece {
+                RawPiece::Text(more) => text.end = more.end,
+                RawPiece::Placeholder(_) => {
+                    self.pending = Some(piece);
+                    break;
+                }
+            }
+        }
+        Some(RawPiece::Text(text))
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,10 @@
 
 use std::borrow::Cow;
 
-use super::ast::{Piece, TemplateAst, parse_template};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::ast::{Piece, Pieces, RawPiece, TemplateAst, placeholder_path};
 use crate::eval::{Scope, resolve, write_text};
 use crate::source::Span;
 use crate::syntax::RefPath;
@@ -34,6 +37,7 @@ pub struct Template {
     refs: Vec<TemplateRef>,
     /// Distinct paths, in order of first appearance.
     paths: Vec<RefPath>,
+    len_hint: LenHint,
 }
 
 /// The result of a text-mode render. Path lists hold indices into [`Template::paths`], distinct
@@ -64,8 +68,19 @@ pub struct Oversize {
 /// quotes and `": "` of keys, one byte per number or literal and the newline and two-space
 /// indentation before every element of a container (as `write_text` pretty-prints them).
 fn text_size_above(value: &Value, room: usize) -> Option<usize> {
+    let scalar = match value {
+        Value::String(s) => s.len(),
+        Value::Null => 0,
+        Value::Array(_) | Value::Object(_) => return container_size_above(value, room),
+        _ => 1,
+    };
+    (scalar > room).then_some(scalar)
+}
+
+/// [`text_size_above`] of a container.
+fn container_size_above(value: &Value, room: usize) -> Option<usize> {
     let mut size = 0usize;
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    let mut stack = Stack::new(value);
     while let Some((v, depth)) = stack.pop() {
         match v {
             Value::String(s) => size += if depth == 0 { s.len() } else { s.len() + 2 },
@@ -93,6 +108,80 @@ fn text_size_above(value: &Value, room: usize) -> Option<usize> {
     None
 }
 
+/// The walk stack of [`text_size_above`]: the first few entries inline, so sizing a scalar or
+/// a small container allocates nothing; the rest on the heap.
+struct Stack<'v> {
+    inline: [(&'v Value, usize); 8],
+    len: usize,
+    spill: Vec<(&'v Value, usize)>,
+}
+
+impl<'v> Stack<'v> {
+    /// A stack holding `root` at depth 0.
+    fn new(root: &'v Value) -> Stack<'v> {
+        Stack {
+            inline: [(root, 0); 8],
+            len: 1,
+            spill: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, entry: (&'v Value, usize)) {
+        // Once the heap part is in use, it holds the top of the stack.
+        if self.len < self.inline.len() && self.spill.is_empty() {
+            self.inline[self.len] = entry;
+            self.len += 1;
+        } else {
+            self.spill.push(entry);
+        }
+    }
+
+    fn pop(&mut self) -> Option<(&'v Value, usize)> {
+        if let Some(entry) = self.spill.pop() {
+            return Some(entry);
+        }
+        self.len = self.len.checked_sub(1)?;
+        Some(self.inline[self.len])
+    }
+}
+
+/// The path that contributed the most bytes (the first of equals) and its bytes.
+fn largest(state: &[(usize, Seen)]) -> Option<(u32, usize)> {
+    state
+        .iter()
+        .enumerate()
+        .max_by_key(|&(i, (b, _))| (*b, std::cmp::Reverse(i)))
+        .map(|(i, (b, _))| (i as u32, *b))
+}
+
+/// The length of a template's last complete render: the next render reserves that much, so
+/// rendering the same template again does not grow its text.
+#[derive(Debug, Default)]
+struct LenHint(AtomicUsize);
+
+impl LenHint {
+    fn get(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn set(&self, len: usize) {
+        self.0.store(len, Ordering::Relaxed);
+    }
+}
+
+impl Clone for LenHint {
+    fn clone(&self) -> LenHint {
+        LenHint(AtomicUsize::new(self.get()))
+    }
+}
+
+/// A hint is not part of what a template is.
+impl PartialEq for LenHint {
+    fn eq(&self, _: &LenHint) -> bool {
+        true
+    }
+}
+
 /// Per-render state of one distinct path.
 #[derive(Clone, Copy, PartialEq)]
 enum Seen {
@@ -101,9 +190,100 @@ enum Seen {
     Missing,
 }
 
+/// How many placeholders `src` can hold at most: one per `{` (counted 32 bytes at a time).
+fn max_placeholders(src: &str) -> usize {
+    let (blocks, tail) = src.as_bytes().as_chunks::<32>();
+    let mut n = tail.iter().filter(|&&b| b == b'{').count();
+    for block in blocks {
+        n += block.iter().map(|&b| usize::from(b == b'{')).sum::<usize>();
+    }
+    n
+}
+
+/// Lowers pieces to ops, interning each distinct path once.
+struct Builder<'s> {
+    src: &'s str,
+    ops: Vec<Op>,
+    refs: Vec<TemplateRef>,
+    paths: Vec<RefPath>,
+    /// The distinct paths as written, borrowed from `src`.
+    texts: Vec<&'s str>,
+    /// Most templates hold a few placeholders: a linear scan of `texts` interns them without a
+    /// map; past that, an index keeps interning linear.
+    ids: Option<HashMap<&'s str, u32, foldhash::fast::RandomState>>,
+}
+
+impl<'s> Builder<'s> {
+    fn new(src: &'s str) -> Builder<'s> {
+        // Reserve for the most placeholders the text can hold (one per `{`), so these never
+        // grow while parsing; distinct paths are fewer and grow as found.
+        let most = max_placeholders(src);
+        Builder {
+            src,
+            ops: Vec::with_capacity(2 * most + 1),
+            refs: Vec::with_capacity(most),
+            paths: Vec::new(),
+            texts: Vec::with_capacity(most),
+            ids: None,
+        }
+    }
+
+    fn text(&mut self, span: Span) {
+        match self.ops.last_mut() {
+            Some(Op::Lit(_, end)) if *end == span.start => *end = span.end,
+            _ => self.ops.push(Op::Lit(span.start, span.end)),
+        }
+    }
+
+    /// A placeholder at `span`; `path` is its parsed path when the caller has it already.
+    fn placeholder(&mut self, span: Span, path: Option<RefPath>) {
+        let text = placeholder_path(self.src, span);
+        if self.ids.is_none() && self.texts.len() >= 16 {
+            let most = self.refs.capacity().max(64);
+            let mut map = HashMap::with_capacity_and_hasher(most, Default::default());
+            map.extend(self.texts.iter().enumerate().map(|(i, t)| (*t, i as u32)));
+            self.ids = Some(map);
+        }
+        let known = match &self.ids {
+            Some(map) => map.get(text).copied(),
+            None => self.texts.iter().position(|t| *t == text).map(|i| i as u32),
+        };
+        let id = known.unwrap_or_else(|| {
+            let id = self.paths.len() as u32;
+            self.paths
+                .push(path.unwrap_or_else(|| RefPath::parse(text)));
+            self.texts.push(text);
+            if let Some(map) = self.ids.as_mut() {
+                map.insert(text, id);
+            }
+            id
+        });
+        self.ops.push(Op::Ref(self.refs.len() as u32));
+        self.refs.push(TemplateRef { path: id, span });
+    }
+
+    fn finish(self) -> Template {
+        Template {
+            src: self.src.into(),
+            ops: self.ops,
+            refs: self.refs,
+            paths: self.paths,
+            len_hint: LenHint::default(),
+        }
+    }
+}
+
 impl Template {
+    /// Parse and compile `src`: each distinct path is parsed once.
     pub fn parse(src: &str) -> Template {
-        Template::compile_owned(src, parse_template(src))
+        let mut b = Builder::new(src);
+        for piece in Pieces::new(src) {
+            match piece {
+                RawPiece::Text(span) => b.text(span),
+                RawPiece::Placeholder(span) => b.placeholder(span, None),
+            }
+        }
+        b.finish()
     }
 
     /// Lower an AST to ops, interning each distinct path once.
@@ -113,52 +293,14 @@ impl Template {
 
     /// [`Template::compile`] consuming the AST: its paths move into the template.
     pub fn compile_owned(src: &str, ast: TemplateAst) -> Template {
-        let mut ops = Vec::with_capacity(ast.pieces.len());
-        let mut refs = Vec::new();
-        let mut paths: Vec<RefPath> = Vec::new();
-        // Most templates hold a few placeholders: a linear scan interns them without a map;
-        // past that, an index keeps interning linear.
-        let mut texts: Vec<&str> = Vec::new();
-        let mut ids: Option<std::collections::HashMap<&str, u32, foldhash::fast::RandomState>> =
-            None;
+        let mut b = Builder::new(src);
         for piece in ast.pieces {
             match piece {
-                Piece::Text(span) => ops.push(Op::Lit(span.start, span.end)),
-                Piece::Placeholder(span, path) => {
-                    // The path as written, borrowed from `src` (the path itself moves below).
-                    let text = &src[span.start as usize + 1..span.end as usize - 1];
-                    if ids.is_none() && texts.len() >= 16 {
-                        ids = Some(
-                            texts
-                                .iter()
-                                .enumerate()
-                                .map(|(i, t)| (*t, i as u32))
-                                .collect(),
-                        );
-                    }
-                    let known = match &ids {
-                        Some(map) => map.get(text).copied(),
-                        None => texts.iter().position(|t| *t == text).map(|i| i as u32),
-                    };
-                    let id = known.unwrap_or_else(|| {
-                        paths.push(path);
-                        texts.push(text);
-                        paths.len() as u32 - 1
-                    });
-                    if let Some(map) = ids.as_mut() {
-                        map.entry(text).or_insert(id);
-                    }
-                    ops.push(Op::Ref(refs.len() as u32));
-                    refs.push(TemplateRef { path: id, span });
-                }
+                Piece::Text(span) => b.text(span),
+                Piece::Placeholder(span, path) => b.placeholder(span, Some(path)),
             }
         }
-        Template {
-            src: src.into(),
-            ops,
-            refs,
-            paths,
-        }
+        b.finish()
     }
 
     pub fn source(&self) -> &str {
@@ -217,41 +359,49 @@ impl Template {
         scope: &S,
         max: usize,
     ) -> Result<Rendered, Oversize> {
-        let mut text = String::with_capacity(self.src.len().min(max) + self.refs.len() * 16);
-        let mut contributed = vec![0usize; self.paths.len()];
-        let mut seen = vec![Seen::Not; self.paths.len()];
-        let mut out = Rendered::default();
+        let guess = (self.src.len() + self.refs.len() * 16).max(self.len_hint.get());
+        let mut text = String::with_capacity(guess.min(max));
+        // Per distinct path: the bytes it contributed, and whether it resolved.
+        let mut state = vec![(0usize, Seen::Not); self.paths.len()];
+        let mut out = Rendered {
+            reads: Vec::with_capacity(self.paths.len()),
+            ..Rendered::default()
+        };
         for op in &self.ops {
             match *op {
                 Op::Lit(start, end) => text.push_str(&self.src[start as usize..end as usize]),
                 Op::Ref(i) => {
                     let r = &self.refs[i as usize];
                     let id = r.path as usize;
-                    if seen[id] == Seen::Missing {
+                    if state[id].1 == Seen::Missing {
                         text.push_str(&self.src[r.span.range()]);
                         continue;
                     }
                     match resolve(scope, &self.paths[id]) {
+                        // Uncapped (`render`): no value's text can pass `usize::MAX` bytes.
+                        Some(value) if max == usize::MAX => {
+                            write_text(&value, &mut text);
+                            if state[id].1 == Seen::Not {
+                                state[id].1 = Seen::Resolved;
+                                out.reads.push(r.path);
+                            }
+                        }
                         Some(value) => {
                             let room = max.saturating_sub(text.len());
                             let before = text.len();
                             let skipped = match text_size_above(&value, room) {
                                 Some(size) => {
-                                    contributed[id] = contributed[id].saturating_add(size);
+                                    state[id].0 = state[id].0.saturating_add(size);
                                     true
                                 }
                                 None => {
                                     write_text(&value, &mut text);
-                                    contributed[id] += text.len() - before;
+                                    state[id].0 += text.len() - before;
                                     false
                                 }
                             };
                             if skipped || text.len() > max {
-                                let (path, bytes) = contributed
-                                    .iter()
-                                    .enumerate()
-                                    .max_by_key(|&(i, b)| (*b, std::cmp::Reverse(i)))
-                                    .map_or((r.path, 0), |(i, b)| (i as u32, *b));
+                                let (path, bytes) = largest(&state).unwrap_or((r.path, 0));
                                 out.text = text;
                                 return Err(Oversize {
                                     path,
@@ -259,14 +409,14 @@ impl Template {
                                     partial: out,
                                 });
                             }
-                            if seen[id] == Seen::Not {
-                                seen[id] = Seen::Resolved;
+                            if state[id].1 == Seen::Not {
+                                state[id].1 = Seen::Resolved;
                                 out.reads.push(r.path);
                             }
                         }
                         None => {
                             text.push_str(&self.src[r.span.range()]);
-                            seen[id] = Seen::Missing;
+                            state[id].1 = Seen::Missing;
                             out.missing.push(r.path);
                         }
                     }
@@ -275,11 +425,7 @@ impl Template {
         }
         if text.len() > max {
             // Literal text alone passes the cap: the largest placeholder is still named.
-            let (path, bytes) = contributed
-                .iter()
-                .enumerate()
-                .max_by_key(|&(i, b)| (*b, std::cmp::Reverse(i)))
-                .map_or((0, 0), |(i, b)| (i as u32, *b));
+            let (path, bytes) = largest(&state).unwrap_or((0, 0));
             out.text = text;
             return Err(Oversize {
                 path,
@@ -287,6 +433,7 @@ impl Template {
                 partial: out,
             });
         }
+        self.len_hint.set(text.len());
         out.text = text;
         Ok(out)
     }
@@ -452,6 +599,7 @@ mod tests {
 mod laws {
     use super::*;
     use crate::eval::Bindings;
+    use crate::syntax::template::parse_template;
     use proptest::prelude::*;
 
     proptest! {
@@ -471,6 +619,14 @@ mod laws {
             prop_assert_eq!(&r.text, &s);
             prop_assert_eq!(r.missing.len() <= t.refs().len(), true);
             prop_assert!(r.reads.is_empty());
+        }
+
+        /// Parsing straight to a template equals compiling the parsed AST.
+        #[test]
+        fn parse_equals_compile(s in "([a-z.{} \"]|\\{[a-z0-9_-]{1,3}(\\.[a-z0-9]{1,2}){0,3}\\})*") {
+            let direct = Template::parse(&s);
+            prop_assert_eq!(&direct, &Template::compile(&s, &parse_template(&s)));
+            prop_assert_eq!(direct.render(&Bindings::default()).text, s);
         }
 
         /// Spans are inside the input, ordered, and cover it exactly.
