@@ -12,9 +12,9 @@ use std::cmp::Ordering;
 use super::scope::dig;
 use super::{Scope, js_trim, resolve, truthy};
 use crate::compile::condition::{Op, Program};
+use crate::syntax::RefPath;
 use crate::syntax::condition::{CmpOp, Condition, ConditionError, refs_before_error};
 use crate::syntax::template::Template;
-use crate::syntax::{RefPath, Target};
 use crate::value::{Value, js_number_value, write_number};
 
 /// The result of evaluating a condition.
@@ -231,10 +231,9 @@ struct Resolver<'p, 's, S: ?Sized> {
 
 impl<'p, 's, S: Scope + ?Sized> Resolver<'p, 's, S> {
     fn resolve(&mut self, path: &'p RefPath) -> Slot<'s> {
-        if path.target != Target::StepJson {
+        let Some((id, keys)) = path.step_json_keys() else {
             return resolve(self.scope, path);
-        }
-        let id = path.step_id()?;
+        };
         let json = match self.step {
             Some((last, json)) if last == id => json,
             _ => {
@@ -243,7 +242,7 @@ impl<'p, 's, S: Scope + ?Sized> Resolver<'p, 's, S> {
                 json
             }
         };
-        dig(json?, path.dig_path())
+        dig(json?, keys)
     }
 }
 
