@@ -4,10 +4,13 @@
 //! run preflight's list of agent uses (once quadratic: the flow cloned per phase). Run with
 //! `cargo bench --bench runtime`.
 
+mod common;
+
+use common::{chain_flow, map_args};
 use divan::{Bencher, black_box};
 use tfc::agent::{FnAgent, Outcome};
 use tfc::run::{Interpreter, RunOptions, RunStatus};
-use tfc::value::{Map, Value};
+use tfc::value::Map;
 
 /// The allocator `tfc` itself uses, so the figures are those of the shipped binary.
 #[global_allocator]
@@ -27,30 +30,6 @@ fn interpreter() -> Interpreter {
 const MAP_FLOW: &str = r#"{"name": "bench-map", "args": {"files": {"description": "items to audit"}}, "phases": [
     {"id": "audit", "type": "map", "over": "{args.files}", "as": "file", "concurrency": 64, "task": "Audit {file.path}."}
 ]}"#;
-
-fn map_args(items: usize) -> Map {
-    let list = (0..items).map(|i| {
-        let mut m = Map::default();
-        m.insert("path".into(), Value::from(format!("src/f{i}.rs")));
-        Value::Object(m)
-    });
-    let mut args = Map::default();
-    args.insert("files".into(), Value::Array(list.collect()));
-    args
-}
-
-fn chain_flow(n: usize) -> String {
-    let phases: Vec<String> = (0..n)
-        .map(|i| match i {
-            0 => r#"{"id": "p0", "task": "start"}"#.to_string(),
-            _ => format!(r#"{{"id": "p{i}", "dependsOn": ["p{}"], "task": "Continue from {{previous.output}}"}}"#, i - 1),
-        })
-        .collect();
-    format!(
-        r#"{{"name": "bench-chain", "phases": [{}]}}"#,
-        phases.join(",")
-    )
-}
 
 #[divan::bench(args = [1_000, 10_000, 100_000], sample_count = 5)]
 fn map_items(b: Bencher, items: usize) {

@@ -225,6 +225,26 @@ fn script_agent(dir: &Path, name: &str, body: &str) -> String {
     path.display().to_string()
 }
 
+/// `tfc run flow.json --agent-cmd AGENT` in `dir`, sampling the process's peak RSS (KiB) while
+/// it runs.
+fn run_watching_rss(dir: &Path, agent: &str) -> (std::process::Output, u64) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfc"))
+        .args(["run", "flow.json", "--agent-cmd", agent])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn tfc");
+    let pid = child.id();
+    let mut peak = 0;
+    while child.try_wait().expect("wait").is_none() {
+        peak = peak.max(peak_rss_kib(pid).unwrap_or(0));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (child.wait_with_output().expect("output"), peak)
+}
+
 /// The peak resident set of a running process so far (Linux `VmHWM`), in KiB.
 fn peak_rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -245,21 +265,7 @@ fn a_40_mb_answer_fails_the_call_and_memory_stays_bounded() {
         "big.sh",
         "cat >/dev/null; head -c 41943040 /dev/zero | tr '\\0' a",
     );
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfc"))
-        .args(["run", "flow.json", "--agent-cmd", &agent])
-        .current_dir(&dir)
-        .env("NO_COLOR", "1")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn tfc");
-    let pid = child.id();
-    let mut peak = 0;
-    while child.try_wait().expect("wait").is_none() {
-        peak = peak.max(peak_rss_kib(pid).unwrap_or(0));
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let out = child.wait_with_output().expect("output");
+    let (out, peak) = run_watching_rss(&dir, &agent);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -346,21 +352,7 @@ fn a_deeply_nested_json_answer_does_not_explode_a_prompt() {
         "a.sh",
         "if grep -q NEST; then cat nested.json; else touch called; fi",
     );
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfc"))
-        .args(["run", "flow.json", "--agent-cmd", &agent])
-        .current_dir(&dir)
-        .env("NO_COLOR", "1")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn tfc");
-    let pid = child.id();
-    let mut peak = 0;
-    while child.try_wait().expect("wait").is_none() {
-        peak = peak.max(peak_rss_kib(pid).unwrap_or(0));
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let out = child.wait_with_output().expect("output");
+    let (out, peak) = run_watching_rss(&dir, &agent);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(

@@ -1,10 +1,11 @@
 //! Deep and wide values on purpose (structure-aware): `arbitrary` gives a small program of
 //! container openings (one op may open thousands of levels at once), closings and scalars; the
-//! value it builds goes through clone, compare, drop, compact and pretty JSON, text-mode and
-//! value-mode template rendering, and safeParse. Oracles: a clone equals its original; the
-//! rendered text of `{args.v}` (pretty JSON for containers, SPEC §4.4) reads back as the same
-//! value; value mode returns the value itself; safeParse of the compact JSON is the value.
-//! Nothing may recurse in proportion to depth, so any nesting must pass.
+//! value it builds goes through clone, compare, drop, compact and pretty JSON, text-mode (under
+//! the prompt cap, as a run renders) and value-mode template rendering, and safeParse.
+//! Oracles: a clone equals its original; the rendered text of `{args.v}` (pretty JSON for
+//! containers, SPEC §4.4) reads back as the same value; value mode returns the value itself;
+//! safeParse of the compact JSON is the value. Nothing may recurse in proportion to depth, so
+//! any nesting must pass.
 
 #![no_main]
 
@@ -15,6 +16,9 @@ use tfc::eval::safe_parse::safe_parse;
 use tfc::syntax::template::Template;
 use tfc::value::{Map, Value, parse_json};
 use tfc_fuzz::{has_non_finite, same};
+
+/// The default `[limits] max_prompt_bytes`.
+const PROMPT_CAP: usize = 16 << 20;
 
 #[derive(Arbitrary, Debug)]
 enum Op {
@@ -68,15 +72,26 @@ fuzz_target!(|ops: Vec<Op>| {
         unreachable!()
     };
     let value = &args["v"];
-    let text = Template::parse("{args.v}").render(&scope).text;
-    if finite && matches!(value, Value::Array(_) | Value::Object(_)) {
-        let back = parse_json(&text).expect("rendered containers are JSON");
-        assert!(same(&back, value), "text-mode render round trip");
+    // Text mode pretty-prints containers (SPEC §4.4), which grows with the square of the depth:
+    // render as a run does, under the prompt cap, and check what fits.
+    match Template::parse("{args.v}").render_capped(&scope, PROMPT_CAP) {
+        Ok(rendered) => {
+            let text = rendered.text;
+            assert!(text.len() <= PROMPT_CAP);
+            if finite && matches!(value, Value::Array(_) | Value::Object(_)) {
+                let back = parse_json(&text).expect("rendered containers are JSON");
+                assert!(same(&back, value), "text-mode render round trip");
+            }
+            let (mixed, _) = Template::parse("<{args.v}>").render_value(&scope);
+            assert_eq!(mixed.as_str(), Some(format!("<{text}>").as_str()));
+        }
+        Err(over) => assert!(
+            over.partial.text.len() <= PROMPT_CAP,
+            "the cap bounds memory"
+        ),
     }
     let (raw, _) = Template::parse("{args.v}").render_value(&scope);
     assert!(same(&raw, value), "value mode returns the raw value");
-    let (mixed, _) = Template::parse("<{args.v}>").render_value(&scope);
-    assert_eq!(mixed.as_str(), Some(format!("<{text}>").as_str()));
 });
 
 /// Builds the value without recursion; containers left open are closed at the end.
@@ -87,7 +102,7 @@ fn build(ops: Vec<Op>) -> Value {
         Object(Map, String),
     }
     let mut stack: Vec<(Open, Option<String>)> = vec![(Open::Array(Vec::new()), None)];
-    let mut budget = 200_000usize; // total containers, so one input stays within memory
+    let mut budget = 50_000usize; // total containers, so one input stays within memory
     let add = |stack: &mut Vec<(Open, Option<String>)>, v: Value| match stack.last_mut() {
         Some((Open::Array(items), _)) => items.push(v),
         Some((Open::Object(map, key), _)) => {

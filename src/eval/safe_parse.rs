@@ -10,6 +10,8 @@
 //! most once per stage (stage 2 bodies are disjoint, stage 3 candidates are disjoint), and a
 //! failed parse costs at most the length of what it was given, so the whole is O(n).
 
+use memchr::{memchr, memchr2, memchr3};
+
 use super::{is_js_whitespace, js_trim};
 use crate::value::{Value, find_byte, parse_json};
 
@@ -51,6 +53,10 @@ pub fn safe_parse(text: &str) -> Parsed {
     }
     if let Some(value) = from_fences(t) {
         return Parsed::found(value);
+    }
+    // Stages 3 and 4 both need a bracket: one pass rules out prose without any.
+    if memchr3(b'[', b'{', b']', t.as_bytes()).is_none() {
+        return Parsed::nothing(false);
     }
     match from_balanced_scan(t) {
         Scan::Found(value) => Parsed::found(value),
@@ -98,7 +104,11 @@ fn fences(t: &str) -> Vec<Fence<'_>> {
     let mut from = 0;
     while let Some(open) = find_backticks(bytes, from) {
         let info_start = open + 3;
-        let Some(info_end) = find_byte(bytes, info_start, |b| (b == b'\n') | (b == b'`')) else {
+        let Some(info_end) = bytes
+            .get(info_start..)
+            .and_then(|rest| memchr2(b'\n', b'`', rest))
+            .map(|n| info_start + n)
+        else {
             break;
         };
         if bytes[info_end] == b'`' {
@@ -122,7 +132,7 @@ fn fences(t: &str) -> Vec<Fence<'_>> {
 /// The byte index of the first ```` ``` ```` at or after `from`.
 fn find_backticks(bytes: &[u8], mut from: usize) -> Option<usize> {
     loop {
-        let i = find_byte(bytes, from, |b| b == b'`')?;
+        let i = find_from(bytes, from, b'`')?;
         if bytes.get(i..i + 3) == Some(b"```") {
             return Some(i);
         }
@@ -162,7 +172,7 @@ fn from_balanced_scan(t: &str) -> Scan {
 fn is_vetoed(t: &str, close: usize) -> bool {
     t.as_bytes().get(close) == Some(&b']')
         && stray_key_at(t, close)
-        && find_byte(t.as_bytes(), close + 1, |b| b == b']').is_some()
+        && find_from(t.as_bytes(), close + 1, b']').is_some()
 }
 
 /// The balanced spans `(open, close)` (byte positions of the brackets) that are not nested in
@@ -180,7 +190,7 @@ fn top_level_spans(t: &[u8]) -> Vec<(usize, usize)> {
     let mut i = 0;
     while i < t.len() {
         if stack.is_empty() {
-            let Some(open) = find_byte(t, i, |b| (b | 0x20) == b'{') else {
+            let Some(open) = memchr2(b'[', b'{', &t[i..]).map(|n| i + n) else {
                 break;
             };
             stack.push(open);
@@ -228,7 +238,8 @@ fn opener_of(closer: u8) -> u8 {
 /// escapes the next byte), or the end of input when it is unterminated.
 fn string_end(t: &[u8], from: usize) -> usize {
     let mut i = from;
-    while let Some(at) = find_byte(t, i, |b| (b == b'"') | (b == b'\\')) {
+    while let Some(at) = t.get(i..).and_then(|rest| memchr2(b'"', b'\\', rest)) {
+        let at = i + at;
         if t[at] == b'"' {
             return at + 1;
         }
@@ -245,15 +256,12 @@ fn string_end(t: &[u8], from: usize) -> usize {
 /// Linear overall: the `[\s\},]*` runs after different `]`s are disjoint (`]` is not in the
 /// class), and so are the key runs (each starts after a different `"` and stops at the next).
 fn has_stray_key(t: &str) -> bool {
-    let bytes = t.as_bytes();
-    let mut from = 0;
-    while let Some(i) = find_byte(bytes, from, |b| b == b']') {
-        if stray_key_at(t, i) {
-            return true;
-        }
-        from = i + 1;
-    }
-    false
+    memchr::memchr_iter(b']', t.as_bytes()).any(|i| stray_key_at(t, i))
+}
+
+/// The index of the first `needle` at or after `from`.
+fn find_from(bytes: &[u8], from: usize, needle: u8) -> Option<usize> {
+    memchr(needle, bytes.get(from..)?).map(|n| from + n)
 }
 
 /// Whether `^\][\s\},]*"[^"\n]+"\s*:` matches at byte `at`. `\s` is JavaScript's whitespace
@@ -410,6 +418,9 @@ mod tests {
         yields_nothing("{ [1] oops }", false);
         yields("{ [1] oops } {\"b\":2}", r#"{"b":2}"#);
         yields_nothing("[\"unterminated ]", false);
+        // No bracket at all: nothing, whatever else the prose holds.
+        yields_nothing("no brackets: \"k\": 1 } ) ``` ```\n\"k\"", false);
+        yields("only one: ```\n``` \"k\": 1 {\"a\": 2}", r#"{"a":2}"#);
     }
 
     #[test]

@@ -247,11 +247,27 @@ impl<'a> Parser<'a> {
 
     /// The first index at or after `from` holding `"`, `\` or a control byte (or the end).
     /// Such bytes are ASCII, so the run before it is whole UTF-8.
+    ///
+    /// Eight bytes per step (most strings in model output are short keys and words, too short
+    /// for a block scan to pay off), then byte by byte for the last few.
     fn scan_plain(&self, from: usize) -> usize {
-        find_byte(self.bytes, from, |b| {
-            (b < 0x20) | (b == b'"') | (b == b'\\')
-        })
-        .unwrap_or(self.bytes.len())
+        let bytes = self.bytes;
+        let mut i = from;
+        while let Some(word) = bytes.get(i..i + 8) {
+            let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+            let hits = special_bytes(word);
+            if hits != 0 {
+                return i + (hits.trailing_zeros() / 8) as usize;
+            }
+            i += 8;
+        }
+        while let Some(&b) = bytes.get(i) {
+            if (b < 0x20) | (b == b'"') | (b == b'\\') {
+                return i;
+            }
+            i += 1;
+        }
+        bytes.len()
     }
 
     /// One escape after its backslash.
@@ -321,38 +337,56 @@ impl<'a> Parser<'a> {
         let start = self.pos;
         let negative = self.eat(b'-');
         let int_start = self.pos;
+        // The digits (integer and fraction) as one integer; exact while there are at most 19.
+        let mut mantissa = 0u64;
         match self.bytes.get(self.pos) {
             Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => {
-                self.digits();
-            }
+            Some(b'1'..=b'9') => mantissa = self.digits(mantissa),
             _ => return Err(self.err("invalid number")),
         }
-        let int_digits = self.pos - int_start;
-        let mut simple = true;
+        let mut digits = self.pos - int_start;
+        let mut frac_digits = 0;
         if self.eat(b'.') {
-            simple = false;
-            if self.digits() == 0 {
+            let frac_start = self.pos;
+            mantissa = self.digits(mantissa);
+            frac_digits = self.pos - frac_start;
+            if frac_digits == 0 {
                 return Err(self.err("invalid number: expected a digit after '.'"));
             }
+            digits += frac_digits;
         }
+        let mut exponent = 0i64;
         if matches!(self.bytes.get(self.pos), Some(b'e' | b'E')) {
-            simple = false;
             self.pos += 1;
-            if matches!(self.bytes.get(self.pos), Some(b'+' | b'-')) {
+            let negative_exponent = self.eat(b'-');
+            if !negative_exponent {
+                self.eat(b'+');
+            }
+            let exp_start = self.pos;
+            while let Some(&d @ b'0'..=b'9') = self.bytes.get(self.pos) {
+                // Saturates far beyond any exponent the fast path takes.
+                exponent = (exponent * 10 + i64::from(d - b'0')).min(1 << 32);
                 self.pos += 1;
             }
-            if self.digits() == 0 {
+            if self.pos == exp_start {
                 return Err(self.err("invalid number: expected an exponent digit"));
             }
+            if negative_exponent {
+                exponent = -exponent;
+            }
         }
-        // Small integers are exact as doubles; everything else goes through the standard
-        // library's correctly rounded conversion (which overflows to ±∞ and underflows to 0).
-        if simple && int_digits <= 15 {
-            let n = self.bytes[int_start..self.pos]
-                .iter()
-                .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
-            let x = n as f64;
+        // Clinger's fast path: a mantissa below 2^53 and a power of ten up to 10^22 are both
+        // exact doubles, so one multiplication or division rounds correctly. Everything else
+        // goes through the standard library's correctly rounded conversion (which overflows to
+        // ±∞ and underflows to 0).
+        let scale = exponent - frac_digits as i64;
+        if digits <= 19 && mantissa <= 1 << 53 && (-22..=22).contains(&scale) {
+            let m = mantissa as f64;
+            let x = if scale >= 0 {
+                m * POW10[scale as usize]
+            } else {
+                m / POW10[(-scale) as usize]
+            };
             return Ok(if negative { -x } else { x });
         }
         self.text[start..self.pos]
@@ -360,13 +394,13 @@ impl<'a> Parser<'a> {
             .map_err(|_| self.err_at(start, "invalid number"))
     }
 
-    /// Skips ASCII digits, returning how many.
-    fn digits(&mut self) -> usize {
-        let start = self.pos;
-        while matches!(self.bytes.get(self.pos), Some(b'0'..=b'9')) {
+    /// Skips ASCII digits, appending them to `n` (wrapping; the caller counts the digits).
+    fn digits(&mut self, mut n: u64) -> u64 {
+        while let Some(&d @ b'0'..=b'9') = self.bytes.get(self.pos) {
+            n = n.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
             self.pos += 1;
         }
-        self.pos - start
+        n
     }
 
     fn literal(&mut self, word: &'static str, value: Value) -> Result<Value, ParseError> {
@@ -400,6 +434,26 @@ impl<'a> Parser<'a> {
     fn err_at(&self, offset: usize, message: &'static str) -> ParseError {
         ParseError { offset, message }
     }
+}
+
+/// The powers of ten that are exact doubles.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// For the eight bytes of `word` (little-endian), the high bit of each byte that is `"`, `\`
+/// or a control character. Only the lowest set bit is exact: a borrow out of a hit may also
+/// mark bytes above it, never below.
+#[inline(always)]
+fn special_bytes(word: u64) -> u64 {
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x;
+    let quote = zero(word ^ (ONES * u64::from(b'"')));
+    let backslash = zero(word ^ (ONES * u64::from(b'\\')));
+    let control = word.wrapping_sub(ONES * 0x20) & !word;
+    (quote | backslash | control) & (ONES * 0x80)
 }
 
 /// The index of the first byte at or after `from` for which `hit` holds.
@@ -628,6 +682,105 @@ mod tests {
             "]",
         ] {
             bad(text);
+        }
+    }
+
+    /// The word-at-a-time string scan stops at the first special byte wherever it falls in a
+    /// word, and never at a UTF-8 byte (0x80 and up) or DEL.
+    #[test]
+    fn string_scan_finds_every_position() {
+        for run in ["a", "é", "\u{7f}", "😀", " "] {
+            for k in 0..24 {
+                let plain = run.repeat(k);
+                assert_eq!(ok(&format!("\"{plain}\"")), Value::from(plain.as_str()));
+                assert_eq!(
+                    ok(&format!("\"{plain}\\n{plain}\"")),
+                    Value::from(format!("{plain}\n{plain}").as_str())
+                );
+                assert_eq!(
+                    ok(&format!("[\"{plain}\\\"\",1]")),
+                    Value::Array(vec![
+                        Value::from(format!("{plain}\"").as_str()),
+                        Value::Number(1.0)
+                    ])
+                );
+                for control in ['\u{0}', '\u{1f}', '\n'] {
+                    let e = bad(&format!("\"{plain}{control}{plain}\""));
+                    assert_eq!(e.offset, 1 + plain.len(), "{run:?} x {k}, {control:?}");
+                }
+                assert_eq!(bad(&format!("\"{plain}")).message, EOF);
+            }
+        }
+    }
+
+    /// Every number the fast path takes converts exactly as the standard library's correctly
+    /// rounded parser does, as do the ones at and just beyond its limits.
+    #[test]
+    fn number_fast_path_is_correctly_rounded() {
+        let mut texts: Vec<String> = [
+            "0",
+            "0.0",
+            "0e400",
+            "9.2",
+            "0.1",
+            "0.3",
+            "4.35",
+            "1e22",
+            "1e23",
+            "1e-22",
+            "1e-23",
+            "123.456e-5",
+            "9007199254740992",
+            "9007199254740993",
+            "9007199254740992e22",
+            "9007199254740993e1",
+            "9007199254740991.5",
+            "1234567890123456789",
+            "12345678901234567890",
+            "0.0000000000000000000001",
+            "18446744073709551615",
+            "18446744073709551616e-3",
+            "7.2057594037927933e16",
+            "2.2250738585072014e-308",
+            "1E+2",
+            "1e-0",
+            "100000000000000000000000e-2",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        // Pseudo-random decimals of every shape the fast path sees.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..20_000 {
+            let width = 1 + next(18) as u32;
+            let int = next(10u64.pow(width));
+            let frac_len = next(12) as usize;
+            let frac: String = (0..frac_len)
+                .map(|_| char::from(b'0' + next(10) as u8))
+                .collect();
+            let mut t = int.to_string();
+            if frac_len > 0 {
+                t = format!("{t}.{frac}");
+            }
+            if next(3) == 0 {
+                t = format!("{t}e{}", next(60) as i64 - 30);
+            }
+            texts.push(t);
+        }
+        for t in &texts {
+            let want: f64 = t.parse().unwrap_or(f64::NAN);
+            for (text, want) in [(t.clone(), want), (format!("-{t}"), -want)] {
+                match ok(&text) {
+                    Value::Number(x) => assert_eq!(x.to_bits(), want.to_bits(), "{text}"),
+                    v => panic!("{text}: {v:?}"),
+                }
+            }
         }
     }
 

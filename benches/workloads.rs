@@ -1,0 +1,333 @@
+//! The reference workloads (`benches/data/`, copied byte for byte from the original's perf set;
+//! `manifest.json` holds their SHA-256), timed as the original was: medians of one operation.
+//! Before timing, every input's hash and every expected result is checked. Prints a table
+//! beside the original's medians and the goals; with `TFC_PERF_OUT=FILE` also writes
+//! `{"<workload>": median_ns, …}`. Run with `cargo bench --bench workloads [-- FILTER]`.
+
+mod common;
+
+use common::{chain_flow, map_args};
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+use tfc::agent::{FnAgent, Outcome};
+use tfc::check::{CheckOptions, check_source};
+use tfc::eval::context::bindings_from_context;
+use tfc::eval::safe_parse::safe_parse;
+use tfc::eval::{Bindings, eval_when};
+use tfc::flow::LowerOptions;
+use tfc::run::{Interpreter, RunStatus};
+use tfc::syntax::condition::Condition;
+use tfc::syntax::template::Template;
+use tfc::value::{Map, Value, parse_json};
+
+/// The allocator `tfc` itself uses, so the figures are those of the shipped binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// One row: its key, the original's median and the goal (ns), and what one iteration does.
+struct Row {
+    key: &'static str,
+    original_ns: f64,
+    goal_ns: f64,
+    run: Box<dyn FnMut()>,
+    /// Samples to take (whole runs are slow) and the time one sample should at least last.
+    samples: usize,
+}
+
+fn main() {
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let data = Data::load();
+    let mut rows = rows(&data);
+    rows.retain(|r| filter.is_empty() || filter.iter().any(|f| r.key.contains(f.as_str())));
+    println!(
+        "{:<26} {:>14} {:>14} {:>12} {:>10}  goal",
+        "workload", "tfc median", "original", "ratio", "goal"
+    );
+    let mut out = Vec::new();
+    for row in &mut rows {
+        let median = median_ns(&mut row.run, row.samples);
+        let ok = if median <= row.goal_ns {
+            "met"
+        } else {
+            "MISSED"
+        };
+        println!(
+            "{:<26} {:>14} {:>14} {:>11.1}× {:>10}  {ok}",
+            row.key,
+            show(median),
+            show(row.original_ns),
+            row.original_ns / median,
+            show(row.goal_ns),
+        );
+        out.push(format!("  \"{}\": {}", row.key, median.round()));
+    }
+    if let Ok(path) = std::env::var("TFC_PERF_OUT") {
+        std::fs::write(&path, format!("{{\n{}\n}}\n", out.join(",\n"))).expect("TFC_PERF_OUT");
+        println!("medians written to {path}");
+    }
+}
+
+/// The median time of one call of `f`: each sample runs `f` enough times to last ≥ 20 ms (at
+/// least once), after one warm-up call.
+fn median_ns(f: &mut dyn FnMut(), samples: usize) -> f64 {
+    let start = Instant::now();
+    f();
+    let once = start.elapsed().max(Duration::from_nanos(1));
+    let batch = (Duration::from_millis(20).as_nanos() / once.as_nanos()).clamp(1, 1_000_000) as u32;
+    let mut times: Vec<f64> = (0..samples)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..batch {
+                f();
+            }
+            start.elapsed().as_nanos() as f64 / f64::from(batch)
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+fn show(ns: f64) -> String {
+    match ns {
+        n if n.is_nan() => "-".to_owned(),
+        n if n >= 1e9 => format!("{:.2} s", n / 1e9),
+        n if n >= 1e6 => format!("{:.2} ms", n / 1e6),
+        n if n >= 1e3 => format!("{:.2} µs", n / 1e3),
+        n => format!("{n:.0} ns"),
+    }
+}
+
+/// The reference inputs, checked against the manifest.
+struct Data {
+    dir: PathBuf,
+}
+
+impl Data {
+    fn load() -> Data {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data");
+        let data = Data { dir };
+        let manifest = parse_json(&data.text("manifest.json")).expect("manifest.json");
+        for (name, entry) in manifest.as_object().expect("manifest object") {
+            let bytes = std::fs::read(data.dir.join(name)).expect("a manifest file");
+            let sha = Sha256::digest(&bytes);
+            let hex: String = sha.iter().map(|b| format!("{b:02x}")).collect();
+            let want = entry
+                .as_object()
+                .and_then(|e| e.get("sha256"))
+                .and_then(Value::as_str);
+            assert_eq!(
+                Some(hex.as_str()),
+                want,
+                "{name} differs from the reference"
+            );
+        }
+        data
+    }
+
+    fn text(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.join(name)).expect("reference input")
+    }
+
+    fn context(&self, name: &str) -> Bindings {
+        bindings_from_context(&parse_json(&self.text(name)).expect("context JSON"))
+            .expect("context")
+    }
+}
+
+fn rows(data: &Data) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let mut row = |key, original_ns: f64, goal_ns: f64, samples, run: Box<dyn FnMut()>| {
+        rows.push(Row {
+            key,
+            original_ns,
+            goal_ns,
+            run,
+            samples,
+        })
+    };
+
+    // Interpolation: the expected output and missing refs first.
+    let template_text = data.text("interp_template.txt");
+    let expected = data.text("interp_expected_output.txt");
+    let missing = parse_json(&data.text("interp_expected_missing.json")).expect("missing");
+    for ctx_name in ["interp_ctx.json", "interp_ctx_json.json"] {
+        let ctx = data.context(ctx_name);
+        let template = Template::parse(&template_text);
+        let rendered = template.render(&ctx);
+        assert_eq!(rendered.text, expected, "interpolation output ({ctx_name})");
+        let got: Vec<Value> = template
+            .path_texts(&rendered.missing)
+            .into_iter()
+            .map(Value::from)
+            .collect();
+        assert_eq!(Value::Array(got), missing, "missing refs ({ctx_name})");
+    }
+    for (key, ctx_name, original) in [
+        ("interp_compiled", "interp_ctx.json", 251e3),
+        ("interp_compiled_json", "interp_ctx_json.json", 176e3),
+    ] {
+        let ctx = data.context(ctx_name);
+        let template = Template::parse(&template_text);
+        let goal = if key == "interp_compiled" { 8e3 } else { 6e3 };
+        row(
+            key,
+            original,
+            goal,
+            51,
+            Box::new(move || {
+                black_box(template.render(black_box(&ctx)));
+            }),
+        );
+    }
+    let ctx = data.context("interp_ctx.json");
+    let text = template_text.clone();
+    row(
+        "interp_parse_render",
+        251e3,
+        25e3,
+        51,
+        Box::new(move || {
+            black_box(Template::parse(black_box(&text)).render(&ctx));
+        }),
+    );
+
+    // `when`: true, no error, both contexts.
+    let expr = data.text("when_expr.txt");
+    let expr = expr.trim_end().to_owned();
+    for ctx_name in ["when_ctx.json", "when_ctx_json.json"] {
+        let outcome = eval_when(&expr, &data.context(ctx_name));
+        assert!(
+            outcome.value && outcome.error.is_none(),
+            "when ({ctx_name})"
+        );
+    }
+    let ctx = data.context("when_ctx.json");
+    let condition = Condition::parse(&expr).expect("the when parses");
+    row(
+        "when_compiled",
+        10.0e3,
+        0.35e3,
+        51,
+        Box::new(move || {
+            black_box(condition.eval(black_box(&ctx)));
+        }),
+    );
+    let ctx = data.context("when_ctx.json");
+    row(
+        "when_parse_eval",
+        10.0e3,
+        1.5e3,
+        51,
+        Box::new(move || {
+            black_box(eval_when(black_box(&expr), &ctx));
+        }),
+    );
+
+    // safeParse: the array's 14,807 items, an object from the fenced prose, nothing from the rest.
+    let array = data.text("safeparse_array_1mib.json");
+    let fenced = data.text("safeparse_prose_fenced_1mib.txt");
+    let nojson = data.text("safeparse_prose_nojson_1mib.txt");
+    let items = safe_parse(&array)
+        .value
+        .and_then(|v| v.as_array().map(Vec::len));
+    assert_eq!(items, Some(14_807), "safeParse of the array");
+    assert!(
+        matches!(safe_parse(&fenced).value, Some(Value::Object(_))),
+        "fenced prose"
+    );
+    assert!(safe_parse(&nojson).value.is_none(), "prose without JSON");
+    for (key, text, original, goal) in [
+        ("safeparse_array", array, 11.1e6, 8e6),
+        ("safeparse_fenced", fenced, 529e3, 100e3),
+        ("safeparse_nojson", nojson, 727e3, 150e3),
+    ] {
+        row(
+            key,
+            original,
+            goal,
+            21,
+            Box::new(move || {
+                black_box(safe_parse(black_box(&text)));
+            }),
+        );
+    }
+
+    // Whole runs with an instant in-process agent.
+    let chain = chain_flow(1_000);
+    let interp = instant();
+    row(
+        "run_chain_1000",
+        2.29e9,
+        10e6,
+        11,
+        Box::new(move || {
+            let r = interp
+                .eval_text("bench-chain", &chain, Map::default())
+                .expect("runs");
+            assert_eq!(r.status, RunStatus::Completed);
+        }),
+    );
+    let args = map_args(100_000);
+    let interp = instant();
+    row(
+        "run_map_100000",
+        519e9,
+        300e6,
+        5,
+        Box::new(move || {
+            let r = interp
+                .eval_text("map", MAP_FLOW, args.clone())
+                .expect("runs");
+            assert_eq!(r.status, RunStatus::Completed);
+        }),
+    );
+
+    // The static check of the large flows (no diagnostics), and a bare serde_json parse as the floor.
+    for (key, file, original) in [
+        ("check_chain_10000", "flow_chain_10000.json", 15.6e9),
+        ("check_fanin_10000", "flow_fanin_10000.json", 553e6),
+    ] {
+        let text = data.text(file);
+        let checked = check_source(&text, &LowerOptions::default(), &CheckOptions::default());
+        assert!(checked.diagnostics.is_empty(), "{file} checks clean");
+        // Its goal (≤ 3× the bare parse below) belongs to the run-machine redesign.
+        row(
+            key,
+            original,
+            f64::NAN,
+            11,
+            Box::new(move || {
+                black_box(check_source(
+                    black_box(&text),
+                    &LowerOptions::default(),
+                    &CheckOptions::default(),
+                ));
+            }),
+        );
+    }
+    let text = data.text("flow_chain_10000.json");
+    row(
+        "serde_parse_chain_10000",
+        f64::NAN,
+        f64::NAN,
+        11,
+        Box::new(move || {
+            black_box(serde_json::from_str::<serde_json::Value>(black_box(&text)).expect("JSON"));
+        }),
+    );
+    rows
+}
+
+fn instant() -> Interpreter {
+    Interpreter::with_agent(FnAgent::new("instant", |_| Outcome::ok("ok")))
+}
+
+const MAP_FLOW: &str = r#"{"name": "map", "args": {"files": {"description": "items"}}, "phases": [
+    {"id": "audit", "type": "map", "over": "{args.files}", "as": "file", "task": "Audit {file.path}."}
+]}"#;
