@@ -16,6 +16,10 @@ use divan::{Bencher, black_box};
 use tfc::check::{CheckOptions, Checked, check_source};
 use tfc::flow::LowerOptions;
 
+/// The allocator `tfc` itself uses, so the figures are those of the shipped binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     divan::main();
 }

@@ -10,6 +10,10 @@ use tfc::eval::{Bindings, StepState, StepStatus, eval_when};
 use tfc::syntax::condition::Condition;
 use tfc::value::{Map, Value};
 
+/// The allocator `tfc` itself uses, so the figures are those of the shipped binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     divan::main();
 }

@@ -12,6 +12,10 @@ use tfc::agent::{FnAgent, Outcome};
 use tfc::run::{Interpreter, RunOptions, RunStatus};
 use tfc::value::Map;
 
+/// The allocator `tfc` itself uses, so the figures are those of the shipped binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     divan::main();
 }

@@ -6,6 +6,10 @@ use tfc::eval::{Bindings, StepState};
 use tfc::syntax::template::Template;
 use tfc::value::{Map, Value};
 
+/// The allocator `tfc` itself uses, so the figures are those of the shipped binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     divan::main();
 }

@@ -23,6 +23,10 @@ use tfc::syntax::condition::Condition;
 use tfc::syntax::template::Template;
 use tfc::value::{Map, Value, parse_json};
 
+/// The allocator `tfc` itself uses, so the figures are those of the shipped binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// One row: its key, the original's median and the goal (ns), and what one iteration does.
 struct Row {
     key: &'static str,

@@ -18,6 +18,7 @@ pub use dynamic::{MAX_DYNAMIC_NESTING, dynamic_limits};
 pub use graph::{Graph, ancestors};
 pub use kinds::tree_calls;
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use crate::diag::{Code, Diagnostic, Severity};
@@ -98,16 +99,18 @@ fn check_into(
     }
     args::declarations(flow, out);
     let before = out.len();
-    let given: Option<Map> = opts.args.map(|inv| {
-        let (given, mut problems) = resolve_invocation(flow, inv);
-        out.append(&mut problems);
+    let given: Option<Cow<'_, Map>> = opts.args.map(|inv| {
+        // Without `K=V` pairs or a positional value the JSON arguments are the given ones
+        // as they are: borrowed, not copied (they may be large, e.g. a map's items).
+        let given = if inv.pairs.is_empty() && inv.positional.is_none() {
+            Cow::Borrowed(&inv.json)
+        } else {
+            let (given, mut problems) = resolve_invocation(flow, inv);
+            out.append(&mut problems);
+            Cow::Owned(given)
+        };
         args::invocation(flow, &given, out);
-        codebase_mismatch(
-            flow,
-            &crate::flow::effective_args(flow, given.clone()),
-            opts,
-            out,
-        );
+        codebase_mismatch(flow, &given, opts, out);
         given
     });
     lints::budget(flow, out);
@@ -122,7 +125,7 @@ fn check_into(
         .flat_map(|(i, p)| refs::uses(i, p))
         .collect();
     let args_known = refs::ArgsKnown {
-        provided: given.as_ref(),
+        provided: given.as_deref(),
         suppress: nested && opts.args.is_none(),
         invalid: out[before..].iter().any(|d| {
             matches!(
@@ -273,9 +276,16 @@ fn display_path(path: &std::path::Path, cwd: Option<&std::path::Path>) -> String
 /// W0310: agents would inspect another repository than the one tfc runs in. `args` are the
 /// effective arguments (provided, else defaults). The message leaves the invocation
 /// directory out, so reports do not depend on where tfc ran.
-fn codebase_mismatch(flow: &Flow, args: &Map, opts: &CheckOptions<'_>, out: &mut Vec<Diagnostic>) {
-    let (Some(crate::value::Value::String(cb)), Some(cwd)) = (args.get("codebase"), &opts.cwd)
-    else {
+/// `given`: the provided arguments; a declared default stands in for a missing `codebase`
+/// (as in [`crate::flow::effective_args`]).
+fn codebase_mismatch(flow: &Flow, given: &Map, opts: &CheckOptions<'_>, out: &mut Vec<Diagnostic>) {
+    let codebase = given.get("codebase").or_else(|| {
+        flow.args
+            .get("codebase")
+            .and_then(|spec| spec.default.as_ref())
+            .map(|d| &d.value)
+    });
+    let (Some(crate::value::Value::String(cb)), Some(cwd)) = (codebase, &opts.cwd) else {
         return;
     };
     let path = std::path::Path::new(cb);
@@ -406,6 +416,39 @@ mod tests {
             default_name: Some("root".into()),
         };
         check_source(text, &lower, &opts).diagnostics
+    }
+
+    /// W0310 from a declared `codebase` default, with the JSON arguments given as they are
+    /// (borrowed) and with a `K=V` pair (resolved): the pair wins over the default.
+    #[test]
+    fn codebase_default_and_given_arguments() {
+        let text = r#"{"args": {"codebase": {"default": "/elsewhere"}}, "phases": [{"id": "a", "task": "t"}]}"#;
+        let codes = |inv: &Invocation| -> Vec<Code> {
+            let opts = CheckOptions {
+                args: Some(inv),
+                cwd: Some(PathBuf::from("/p")),
+                ..CheckOptions::default()
+            };
+            check_source(text, &LowerOptions::default(), &opts)
+                .diagnostics
+                .iter()
+                .map(|d| d.code)
+                .collect()
+        };
+        assert_eq!(codes(&Invocation::default()), [Code::CwdMismatch]);
+        let mut json = Map::default();
+        json.insert("codebase".into(), crate::value::Value::from("/p"));
+        let given = Invocation {
+            json,
+            ..Invocation::default()
+        };
+        assert_eq!(codes(&given), []);
+        let pair = Invocation {
+            json: given.json.clone(),
+            pairs: vec![("codebase".into(), "/other".into())],
+            ..Invocation::default()
+        };
+        assert_eq!(codes(&pair), [Code::CwdMismatch]);
     }
 
     #[test]

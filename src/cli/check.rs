@@ -111,19 +111,27 @@ pub fn run(a: CheckArgs) -> Exit {
                 continue;
             }
         };
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        // Valid UTF-8 (the usual case) becomes the source text without a copy; otherwise
+        // the bytes are kept for the byte-level parse and the text is the lossy copy.
+        let (text, bytes) = match String::from_utf8(bytes) {
+            Ok(text) => (text, None),
+            Err(e) => {
+                let bytes = e.into_bytes();
+                (String::from_utf8_lossy(&bytes).into_owned(), Some(bytes))
+            }
+        };
         let source = Source::new(path.display().to_string(), text);
-        let checked = match std::str::from_utf8(&bytes) {
-            Ok(_) => check_source(
+        let checked = match &bytes {
+            None => check_source(
                 &source.text,
                 &LowerOptions {
                     default_name: Some(stem),
                 },
                 &opts,
             ),
-            Err(_) => tfc::check::Checked {
+            Some(bytes) => tfc::check::Checked {
                 flow: None,
-                diagnostics: tfc::json::parse_bytes(&bytes).diagnostics,
+                diagnostics: tfc::json::parse_bytes(bytes).diagnostics,
             },
         };
         let file_errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();

@@ -128,7 +128,7 @@ fn is_output_cap_error(e: &str) -> bool {
     e.starts_with(crate::agent::supervisor::OUTPUT_CAP_ERROR_START)
 }
 
-pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult {
+pub async fn call(sh: &Shared, phase: &Phase, mut spec: CallSpec<'_>) -> CallResult {
     let explicit = 1 + phase
         .retry
         .as_ref()
@@ -214,7 +214,12 @@ pub async fn call(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> CallResult 
             attempt: k + 1,
             agent: spec.agent.to_owned(),
             system_prompt: resolved.system_prompt.clone(),
-            prompt: spec.prompt.clone(),
+            // The last attempt takes the prompt instead of copying it.
+            prompt: if k + 1 == max_attempts {
+                std::mem::take(&mut spec.prompt)
+            } else {
+                spec.prompt.clone()
+            },
             model: model.clone(),
             thinking: thinking.clone(),
             tools: ToolPolicy::from_tools(&tools),

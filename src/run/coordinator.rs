@@ -43,6 +43,8 @@ pub struct Coordinator {
     dependents: Vec<Vec<usize>>,
     /// Step ids each phase references (its scope holds only these).
     refs: Vec<Vec<usize>>,
+    /// Whether some phase references this one (only then its state goes into `steps`).
+    referenced: Vec<bool>,
     recs: Vec<PhaseRecord>,
     steps: Vec<Option<Arc<StepState>>>,
     /// Dependencies not yet ended.
@@ -103,7 +105,11 @@ impl Coordinator {
             }
             deps.push(d);
         }
-        let refs = flow.phases.iter().map(|p| referenced(p, &ids)).collect();
+        let refs: Vec<Vec<usize>> = flow.phases.iter().map(|p| referenced(p, &ids)).collect();
+        let mut is_referenced = vec![false; n];
+        for &j in refs.iter().flatten() {
+            is_referenced[j] = true;
+        }
         let recs = flow
             .phases
             .iter()
@@ -121,6 +127,7 @@ impl Coordinator {
             deps,
             dependents,
             refs,
+            referenced: is_referenced,
             recs,
             steps: vec![None; n],
             waiting,
@@ -319,7 +326,9 @@ impl Coordinator {
                 let mut crashed = rec.clone();
                 // A panic in a phase is an internal crash: the run fails and its record is
                 // still saved, instead of the process going down with it.
-                let event = match super::ctx::caught(execute(sh, i, scope, rec, 0)).await {
+                // Boxed: the phase's state is moved once, not with every move of this task.
+                let event = match super::ctx::caught(Box::pin(execute(sh, i, scope, rec, 0))).await
+                {
                     Ok((record, halt)) => Event::Finished {
                         phase: i,
                         record: Box::new(record),
@@ -408,7 +417,9 @@ impl Coordinator {
             PhaseStatus::Failed => Some(StepStatus::Failed),
             _ => None,
         };
-        if let Some(s) = status {
+        if let Some(s) = status
+            && self.referenced[i]
+        {
             self.steps[i] = Some(Arc::new(StepState::new(
                 s,
                 r.output.clone(),
@@ -552,7 +563,9 @@ impl Coordinator {
             .spawn(async move {
                 let tx = sh.events.clone();
                 let record =
-                    match super::ctx::caught(execute(sh, d, scope, fresh.clone(), depth)).await {
+                    match super::ctx::caught(Box::pin(execute(sh, d, scope, fresh.clone(), depth)))
+                        .await
+                    {
                         Ok((record, _)) => record,
                         Err(msg) => {
                             fresh.status = PhaseStatus::Failed;
@@ -706,7 +719,10 @@ impl Coordinator {
                 m.insert("reason".into(), Value::from(r.as_str()));
             }
         });
-        self.fill_record();
+        if self.record.args.is_empty() {
+            self.record.args = self.take_args();
+        }
+        self.fill(true);
         if self.store.is_some() {
             // Store problems so far go into the final record's warnings.
             let errors = self.record.store_errors.clone();
@@ -730,7 +746,32 @@ impl Coordinator {
         self.record
     }
 
+    /// The invocation arguments for the final record: moved out of the shared state when
+    /// nothing else holds it any more (the run is over), else copied.
+    fn take_args(&mut self) -> Map {
+        let args = match Arc::get_mut(&mut self.sh) {
+            Some(sh) => std::mem::replace(&mut sh.args, Arc::new(Value::Null)),
+            None => self.sh.args.clone(),
+        };
+        match Arc::try_unwrap(args) {
+            Ok(mut v) => match &mut v {
+                Value::Object(m) => std::mem::take(m),
+                _ => Map::default(),
+            },
+            Err(shared) => match &*shared {
+                Value::Object(m) => m.clone(),
+                _ => Map::default(),
+            },
+        }
+    }
+
     fn fill_record(&mut self) {
+        self.fill(false);
+    }
+
+    /// Rebuild `record.phases` from the phase records; `last`: the run is over, so the
+    /// records are moved into it instead of copied.
+    fn fill(&mut self, last: bool) {
         let sh = self.sh.clone();
         let flow = &sh.flow;
         let mut usage = crate::agent::Usage::default();
@@ -743,7 +784,12 @@ impl Coordinator {
             for w in &r.warnings {
                 self.record.warnings.push(format!("{}: {w}", p.id));
             }
-            self.record.phases.insert(p.id.clone(), r.clone());
+            let r = if last && !super::phases::graft(p) {
+                std::mem::replace(&mut self.recs[i], PhaseRecord::new(p.ty))
+            } else {
+                r.clone()
+            };
+            self.record.phases.insert(p.id.clone(), r);
             self.record_src.push(i);
             self.graft(i);
         }

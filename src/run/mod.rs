@@ -205,7 +205,6 @@ impl Interpreter {
         }
         let args = effective_args(&flow, given);
         let agents = resolve_agents(&flow, self.roster.as_ref())?;
-        let def = crate::json::parse(&src.text).root.map(|r| r.to_value());
         let cancel_source = CancelSource::new();
         let cancel = self.cancel.clone().unwrap_or_else(|| cancel_source.token());
         let run_id = self
@@ -244,6 +243,8 @@ impl Interpreter {
             Some(root) if !self.opts.dry_run => Some(root.as_path()),
             _ => None,
         };
+        // The flow's definition goes into `run.json` only: without a store it is not needed.
+        let def = store_root.and_then(|_| crate::json::parse(&src.text).root.map(|r| r.to_value()));
         let mut c = coordinator(
             Arc::new(flow),
             agents,
@@ -492,7 +493,13 @@ fn coordinator(
         reason: None,
         final_output: String::new(),
         output_phase: None,
-        args: args.clone(),
+        // Filled at the end of the run from the shared copy (see `Coordinator::finish`), and
+        // at once when the run keeps a store (`run.json` holds them from the start).
+        args: if journaling {
+            args.clone()
+        } else {
+            Map::default()
+        },
         started_at: record::now(),
         ended_at: None,
         usage: crate::agent::Usage::default(),

@@ -105,3 +105,39 @@ impl<S: Scope + ?Sized> Scope for Layered<'_, S> {
         self.locals.get(name).or_else(|| self.base.local(name))
     }
 }
+
+/// A map item's view: one local (the item, borrowed, not copied) over a base scope. Reads as
+/// `Layered::new(base).with(name, value.clone())` does.
+pub struct WithLocal<'a, S: Scope + ?Sized> {
+    pub base: &'a S,
+    pub name: &'a str,
+    pub value: &'a Value,
+}
+
+impl<S: Scope + ?Sized> Scope for WithLocal<'_, S> {
+    fn args(&self) -> Option<&Value> {
+        self.base.args()
+    }
+    fn step_output(&self, id: &str) -> Option<&Value> {
+        self.base.step_output(id)
+    }
+    fn step_json(&self, id: &str) -> Option<&Value> {
+        self.base.step_json(id)
+    }
+    fn previous(&self) -> Option<&Value> {
+        self.base.previous()
+    }
+    fn previous_phases(&self) -> Vec<&str> {
+        self.base.previous_phases()
+    }
+    fn reflexion(&self) -> Option<&Value> {
+        None
+    }
+    fn local(&self, name: &str) -> Option<&Value> {
+        if name == self.name {
+            Some(self.value)
+        } else {
+            self.base.local(name)
+        }
+    }
+}

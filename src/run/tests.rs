@@ -777,3 +777,35 @@ fn checked_sources_run_without_a_second_check_and_errors_do_not_become_sources()
     let r = smol::block_on(interp.run(source, Invocation::default())).expect("runs");
     assert_eq!(r.final_output, "hello");
 }
+
+/// Without a store the record's arguments are filled in when the run ends (moved from the
+/// shared state, not copied at the start): still the invocation's, defaults included; a map's
+/// items, failures among them, merge in order.
+#[test]
+fn record_args_and_map_merge_without_store() {
+    let flow = r#"{"args": {"xs": {}, "mode": {"default": "fast"}}, "phases": [
+        {"id": "m", "type": "map", "over": "{args.xs}", "as": "x", "optional": true, "task": "Do {x.n} {args.mode}"},
+        {"id": "end", "dependsOn": ["m"], "task": "done"}
+    ]}"#;
+    let mut args = Map::default();
+    let xs: Vec<Value> = (1..=3)
+        .map(|n| {
+            let mut m = Map::default();
+            m.insert("n".into(), Value::Number(n as f64));
+            Value::Object(m)
+        })
+        .collect();
+    args.insert("xs".into(), Value::Array(xs));
+    let r = run_with(flow, args.clone(), |req| match req.prompt.as_str() {
+        "Do 2 fast" => Outcome::failed(StopReason::Failed, "no"),
+        p => Outcome::ok(format!("<{p}>")),
+    });
+    args.insert("mode".into(), Value::from("fast"));
+    assert_eq!(r.args, args);
+    assert_eq!(r.status, RunStatus::Completed);
+    assert_eq!(
+        r.phases["m"].output,
+        "### [1/3] default\n\n<Do 1 fast>\n\n---\n\n### [2/3] default (failed)\n\nno\n\n---\n\n### [3/3] default\n\n<Do 3 fast>"
+    );
+    assert_eq!(r.phases["end"].output, "<done>");
+}

@@ -8,7 +8,7 @@ use super::super::call::{CallResult, CallSpec, call, call_caught};
 use super::super::ctx::Shared;
 use super::super::exec::Exec;
 use super::super::record::{ItemInfo, PhaseStatus};
-use super::super::scope::{Layered, PhaseScope};
+use super::super::scope::{PhaseScope, WithLocal};
 use super::super::verdict::judge_winner;
 use super::super::workdir::branch as branch_dir;
 use crate::agent::{Purpose, Usage};
@@ -108,7 +108,7 @@ async fn run_items(
                 .clone()
                 .spawn(async move {
                     let phase = &sh.flow.phases[phase_index];
-                    let r = call_caught(&sh, phase, {
+                    let mut r = call_caught(&sh, phase, {
                         let mut call_spec = CallSpec::new(
                             format!("{}#{}", phase.id, spec.index),
                             &spec.agent,
@@ -122,6 +122,7 @@ async fn run_items(
                         call_spec
                     })
                     .await;
+                    // The receiver reads the call's accounting only: the answer moves.
                     let item = ItemDone {
                         index: spec.index,
                         agent: spec.agent,
@@ -130,8 +131,8 @@ async fn run_items(
                         } else {
                             PhaseStatus::Failed
                         },
-                        output: r.output.clone(),
-                        error: r.error.clone(),
+                        output: std::mem::take(&mut r.output),
+                        error: r.error.take(),
                     };
                     let _ = tx.send((item, r)).await;
                 })
@@ -175,9 +176,17 @@ async fn run_items(
 
 /// The shared merge of map and parallel items (SPEC §3.3).
 fn merge(ex: &mut Exec<'_>, items: Vec<ItemDone>) {
+    use std::fmt::Write as _;
     let n = items.len();
-    let mut blocks = Vec::new();
-    let mut json = Vec::new();
+    // The blocks joined by the separator, written in place.
+    let mut output = String::new();
+    let mut first = true;
+    let mut block = |output: &mut String| {
+        if !std::mem::take(&mut first) {
+            output.push_str("\n\n---\n\n");
+        }
+    };
+    let mut json = Vec::with_capacity(n);
     let mut errors = Vec::new();
     let mut skipped = 0;
     let mut infos = Vec::with_capacity(n);
@@ -189,12 +198,9 @@ fn merge(ex: &mut Exec<'_>, items: Vec<ItemDone>) {
         });
         match it.status {
             PhaseStatus::Done => {
-                blocks.push(format!(
-                    "### [{}/{n}] {}\n\n{}",
-                    it.index + 1,
-                    it.agent,
-                    it.output
-                ));
+                block(&mut output);
+                let _ = write!(output, "### [{}/{n}] {}\n\n", it.index + 1, it.agent);
+                output.push_str(&it.output);
                 json.push(
                     safe_parse(&it.output)
                         .value
@@ -203,11 +209,13 @@ fn merge(ex: &mut Exec<'_>, items: Vec<ItemDone>) {
             }
             PhaseStatus::Failed => {
                 let err = it.error.clone().unwrap_or_default();
-                blocks.push(format!(
+                block(&mut output);
+                let _ = write!(
+                    output,
                     "### [{}/{n}] {} (failed)\n\n{err}",
                     it.index + 1,
                     it.agent
-                ));
+                );
                 errors.push(format!("{}: {err}", it.agent));
             }
             _ => skipped += 1,
@@ -215,7 +223,6 @@ fn merge(ex: &mut Exec<'_>, items: Vec<ItemDone>) {
     }
     ex.rec.items = Some(infos);
     ex.rec.json = Some(Value::Array(json));
-    let output = blocks.join("\n\n---\n\n");
     let skip_note = (skipped > 0).then(|| format!("{skipped} item(s) skipped: budget exceeded"));
     if skipped > 0 {
         ex.rec.budget_truncated = true;
@@ -326,9 +333,13 @@ pub async fn map(ex: &mut Exec<'_>) {
     }
     let name = phase.local_name().to_owned();
     let items = run_items(ex, elements.len(), |ex, i| {
-        let layered = Layered::new(&scope).with(&name, elements[i].clone());
+        let item = WithLocal {
+            base: &scope,
+            name: &name,
+            value: &elements[i],
+        };
         let text = match &phase.task {
-            Some(t) => ex.render("task", t, &layered),
+            Some(t) => ex.render("task", t, &item),
             None => String::new(),
         };
         ItemSpec {

@@ -19,6 +19,9 @@ use super::exec::Exec;
 use crate::agent::Purpose;
 use crate::flow::{OutputMode, PhaseType};
 
+/// Every kind but the plain agent phase runs in a future of its own on the heap: the state
+/// of the largest kind would otherwise be part of every phase's task (and copied when each
+/// is spawned), though most phases are single calls.
 pub async fn run(ex: &mut Exec<'_>) -> Halt {
     match ex.phase.ty {
         PhaseType::Agent => {
@@ -26,37 +29,37 @@ pub async fn run(ex: &mut Exec<'_>) -> Halt {
             Halt::None
         }
         PhaseType::Parallel => {
-            fanout::parallel(ex).await;
+            Box::pin(fanout::parallel(ex)).await;
             Halt::None
         }
         PhaseType::Map => {
-            fanout::map(ex).await;
+            Box::pin(fanout::map(ex)).await;
             Halt::None
         }
         PhaseType::Tournament => {
-            fanout::tournament(ex).await;
+            Box::pin(fanout::tournament(ex)).await;
             Halt::None
         }
-        PhaseType::Gate => gate::run(ex).await,
+        PhaseType::Gate => Box::pin(gate::run(ex)).await,
         PhaseType::Reduce => {
-            reduce::run(ex).await;
+            Box::pin(reduce::run(ex)).await;
             Halt::None
         }
-        PhaseType::Approval => approval::run(ex).await,
+        PhaseType::Approval => Box::pin(approval::run(ex)).await,
         PhaseType::Loop => {
-            looping::run(ex).await;
+            Box::pin(looping::run(ex)).await;
             Halt::None
         }
         PhaseType::Race => {
-            race::run(ex).await;
+            Box::pin(race::run(ex)).await;
             Halt::None
         }
         PhaseType::Script => {
-            script::run(ex).await;
+            Box::pin(script::run(ex)).await;
             Halt::None
         }
         PhaseType::Flow | PhaseType::Expand => {
-            subflow::run(ex).await;
+            Box::pin(subflow::run(ex)).await;
             Halt::None
         }
     }
