@@ -52,10 +52,10 @@ fn main() {
     let mut out = Vec::new();
     for row in &mut rows {
         let median = median_ns(&mut row.run, row.samples);
-        let ok = if median <= row.goal_ns {
-            "met"
-        } else {
-            "MISSED"
+        let ok = match row.goal_ns {
+            g if g.is_nan() => "-",
+            g if median <= g => "met",
+            _ => "MISSED",
         };
         println!(
             "{:<26} {:>14} {:>14} {:>11.1}× {:>10}  {ok}",
