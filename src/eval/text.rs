@@ -10,7 +10,7 @@ pub fn write_text(value: &Value, out: &mut String) {
         Value::String(s) => out.push_str(s),
         Value::Null => {}
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) if n.is_finite() => write_finite(*n, out),
+        Value::Number(n) if n.is_finite() => write_number(*n, out),
         Value::Number(_) => out.push_str("null"),
         Value::Array(_) | Value::Object(_) => {
             let start = out.len();
@@ -20,26 +20,6 @@ pub fn write_text(value: &Value, out: &mut String) {
             }
         }
     }
-}
-
-/// A finite number in JS format; integers of up to 15 digits without the formatting machinery.
-fn write_finite(n: f64, out: &mut String) {
-    if n.fract() != 0.0 || n.abs() >= 1e15 || n == 0.0 {
-        return write_number(n, out);
-    }
-    let mut digits = [0u8; 16];
-    let mut at = digits.len();
-    let mut rest = n.abs() as u64;
-    while rest > 0 {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-    }
-    if n < 0.0 {
-        at -= 1;
-        digits[at] = b'-';
-    }
-    out.extend(digits[at..].iter().map(|&b| char::from(b)));
 }
 
 /// Pretty JSON of a container whose members are all scalars or empty containers (an args
@@ -63,7 +43,7 @@ fn write_flat(value: &Value, out: &mut String) -> bool {
             out.push('{');
             for (i, (key, item)) in members.iter().enumerate() {
                 out.push_str(if i == 0 { "\n  " } else { ",\n  " });
-                write_json_string(key, out);
+                write_string(key, out);
                 out.push_str(": ");
                 if !write_leaf(item, out) {
                     return false;
@@ -76,25 +56,14 @@ fn write_flat(value: &Value, out: &mut String) -> bool {
     true
 }
 
-/// A JSON string literal: as is between quotes when nothing needs escaping (a key, a label).
-fn write_json_string(s: &str, out: &mut String) {
-    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
-        return write_string(s, out);
-    }
-    out.reserve(s.len() + 2);
-    out.push('"');
-    out.push_str(s);
-    out.push('"');
-}
-
 /// A member of a flat container as JSON; `false` for a non-empty container.
 fn write_leaf(value: &Value, out: &mut String) -> bool {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) if n.is_finite() => write_finite(*n, out),
+        Value::Number(n) if n.is_finite() => write_number(*n, out),
         Value::Number(_) => out.push_str("null"),
-        Value::String(s) => write_json_string(s, out),
+        Value::String(s) => write_string(s, out),
         Value::Array(a) if a.is_empty() => out.push_str("[]"),
         Value::Object(o) if o.is_empty() => out.push_str("{}"),
         Value::Array(_) | Value::Object(_) => return false,

@@ -119,6 +119,14 @@ fn write_scalar(value: &Value, out: &mut String) {
 /// A JSON string literal with `JSON.stringify`'s escapes: `\"` `\\` `\b` `\f` `\n` `\r` `\t`,
 /// other control characters as `\u00XX`; `/` and non-ASCII stay literal.
 pub fn write_string(s: &str, out: &mut String) {
+    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        // Nothing to escape (most keys and labels): one copy.
+        out.reserve(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     out.push('"');
     let bytes = s.as_bytes();
     let mut start = 0;

@@ -23,9 +23,21 @@ pub fn write_number(x: f64, out: &mut String) {
         out.push('0');
         return;
     }
-    // Integers that fit exactly print fast.
+    // Integers of up to 15 digits print without the formatting machinery.
     if x.fract() == 0.0 && x.abs() < 1e15 {
-        let _ = write!(out, "{}", x as i64);
+        let mut digits = [0u8; 16];
+        let mut at = digits.len();
+        let mut rest = x.abs() as u64;
+        while rest > 0 {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+        if x < 0.0 {
+            at -= 1;
+            digits[at] = b'-';
+        }
+        out.extend(digits[at..].iter().map(|&b| char::from(b)));
         return;
     }
     // Rust's `{:e}` is the shortest round-trip representation: `d.ddde±N`.
