@@ -1,7 +1,7 @@
 //! Values as template text (SPEC §4.4) and as booleans (SPEC §6).
 
 use super::js_trim;
-use crate::value::{Value, write_number, write_pretty, write_string};
+use crate::value::{Value, write_number, write_pretty, write_scalar, write_string};
 
 /// Append a resolved value as template text: strings as is, `null` ⇒ nothing, numbers in JS
 /// format (non-finite ⇒ `null`), booleans, containers as 2-space pretty JSON.
@@ -59,16 +59,13 @@ fn write_flat(value: &Value, out: &mut String) -> bool {
 /// A member of a flat container as JSON; `false` for a non-empty container.
 fn write_leaf(value: &Value, out: &mut String) -> bool {
     match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) if n.is_finite() => write_number(*n, out),
-        Value::Number(_) => out.push_str("null"),
-        Value::String(s) => write_string(s, out),
-        Value::Array(a) if a.is_empty() => out.push_str("[]"),
-        Value::Object(o) if o.is_empty() => out.push_str("{}"),
-        Value::Array(_) | Value::Object(_) => return false,
+        Value::Array(a) if !a.is_empty() => false,
+        Value::Object(o) if !o.is_empty() => false,
+        _ => {
+            write_scalar(value, out);
+            true
+        }
     }
-    true
 }
 
 /// Truthiness of an operand (`None` is undefined): strings are false iff their lowercased

@@ -104,7 +104,8 @@ fn newline(out: &mut String, depth: usize) {
     }
 }
 
-fn write_scalar(value: &Value, out: &mut String) {
+/// A scalar, or an empty container (`[]`/`{}`), as JSON.
+pub(crate) fn write_scalar(value: &Value, out: &mut String) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),

@@ -12,7 +12,7 @@ pub use parse::{ParseError, parse_json};
 
 #[cfg(test)]
 pub(crate) use deep::fixtures;
-pub(crate) use json::write_string;
+pub(crate) use json::{write_scalar, write_string};
 pub(crate) use parse::find_byte;
 #[cfg(test)]
 pub(crate) use parse::strategies;
