@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::tfc;
+use common::{shown_codes, tfc};
 
 const EXAMPLES: &[&str] = &[
     "examples/release-check.json",
@@ -181,16 +181,6 @@ fn colour_only_when_asked() {
         "tests/check/W0309-empty-budget.json",
     ]);
     assert!(coloured.stderr.contains('\x1b'));
-}
-
-/// The `[W0101]`-style codes in a text report, in order.
-fn shown_codes(stderr: &str) -> Vec<String> {
-    stderr
-        .match_indices('[')
-        .filter_map(|(i, _)| stderr.get(i + 1..i + 6))
-        .filter(|c| c.len() == 5 && c[1..].bytes().all(|b| b.is_ascii_digit()))
-        .map(str::to_owned)
-        .collect()
 }
 
 #[test]

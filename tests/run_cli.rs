@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Outcome, root, scratch, tfc_in};
+use common::{Outcome, root, scratch, shown_codes, tfc_in};
 
 fn agent() -> String {
     root()
@@ -352,16 +352,6 @@ fn readme_demo_runs_offline_from_its_fixture() {
         "{}",
         out.stdout
     );
-}
-
-/// The `[W0101]`-style codes in a text report, in order.
-fn shown_codes(stderr: &str) -> Vec<String> {
-    stderr
-        .match_indices('[')
-        .filter_map(|(i, _)| stderr.get(i + 1..i + 6))
-        .filter(|c| c.len() == 5 && c[1..].bytes().all(|b| b.is_ascii_digit()))
-        .map(str::to_owned)
-        .collect()
 }
 
 /// A dead end (W0101), a broken condition (W0201) and an agent without a definition file.

@@ -57,3 +57,13 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
 }
+
+/// The `[W0101]`-style codes in a text report, in order.
+pub fn shown_codes(stderr: &str) -> Vec<String> {
+    stderr
+        .match_indices('[')
+        .filter_map(|(i, _)| stderr.get(i + 1..i + 6))
+        .filter(|c| c.len() == 5 && c[1..].bytes().all(|b| b.is_ascii_digit()))
+        .map(str::to_owned)
+        .collect()
+}
