@@ -1,17 +1,8 @@
-//! What every phase worker shares: the flow, the backends, the options, the spend meter, the
-//! abort signal, and the channel back to the coordinator.
+//! What a caller tells a run (its options and progress sink), and the panic guard the
+//! driver wraps every backend call in.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-use crate::agent::{Cancel, ResolvedAgent};
-use crate::flow::Flow;
-use crate::value::Value;
-
-use super::meter::Meter;
-use super::record::PhaseRecord;
-use super::scope::PhaseScope;
 
 /// How a run behaves (flags of `tfc run`, or the library caller's choices).
 #[derive(Clone, Debug, Default)]
@@ -96,99 +87,5 @@ pub struct ProgressSink(pub Arc<dyn Fn(&ProgressNote<'_>) + Send + Sync>);
 impl std::fmt::Debug for ProgressSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ProgressSink")
-    }
-}
-
-/// A message from a worker to the coordinator.
-pub enum Event {
-    /// A journal record (agent-call, script, condition, approval, warning).
-    Journal(Value),
-    /// A gate asks for its direct dependencies to be re-run (onBlock: retry).
-    Rework {
-        gate: usize,
-        deps: Vec<usize>,
-        /// The gate's own rework depth; its dependencies re-run one deeper.
-        depth: u32,
-        reply: async_channel::Sender<Option<PhaseScope>>,
-    },
-    /// One re-run dependency of a rework finished.
-    Reworked {
-        job: usize,
-        record: Box<PhaseRecord>,
-    },
-    /// A phase worker finished.
-    Finished {
-        phase: usize,
-        record: Box<PhaseRecord>,
-        halt: Halt,
-    },
-}
-
-/// What a finished phase asks of the whole run.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Halt {
-    None,
-    /// A gate blocked or an approval was rejected: `Gate blocked[: reason]`.
-    Block(Option<String>),
-    /// An approval awaits a decision.
-    AwaitApproval,
-    /// The phase worker crashed (a bug in tfc): the run fails.
-    Crash(String),
-}
-
-/// Shared, read-only run context (plus the meter).
-pub struct Shared {
-    pub flow: Arc<Flow>,
-    pub agents: HashMap<String, ResolvedAgent>,
-    pub run_id: String,
-    pub opts: RunOptions,
-    pub meter: Arc<Meter>,
-    pub cancel: Cancel,
-    pub events: async_channel::Sender<Event>,
-    /// The invocation directory.
-    pub cwd: PathBuf,
-    /// Effective arguments (provided + defaults).
-    pub args: Arc<Value>,
-    /// Node path prefix inside sub-flows (`<flowPhaseId>/`).
-    pub node_prefix: String,
-    /// Saved-flow names on the way here (recursion detection).
-    pub flow_stack: Vec<String>,
-    /// Nesting depth of sub-flows.
-    pub depth: usize,
-    /// Inside a flow generated at run time: fan-outs are capped.
-    pub generated: bool,
-    /// Prepended to every prompt: a parent flow phase's pre-read, inside a sub-flow.
-    pub prompt_prefix: String,
-    /// Where workers run: one executor per top-level run, driven by the run itself.
-    pub executor: Arc<smol::Executor<'static>>,
-    /// Whether journal records are kept (a run with a store); building them costs a hash.
-    pub journaling: bool,
-    /// The roster, for sub-flows whose agents were not resolved up front.
-    pub roster: Arc<dyn crate::agent::Roster>,
-}
-
-impl Shared {
-    /// Send a journal record (the coordinator appends it).
-    pub fn journal(&self, record: Value) {
-        let _ = self.events.try_send(Event::Journal(record));
-    }
-
-    pub fn node(&self, local: &str) -> String {
-        format!("{}{local}", self.node_prefix)
-    }
-
-    /// Tell the progress display about a run-time surprise at node `local` as it happens.
-    pub fn notice(&self, local: &str, message: &str) {
-        if let Some(sink) = &self.opts.progress {
-            let node = self.node(local);
-            (sink.0)(&ProgressNote {
-                phase: &node,
-                status: "warning",
-                detail: Some(message),
-                attempts: 0,
-                tokens: 0,
-                cost_usd: None,
-            });
-        }
     }
 }

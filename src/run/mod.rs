@@ -1,19 +1,19 @@
 //! The interpreter: runs a checked flow against agent backends (SPEC §8).
 //!
 //! [`Interpreter::eval`] checks the flow (any error stops the run before anything executes),
-//! resolves every agent the flow names to a backend, then hands the flow to the coordinator —
-//! the single owner of run state — whose phase workers run on a smol executor and report back
-//! over a channel. Stages, one module each: `coordinator` (scheduling, joins, cascades,
-//! halts, final output), `exec` + `phases/` (one module per phase kind), `call` (agent calls
-//! with retries, contracts, timeouts), `scope` (what a phase can read), `meter` (budget),
-//! `record` (the run record), `store` (run.json + journal).
+//! resolves every agent the flow names to a backend, then runs it: the [`machine`] — one
+//! deterministic state machine, the single owner of run state — makes every decision, and
+//! the local `driver` (smol) executes the machine's commands and feeds their results back.
+//! Modules: `machine` (scheduling, joins, cascades, halts, retries, budgets, final output),
+//! `phases/` (one module per phase kind, plain state the machine drives), `driver` (agent
+//! calls, scripts, timers, the store), `journal` (replaying a run's inputs), `scope` (what a
+//! phase can read), `record` (the run record), `store` (run.json + journal).
 
-mod call;
 mod contract;
-mod coordinator;
 mod ctx;
-mod exec;
-mod meter;
+mod driver;
+pub mod journal;
+pub mod machine;
 mod phases;
 pub mod record;
 mod scope;
@@ -39,7 +39,7 @@ use crate::check::{CheckOptions, check_source};
 use crate::diag::Diagnostic;
 use crate::flow::{Branch, Def, Flow, Invocation, LowerOptions, effective_args, resolve_owned};
 use crate::source::Source;
-use crate::value::{Map, Value};
+use crate::value::Map;
 
 /// Where a flow comes from.
 pub enum FlowSource {
@@ -137,6 +137,9 @@ pub struct Interpreter {
     roster: Arc<dyn Roster>,
     opts: RunOptions,
     cancel: Option<crate::agent::Cancel>,
+    /// Keep what the last run's machine was built from and its inputs (replay tests).
+    keep_inputs: bool,
+    kept: std::sync::Mutex<Option<journal::Recorded>>,
 }
 
 impl Interpreter {
@@ -145,6 +148,8 @@ impl Interpreter {
             roster,
             opts: RunOptions::default(),
             cancel: None,
+            keep_inputs: false,
+            kept: std::sync::Mutex::new(None),
         }
     }
 
@@ -163,6 +168,20 @@ impl Interpreter {
     pub fn cancel_on(mut self, cancel: crate::agent::Cancel) -> Interpreter {
         self.cancel = Some(cancel);
         self
+    }
+
+    /// Keep what each run's machine was built from and its inputs, for
+    /// [`Interpreter::recorded`].
+    pub fn keep_inputs(mut self) -> Interpreter {
+        self.keep_inputs = true;
+        self
+    }
+
+    /// The last run's machine setup and inputs (with [`Interpreter::keep_inputs`]):
+    /// replaying them into a fresh machine gives the same record
+    /// ([`journal::replay_recorded`]).
+    pub fn recorded(&self) -> Option<journal::Recorded> {
+        self.kept.lock().ok().and_then(|k| k.clone())
     }
 
     /// Check and run a flow; `args` are the invocation arguments (JSON values).
@@ -207,65 +226,110 @@ impl Interpreter {
         let agents = resolve_agents(&flow, self.roster.as_ref())?;
         let cancel_source = CancelSource::new();
         let cancel = self.cancel.clone().unwrap_or_else(|| cancel_source.token());
-        let run_id = self
-            .opts
-            .run_id
-            .clone()
-            .unwrap_or_else(|| store::new_run_id(&flow.name));
-        let meter = Arc::new(meter::Meter::new(
-            self.opts
-                .max_usd
-                .or(flow.budget.as_ref().and_then(|b| b.value.max_usd)),
-            self.opts
-                .max_tokens
-                .or(flow.budget.as_ref().and_then(|b| b.value.max_tokens)),
-            None,
-        ));
         let cwd = self
             .opts
             .cwd
             .clone()
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("."));
-        let executor = Arc::new(smol::Executor::new());
-        let parent = Parent {
-            run_id,
-            meter,
-            cancel,
-            node_prefix: String::new(),
-            flow_stack: Vec::new(),
-            depth: 0,
-            prompt_prefix: String::new(),
-            executor: executor.clone(),
-            generated: false,
-        };
         let store_root = match &self.opts.project_root {
-            Some(root) if !self.opts.dry_run => Some(root.as_path()),
+            Some(root) if !self.opts.dry_run => Some(root.clone()),
             _ => None,
         };
+        let cfg = self.config(&flow, &agents, cwd.clone(), store_root.is_some());
         // The flow's definition goes into `run.json` only: without a store it is not needed.
-        let def = store_root.and_then(|_| crate::json::parse(&src.text).root.map(|r| r.to_value()));
-        let mut c = coordinator(
-            Arc::new(flow),
+        let def = store_root
+            .as_ref()
+            .and_then(|_| crate::json::parse(&src.text).root.map(|r| r.to_value()));
+        let flow = Arc::new(flow);
+        let setup = self
+            .keep_inputs
+            .then(|| (flow.clone(), args.clone(), cfg.clone()));
+        let machine = machine::Machine::new(flow, args, cfg);
+        let mut driver = driver::Driver::new(
+            machine,
             agents,
-            args,
-            &self.opts,
             self.roster.clone(),
-            parent,
-            cwd,
+            self.opts.clone(),
+            cancel,
             def,
-            store_root.is_some(),
+            cwd,
         );
-        // A run that cannot create its record does not start (SPEC §10.2).
-        if let Some(root) = store_root {
-            c.open_store(root).map_err(|e| {
-                RunError::Io(format!(
-                    "cannot create the run record: {e}; nothing was run (.tfc/runs must be a writable directory)"
-                ))
-            })?;
+        if self.keep_inputs {
+            driver.kept = Some(Vec::new());
         }
-        // Workers run on this run's own executor, driven right here: one thread, no hand-offs.
-        Ok(executor.run(c.run()).await)
+        // A run that cannot create its record does not start (SPEC §10.2).
+        driver.start(store_root.as_deref()).map_err(|e| {
+            RunError::Io(format!(
+                "cannot create the run record: {e}; nothing was run (.tfc/runs must be a writable directory)"
+            ))
+        })?;
+        let (record, kept) = driver.run().await;
+        if let (Some(inputs), Some((flow, args, config))) = (kept, setup) {
+            *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = Some(journal::Recorded {
+                flow,
+                args,
+                config,
+                inputs,
+            });
+        }
+        Ok(record)
+    }
+
+    /// What the machine is told up front.
+    fn config(
+        &self,
+        flow: &Flow,
+        agents: &HashMap<String, crate::agent::ResolvedAgent>,
+        cwd: PathBuf,
+        journaling: bool,
+    ) -> machine::Config {
+        use std::io::IsTerminal;
+        let opts = &self.opts;
+        let mut backends = indexmap::IndexMap::new();
+        for name in agent_names(flow) {
+            if let Some(a) = agents.get(&name) {
+                backends.insert(name.clone(), a.backend_name.clone());
+            }
+        }
+        machine::Config {
+            run_id: opts
+                .run_id
+                .clone()
+                .unwrap_or_else(|| store::new_run_id(&flow.name)),
+            concurrency: opts.concurrency,
+            dry_run: opts.dry_run,
+            dry_run_scripts: opts.dry_run_scripts,
+            approve: opts.approve.clone(),
+            approve_all: opts.approve_all,
+            reject: opts.reject.clone(),
+            reject_reason: opts.reject_reason.clone(),
+            ask: opts.interactive
+                && std::io::stdin().is_terminal()
+                && std::io::stderr().is_terminal(),
+            max_usd: opts
+                .max_usd
+                .or(flow.budget.as_ref().and_then(|b| b.value.max_usd)),
+            max_tokens: opts
+                .max_tokens
+                .or(flow.budget.as_ref().and_then(|b| b.value.max_tokens)),
+            default_idle_timeout_ms: opts.default_idle_timeout_ms,
+            max_output: opts.max_output(),
+            max_prompt: opts.max_prompt(),
+            journaling,
+            progress: opts.progress.is_some(),
+            replay: agents
+                .values()
+                .any(|a| a.backend_name.starts_with("replay")),
+            backends,
+            cwd,
+            project_root: opts.project_root.clone(),
+            node_prefix: String::new(),
+            prompt_prefix: String::new(),
+            flow_stack: Vec::new(),
+            depth: 0,
+            generated: false,
+        }
     }
 }
 
@@ -426,108 +490,4 @@ fn resolve_agents(
         out.insert(name, resolved);
     }
     Ok(out)
-}
-
-/// What a (sub-)run inherits from its parent.
-pub(crate) struct Parent {
-    pub run_id: String,
-    pub meter: Arc<meter::Meter>,
-    pub cancel: crate::agent::Cancel,
-    pub node_prefix: String,
-    pub flow_stack: Vec<String>,
-    pub depth: usize,
-    pub prompt_prefix: String,
-    pub executor: Arc<smol::Executor<'static>>,
-    /// Inside a flow generated at run time (a string `def`).
-    pub generated: bool,
-}
-
-/// Run a sub-flow to its end (it keeps no store of its own).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_flow(
-    flow: Arc<Flow>,
-    agents: HashMap<String, crate::agent::ResolvedAgent>,
-    args: Map,
-    opts: &RunOptions,
-    roster: Arc<dyn Roster>,
-    parent: Parent,
-    cwd: PathBuf,
-    def: Option<Value>,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = RunRecord> + Send + '_>> {
-    Box::pin(async move {
-        coordinator(flow, agents, args, opts, roster, parent, cwd, def, false)
-            .run()
-            .await
-    })
-}
-
-/// The coordinator of a (sub-)run; `journaling`: it will have a store (see
-/// [`coordinator::Coordinator::open_store`]).
-#[allow(clippy::too_many_arguments)]
-fn coordinator(
-    flow: Arc<Flow>,
-    agents: HashMap<String, crate::agent::ResolvedAgent>,
-    args: Map,
-    opts: &RunOptions,
-    roster: Arc<dyn Roster>,
-    parent: Parent,
-    cwd: PathBuf,
-    def: Option<Value>,
-    journaling: bool,
-) -> coordinator::Coordinator {
-    let (tx, rx) = async_channel::unbounded();
-    let mut backends = indexmap::IndexMap::new();
-    for name in agent_names(&flow) {
-        if let Some(a) = agents.get(&name) {
-            backends.insert(name.clone(), a.backend_name.clone());
-        }
-    }
-    let replay = agents
-        .values()
-        .any(|a| a.backend_name.starts_with("replay"));
-    let record = RunRecord {
-        run_id: parent.run_id.clone(),
-        flow: flow.name.clone(),
-        parent_run_id: None,
-        status: RunStatus::Running,
-        reason: None,
-        final_output: String::new(),
-        output_phase: None,
-        // Filled at the end of the run from the shared copy (see `Coordinator::finish`), and
-        // at once when the run keeps a store (`run.json` holds them from the start).
-        args: if journaling {
-            args.clone()
-        } else {
-            Map::default()
-        },
-        started_at: record::now(),
-        ended_at: None,
-        usage: crate::agent::Usage::default(),
-        spent_before: None,
-        warnings: Vec::new(),
-        backends,
-        phases: indexmap::IndexMap::new(),
-        replay,
-        store_errors: Vec::new(),
-    };
-    let shared = Arc::new(ctx::Shared {
-        flow: flow.clone(),
-        agents,
-        run_id: parent.run_id,
-        opts: opts.clone(),
-        meter: parent.meter,
-        cancel: parent.cancel,
-        events: tx,
-        cwd,
-        args: Arc::new(Value::Object(args)),
-        node_prefix: parent.node_prefix,
-        flow_stack: parent.flow_stack,
-        depth: parent.depth,
-        prompt_prefix: parent.prompt_prefix,
-        executor: parent.executor,
-        generated: parent.generated,
-        journaling,
-        roster,
-    });
-    coordinator::Coordinator::new(shared, rx, record, def)
 }

@@ -190,6 +190,17 @@ impl RunStore {
             .map_err(|e| annotate(e, &self.dir.join("journal.jsonl")))
     }
 
+    /// Append one ready-made JSON line (no newline) and flush it.
+    pub fn append_text(&mut self, line: &str) -> std::io::Result<()> {
+        let mut text = String::with_capacity(line.len() + 1);
+        text.push_str(line);
+        text.push('\n');
+        self.journal
+            .write_all(text.as_bytes())
+            .and_then(|()| self.journal.flush())
+            .map_err(|e| annotate(e, &self.dir.join("journal.jsonl")))
+    }
+
     /// Whether a rewrite of `run.json` is allowed now (see [`MIN_INTERVAL`]).
     pub fn due(&self) -> bool {
         self.last_write

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::*;
 use crate::agent::{FnAgent, Outcome, Request, StopReason, Usage};
+use crate::value::Value;
 
 fn run_with(
     flow: &str,

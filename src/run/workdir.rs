@@ -1,4 +1,5 @@
-//! A phase's working directory (SPEC §3.1 `cwd`): where its agents and scripts run.
+//! A phase's working directory (SPEC §3.1 `cwd`), prepared by the driver when the machine
+//! asks ([`DirSpec`]), and the pre-read of context files (§3.16).
 //!
 //! - none: the invocation directory;
 //! - a literal path, or one whole `{args.X}` of a relative-path arg: that directory, relative
@@ -10,20 +11,18 @@
 //!   agent's changes survive the run; `git worktree remove` discards it).
 //!
 //! When `temp`, `dedicated` or `worktree` cannot be created, the phase runs in the
-//! invocation directory with a warning. A pure `--dry-run` starts no process, so it creates
-//! nothing and checks no directory (agents are not called; scripts are listed).
+//! invocation directory with a warning. A pure `--dry-run` starts no process, so the machine
+//! asks for nothing to be created or checked.
 
 use std::path::{Path, PathBuf};
 
-use super::ctx::Shared;
+use super::machine::DirSpec;
 use super::store::sanitize;
 use crate::eval::js_trim;
-use crate::flow::{Cwd, Phase, PhaseType};
-use crate::value::Value;
 
 /// A prepared working directory; a temporary one is removed when this is dropped.
 #[derive(Debug)]
-pub struct WorkDir {
+pub(crate) struct WorkDir {
     path: PathBuf,
     _temp: Option<tempfile::TempDir>,
 }
@@ -33,56 +32,47 @@ impl WorkDir {
         WorkDir { path, _temp: None }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 }
 
 /// What preparing a phase's directory gave: the directory and a warning, or why the phase
 /// cannot run.
-pub type Prepared = Result<(WorkDir, Option<String>), String>;
+pub(crate) type Prepared = Result<(WorkDir, Option<String>), String>;
 
-/// Prepare phase `phase`'s working directory.
-pub async fn prepare(sh: &Shared, phase: &Phase) -> Prepared {
-    let invocation = || WorkDir::at(sh.cwd.clone());
-    let Some(cwd) = &phase.cwd else {
-        return Ok((invocation(), None));
-    };
-    // Only processes care where they start: a pure dry run starts none.
-    let real = !sh.opts.dry_run || (sh.opts.dry_run_scripts && phase.ty == PhaseType::Script);
+/// Prepare a working directory; `base` is the invocation directory.
+pub(crate) async fn prepare(
+    dir: &DirSpec,
+    base: &Path,
+    phase: &str,
+    run_id: &str,
+    project_root: Option<&Path>,
+) -> Prepared {
+    let invocation = || WorkDir::at(base.to_path_buf());
     let fallback = |what: &str, e: String| {
         Ok((
             invocation(),
             Some(format!(
                 "cwd \"{what}\": {e}; running in the invocation directory {}",
-                sh.cwd.display()
+                base.display()
             )),
         ))
     };
-    match &cwd.value {
-        Cwd::Path(p) if p.is_empty() => Ok((invocation(), None)),
-        Cwd::Path(p) => existing(sh, p, &format!("\"{p}\""), real).map(|d| (d, None)),
-        Cwd::Arg(name) => {
-            let value = match sh.args.as_ref() {
-                Value::Object(m) => m.get(name.as_str()),
-                _ => None,
-            };
-            match value {
-                Some(Value::String(s)) if !js_trim(s).is_empty() => {
-                    existing(sh, s, &format!("{{args.{name}}} = \"{s}\""), real).map(|d| (d, None))
-                }
-                Some(v) => Err(format!(
-                    "working directory {{args.{name}}} is not a path (found {}); pass {name}=<relative path>",
-                    v.to_json()
-                )),
-                None => Err(format!(
-                    "working directory {{args.{name}}} has no value; pass {name}=<relative path>"
-                )),
-            }
+    let phase_dir = |kind: &str| {
+        project_root
+            .unwrap_or(base)
+            .join(".tfc")
+            .join(kind)
+            .join(sanitize(run_id))
+            .join(sanitize(phase))
+    };
+    match dir {
+        DirSpec::Existing { path, shown } => {
+            existing(base, path, shown, true).map(|d| (WorkDir::at(d), None))
         }
-        _ if !real => Ok((invocation(), None)),
-        Cwd::Temp => {
-            let prefix = format!("tfc-{}-", sanitize(&phase.id));
+        DirSpec::Temp => {
+            let prefix = format!("tfc-{}-", sanitize(phase));
             match tempfile::Builder::new().prefix(&prefix).tempdir() {
                 Ok(t) => Ok((
                     WorkDir {
@@ -94,16 +84,16 @@ pub async fn prepare(sh: &Shared, phase: &Phase) -> Prepared {
                 Err(e) => fallback("temp", format!("cannot create a temporary directory: {e}")),
             }
         }
-        Cwd::Dedicated => {
-            let dir = phase_dir(sh, "work", phase);
+        DirSpec::Dedicated => {
+            let dir = phase_dir("work");
             match std::fs::create_dir_all(&dir) {
                 Ok(()) => Ok((WorkDir::at(dir), None)),
                 Err(e) => fallback("dedicated", format!("cannot create {}: {e}", dir.display())),
             }
         }
-        Cwd::Worktree => {
-            let dir = phase_dir(sh, "worktrees", phase);
-            match worktree(&sh.cwd, &dir).await {
+        DirSpec::Worktree => {
+            let dir = phase_dir("worktrees");
+            match worktree(base, &dir).await {
                 Ok(()) => Ok((WorkDir::at(dir), None)),
                 Err(e) => fallback("worktree", e),
             }
@@ -111,9 +101,15 @@ pub async fn prepare(sh: &Shared, phase: &Phase) -> Prepared {
     }
 }
 
-/// A directory the flow names, relative to the invocation directory: it must exist.
-fn existing(sh: &Shared, path: &str, shown: &str, real: bool) -> Result<WorkDir, String> {
-    let dir = sh.cwd.join(path);
+/// A directory the flow names, relative to the invocation directory `base`: it must exist
+/// (when `real`).
+pub(crate) fn existing(
+    base: &Path,
+    path: &str,
+    shown: &str,
+    real: bool,
+) -> Result<PathBuf, String> {
+    let dir = base.join(path);
     if real && !dir.is_dir() {
         let what = if dir.exists() {
             "is not a directory"
@@ -123,32 +119,10 @@ fn existing(sh: &Shared, path: &str, shown: &str, real: bool) -> Result<WorkDir,
         return Err(format!(
             "working directory {shown} {what}: {} (paths are relative to the invocation directory {}; create it or correct 'cwd')",
             dir.display(),
-            sh.cwd.display()
+            base.display()
         ));
     }
-    Ok(WorkDir::at(dir))
-}
-
-/// A parallel branch's literal `cwd` (relative to the invocation directory), checked like a
-/// phase's.
-pub fn branch(sh: &Shared, phase: &Phase, index: usize, path: &str) -> Result<PathBuf, String> {
-    let real = !sh.opts.dry_run;
-    existing(sh, path, &format!("of branch {index} \"{path}\""), real)
-        .map(|d| d.path)
-        .map_err(|e| format!("{}: {e}", phase.id))
-}
-
-/// `<project root>/.tfc/<kind>/<runId>/<phaseId>`.
-fn phase_dir(sh: &Shared, kind: &str, phase: &Phase) -> PathBuf {
-    let root = sh
-        .opts
-        .project_root
-        .clone()
-        .unwrap_or_else(|| sh.cwd.clone());
-    root.join(".tfc")
-        .join(kind)
-        .join(sanitize(&sh.run_id))
-        .join(sanitize(&phase.id))
+    Ok(dir)
 }
 
 /// `git worktree add --detach DIR` in the repository of `repo`; an existing worktree there
@@ -176,4 +150,48 @@ async fn worktree(repo: &Path, dir: &Path) -> Result<(), String> {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let first = js_trim(&stderr).lines().next().unwrap_or("").to_owned();
     Err(format!("git worktree add failed: {first}"))
+}
+
+/// The pre-read context files of a phase (SPEC §3.16), as one prompt prefix: each file (at
+/// most 10 MiB, cut at `limit` characters) in a fenced block, 200 000 characters in all.
+pub(crate) fn read_context(cwd: &Path, paths: &[String], limit: usize) -> String {
+    const TOTAL: usize = 200_000;
+    let mut blocks: Vec<String> = Vec::new();
+    for p in paths {
+        let full = cwd.join(p);
+        let Ok(meta) = std::fs::metadata(&full) else {
+            continue;
+        };
+        if !meta.is_file() || meta.len() > 10 * 1024 * 1024 {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&full) else {
+            continue;
+        };
+        let content = String::from_utf8_lossy(&bytes);
+        let ext = Path::new(p)
+            .extension()
+            .and_then(|e| e.to_str())
+            .filter(|e| !e.is_empty())
+            .unwrap_or("txt");
+        let total_chars = content.chars().count();
+        let mut block = format!("## File: {p}\n\n```{ext}\n");
+        if total_chars > limit {
+            block.extend(content.chars().take(limit));
+            block.push_str(&format!("\n... [truncated {} chars]", total_chars - limit));
+        } else {
+            block.push_str(&content);
+        }
+        block.push_str("\n```");
+        blocks.push(block);
+    }
+    if blocks.is_empty() {
+        return String::new();
+    }
+    let mut out = blocks.join("\n\n");
+    out.push_str("\n\n");
+    if out.chars().count() > TOTAL {
+        out = out.chars().take(TOTAL).collect();
+    }
+    out
 }

@@ -1,13 +1,13 @@
 //! loop (SPEC §3.9): repeat the task until `until` holds, the output converges, or the
-//! iterations run out; with `reflexion`, feed a summary of the previous iteration back.
+//! iterations run out; with `reflexion`, feed a summary of the previous iteration back. One
+//! iteration at a time: each is a call the machine makes, each result an event here.
 
-use super::super::call::{CallSpec, call};
-use super::super::exec::Exec;
+use super::super::machine::{CallResult, Cx, Exec, Halt, KindEvent, Step};
 use super::super::record::LoopInfo;
 use super::super::scope::Layered;
 use crate::agent::Purpose;
 use crate::eval::{StepState, eval_until, js_trim};
-use crate::flow::OutputMode;
+use crate::flow::{OutputMode, Phase};
 use crate::value::{Map, Value};
 
 pub const FIRST_ITERATION: &str = "_(first iteration — no prior feedback yet)_";
@@ -20,38 +20,73 @@ enum Feedback {
     Unmet,
 }
 
-pub async fn run(ex: &mut Exec<'_>) {
-    let phase = ex.phase;
-    let max = phase.max_iterations.floor().clamp(1.0, 100.0) as u32;
-    let scope = ex.scope.clone();
-    let has_placeholder = phase
-        .task
-        .as_ref()
-        .is_some_and(|t| t.template.paths().iter().any(|p| &*p.text == "reflexion"));
-    let mut last_success: Option<String> = None;
-    let mut last_output = String::new();
-    let mut info = LoopInfo {
-        iterations: 0,
-        stop: "max",
-        reflexion: None,
-        failures: Vec::new(),
-    };
-    let mut summary: Option<String> = None;
-    let mut last_failed = false;
-    for i in 1..=max {
-        if ex.sh.cancel.is_cancelled() {
-            info.stop = "failed";
-            ex.rec.loop_info = Some(info);
-            ex.fail(last_success.unwrap_or_default(), "Aborted");
-            return;
+/// A loop in progress.
+#[derive(Debug)]
+pub(crate) struct Loop {
+    max: u32,
+    i: u32,
+    last_success: Option<String>,
+    last_output: String,
+    info: LoopInfo,
+    summary: Option<String>,
+    last_failed: bool,
+    /// This iteration's locals (`loop.*`), for `until`.
+    locals: Map,
+}
+
+impl Default for Loop {
+    fn default() -> Loop {
+        Loop {
+            max: 1,
+            i: 0,
+            last_success: None,
+            last_output: String::new(),
+            info: LoopInfo {
+                iterations: 0,
+                stop: "max",
+                reflexion: None,
+                failures: Vec::new(),
+            },
+            summary: None,
+            last_failed: false,
+            locals: Map::default(),
         }
-        if let Some(reason) = ex.sh.meter.over() {
-            info.stop = "budget";
+    }
+}
+
+impl Loop {
+    pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+        let flow = cx.flow();
+        let phase = &flow.phases[ex.index];
+        match ev {
+            KindEvent::Start => {
+                self.max = phase.max_iterations.floor().clamp(1.0, 100.0) as u32;
+                self.iterate(ex, cx, phase)
+            }
+            KindEvent::Call(_, r) => self.ended(ex, cx, phase, r),
+            _ => Step::Wait,
+        }
+    }
+
+    /// Start the next iteration, or end the loop.
+    fn iterate(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Step {
+        if self.i >= self.max {
+            return self.finish(ex, phase);
+        }
+        let i = self.i + 1;
+        if cx.aborted() {
+            self.info.stop = "failed";
+            ex.rec.loop_info = Some(self.info.clone());
+            ex.fail(self.last_success.take().unwrap_or_default(), "Aborted");
+            return Step::Done(Halt::None);
+        }
+        if let Some(reason) = cx.over() {
+            self.info.stop = "budget";
             ex.rec.warn(format!(
                 "loop stopped before iteration {i}: budget exceeded ({reason})"
             ));
-            ex.rec.loop_info = Some(info);
-            match last_success {
+            ex.rec.loop_info = Some(self.info.clone());
+            match self.last_success.take() {
                 Some(out) => {
                     ex.rec.budget_truncated = true;
                     ex.succeed(out);
@@ -64,50 +99,62 @@ pub async fn run(ex: &mut Exec<'_>) {
                     ),
                 ),
             }
-            return;
+            return Step::Done(Halt::None);
         }
-        info.iterations = i;
+        self.i = i;
+        self.info.iterations = i;
+        let has_placeholder = phase
+            .task
+            .as_ref()
+            .is_some_and(|t| t.template.paths().iter().any(|p| &*p.text == "reflexion"));
         let mut locals = Map::default();
         locals.insert("iteration".into(), Value::Number(i as f64));
-        locals.insert("lastOutput".into(), Value::from(last_output.as_str()));
-        locals.insert("maxIterations".into(), Value::Number(max as f64));
+        locals.insert("lastOutput".into(), Value::from(self.last_output.as_str()));
+        locals.insert("maxIterations".into(), Value::Number(self.max as f64));
+        let scope = ex.scope.clone();
         let mut layered = Layered::new(&scope).with("loop", Value::Object(locals.clone()));
+        self.locals = locals;
         if phase.reflexion {
-            let text = summary
+            let text = self
+                .summary
                 .clone()
                 .unwrap_or_else(|| FIRST_ITERATION.to_owned());
             layered.reflexion = Some(Value::from(text));
         }
         let mut task = match &phase.task {
-            Some(t) => ex.render("task", t, &layered),
+            Some(t) => ex.render(cx, "task", t, &layered),
             None => String::new(),
         };
         if phase.reflexion
             && !has_placeholder
-            && let Some(s) = &summary
+            && let Some(s) = &self.summary
         {
             task.push_str("\n\n---\n\n");
             task.push_str(s);
             ex.rec.warn(AUTO_APPEND_WARNING);
         }
-        if phase.reflexion && summary.is_some() {
-            info.reflexion = summary.clone();
+        if phase.reflexion && self.summary.is_some() {
+            self.info.reflexion = self.summary.clone();
         }
-        let prompt = ex.prompt(&task);
-        let r = call(ex.sh, phase, {
-            let mut call_spec = CallSpec::new(
+        let prompt = ex.prompt(cx, &task);
+        let mut spec = ex
+            .spec(
                 format!("{}@{i}", phase.id),
                 &phase.agent.value,
                 prompt,
                 Purpose::Task,
             )
-            .checked(phase)
-            .in_dir(&ex.work_dir)
-            .refuse(ex.oversize.clone());
-            call_spec.iteration = Some(i);
-            call_spec
-        })
-        .await;
+            .checked(phase);
+        spec.iteration = Some(i);
+        cx.call(ex, 0, spec);
+        Step::Wait
+    }
+
+    fn ended(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, r: CallResult) -> Step {
+        if let Some(msg) = r.crashed {
+            return ex.crash(msg);
+        }
+        let i = self.i;
         ex.rec.attempts += r.attempts;
         ex.rec.usage.add(&r.usage);
         ex.rec.timed_out |= r.timed_out;
@@ -117,21 +164,22 @@ pub async fn run(ex: &mut Exec<'_>) {
         for w in &r.warnings {
             ex.rec.warn(w.clone());
         }
+        let until = phase.until.as_ref().map_or("", |u| u.as_str());
         if !r.ok {
             let err = r
                 .error
                 .clone()
                 .unwrap_or_else(|| format!("loop '{}' iteration {i} failed", phase.id));
-            info.failures.push((i, err.clone()));
-            if info.failures.len() > 20 {
-                info.failures.remove(0);
+            self.info.failures.push((i, err.clone()));
+            if self.info.failures.len() > 20 {
+                self.info.failures.remove(0);
             }
-            last_failed = true;
+            self.last_failed = true;
             if !phase.reflexion || r.timed_out || r.aborted {
-                info.stop = "failed";
-                ex.rec.loop_info = Some(info);
-                ex.fail(last_success.unwrap_or_default(), err);
-                return;
+                self.info.stop = "failed";
+                ex.rec.loop_info = Some(self.info.clone());
+                ex.fail(self.last_success.take().unwrap_or_default(), err);
+                return Step::Done(Halt::None);
             }
             let feedback = match err.strip_prefix("Output contract violated:") {
                 Some(rest) => Feedback::Contract(
@@ -142,22 +190,19 @@ pub async fn run(ex: &mut Exec<'_>) {
                 ),
                 None => Feedback::Error(err),
             };
-            summary = Some(reflexion_summary(
-                i,
-                &feedback,
-                phase.until.as_ref().map_or("", |u| u.as_str()),
-                &r.output,
-            ));
-            continue;
+            self.summary = Some(reflexion_summary(i, &feedback, until, &r.output));
+            return self.iterate(ex, cx, phase);
         }
-        last_failed = false;
-        let prev = std::mem::replace(&mut last_output, r.output.clone());
-        last_success = Some(r.output.clone());
+        self.last_failed = false;
+        let prev = std::mem::replace(&mut self.last_output, r.output.clone());
+        self.last_success = Some(r.output.clone());
         // `until` sees this iteration's locals and the loop's own output as `steps.<self>`.
-        let mut until_scope = Layered::new(&scope).with("loop", Value::Object(locals));
-        until_scope.own = Some((phase.id.as_str(), StepState::done(r.output.clone())));
-        if let Some(until) = &phase.until {
-            let o = eval_until(until.as_str(), &until_scope);
+        if let Some(u) = &phase.until {
+            let scope = ex.scope.clone();
+            let mut until_scope =
+                Layered::new(&scope).with("loop", Value::Object(std::mem::take(&mut self.locals)));
+            until_scope.own = Some((phase.id.as_str(), StepState::done(r.output.clone())));
+            let o = eval_until(u.as_str(), &until_scope);
             for id in o.read_phases.iter().filter(|id| **id != phase.id) {
                 ex.rec.read(id);
             }
@@ -166,45 +211,44 @@ pub async fn run(ex: &mut Exec<'_>) {
                     "loop 'until' could not be evaluated (stopped early): {}",
                     e.message
                 ));
-                info.stop = "until";
-                break;
+                self.info.stop = "until";
+                return self.finish(ex, phase);
             }
             if o.value {
-                info.stop = "until";
-                break;
+                self.info.stop = "until";
+                return self.finish(ex, phase);
             }
         }
-        if phase.convergence && prev == last_output {
-            info.stop = "converged";
-            break;
+        if phase.convergence && prev == self.last_output {
+            self.info.stop = "converged";
+            return self.finish(ex, phase);
         }
-        summary = Some(reflexion_summary(
-            i,
-            &Feedback::Unmet,
-            phase.until.as_ref().map_or("", |u| u.as_str()),
-            &r.output,
-        ));
+        self.summary = Some(reflexion_summary(i, &Feedback::Unmet, until, &r.output));
+        self.iterate(ex, cx, phase)
     }
-    ex.rec.loop_info = Some(info);
-    if last_failed {
-        if let Some(l) = ex.rec.loop_info.as_mut() {
-            l.stop = "failed";
+
+    /// The iterations ran out or a stop condition held.
+    fn finish(&mut self, ex: &mut Exec, phase: &Phase) -> Step {
+        let mut info = self.info.clone();
+        if self.last_failed {
+            info.stop = "failed";
+            let err = info
+                .failures
+                .last()
+                .map(|(_, e)| e.clone())
+                .unwrap_or_default();
+            ex.rec.loop_info = Some(info);
+            ex.fail(self.last_success.take().unwrap_or_default(), err);
+            return Step::Done(Halt::None);
         }
-        let err = ex
-            .rec
-            .loop_info
-            .as_ref()
-            .and_then(|l| l.failures.last())
-            .map(|(_, e)| e.clone())
-            .unwrap_or_default();
-        ex.fail(last_success.unwrap_or_default(), err);
-        return;
+        ex.rec.loop_info = Some(info);
+        let out = self.last_success.take().unwrap_or_default();
+        if phase.output == OutputMode::Json {
+            ex.store_json(&out);
+        }
+        ex.succeed(out);
+        Step::Done(Halt::None)
     }
-    let out = last_success.unwrap_or_default();
-    if phase.output == OutputMode::Json {
-        ex.store_json(&out);
-    }
-    ex.succeed(out);
 }
 
 /// Collapse whitespace runs, JS-trim, and cut to `max` chars (`max − 1` + `…`).

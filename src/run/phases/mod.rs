@@ -1,5 +1,8 @@
-//! One module per phase kind. Each takes the [`Exec`] of a started phase, fills its record and
-//! says what the run must do next ([`Halt`]).
+//! The phase kinds at run time, one module each. A kind is a small state struct the machine
+//! drives: it is told events ([`KindEvent`]: start, a call ended, a script ended, a timer
+//! fired, a rework ended, …), asks for calls and other operations through [`Cx`], fills its
+//! record, and says when it is done ([`Step`]). No kind runs a loop of its own or spawns
+//! anything.
 
 mod approval;
 mod fanout;
@@ -10,98 +13,111 @@ mod reduce;
 mod script;
 mod subflow;
 
-pub use reduce::aggregate;
-pub use subflow::graft;
+pub(crate) use reduce::aggregate;
+pub(crate) use subflow::graft;
 
-use super::call::{CallSpec, call};
-use super::ctx::Halt;
-use super::exec::Exec;
+use super::machine::{CallResult, Cx, Exec, Halt, KindEvent, Step};
 use crate::agent::Purpose;
-use crate::flow::{OutputMode, PhaseType};
+use crate::flow::{OutputMode, Phase, PhaseType};
 
-/// Every kind but the plain agent phase runs in a future of its own on the heap: the state
-/// of the largest kind would otherwise be part of every phase's task (and copied when each
-/// is spawned), though most phases are single calls.
-pub async fn run(ex: &mut Exec<'_>) -> Halt {
-    match ex.phase.ty {
-        PhaseType::Agent => {
-            agent(ex).await;
-            Halt::None
-        }
-        PhaseType::Parallel => {
-            Box::pin(fanout::parallel(ex)).await;
-            Halt::None
-        }
-        PhaseType::Map => {
-            Box::pin(fanout::map(ex)).await;
-            Halt::None
-        }
-        PhaseType::Tournament => {
-            Box::pin(fanout::tournament(ex)).await;
-            Halt::None
-        }
-        PhaseType::Gate => Box::pin(gate::run(ex)).await,
-        PhaseType::Reduce => {
-            Box::pin(reduce::run(ex)).await;
-            Halt::None
-        }
-        PhaseType::Approval => Box::pin(approval::run(ex)).await,
-        PhaseType::Loop => {
-            Box::pin(looping::run(ex)).await;
-            Halt::None
-        }
-        PhaseType::Race => {
-            Box::pin(race::run(ex)).await;
-            Halt::None
-        }
-        PhaseType::Script => {
-            Box::pin(script::run(ex)).await;
-            Halt::None
-        }
-        PhaseType::Flow | PhaseType::Expand => {
-            Box::pin(subflow::run(ex)).await;
-            Halt::None
+/// The state of one running phase's kind.
+#[derive(Debug)]
+pub(crate) enum Kind {
+    Agent,
+    Fanout(fanout::Fanout),
+    Gate(gate::Gate),
+    Reduce(reduce::Reduce),
+    Approval,
+    Loop(looping::Loop),
+    Race(race::Race),
+    Script(script::Script),
+    Subflow(subflow::Subflow),
+}
+
+impl Kind {
+    pub(crate) fn new(phase: &Phase) -> Kind {
+        match phase.ty {
+            PhaseType::Agent => Kind::Agent,
+            PhaseType::Parallel | PhaseType::Map | PhaseType::Tournament => {
+                Kind::Fanout(fanout::Fanout::default())
+            }
+            PhaseType::Gate => Kind::Gate(gate::Gate::default()),
+            PhaseType::Reduce => Kind::Reduce(reduce::Reduce::default()),
+            PhaseType::Approval => Kind::Approval,
+            PhaseType::Loop => Kind::Loop(looping::Loop::default()),
+            PhaseType::Race => Kind::Race(race::Race::default()),
+            PhaseType::Script => Kind::Script(script::Script::default()),
+            PhaseType::Flow | PhaseType::Expand => Kind::Subflow(subflow::Subflow::default()),
         }
     }
+
+    pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+        match self {
+            Kind::Agent => agent(ex, cx, ev),
+            Kind::Fanout(s) => s.step(ex, cx, ev),
+            Kind::Gate(s) => s.step(ex, cx, ev),
+            Kind::Reduce(s) => s.step(ex, cx, ev),
+            Kind::Approval => approval::step(ex, cx, ev),
+            Kind::Loop(s) => s.step(ex, cx, ev),
+            Kind::Race(s) => s.step(ex, cx, ev),
+            Kind::Script(s) => s.step(ex, cx, ev),
+            Kind::Subflow(s) => s.step(ex, cx, ev),
+        }
+    }
+}
+
+/// Whether a phase of this kind calls its own `agent`.
+pub(crate) fn runs_agent(p: &Phase) -> bool {
+    !matches!(
+        p.ty,
+        PhaseType::Script | PhaseType::Approval | PhaseType::Flow | PhaseType::Expand
+    )
 }
 
 /// An agent phase (SPEC §3.2): one call.
-async fn agent(ex: &mut Exec<'_>) {
-    let scope = ex.scope.clone();
-    let task = match &ex.phase.task {
-        Some(t) => ex.render("task", t, &scope),
-        None => String::new(),
-    };
-    let prompt = ex.prompt(&task);
-    single_call(ex, prompt, Purpose::Task).await;
+fn agent(ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+    match ev {
+        KindEvent::Start => {
+            let flow = cx.flow();
+            let phase = &flow.phases[ex.index];
+            let scope = ex.scope.clone();
+            let task = match &phase.task {
+                Some(t) => ex.render(cx, "task", t, &scope),
+                None => String::new(),
+            };
+            single_call(ex, cx, phase, task);
+            Step::Wait
+        }
+        KindEvent::Call(_, r) => settle_call(ex, cx, r),
+        _ => Step::Wait,
+    }
 }
 
-/// One call for the whole phase, settling the record (agent, reduce one-shot).
-pub(super) async fn single_call(ex: &mut Exec<'_>, prompt: String, purpose: Purpose) {
-    let phase = ex.phase;
-    let r = call(
-        ex.sh,
-        phase,
-        CallSpec::new(phase.id.clone(), &phase.agent.value, prompt, purpose)
-            .checked(phase)
-            .in_dir(&ex.work_dir)
-            .refuse(ex.oversize.clone()),
-    )
-    .await;
-    settle(ex, r);
+/// Start the phase's one call (agent, reduce one-shot) as slot 0.
+pub(super) fn single_call(ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, text: String) {
+    let prompt = ex.prompt(cx, &text);
+    let spec = ex
+        .spec(phase.id.clone(), &phase.agent.value, prompt, Purpose::Task)
+        .checked(phase);
+    cx.call(ex, 0, spec);
+}
+
+/// The phase's one call ended: settle the record.
+pub(super) fn settle_call(ex: &mut Exec, cx: &mut Cx<'_>, r: CallResult) -> Step {
+    if let Some(msg) = r.crashed {
+        return ex.crash(msg);
+    }
+    let json = cx.flow().phases[ex.index].output == OutputMode::Json;
+    settle(ex, json, r);
+    Step::Done(Halt::None)
 }
 
 /// Fold a call's result into the record.
-pub(super) fn settle(ex: &mut Exec<'_>, r: super::call::CallResult) {
-    ex.rec.attempts += r.attempts;
-    ex.rec.usage.add(&r.usage);
+pub(super) fn settle(ex: &mut Exec, json: bool, r: CallResult) {
+    ex.account(&r);
     ex.rec.model = r.model.clone().or(ex.rec.model.take());
-    ex.rec.timed_out |= r.timed_out;
-    for w in r.warnings {
-        ex.rec.warn(w);
-    }
     if r.ok {
-        if ex.phase.output == OutputMode::Json {
+        if json {
             ex.store_json(&r.output);
         }
         ex.succeed(r.output);

@@ -1,156 +1,173 @@
 //! race (SPEC §3.12): every branch starts at once; the first success wins and, with
-//! `cancelLosers`, the others are cancelled. The phase ends when every branch has settled.
+//! `cancelLosers`, the others are cancelled. The phase ends when every branch has settled,
+//! or at its deadline (a timer), whichever comes first.
 
-use std::time::Duration;
-
-use super::super::call::{CallResult, CallSpec, call_caught};
-use super::super::exec::Exec;
+use super::super::machine::{CallResult, Cx, Exec, Halt, KindEvent, Step};
 use super::super::record::{ItemInfo, PhaseStatus};
-use crate::agent::{CancelSource, Purpose};
+use crate::agent::Purpose;
+use crate::flow::Phase;
 
-pub async fn run(ex: &mut Exec<'_>) {
-    let phase = ex.phase;
-    let n = phase.branches.len();
-    let scope = ex.scope.clone();
-    let deadline_ms = phase
-        .timeout
-        .as_ref()
-        .map_or(60_000.0, |t| t.value.min(300_000.0)) as u64;
-    let (tx, rx) = async_channel::unbounded::<(usize, CallResult)>();
-    let mut cancels = Vec::with_capacity(n);
-    for (i, b) in phase.branches.iter().enumerate() {
-        let text = match &b.task {
-            Some(t) => ex.render(&format!("branches[{i}].task"), t, &scope),
-            None => String::new(),
-        };
-        let prompt = ex.prompt(&text);
-        let agent = b
-            .agent
-            .as_ref()
-            .map_or_else(|| phase.agent.value.clone(), |a| a.value.clone());
-        let source = CancelSource::new();
-        let token = source.token();
-        cancels.push(source);
-        let dir = ex.work_dir.clone();
-        let sh = ex.sh.clone();
-        let index = ex.index;
-        let tx = tx.clone();
-        let refused = ex.oversize.clone();
-        ex.sh
-            .executor
-            .clone()
-            .spawn(async move {
-                let phase = &sh.flow.phases[index];
-                let r = call_caught(&sh, phase, {
-                    let mut call_spec =
-                        CallSpec::new(format!("{}#{i}", phase.id), &agent, prompt, Purpose::Task)
-                            .in_dir(dir)
-                            .refuse(refused);
-                    call_spec.item_index = Some(i);
-                    call_spec.cancel = Some(token);
-                    call_spec
-                })
-                .await;
-                let _ = tx.send((i, r)).await;
-            })
-            .detach();
-    }
-    drop(tx);
-    let mut results: Vec<Option<CallResult>> = (0..n).map(|_| None).collect();
-    let mut winner: Option<usize> = None;
-    let mut settled = 0;
-    let deadline = smol::Timer::after(Duration::from_millis(deadline_ms));
-    futures_lite::pin!(deadline);
-    let mut late = false;
-    while settled < n {
-        let next = futures_lite::future::or(async { rx.recv().await.ok() }, async {
-            (&mut deadline).await;
-            None
-        })
-        .await;
-        let Some((i, r)) = next else {
-            late = true;
-            break;
-        };
-        settled += 1;
-        if r.ok && winner.is_none() {
-            winner = Some(i);
-            if phase.cancel_losers {
-                for (j, c) in cancels.iter().enumerate() {
-                    if j != i {
-                        c.cancel();
+/// The deadline timer's slot.
+const DEADLINE: u32 = u32::MAX;
+
+/// A race in progress.
+#[derive(Debug, Default)]
+pub(crate) struct Race {
+    results: Vec<Option<CallResult>>,
+    winner: Option<usize>,
+    settled: usize,
+    deadline_ms: u64,
+    timer: Option<u64>,
+}
+
+impl Race {
+    pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+        let flow = cx.flow();
+        let phase = &flow.phases[ex.index];
+        let n = phase.branches.len();
+        match ev {
+            KindEvent::Start => {
+                self.deadline_ms = phase
+                    .timeout
+                    .as_ref()
+                    .map_or(60_000.0, |t| t.value.min(300_000.0))
+                    as u64;
+                self.results = (0..n).map(|_| None).collect();
+                let scope = ex.scope.clone();
+                let mut specs = Vec::with_capacity(n);
+                for (i, b) in phase.branches.iter().enumerate() {
+                    let text = match &b.task {
+                        Some(t) => ex.render(cx, &format!("branches[{i}].task"), t, &scope),
+                        None => String::new(),
+                    };
+                    let prompt = ex.prompt(cx, &text);
+                    let agent = b
+                        .agent
+                        .as_ref()
+                        .map_or_else(|| phase.agent.value.clone(), |a| a.value.clone());
+                    specs.push((agent, prompt));
+                }
+                self.timer = Some(cx.timer(DEADLINE, self.deadline_ms));
+                for (i, (agent, prompt)) in specs.into_iter().enumerate() {
+                    let mut spec =
+                        ex.spec(format!("{}#{i}", phase.id), &agent, prompt, Purpose::Task);
+                    spec.item_index = Some(i);
+                    spec.caught = true;
+                    cx.call(ex, i as u32, spec);
+                }
+                if n == 0 {
+                    return self.finish(ex, cx, phase, false);
+                }
+                Step::Wait
+            }
+            KindEvent::Call(slot, r) => {
+                let i = slot as usize;
+                if i >= n || self.results[i].is_some() {
+                    return Step::Wait;
+                }
+                self.settled += 1;
+                if r.ok && self.winner.is_none() {
+                    self.winner = Some(i);
+                    if phase.cancel_losers {
+                        for j in 0..n {
+                            if j != i && self.results[j].is_none() {
+                                cx.cancel_call(j as u32);
+                            }
+                        }
                     }
                 }
+                self.results[i] = Some(r);
+                if self.settled < n {
+                    return Step::Wait;
+                }
+                if let Some(t) = self.timer.take() {
+                    cx.cancel_timer(t);
+                }
+                self.finish(ex, cx, phase, false)
             }
+            KindEvent::Timer(DEADLINE) => {
+                self.timer = None;
+                for j in 0..n {
+                    if self.results[j].is_none() {
+                        cx.cancel_call(j as u32);
+                    }
+                }
+                self.finish(ex, cx, phase, true)
+            }
+            _ => Step::Wait,
         }
-        results[i] = Some(r);
     }
-    if late {
-        for c in &cancels {
-            c.cancel();
-        }
-    }
-    let mut items = Vec::with_capacity(n);
-    let mut errors = Vec::new();
-    for (i, r) in results.iter().enumerate() {
-        match r {
-            Some(r) => {
-                ex.rec.attempts += r.attempts;
-                ex.rec.usage.add(&r.usage);
-                let (status, error) = if Some(i) == winner || r.ok {
-                    (PhaseStatus::Done, None)
-                } else if r.aborted && winner.is_some() {
-                    (
-                        PhaseStatus::Failed,
-                        Some("cancelled: another branch won".to_owned()),
-                    )
-                } else {
-                    let e = r.error.clone().unwrap_or_default();
-                    errors.push(e.clone());
-                    (PhaseStatus::Failed, Some(e))
-                };
-                items.push(ItemInfo {
+
+    fn finish(&mut self, ex: &mut Exec, _cx: &mut Cx<'_>, phase: &Phase, late: bool) -> Step {
+        let n = phase.branches.len();
+        let mut items = Vec::with_capacity(n);
+        let mut errors = Vec::new();
+        for (i, r) in self.results.iter().enumerate() {
+            match r {
+                Some(r) => {
+                    ex.rec.attempts += r.attempts;
+                    ex.rec.usage.add(&r.usage);
+                    let (status, error) = if Some(i) == self.winner || r.ok {
+                        (PhaseStatus::Done, None)
+                    } else if r.aborted && self.winner.is_some() {
+                        (
+                            PhaseStatus::Failed,
+                            Some("cancelled: another branch won".to_owned()),
+                        )
+                    } else {
+                        let e = r.error.clone().unwrap_or_default();
+                        errors.push(e.clone());
+                        (PhaseStatus::Failed, Some(e))
+                    };
+                    items.push(ItemInfo {
+                        index: i,
+                        status,
+                        error,
+                    });
+                }
+                None => items.push(ItemInfo {
                     index: i,
-                    status,
-                    error,
-                });
+                    status: PhaseStatus::Failed,
+                    error: Some("cancelled: did not settle in time".into()),
+                }),
             }
-            None => items.push(ItemInfo {
-                index: i,
-                status: PhaseStatus::Failed,
-                error: Some("cancelled: did not settle in time".into()),
-            }),
         }
-    }
-    ex.rec.items = Some(items);
-    let outstanding = n - settled;
-    if late && outstanding > 0 {
-        ex.rec.budget_truncated = true;
-        let out = winner
-            .and_then(|w| results[w].as_ref())
-            .map(|r| r.output.clone())
-            .unwrap_or_default();
-        ex.fail(out, format!("race phase '{}': {outstanding} branch(es) did not report usage within {deadline_ms}ms", phase.id));
-        return;
-    }
-    match winner {
-        Some(w) => {
-            let out = results[w]
-                .as_ref()
+        ex.rec.items = Some(items);
+        let outstanding = n - self.settled;
+        let winner_output = |w: Option<usize>, results: &[Option<CallResult>]| {
+            w.and_then(|w| results[w].as_ref())
                 .map(|r| r.output.clone())
-                .unwrap_or_default();
-            ex.succeed(out);
-        }
-        None => {
-            let first: Vec<String> = errors.into_iter().take(3).collect();
+                .unwrap_or_default()
+        };
+        if late && outstanding > 0 {
+            ex.rec.budget_truncated = true;
+            let out = winner_output(self.winner, &self.results);
             ex.fail(
-                String::new(),
+                out,
                 format!(
-                    "race phase '{}': all {n} branches failed: {}",
-                    phase.id,
-                    first.join("; ")
+                    "race phase '{}': {outstanding} branch(es) did not report usage within {}ms",
+                    phase.id, self.deadline_ms
                 ),
             );
+            return Step::Done(Halt::None);
         }
+        match self.winner {
+            Some(_) => {
+                let out = winner_output(self.winner, &self.results);
+                ex.succeed(out);
+            }
+            None => {
+                let first: Vec<String> = errors.into_iter().take(3).collect();
+                ex.fail(
+                    String::new(),
+                    format!(
+                        "race phase '{}': all {n} branches failed: {}",
+                        phase.id,
+                        first.join("; ")
+                    ),
+                );
+            }
+        }
+        Step::Done(Halt::None)
     }
 }

@@ -1,79 +1,108 @@
 //! script (SPEC §3.11): `sh -c` for a string `run`, direct exec for an argv array; `input` on
 //! stdin; a timeout that stops the whole process group; capped output; never retried. The
-//! process itself is run by the agent supervisor, like every other child of tfc.
+//! machine decides the command; the driver runs the process.
 
-use std::time::Duration;
-
-use super::super::exec::Exec;
-use crate::agent::env;
-use crate::agent::supervisor::{End, Keep, ProcessSpec, StdoutMode, run_process};
+use super::super::machine::{
+    Command, Cx, Exec, Halt, KindEvent, OpKind, ScriptEnd, ScriptOutcome, ScriptRequest, Step,
+};
 use crate::eval::{js_trim, js_trim_end};
-use crate::flow::Run;
+use crate::flow::{Phase, Run};
 use crate::value::{Map, Value};
 
-const STDOUT_CAP: usize = 1_048_576;
-const STDERR_CAP: usize = 500;
+/// A script in progress: its command line, for the journal.
+#[derive(Debug, Default)]
+pub(crate) struct Script {
+    argv: Vec<String>,
+}
 
-pub async fn run(ex: &mut Exec<'_>) {
-    let phase = ex.phase;
-    let scope = ex.scope.clone();
-    let Some(run) = &phase.run else {
-        ex.fail(String::new(), "Script error: no 'run' command");
-        return;
-    };
-    let argv: Vec<String> = match &run.value {
-        Run::Shell(cmd) => vec!["sh".into(), "-c".into(), cmd.value.clone()],
-        Run::Argv(items) => items.iter().map(|t| ex.render("run", t, &scope)).collect(),
-    };
-    let input = phase.input.as_ref().map(|t| ex.render("input", t, &scope));
-    ex.rec.attempts = 1;
-    if ex.sh.opts.dry_run && !ex.sh.opts.dry_run_scripts {
-        ex.succeed("[dry-run: script not executed]".into());
-        return;
-    }
-    let timeout =
-        Duration::from_millis(phase.timeout.as_ref().map_or(60_000.0, |t| t.value) as u64);
-    let Some((program, args)) = argv.split_first() else {
-        ex.fail(String::new(), "Script error: empty command");
-        return;
-    };
-    let mut spec = ProcessSpec::new(program).args(args);
-    spec.cwd = Some(ex.work_dir.clone());
-    spec.env = env::parent_env();
-    env::set(
-        &mut spec.env,
-        [
-            ("TFC_RUN_ID", ex.sh.run_id.as_str()),
-            ("TFC_PHASE_ID", phase.id.as_str()),
-        ],
-    );
-    spec.stdin = input.map(String::into_bytes);
-    spec.wall_timeout = Some(timeout);
-    spec.kill_on_cancel = true;
-    spec.stdout = StdoutMode::Keep(Keep::Head(STDOUT_CAP));
-    spec.stderr = Keep::Head(STDERR_CAP);
-    // A script's stdout beyond its first MiB is read and dropped (SPEC §3.11), never capped.
-    spec.max_output = None;
-    let result = run_process(spec, ex.sh.cancel.clone()).await;
-    journal(ex, &run.value, &argv, result.as_ref().ok());
-    let result = match result {
-        Ok(r) => r,
-        Err(e) => {
-            ex.fail(String::new(), format!("Script error: {e}"));
-            return;
+impl Script {
+    pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+        let flow = cx.flow();
+        let phase = &flow.phases[ex.index];
+        match ev {
+            KindEvent::Start => start(self, ex, cx, phase),
+            KindEvent::Script(result) => ended(self, ex, cx, phase, result),
+            _ => Step::Wait,
         }
+    }
+}
+
+fn argv(ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Option<Vec<String>> {
+    let scope = ex.scope.clone();
+    let run = phase.run.as_ref()?;
+    Some(match &run.value {
+        Run::Shell(cmd) => vec!["sh".into(), "-c".into(), cmd.value.clone()],
+        Run::Argv(items) => items
+            .iter()
+            .map(|t| ex.render(cx, "run", t, &scope))
+            .collect(),
+    })
+}
+
+fn start(s: &mut Script, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Step {
+    let Some(argv) = argv(ex, cx, phase) else {
+        ex.fail(String::new(), "Script error: no 'run' command");
+        return Step::Done(Halt::None);
     };
-    let stdout = result.stdout_text();
+    let scope = ex.scope.clone();
+    let input = phase
+        .input
+        .as_ref()
+        .map(|t| ex.render(cx, "input", t, &scope));
+    ex.rec.attempts = 1;
+    if cx.cfg().dry_run && !cx.cfg().dry_run_scripts {
+        ex.succeed("[dry-run: script not executed]".into());
+        return Step::Done(Halt::None);
+    }
+    if argv.is_empty() {
+        ex.fail(String::new(), "Script error: empty command");
+        return Step::Done(Halt::None);
+    }
+    let script = ScriptRequest {
+        argv,
+        input,
+        cwd: ex.work_dir.clone(),
+        timeout_ms: timeout_ms(phase),
+        run_id: cx.cfg().run_id.clone(),
+        phase_id: phase.id.clone(),
+    };
+    if cx.cfg().journaling {
+        s.argv = script.argv.clone();
+    }
+    cx.io(0, OpKind::Script, |op| Command::StartScript {
+        op,
+        script: Box::new(script),
+    });
+    Step::Wait
+}
+
+fn timeout_ms(phase: &Phase) -> u64 {
+    phase.timeout.as_ref().map_or(60_000.0, |t| t.value) as u64
+}
+
+fn ended(
+    s: &mut Script,
+    ex: &mut Exec,
+    cx: &mut Cx<'_>,
+    phase: &Phase,
+    result: ScriptOutcome,
+) -> Step {
+    journal(s, cx, phase, &result);
+    if let Some(e) = result.spawn_error {
+        ex.fail(String::new(), format!("Script error: {e}"));
+        return Step::Done(Halt::None);
+    }
+    let stdout = result.stdout;
     match result.end {
-        End::WallTimeout | End::IdleTimeout => {
+        ScriptEnd::Timeout => {
             ex.rec.timed_out = true;
             ex.fail(
                 stdout,
-                format!("Script timed out after {}ms", timeout.as_millis()),
+                format!("Script timed out after {}ms", timeout_ms(phase)),
             );
         }
-        End::Cancelled => ex.fail(stdout, "Aborted"),
-        _ if result.code() == 0 => {
+        ScriptEnd::Cancelled => ex.fail(stdout, "Aborted"),
+        ScriptEnd::Exited if result.code == 0 => {
             let note = if result.stdout_truncated {
                 "\n[stdout truncated at 1 MB]"
             } else {
@@ -81,10 +110,9 @@ pub async fn run(ex: &mut Exec<'_>) {
             };
             ex.succeed(format!("{}{note}", js_trim_end(&stdout)));
         }
-        _ => {
-            let mut err = format!("Script exited with code {}", result.code());
-            let stderr = result.stderr_text();
-            let stderr = js_trim(&stderr);
+        ScriptEnd::Exited => {
+            let mut err = format!("Script exited with code {}", result.code);
+            let stderr = js_trim(&result.stderr);
             if !stderr.is_empty() {
                 err.push_str(": ");
                 err.push_str(stderr);
@@ -95,31 +123,39 @@ pub async fn run(ex: &mut Exec<'_>) {
             ex.fail(stdout, err);
         }
     }
+    Step::Done(Halt::None)
 }
 
 /// The journal's `script` record.
-fn journal(
-    ex: &Exec<'_>,
-    run: &Run,
-    argv: &[String],
-    result: Option<&crate::agent::supervisor::ProcessResult>,
-) {
-    let command = match run {
-        Run::Shell(cmd) => Value::from(cmd.value.as_str()),
-        Run::Argv(_) => Value::Array(argv.iter().map(|a| Value::from(a.as_str())).collect()),
+fn journal(s: &Script, cx: &mut Cx<'_>, phase: &Phase, result: &ScriptOutcome) {
+    if !cx.cfg().journaling {
+        return;
+    }
+    let command = match phase.run.as_ref().map(|r| &r.value) {
+        Some(Run::Shell(cmd)) => Value::from(cmd.value.as_str()),
+        _ => Value::Array(s.argv.iter().map(|a| Value::from(a.as_str())).collect()),
     };
+    let ran = result.spawn_error.is_none();
     let mut m = Map::default();
     m.insert("type".into(), Value::from("script"));
-    m.insert("ts".into(), Value::from(super::super::record::now()));
-    m.insert("phase".into(), Value::from(ex.phase.id.as_str()));
+    m.insert("ts".into(), Value::from(cx.ts()));
+    m.insert("phase".into(), Value::from(phase.id.as_str()));
     m.insert("command".into(), command);
     m.insert(
         "exitCode".into(),
-        result.map_or(Value::Null, |r| Value::Number(f64::from(r.code()))),
+        if ran {
+            Value::Number(f64::from(result.code))
+        } else {
+            Value::Null
+        },
     );
     m.insert(
         "durationMs".into(),
-        result.map_or(Value::Null, |r| Value::Number(r.elapsed.as_millis() as f64)),
+        if ran {
+            Value::Number(result.elapsed_ms as f64)
+        } else {
+            Value::Null
+        },
     );
-    ex.sh.journal(Value::Object(m));
+    cx.m.journal_value(Value::Object(m));
 }

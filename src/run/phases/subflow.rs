@@ -1,183 +1,335 @@
 //! flow (SPEC §3.8) and expand (§3.13): run a child flow — a saved flow (`use`) or an inline
-//! definition (`def`, an object or a JSON string) — inside this phase, and take its final output.
+//! definition (`def`, an object or a JSON string) — inside this phase, and take its final
+//! output. The child is a machine of its own, held here and fed the inputs of its operations.
 
 use std::sync::Arc;
 
-use super::super::exec::Exec;
-use super::super::record::RunStatus;
-use super::super::{Parent, agent_names, run_flow};
+use super::super::machine::{
+    Command, Config, Cx, Event, Exec, Halt, Input, KindEvent, Machine, OpKind, Owner, Step,
+};
+use super::super::record::{RunRecord, RunStatus};
 use crate::check::{CheckOptions, check_flow};
-use crate::flow::{Def, Flow, LowerOptions, PhaseType, WithValue, effective_args, lower};
+use crate::flow::{Def, Flow, LowerOptions, Phase, PhaseType, WithValue, effective_args, lower};
 use crate::value::{Map, Value};
 
 /// The deepest nesting of sub-flows.
 const MAX_NESTING: usize = 5;
 
-pub async fn run(ex: &mut Exec<'_>) {
-    let phase = ex.phase;
-    let scope = ex.scope.clone();
-    let generated =
-        ex.sh.generated || matches!(phase.def.as_ref().map(|d| &d.value), Some(Def::Template(_)));
-    let (child, name) = match (&phase.use_flow, phase.def.as_ref().map(|d| &d.value)) {
-        (Some(name), _) if phase.ty == PhaseType::Flow => {
-            let target = name.value.clone();
-            if ex.sh.flow_stack.contains(&target) || ex.sh.flow.name == target {
-                let mut chain = ex.sh.flow_stack.clone();
-                chain.push(ex.sh.flow.name.clone());
-                chain.push(target.clone());
-                ex.fail(
-                    String::new(),
-                    format!(
-                        "flow phase '{}': recursive sub-flow {}",
-                        phase.id,
-                        chain.join(" -> ")
-                    ),
-                );
-                return;
+/// A sub-flow in progress.
+#[derive(Default)]
+pub(crate) struct Subflow {
+    /// The child flow, once known.
+    flow: Option<Flow>,
+    /// Its name (a saved flow's, while it loads).
+    name: String,
+    args: Map,
+    generated: bool,
+    machine: Option<Box<Machine>>,
+}
+
+impl std::fmt::Debug for Subflow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Subflow")
+    }
+}
+
+impl Subflow {
+    pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+        let flow = cx.flow();
+        let phase = &flow.phases[ex.index];
+        match ev {
+            KindEvent::Start => self.start(ex, cx, phase),
+            KindEvent::Loaded(text) => self.loaded(ex, cx, phase, text),
+            KindEvent::Resolved(run_id, backends, error) => {
+                let name = self.name.clone();
+                if let Some(e) = error {
+                    ex.fail(String::new(), format!("sub-flow '{name}': {e}"));
+                    return Step::Done(Halt::None);
+                }
+                self.begin(ex, cx, phase, run_id, backends)
             }
-            let saved = crate::project::SavedFlows::new(&ex.sh.cwd);
-            match crate::check::FlowLoader::load(&saved, &target) {
-                Err(_) => {
+            KindEvent::Child(input) => self.drive(ex, cx, input),
+            KindEvent::Interrupt => {
+                let at = cx.m.now;
+                self.drive(
+                    ex,
+                    cx,
+                    Input {
+                        at,
+                        what: Event::Interrupt,
+                    },
+                )
+            }
+            _ => Step::Wait,
+        }
+    }
+
+    fn start(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Step {
+        let scope = ex.scope.clone();
+        self.generated = cx.cfg().generated
+            || matches!(phase.def.as_ref().map(|d| &d.value), Some(Def::Template(_)));
+        match (&phase.use_flow, phase.def.as_ref().map(|d| &d.value)) {
+            (Some(name), _) if phase.ty == PhaseType::Flow => {
+                let target = name.value.clone();
+                let own = cx.flow().name.clone();
+                if cx.cfg().flow_stack.contains(&target) || own == target {
+                    let mut chain = cx.cfg().flow_stack.clone();
+                    chain.push(own);
+                    chain.push(target.clone());
                     ex.fail(
                         String::new(),
                         format!(
-                            "flow phase '{}': saved flow not found: '{target}'",
-                            phase.id
+                            "flow phase '{}': recursive sub-flow {}",
+                            phase.id,
+                            chain.join(" -> ")
                         ),
                     );
-                    return;
+                    return Step::Done(Halt::None);
                 }
-                Ok((_, text)) => match crate::check::check_source(
-                    &text,
-                    &LowerOptions {
-                        default_name: Some(target.clone()),
-                    },
-                    &CheckOptions::default(),
-                ) {
-                    c if c.has_errors() || c.flow.is_none() => {
-                        let first = c
-                            .diagnostics
-                            .iter()
-                            .find(|d| d.is_error())
-                            .map(|d| d.message.clone())
-                            .unwrap_or_default();
-                        ex.fail(
-                            String::new(),
-                            format!(
-                                "flow phase '{}': saved flow '{target}' has errors: {first}",
-                                phase.id
-                            ),
-                        );
-                        return;
+                let base = cx.cfg().cwd.clone();
+                self.name = target.clone();
+                cx.io(0, OpKind::Other, |op| Command::LoadFlow {
+                    op,
+                    name: target,
+                    cwd: base,
+                });
+                Step::Wait
+            }
+            (_, Some(Def::Inline(flow))) => {
+                let name = flow.name.clone();
+                self.proceed(ex, cx, phase, (**flow).clone(), name)
+            }
+            (_, Some(Def::Template(text))) => {
+                let rendered = ex.render(cx, "def", text, &scope);
+                match parse_def(&rendered, &phase.id, cx.cfg().depth + 1) {
+                    Ok(flow) => {
+                        let name = flow.name.clone();
+                        self.proceed(ex, cx, phase, flow, name)
                     }
-                    c => (c.flow.expect("checked"), target),
-                },
-            }
-        }
-        (_, Some(Def::Inline(flow))) => ((**flow).clone(), flow.name.clone()),
-        (_, Some(Def::Template(text))) => {
-            let rendered = ex.render("def", text, &scope);
-            match parse_def(&rendered, &phase.id, ex.sh.depth + 1) {
-                Ok(flow) => {
-                    let name = flow.name.clone();
-                    (flow, name)
-                }
-                Err(e) => {
-                    ex.rec.def_error = Some(e);
-                    ex.succeed(String::new());
-                    return;
+                    Err(e) => {
+                        ex.rec.def_error = Some(e);
+                        ex.succeed(String::new());
+                        Step::Done(Halt::None)
+                    }
                 }
             }
+            _ => {
+                ex.rec.def_error =
+                    Some("inline def is not a Taskflow, phases array, or {phases:[...]}".into());
+                ex.succeed(String::new());
+                Step::Done(Halt::None)
+            }
         }
-        _ => {
-            ex.rec.def_error =
-                Some("inline def is not a Taskflow, phases array, or {phases:[...]}".into());
+    }
+
+    /// A saved flow was read: check it.
+    fn loaded(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        phase: &Phase,
+        text: Option<String>,
+    ) -> Step {
+        let target = self.name.clone();
+        let Some(text) = text else {
+            ex.fail(
+                String::new(),
+                format!(
+                    "flow phase '{}': saved flow not found: '{target}'",
+                    phase.id
+                ),
+            );
+            return Step::Done(Halt::None);
+        };
+        let c = crate::check::check_source(
+            &text,
+            &LowerOptions {
+                default_name: Some(target.clone()),
+            },
+            &CheckOptions::default(),
+        );
+        match c.flow {
+            Some(flow) if !c.has_errors() => self.proceed(ex, cx, phase, flow, target),
+            _ => {
+                let first = c
+                    .diagnostics
+                    .iter()
+                    .find(|d| d.is_error())
+                    .map(|d| d.message.clone())
+                    .unwrap_or_default();
+                ex.fail(
+                    String::new(),
+                    format!(
+                        "flow phase '{}': saved flow '{target}' has errors: {first}",
+                        phase.id
+                    ),
+                );
+                Step::Done(Halt::None)
+            }
+        }
+    }
+
+    /// The child flow is known: apply the limits, take its arguments, resolve its agents.
+    fn proceed(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        phase: &Phase,
+        child: Flow,
+        name: String,
+    ) -> Step {
+        let depth = cx.cfg().depth + 1;
+        if depth > MAX_NESTING {
+            ex.rec.def_error = Some(format!(
+                "inline sub-flow nesting exceeded MAX_DYNAMIC_NESTING (5): depth {depth}"
+            ));
             ex.succeed(String::new());
-            return;
+            return Step::Done(Halt::None);
         }
-    };
-    if ex.sh.depth + 1 > MAX_NESTING {
-        ex.rec.def_error = Some(format!(
-            "inline sub-flow nesting exceeded MAX_DYNAMIC_NESTING (5): depth {}",
-            ex.sh.depth + 1
-        ));
-        ex.succeed(String::new());
-        return;
-    }
-    if child.phases.is_empty() {
-        ex.succeed(String::new());
-        return;
-    }
-    if child.phases.len() as f64 > phase.max_nodes && phase.ty == PhaseType::Expand {
-        ex.rec.def_error = Some(format!(
-            "expand fragment has {} phases (maxNodes={})",
-            child.phases.len(),
-            phase.max_nodes
-        ));
-        ex.succeed(String::new());
-        return;
-    }
-    // Arguments: `with` values (value mode) for flow phases; the child's defaults for expand.
-    let mut given = Map::default();
-    if phase.ty == PhaseType::Flow {
-        for (k, v) in &phase.with {
-            let value = match &v.value {
-                WithValue::Template(t) => ex.render_value(&format!("with.{k}"), t, &scope),
-                WithValue::Literal(v) => v.clone(),
-            };
-            given.insert(k.clone(), value);
+        if child.phases.is_empty() {
+            ex.succeed(String::new());
+            return Step::Done(Halt::None);
         }
-    }
-    let args = effective_args(&child, given);
-    let mut agents = std::collections::HashMap::new();
-    for a in agent_names(&child) {
-        match ex
-            .sh
-            .agents
-            .get(&a)
-            .cloned()
-            .map(Ok)
-            .unwrap_or_else(|| ex.sh.roster.resolve(&a))
-        {
-            Ok(r) => {
-                agents.insert(a, r);
-            }
-            Err(e) => {
-                ex.fail(String::new(), format!("sub-flow '{name}': {e}"));
-                return;
+        if child.phases.len() as f64 > phase.max_nodes && phase.ty == PhaseType::Expand {
+            ex.rec.def_error = Some(format!(
+                "expand fragment has {} phases (maxNodes={})",
+                child.phases.len(),
+                phase.max_nodes
+            ));
+            ex.succeed(String::new());
+            return Step::Done(Halt::None);
+        }
+        // Arguments: `with` values (value mode) for flow phases; the child's defaults for expand.
+        let mut given = Map::default();
+        if phase.ty == PhaseType::Flow {
+            let scope = ex.scope.clone();
+            for (k, v) in &phase.with {
+                let value = match &v.value {
+                    WithValue::Template(t) => ex.render_value(cx, &format!("with.{k}"), t, &scope),
+                    WithValue::Literal(v) => v.clone(),
+                };
+                given.insert(k.clone(), value);
             }
         }
+        self.args = effective_args(&child, given);
+        let names = super::super::agent_names(&child);
+        let flow_name = child.name.clone();
+        self.flow = Some(child);
+        self.name = name;
+        cx.io(0, OpKind::Other, |op| Command::ResolveAgents {
+            op,
+            names,
+            flow: flow_name,
+        });
+        Step::Wait
     }
-    let mut stack = ex.sh.flow_stack.clone();
-    stack.push(ex.sh.flow.name.clone());
-    let parent = Parent {
-        run_id: super::super::store::new_run_id(&child.name),
-        meter: ex.sh.meter.clone(),
-        cancel: ex.sh.cancel.clone(),
-        // Grafted fragments' calls are named like the phases they become: `<expandId>-<childId>`.
-        node_prefix: if graft(phase) {
-            format!("{}{}-", ex.sh.node_prefix, phase.id)
-        } else {
-            format!("{}{}/", ex.sh.node_prefix, phase.id)
-        },
-        flow_stack: stack,
-        depth: ex.sh.depth + 1,
-        generated,
-        prompt_prefix: format!("{}{}", ex.sh.prompt_prefix, ex.pre_read),
-        executor: ex.sh.executor.clone(),
-    };
-    let sub = run_flow(
-        Arc::new(child),
-        agents,
-        args,
-        &ex.sh.opts,
-        ex.sh.roster.clone(),
-        parent,
-        // The phase's working directory is the sub-flow's invocation directory.
-        ex.work_dir.clone(),
-        None,
-    )
-    .await;
+
+    /// Start the child machine.
+    fn begin(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        phase: &Phase,
+        run_id: String,
+        backends: Vec<(String, String)>,
+    ) -> Step {
+        let Some(child) = self.flow.take() else {
+            return Step::Wait;
+        };
+        let parent = cx.cfg();
+        let mut flow_stack = parent.flow_stack.clone();
+        flow_stack.push(cx.flow().name.clone());
+        let cfg = Config {
+            run_id,
+            journaling: false,
+            replay: backends.iter().any(|(_, b)| b.starts_with("replay")),
+            backends: backends.into_iter().collect(),
+            cwd: ex.work_dir.clone(),
+            // Grafted fragments' calls are named like the phases they become.
+            node_prefix: if graft(phase) {
+                format!("{}{}-", parent.node_prefix, phase.id)
+            } else {
+                format!("{}{}/", parent.node_prefix, phase.id)
+            },
+            prompt_prefix: format!("{}{}", parent.prompt_prefix, ex.pre_read),
+            flow_stack,
+            depth: parent.depth + 1,
+            generated: self.generated,
+            ..parent.clone()
+        };
+        let args = std::mem::take(&mut self.args);
+        self.machine = Some(Box::new(Machine::new(Arc::new(child), args, cfg)));
+        let at = cx.m.now;
+        let step = self.drive(
+            ex,
+            cx,
+            Input {
+                at,
+                what: Event::Start,
+            },
+        );
+        if cx.aborted() && matches!(step, Step::Wait) {
+            return self.drive(
+                ex,
+                cx,
+                Input {
+                    at,
+                    what: Event::Interrupt,
+                },
+            );
+        }
+        step
+    }
+
+    /// Feed the child one input and pass its commands on.
+    fn drive(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, input: Input) -> Step {
+        let Some(m) = self.machine.as_mut() else {
+            return Step::Wait;
+        };
+        m.next_op = cx.m.next_op;
+        m.meter = cx.m.meter;
+        let cmds = m.handle(input);
+        cx.m.next_op = m.next_op;
+        cx.m.meter = m.meter;
+        let mut finished = None;
+        for c in cmds {
+            match c {
+                Command::StartCall { op, .. }
+                | Command::StartScript { op, .. }
+                | Command::StartTimer { op, .. }
+                | Command::AskApproval { op, .. }
+                | Command::PrepareDir { op, .. }
+                | Command::ReadContext { op, .. }
+                | Command::RunScorer { op, .. }
+                | Command::LoadFlow { op, .. }
+                | Command::ResolveAgents { op, .. } => {
+                    cx.m.ops.insert(op, Owner::Child(cx.exec));
+                    cx.push(c);
+                }
+                Command::CancelTimer { op } => {
+                    cx.m.ops.remove(&op);
+                    cx.push(c);
+                }
+                Command::Cancel { .. } | Command::ReleaseDir { .. } | Command::Progress(_) => {
+                    cx.push(c)
+                }
+                Command::Journal(_) | Command::Save => {}
+                Command::Finish(record) => finished = Some(record),
+            }
+        }
+        match finished {
+            Some(record) => {
+                self.machine = None;
+                let name = std::mem::take(&mut self.name);
+                done(ex, *record, &name)
+            }
+            None => Step::Wait,
+        }
+    }
+}
+
+/// The child run ended: its final output becomes the phase's.
+fn done(ex: &mut Exec, sub: RunRecord, name: &str) -> Step {
     ex.rec.usage.add(&sub.usage);
     let status = sub.status;
     let output = sub.final_output.clone();
@@ -198,6 +350,7 @@ pub async fn run(ex: &mut Exec<'_>) {
         }
         ex.fail(String::new(), err);
     }
+    Step::Done(Halt::None)
 }
 
 /// A generated definition: JSON text of a flow, a phases array, or `{phases}`; checked with
@@ -243,6 +396,6 @@ fn parse_def(text: &str, phase_id: &str, depth: usize) -> Result<Flow, String> {
 }
 
 /// An expand phase whose fragment becomes phases of the parent run (SPEC §3.13).
-pub fn graft(phase: &crate::flow::Phase) -> bool {
+pub(crate) fn graft(phase: &crate::flow::Phase) -> bool {
     phase.ty == PhaseType::Expand && phase.expand_mode == crate::flow::ExpandMode::Graft
 }

@@ -1,0 +1,849 @@
+//! The local driver: runs a [`Machine`] on a smol executor. It executes the machine's
+//! commands — agent calls through the [`Agent`](crate::agent::Agent) trait with their wall
+//! timeouts and stop grace, scripts through the process supervisor, timers, approval prompts,
+//! working directories, context files, the store — and feeds every result back as an input.
+//! It holds no run state of its own: only the handles of what is in flight.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_lite::future;
+use smol::Timer;
+
+use super::ctx::{ProgressNote, RunOptions, caught};
+use super::machine::{
+    CallDir, CallEnd, CallOutcome, CallRequest, Command, Decision, Event, Input, Line, Machine,
+    ScriptEnd, ScriptOutcome, ScriptRequest,
+};
+use super::record::RunRecord;
+use super::store::RunStore;
+use crate::agent::env;
+use crate::agent::supervisor::{End, Keep, ProcessSpec, StdoutMode, run_process};
+use crate::agent::{
+    Cancel, CancelSource, Outcome, Request, ResolvedAgent, Roster, StopReason, ToolPolicy,
+};
+use crate::value::Value;
+
+/// How long a backend may keep running after it was told to stop.
+const STOP_GRACE: Duration = Duration::from_millis(5500);
+
+/// Milliseconds since the Unix epoch, now.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// What a task in flight reports.
+enum Msg {
+    /// An input for the machine.
+    Input(Event),
+    /// A prepared working directory (kept here until its phase ends).
+    Dir(u64, super::workdir::Prepared),
+}
+
+/// The driver of one top-level run.
+pub(crate) struct Driver {
+    pub machine: Machine,
+    pub agents: HashMap<String, ResolvedAgent>,
+    pub roster: Arc<dyn Roster>,
+    pub opts: RunOptions,
+    /// The caller's abort.
+    pub cancel: Cancel,
+    pub store: Option<RunStore>,
+    /// The flow's definition, for `run.json`.
+    pub def: Option<Value>,
+    /// The invocation directory, for `run.json`.
+    pub cwd: PathBuf,
+    pub executor: Arc<smol::Executor<'static>>,
+    /// Inputs to hand the machine before waiting for more.
+    pub pending: VecDeque<Input>,
+    /// Every input, in order, when asked to keep them (replay tests).
+    pub kept: Option<Vec<Input>>,
+    tx: async_channel::Sender<Msg>,
+    rx: async_channel::Receiver<Msg>,
+    /// Stop handles of calls and scripts in flight.
+    stops: HashMap<u64, CancelSource>,
+    timers: HashMap<u64, smol::Task<()>>,
+    dirs: HashMap<u64, super::workdir::WorkDir>,
+    store_errors: Vec<String>,
+    finished: Option<Box<RunRecord>>,
+}
+
+impl Driver {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        machine: Machine,
+        agents: HashMap<String, ResolvedAgent>,
+        roster: Arc<dyn Roster>,
+        opts: RunOptions,
+        cancel: Cancel,
+        def: Option<Value>,
+        cwd: PathBuf,
+    ) -> Driver {
+        let (tx, rx) = async_channel::unbounded();
+        Driver {
+            machine,
+            agents,
+            roster,
+            opts,
+            cancel,
+            store: None,
+            def,
+            cwd,
+            executor: Arc::new(smol::Executor::new()),
+            pending: VecDeque::new(),
+            kept: None,
+            tx,
+            rx,
+            stops: HashMap::new(),
+            timers: HashMap::new(),
+            dirs: HashMap::new(),
+            store_errors: Vec::new(),
+            finished: None,
+        }
+    }
+
+    /// Start the run: the machine's first commands. With a store root, the run directory is
+    /// created first (a run that cannot create its record does not start, SPEC §10.2).
+    pub(crate) fn start(&mut self, root: Option<&Path>) -> std::io::Result<()> {
+        let input = Input {
+            at: now_ms(),
+            what: Event::Start,
+        };
+        self.keep(&input);
+        let mut cmds = self.machine.handle(input);
+        if let Some(root) = root {
+            let first = match cmds.first() {
+                Some(Command::Journal(Line::Event(v))) => v.clone(),
+                _ => Value::Null,
+            };
+            if matches!(cmds.first(), Some(Command::Journal(Line::Event(_)))) {
+                cmds.remove(0);
+            }
+            let (record, versions) = self.machine.snapshot();
+            let mut record = record.clone();
+            record.store_errors = self.store_errors.clone();
+            let flow = record.flow.clone();
+            let run_id = record.run_id.clone();
+            let (value, _) = stored_value(&record, &versions, None, self.def.as_ref(), &self.cwd);
+            self.store = Some(RunStore::create(root, &flow, &run_id, &value, &first)?);
+        }
+        self.execute(cmds);
+        Ok(())
+    }
+
+    fn keep(&mut self, input: &Input) {
+        if let Some(k) = self.kept.as_mut() {
+            k.push(input.clone());
+        }
+    }
+
+    /// Run to the end.
+    pub(crate) async fn run(mut self) -> (RunRecord, Option<Vec<Input>>) {
+        let mut interrupted = false;
+        loop {
+            while let Some(input) = self.pending.pop_front() {
+                self.feed(input);
+            }
+            if self.finished.is_some() {
+                break;
+            }
+            let flush = self
+                .store
+                .as_ref()
+                .filter(|s| s.is_dirty())
+                .map(RunStore::wait);
+            enum Next {
+                Msg(Box<Msg>),
+                Cancelled,
+                Flush,
+            }
+            let cancel = self.cancel.clone();
+            let rx = self.rx.clone();
+            let next = self
+                .executor
+                .run(future::or(
+                    async {
+                        match rx.recv().await {
+                            Ok(e) => Next::Msg(Box::new(e)),
+                            Err(_) => Next::Cancelled,
+                        }
+                    },
+                    future::or(
+                        async {
+                            if interrupted {
+                                future::pending::<()>().await;
+                            }
+                            cancel.cancelled().await;
+                            Next::Cancelled
+                        },
+                        async {
+                            match flush {
+                                Some(d) => {
+                                    Timer::after(d).await;
+                                    Next::Flush
+                                }
+                                None => future::pending().await,
+                            }
+                        },
+                    ),
+                ))
+                .await;
+            match next {
+                Next::Msg(m) => match *m {
+                    Msg::Input(what) => {
+                        self.pending.push_back(Input { at: now_ms(), what });
+                    }
+                    Msg::Dir(op, r) => {
+                        let what = match r {
+                            Ok((dir, warning)) => {
+                                let path = Ok(dir.path().to_path_buf());
+                                self.dirs.insert(op, dir);
+                                Event::DirReady { op, path, warning }
+                            }
+                            Err(e) => Event::DirReady {
+                                op,
+                                path: Err(e),
+                                warning: None,
+                            },
+                        };
+                        self.pending.push_back(Input { at: now_ms(), what });
+                    }
+                },
+                Next::Cancelled if !interrupted => {
+                    interrupted = true;
+                    self.pending.push_back(Input {
+                        at: now_ms(),
+                        what: Event::Interrupt,
+                    });
+                }
+                Next::Cancelled => {}
+                Next::Flush => self.save(true),
+            }
+        }
+        let mut record = self.finished.take().map(|b| *b).unwrap_or_else(|| {
+            let (r, _) = self.machine.snapshot();
+            r.clone()
+        });
+        self.close(&mut record);
+        (record, self.kept.take())
+    }
+
+    /// Hand one input to the machine and do what it says.
+    fn feed(&mut self, input: Input) {
+        match &input.what {
+            Event::CallEnded { op, .. } | Event::ScriptEnded { op, .. } => {
+                self.stops.remove(op);
+            }
+            Event::TimerFired { op } => {
+                self.timers.remove(op);
+            }
+            _ => {}
+        }
+        self.keep(&input);
+        let cmds = self.machine.handle(input);
+        self.execute(cmds);
+    }
+
+    fn execute(&mut self, cmds: Vec<Command>) {
+        for c in cmds {
+            self.command(c);
+        }
+    }
+
+    fn send(&self, fut: impl std::future::Future<Output = Event> + Send + 'static) {
+        let tx = self.tx.clone();
+        self.executor
+            .spawn(async move {
+                let e = fut.await;
+                let _ = tx.send(Msg::Input(e)).await;
+            })
+            .detach();
+    }
+
+    fn now(&mut self, what: Event) {
+        self.pending.push_back(Input { at: now_ms(), what });
+    }
+
+    fn command(&mut self, c: Command) {
+        match c {
+            Command::StartCall { op, request } => self.call(op, *request),
+            Command::Cancel { op } => {
+                if let Some(s) = self.stops.get(&op) {
+                    s.cancel();
+                }
+            }
+            Command::StartScript { op, script } => self.script(op, *script),
+            Command::StartTimer { op, ms } => {
+                let tx = self.tx.clone();
+                let task = self.executor.spawn(async move {
+                    Timer::after(Duration::from_millis(ms)).await;
+                    let _ = tx.send(Msg::Input(Event::TimerFired { op })).await;
+                });
+                self.timers.insert(op, task);
+            }
+            Command::CancelTimer { op } => {
+                self.timers.remove(&op);
+            }
+            Command::AskApproval {
+                op,
+                phase,
+                message,
+                upstream,
+            } => self.send(async move {
+                let (decision, note) = smol::unblock(move || ask(&message, &upstream)).await;
+                Event::Approval {
+                    op,
+                    phase,
+                    decision,
+                    note,
+                }
+            }),
+            Command::PrepareDir {
+                op,
+                phase,
+                dir,
+                base,
+                run_id,
+            } => {
+                let root = self.opts.project_root.clone();
+                let tx = self.tx.clone();
+                self.executor
+                    .spawn(async move {
+                        let r =
+                            super::workdir::prepare(&dir, &base, &phase, &run_id, root.as_deref())
+                                .await;
+                        let _ = tx.send(Msg::Dir(op, r)).await;
+                    })
+                    .detach();
+            }
+            Command::ReleaseDir { op } => {
+                self.dirs.remove(&op);
+            }
+            Command::ReadContext {
+                op,
+                paths,
+                limit,
+                base,
+            } => {
+                let text = super::workdir::read_context(&base, &paths, limit);
+                self.now(Event::ContextRead { op, text });
+            }
+            Command::RunScorer { op, language, code } => self.send(async move {
+                let (pass, detail) = code_compiles(&language, &code).await;
+                Event::ScorerEnded { op, pass, detail }
+            }),
+            Command::LoadFlow { op, name, cwd } => {
+                let saved = crate::project::SavedFlows::new(&cwd);
+                let text = crate::check::FlowLoader::load(&saved, &name)
+                    .ok()
+                    .map(|(_, t)| t);
+                self.now(Event::FlowLoaded { op, text });
+            }
+            Command::ResolveAgents { op, names, flow } => {
+                let mut backends = Vec::new();
+                let mut error = None;
+                for a in names {
+                    let resolved = match self.agents.get(&a) {
+                        Some(r) => Ok(r.clone()),
+                        None => self.roster.resolve(&a),
+                    };
+                    match resolved {
+                        Ok(r) => {
+                            backends.push((a.clone(), r.backend_name.clone()));
+                            self.agents.insert(a, r);
+                        }
+                        Err(e) => {
+                            error = Some(e);
+                            break;
+                        }
+                    }
+                }
+                self.now(Event::AgentsResolved {
+                    op,
+                    run_id: super::store::new_run_id(&flow),
+                    backends,
+                    error,
+                });
+            }
+            Command::Progress(p) => {
+                if let Some(sink) = &self.opts.progress {
+                    (sink.0)(&ProgressNote {
+                        phase: &p.phase,
+                        status: p.status,
+                        detail: p.detail.as_deref(),
+                        attempts: p.attempts,
+                        tokens: p.tokens,
+                        cost_usd: p.cost_usd,
+                    });
+                }
+            }
+            Command::Journal(line) => self.journal(line),
+            Command::Save => self.save(false),
+            Command::Finish(record) => self.finished = Some(record),
+        }
+    }
+
+    fn journal(&mut self, line: Line) {
+        let Some(store) = self.store.as_mut() else {
+            return;
+        };
+        let r = match line {
+            Line::Event(v) => store.append(&v),
+            Line::Input(input) => store.append_text(&input_line(&input)),
+        };
+        if let Err(e) = r {
+            self.store_error(e);
+        }
+    }
+
+    /// Start one attempt of a call.
+    fn call(&mut self, op: u64, req: CallRequest) {
+        let node = req.node.clone();
+        let attempt = req.attempt;
+        let ended = move |end: CallEnd| Event::CallEnded {
+            op,
+            node: node.clone(),
+            attempt,
+            end,
+        };
+        let Some(resolved) = self.agents.get(&req.agent) else {
+            let message = format!("no backend for agent '{}'", req.agent);
+            self.now(ended(CallEnd::NoBackend { message }));
+            return;
+        };
+        let cwd = match &req.cwd {
+            CallDir::At(p) => p.clone(),
+            CallDir::Branch {
+                index,
+                path,
+                phase,
+                base,
+            } => match super::workdir::existing(
+                base,
+                path,
+                &format!("of branch {index} \"{path}\""),
+                true,
+            ) {
+                Ok(d) => d,
+                Err(e) => {
+                    let message = format!("{phase}: {e}");
+                    self.now(ended(CallEnd::Refused { message }));
+                    return;
+                }
+            },
+        };
+        let mut warnings = Vec::new();
+        let model = match req.model.as_ref().map(|m| self.roster.role_model(m)) {
+            Some(Ok(m)) => Some(m),
+            Some(Err(w)) => {
+                warnings.push(w);
+                resolved.model.clone()
+            }
+            None => resolved.model.clone(),
+        };
+        let tools = if req.tools.is_empty() {
+            resolved.tools.clone()
+        } else {
+            req.tools.clone()
+        };
+        let request = Request {
+            run_id: req.run_id,
+            phase_id: req.phase_id,
+            node: req.node,
+            attempt: req.attempt,
+            agent: req.agent,
+            system_prompt: resolved.system_prompt.clone(),
+            prompt: req.prompt,
+            model: model.clone(),
+            thinking: req.thinking.or_else(|| resolved.thinking.clone()),
+            tools: ToolPolicy::from_tools(&tools),
+            cwd,
+            idle_timeout: req.idle_timeout_ms.map(Duration::from_millis),
+            wall_timeout: req.wall_timeout_ms.map(Duration::from_millis),
+            purpose: req.purpose,
+            iteration: req.iteration,
+            item_index: req.item_index,
+            json_stub: req.json_stub,
+        };
+        let backend = resolved.backend.clone();
+        let backend_name = resolved.backend_name.clone();
+        let wall = request.wall_timeout;
+        let stop = CancelSource::new();
+        let token = stop.token();
+        self.stops.insert(op, stop);
+        self.send(async move {
+            let started = Instant::now();
+            let end = match caught(attempt_call(backend.as_ref(), request, wall, token)).await {
+                Ok(outcome) => {
+                    let mut o = CallOutcome {
+                        output: outcome.output,
+                        usage: outcome.usage.into(),
+                        model: outcome.model.or(model),
+                        stop: outcome.stop.as_str().to_owned(),
+                        error: outcome.error,
+                        stderr: outcome.stderr,
+                        warnings,
+                        backend: backend_name,
+                        elapsed_ms: started.elapsed().as_millis() as u64,
+                    };
+                    o.warnings.extend(outcome.warnings);
+                    CallEnd::Outcome(Box::new(o))
+                }
+                Err(message) => CallEnd::Panicked { message },
+            };
+            ended(end)
+        });
+    }
+
+    fn script(&mut self, op: u64, s: ScriptRequest) {
+        let Some((program, args)) = s.argv.split_first() else {
+            return;
+        };
+        let mut spec = ProcessSpec::new(program).args(args);
+        spec.cwd = Some(s.cwd.clone());
+        spec.env = env::parent_env();
+        env::set(
+            &mut spec.env,
+            [
+                ("TFC_RUN_ID", s.run_id.as_str()),
+                ("TFC_PHASE_ID", s.phase_id.as_str()),
+            ],
+        );
+        spec.stdin = s.input.map(String::into_bytes);
+        spec.wall_timeout = Some(Duration::from_millis(s.timeout_ms));
+        spec.kill_on_cancel = true;
+        spec.stdout = StdoutMode::Keep(Keep::Head(1_048_576));
+        spec.stderr = Keep::Head(500);
+        // A script's stdout beyond its first MiB is read and dropped (SPEC §3.11), never capped.
+        spec.max_output = None;
+        let stop = CancelSource::new();
+        let token = stop.token();
+        self.stops.insert(op, stop);
+        self.send(async move {
+            let result = match run_process(spec, token).await {
+                Err(e) => ScriptOutcome {
+                    spawn_error: Some(e.to_string()),
+                    end: ScriptEnd::Exited,
+                    code: -1,
+                    stdout: String::new(),
+                    stdout_truncated: false,
+                    stderr: String::new(),
+                    elapsed_ms: 0,
+                },
+                Ok(r) => ScriptOutcome {
+                    spawn_error: None,
+                    end: match r.end {
+                        End::WallTimeout | End::IdleTimeout => ScriptEnd::Timeout,
+                        End::Cancelled => ScriptEnd::Cancelled,
+                        _ => ScriptEnd::Exited,
+                    },
+                    code: r.code(),
+                    stdout: r.stdout_text(),
+                    stdout_truncated: r.stdout_truncated,
+                    stderr: r.stderr_text(),
+                    elapsed_ms: r.elapsed.as_millis() as u64,
+                },
+            };
+            Event::ScriptEnded { op, result }
+        });
+    }
+
+    /// Rewrite `run.json`: now when `force`, else when the throttle allows.
+    fn save(&mut self, force: bool) {
+        let Some(store) = self.store.as_mut() else {
+            return;
+        };
+        if !force && !store.due() {
+            store.mark_dirty();
+            return;
+        }
+        let since = Instant::now();
+        let (record, versions) = self.machine.snapshot_mut();
+        let (value, errors) = stored_value_with_errors(
+            record,
+            &self.store_errors,
+            &versions,
+            self.store.as_mut(),
+            self.def.as_ref(),
+            &self.cwd,
+        );
+        for e in errors {
+            self.store_error(e);
+        }
+        if let Some(Err(e)) = self.store.as_mut().map(|s| s.save(&value, since)) {
+            self.store_error(e);
+        }
+    }
+
+    /// The run is over: the final `run.json`, the store closed, store problems in the record.
+    fn close(&mut self, record: &mut RunRecord) {
+        let Some(mut store) = self.store.take() else {
+            return;
+        };
+        let versions = self.machine.versions();
+        let errors = self.store_errors.clone();
+        record.store_errors = errors.clone();
+        record
+            .warnings
+            .extend(errors.iter().map(|e| format!("run record: {e}")));
+        let (value, late) = stored_value(
+            record,
+            &versions,
+            Some(&mut store),
+            self.def.as_ref(),
+            &self.cwd,
+        );
+        for e in late {
+            self.store_error(e);
+        }
+        let since = Instant::now();
+        if let Err(e) = store.save(&value, since).and_then(|()| store.close()) {
+            self.store_error(e);
+        }
+        let late: Vec<String> = self.store_errors[errors.len()..]
+            .iter()
+            .map(|e| format!("run record: {e}"))
+            .collect();
+        record.store_errors = self.store_errors.clone();
+        record.warnings.extend(late);
+    }
+
+    /// A failed write: reported once per distinct message; the run goes on.
+    fn store_error(&mut self, e: std::io::Error) {
+        let msg = e.to_string();
+        if !self.store_errors.contains(&msg) && self.store_errors.len() < 20 {
+            self.store_errors.push(msg);
+        }
+    }
+}
+
+/// The journal line of an input.
+pub(crate) fn input_line(input: &Input) -> String {
+    let mut m = serde_json::Map::new();
+    m.insert("type".into(), serde_json::Value::from("input"));
+    m.insert(
+        "ts".into(),
+        serde_json::Value::from(super::record::timestamp(
+            std::time::UNIX_EPOCH + Duration::from_millis(input.at),
+        )),
+    );
+    m.insert(
+        "input".into(),
+        serde_json::to_value(input).unwrap_or(serde_json::Value::Null),
+    );
+    serde_json::Value::Object(m).to_string()
+}
+
+fn stored_value_with_errors(
+    record: &mut RunRecord,
+    store_errors: &[String],
+    versions: &[u64],
+    store: Option<&mut RunStore>,
+    def: Option<&Value>,
+    cwd: &Path,
+) -> (Value, Vec<std::io::Error>) {
+    record.store_errors = store_errors.to_vec();
+    stored_value(record, versions, store, def, cwd)
+}
+
+/// `run.json`: the record plus `def`, `cwd`, `tfcVersion`; outputs over
+/// [`INLINE_OUTPUT_MAX`](super::store::INLINE_OUTPUT_MAX) are kept in files of their own, each
+/// written once per result version.
+fn stored_value(
+    record: &RunRecord,
+    versions: &[u64],
+    mut store: Option<&mut RunStore>,
+    def: Option<&Value>,
+    cwd: &Path,
+) -> (Value, Vec<std::io::Error>) {
+    let limit = super::store::INLINE_OUTPUT_MAX;
+    let mut errors = Vec::new();
+    let mut k = 0;
+    let mut v = record.to_value_with(|key, p| {
+        let version = versions.get(k).copied().unwrap_or(0);
+        k += 1;
+        match store.as_deref_mut() {
+            Some(store) if p.output.len() > limit => {
+                match store.externalize(key, version, &p.output, p.json.as_ref()) {
+                    Ok(files) => p.to_value_stored(Some(&files)),
+                    Err(e) => {
+                        errors.push(e);
+                        p.to_value()
+                    }
+                }
+            }
+            _ => p.to_value(),
+        }
+    });
+    if let Value::Object(m) = &mut v {
+        if record.final_output.len() > limit
+            && let Some(store) = store
+        {
+            match store.final_output(&record.final_output) {
+                Ok(file) => {
+                    m.insert("finalOutput".into(), Value::Null);
+                    m.insert("finalOutputFile".into(), Value::from(file));
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        if let Some(def) = def {
+            m.insert("def".into(), def.clone());
+            m.insert("cwd".into(), Value::from(cwd.display().to_string()));
+            m.insert("tfcVersion".into(), Value::from(env!("CARGO_PKG_VERSION")));
+        }
+    }
+    (v, errors)
+}
+
+/// One attempt, with the wall timeout and the stop enforced here for every backend: the
+/// backend is told to stop, and given 5.5 s to do so.
+async fn attempt_call(
+    backend: &dyn crate::agent::Agent,
+    request: Request,
+    wall: Option<Duration>,
+    abort: Cancel,
+) -> Outcome {
+    let stop = CancelSource::new();
+    let call = backend.call(request, stop.token());
+    futures_lite::pin!(call);
+    enum Trigger {
+        Abort,
+        Wall,
+    }
+    let watchdog = async {
+        future::or(
+            async {
+                abort.cancelled().await;
+                Trigger::Abort
+            },
+            async {
+                match wall {
+                    Some(w) => Timer::after(w).await,
+                    None => future::pending::<Instant>().await,
+                };
+                Trigger::Wall
+            },
+        )
+        .await
+    };
+    let first = future::or(async { Ok((&mut call).await) }, async {
+        Err(watchdog.await)
+    })
+    .await;
+    let trigger = match first {
+        Ok(outcome) => return outcome,
+        Err(t) => t,
+    };
+    stop.cancel();
+    let settled = future::or(async { Some((&mut call).await) }, async {
+        Timer::after(STOP_GRACE).await;
+        None
+    })
+    .await;
+    let mut outcome = settled.unwrap_or_else(|| {
+        Outcome::failed(
+            StopReason::Cancelled,
+            "Phase runner did not stop within 5500ms after abort",
+        )
+    });
+    match trigger {
+        Trigger::Wall => {
+            outcome.stop = StopReason::WallTimeout;
+        }
+        Trigger::Abort => {
+            outcome.stop = StopReason::Cancelled;
+            if outcome.error.is_none() || outcome.error.as_deref() == Some("cancelled") {
+                outcome.error = Some("Aborted".into());
+            }
+        }
+    }
+    outcome
+}
+
+/// Ask on the terminal (stderr), reading the answer from stdin.
+fn ask(message: &str, upstream: &str) -> (Decision, Option<String>) {
+    use std::io::{BufRead, Write};
+    let mut err = std::io::stderr();
+    let shown: String = upstream.chars().take(2000).collect();
+    let _ = writeln!(err, "\n── approval ──\n{message}");
+    if !shown.is_empty() {
+        let _ = writeln!(err, "\n{shown}");
+    }
+    let stdin = std::io::stdin();
+    loop {
+        let _ = write!(err, "[a]pprove / [r]eject / [e]dit note: ");
+        let _ = err.flush();
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line).unwrap_or(0) == 0 {
+            return (Decision::Reject, Some("no answer (stdin closed)".into()));
+        }
+        match line.trim() {
+            "a" | "approve" => return (Decision::Approve, None),
+            "r" | "reject" => return (Decision::Reject, None),
+            "e" | "edit" => {
+                let _ = write!(err, "note: ");
+                let _ = err.flush();
+                let mut note = String::new();
+                let _ = stdin.lock().read_line(&mut note);
+                return (Decision::Edit, Some(note.trim().to_owned()));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `node --check` / `tsc --noEmit` on a temp file, 30 s; a missing tool fails.
+async fn code_compiles(language: &str, code: &str) -> (bool, Option<String>) {
+    let (ext, program, args): (&str, &str, &[&str]) = if language == "typescript" {
+        ("ts", "tsc", &["--noEmit"])
+    } else {
+        ("js", "node", &["--check"])
+    };
+    let dir = std::env::temp_dir().join(format!(
+        "tfc-score-{}-{}",
+        std::process::id(),
+        super::store::random_hex(6)
+    ));
+    if std::fs::create_dir_all(&dir).is_err() {
+        return (false, Some("cannot create a temp dir".into()));
+    }
+    let file = dir.join(format!("candidate.{ext}"));
+    let _ = std::fs::write(&file, code);
+    let mut cmd = smol::process::Command::new(program);
+    cmd.args(args)
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let result = match cmd.spawn() {
+        Err(e) => (false, Some(format!("{program} not available: {e}"))),
+        Ok(child) => {
+            let waited = future::or(async { Some(child.output().await) }, async {
+                Timer::after(Duration::from_secs(30)).await;
+                None
+            })
+            .await;
+            match waited {
+                Some(Ok(out)) if out.status.success() => (true, None),
+                Some(Ok(out)) => (
+                    false,
+                    Some(
+                        String::from_utf8_lossy(&out.stderr)
+                            .lines()
+                            .next()
+                            .unwrap_or("does not compile")
+                            .to_owned(),
+                    ),
+                ),
+                Some(Err(e)) => (false, Some(e.to_string())),
+                None => (false, Some("timed out after 30 s".into())),
+            }
+        }
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}

@@ -1,0 +1,569 @@
+//! One execution of a phase: the steps every kind shares (pre-read of context files, the
+//! working directory, finishing the record), the helpers kinds use (rendering fields with
+//! their warnings and reads, prompts), and the delivery of events to the kind's state.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::super::phases::Kind;
+use super::super::record::{PhaseRecord, PhaseStatus};
+use super::super::scope::PhaseScope;
+use super::{
+    CallResult, CallSpec, Command, Decision, DirSpec, Halt, Input, Machine, OpKind, Owner, Purpose,
+    ScriptOutcome,
+};
+use crate::eval::Scope;
+use crate::flow::{Cwd, Flow, PhaseType, Text};
+use crate::value::Value;
+
+/// What an execution is told.
+#[derive(Debug)]
+pub(crate) enum KindEvent {
+    Start,
+    /// Logical call `slot` ended.
+    Call(u32, CallResult),
+    Script(ScriptOutcome),
+    /// Timer `slot` fired.
+    Timer(u32),
+    Approval(Decision, Option<String>),
+    Dir(Result<PathBuf, String>, Option<String>),
+    Context(String),
+    /// Scorer `slot` ended: pass, detail.
+    Scorer(u32, bool, Option<String>),
+    Loaded(Option<String>),
+    /// Run id, backends, error.
+    Resolved(String, Vec<(String, String)>, Option<String>),
+    /// A rework ended: the gate's fresh view, or `None` when it could not happen.
+    Reworked(Option<PhaseScope>),
+    /// An input for the sub-flow running inside.
+    Child(Input),
+    Interrupt,
+}
+
+/// What a kind says after an event.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// Still running.
+    Wait,
+    /// Ended (the record is settled), asking this of the run.
+    Done(Halt),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Stage {
+    New,
+    Context,
+    Dir,
+    Kind,
+}
+
+/// A phase being executed: its view of the run, and the record it fills.
+#[derive(Debug)]
+pub(crate) struct Exec {
+    /// The phase index.
+    pub index: usize,
+    pub scope: PhaseScope,
+    pub rec: PhaseRecord,
+    /// The pre-read context files, prefixed to every prompt of the phase.
+    pub pre_read: String,
+    /// 0 normally; deeper when re-run by a gate's rework.
+    pub rework_depth: u32,
+    /// Where the phase's agents and scripts run.
+    pub work_dir: PathBuf,
+    /// Set when a prompt of this phase passed `max_prompt_bytes`: the error its calls fail
+    /// with.
+    pub oversize: Option<String>,
+    purpose: Purpose,
+    dir_op: Option<u64>,
+    stage: Stage,
+    kind: Option<Box<Kind>>,
+}
+
+/// What a kind can ask of the machine while it handles an event.
+pub(crate) struct Cx<'a> {
+    pub m: &'a mut Machine,
+    pub exec: usize,
+}
+
+impl Cx<'_> {
+    pub fn flow(&self) -> Arc<Flow> {
+        self.m.flow.clone()
+    }
+    pub fn cfg(&self) -> &super::Config {
+        &self.m.cfg
+    }
+    pub fn aborted(&self) -> bool {
+        self.m.aborted
+    }
+    /// `Some(reason)` once the budget is exceeded.
+    pub fn over(&self) -> Option<String> {
+        self.m.meter.over()
+    }
+    /// The current time as a record timestamp.
+    pub fn ts(&self) -> String {
+        self.m.ts()
+    }
+    /// Start logical call `slot` for phase `phase`.
+    pub fn call(&mut self, ex: &Exec, slot: u32, spec: CallSpec) {
+        self.m.start_call(self.exec, slot, ex.index, spec);
+    }
+    pub fn cancel_call(&mut self, slot: u32) {
+        self.m.cancel_call(self.exec, slot);
+    }
+    /// Register an operation of this execution and emit its command.
+    pub fn io(&mut self, slot: u32, kind: OpKind, cmd: impl FnOnce(u64) -> Command) -> u64 {
+        let op = self.m.op();
+        self.m.ops.insert(op, Owner::Exec(self.exec, slot, kind));
+        self.m.out.push(cmd(op));
+        op
+    }
+    pub fn timer(&mut self, slot: u32, ms: u64) -> u64 {
+        self.io(slot, OpKind::Other, |op| Command::StartTimer { op, ms })
+    }
+    pub fn cancel_timer(&mut self, op: u64) {
+        if self.m.ops.remove(&op).is_some() {
+            self.m.out.push(Command::CancelTimer { op });
+        }
+    }
+    pub fn notice(&mut self, local: &str, msg: &str) {
+        self.m.notice(local, msg);
+    }
+    pub fn node(&self, local: &str) -> String {
+        self.m.node(local)
+    }
+    pub fn push(&mut self, cmd: Command) {
+        self.m.out.push(cmd);
+    }
+    /// Re-run phases `deps` for this (gate) execution; [`KindEvent::Reworked`] follows.
+    pub fn rework(&mut self, deps: Vec<usize>, depth: u32) {
+        self.m.rework(self.exec, deps, depth);
+    }
+}
+
+impl Machine {
+    /// Start executing phase `i`.
+    pub(super) fn launch(
+        &mut self,
+        i: usize,
+        scope: PhaseScope,
+        rec: PhaseRecord,
+        depth: u32,
+        purpose: Purpose,
+    ) {
+        let ex = Box::new(Exec {
+            index: i,
+            scope,
+            rec,
+            pre_read: String::new(),
+            rework_depth: depth,
+            work_dir: self.cfg.cwd.clone(),
+            oversize: None,
+            purpose,
+            dir_op: None,
+            stage: Stage::New,
+            kind: None,
+        });
+        let e = match self.free_execs.pop() {
+            Some(e) => {
+                self.execs[e] = Some(ex);
+                e
+            }
+            None => {
+                self.execs.push(Some(ex));
+                self.execs.len() - 1
+            }
+        };
+        self.deliver(e, KindEvent::Start);
+    }
+
+    /// The phase execution `e` runs, while it runs.
+    pub(super) fn exec_phase(&self, e: usize) -> Option<usize> {
+        self.execs.get(e)?.as_ref().map(|x| x.index)
+    }
+
+    /// Deliver an event to execution `e`, after any event it is already handling.
+    pub(crate) fn deliver(&mut self, e: usize, ev: KindEvent) {
+        self.queue.push_back((e, ev));
+        if self.draining {
+            return;
+        }
+        self.draining = true;
+        while let Some((e, ev)) = self.queue.pop_front() {
+            let Some(mut ex) = self.execs.get_mut(e).and_then(Option::take) else {
+                continue;
+            };
+            let step = ex.advance(&mut Cx { m: self, exec: e }, ev);
+            match step {
+                Step::Wait => self.execs[e] = Some(ex),
+                Step::Done(halt) => self.complete(e, ex, halt),
+            }
+        }
+        self.draining = false;
+    }
+
+    fn complete(&mut self, e: usize, ex: Box<Exec>, halt: Halt) {
+        self.free_execs.push(e);
+        let flow = self.flow.clone();
+        let phase = &flow.phases[ex.index];
+        let mut rec = ex.rec;
+        if rec.status == PhaseStatus::Running {
+            // A kind that forgot to settle its record is an internal error.
+            rec.status = PhaseStatus::Failed;
+            rec.error = Some(format!(
+                "internal error: phase '{}' ended without a status",
+                phase.id
+            ));
+        }
+        if !phase.idempotent && rec.status != PhaseStatus::Skipped {
+            rec.side_effect = true;
+        }
+        if rec.status != PhaseStatus::Pending {
+            rec.ended_at = Some(self.ts());
+        }
+        if let Some(op) = ex.dir_op {
+            self.out.push(Command::ReleaseDir { op });
+        }
+        match ex.purpose {
+            Purpose::Main => self.end(ex.index, rec, halt),
+            Purpose::Rework(job) => self.reworked(job, rec),
+        }
+    }
+}
+
+impl Exec {
+    fn advance(&mut self, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+        match (self.stage, ev) {
+            (Stage::New, KindEvent::Start) => {
+                let ts = cx.ts();
+                self.rec.started_at.get_or_insert(ts);
+                let paths = self.context_paths(cx);
+                if paths.is_empty() {
+                    return self.dir(cx);
+                }
+                let limit = cx.flow().phases[self.index].context_limit.max(0.0) as usize;
+                self.stage = Stage::Context;
+                let base = cx.cfg().cwd.clone();
+                cx.io(0, OpKind::Other, |op| Command::ReadContext {
+                    op,
+                    paths,
+                    limit,
+                    base,
+                });
+                Step::Wait
+            }
+            (Stage::Context, KindEvent::Context(text)) => {
+                self.pre_read = text;
+                self.dir(cx)
+            }
+            (Stage::Dir, KindEvent::Dir(path, warning)) => match path {
+                Ok(dir) => {
+                    if let Some(w) = warning {
+                        let id = cx.flow().phases[self.index].id.clone();
+                        cx.notice(&id, &w);
+                        self.rec.warn(w);
+                    }
+                    self.work_dir = dir;
+                    self.run_kind(cx)
+                }
+                Err(e) => {
+                    self.fail(String::new(), e);
+                    Step::Done(Halt::None)
+                }
+            },
+            (Stage::Kind, ev) => {
+                let Some(mut kind) = self.kind.take() else {
+                    return Step::Wait;
+                };
+                let step = kind.step(self, cx, ev);
+                self.kind = Some(kind);
+                step
+            }
+            _ => Step::Wait,
+        }
+    }
+
+    fn run_kind(&mut self, cx: &mut Cx<'_>) -> Step {
+        self.stage = Stage::Kind;
+        self.kind = Some(Box::new(Kind::new(&cx.flow().phases[self.index])));
+        self.advance(cx, KindEvent::Start)
+    }
+
+    /// Prepare the working directory (SPEC §3.1 `cwd`), then run the kind.
+    fn dir(&mut self, cx: &mut Cx<'_>) -> Step {
+        let flow = cx.flow();
+        let phase = &flow.phases[self.index];
+        let base = cx.cfg().cwd.clone();
+        let Some(cwd) = &phase.cwd else {
+            return self.run_kind(cx);
+        };
+        let (dry, scripts) = (cx.cfg().dry_run, cx.cfg().dry_run_scripts);
+        // Only processes care where they start: a pure dry run starts none.
+        let real = !dry || (scripts && phase.ty == PhaseType::Script);
+        let spec = match &cwd.value {
+            Cwd::Path(p) if p.is_empty() => return self.run_kind(cx),
+            Cwd::Path(p) => DirSpec::Existing {
+                path: p.clone(),
+                shown: format!("\"{p}\""),
+            },
+            Cwd::Arg(name) => {
+                let value = match cx.m.args.as_ref() {
+                    Value::Object(m) => m.get(name.as_str()),
+                    _ => None,
+                };
+                match value {
+                    Some(Value::String(s)) if !crate::eval::js_trim(s).is_empty() => {
+                        DirSpec::Existing {
+                            path: s.clone(),
+                            shown: format!("{{args.{name}}} = \"{s}\""),
+                        }
+                    }
+                    Some(v) => {
+                        self.fail(String::new(), format!(
+                            "working directory {{args.{name}}} is not a path (found {}); pass {name}=<relative path>",
+                            v.to_json()
+                        ));
+                        return Step::Done(Halt::None);
+                    }
+                    None => {
+                        self.fail(
+                            String::new(),
+                            format!(
+                                "working directory {{args.{name}}} has no value; pass {name}=<relative path>"
+                            ),
+                        );
+                        return Step::Done(Halt::None);
+                    }
+                }
+            }
+            Cwd::Temp => DirSpec::Temp,
+            Cwd::Dedicated => DirSpec::Dedicated,
+            Cwd::Worktree => DirSpec::Worktree,
+        };
+        match spec {
+            DirSpec::Existing { path, .. } if !real => {
+                self.work_dir = base.join(path);
+                return self.run_kind(cx);
+            }
+            DirSpec::Existing { .. } => {}
+            _ if !real => return self.run_kind(cx),
+            _ => {}
+        }
+        self.stage = Stage::Dir;
+        let (id, run_id) = (phase.id.clone(), cx.cfg().run_id.clone());
+        let op = cx.io(0, OpKind::Other, |op| Command::PrepareDir {
+            op,
+            phase: id,
+            dir: spec,
+            base,
+            run_id,
+        });
+        self.dir_op = Some(op);
+        Step::Wait
+    }
+
+    /// The context paths of the phase (SPEC §3.16), rendered.
+    fn context_paths(&mut self, cx: &mut Cx<'_>) -> Vec<String> {
+        let flow = cx.flow();
+        let phase = &flow.phases[self.index];
+        let mut paths: Vec<String> = Vec::new();
+        if phase.context.is_empty() {
+            return paths;
+        }
+        let scope = self.scope.clone();
+        for entry in &phase.context {
+            let rendered = self.render(cx, "context", entry, &scope);
+            if rendered == entry.as_str() {
+                paths.push(rendered);
+                continue;
+            }
+            if rendered.starts_with('{') {
+                self.rec.warn(format!(
+                    "context entry dropped: '{}' did not resolve to a path",
+                    entry.as_str()
+                ));
+                continue;
+            }
+            match &self.parse_json(&rendered) {
+                Some(Value::Array(items)) => paths.extend(
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned),
+                ),
+                _ => paths.push(rendered),
+            }
+        }
+        paths
+    }
+
+    /// The phase's id.
+    pub fn id<'f>(&self, flow: &'f Flow) -> &'f str {
+        &flow.phases[self.index].id
+    }
+
+    /// Render a text-mode field, recording the phases it read and one warning for the
+    /// placeholders it could not resolve.
+    pub fn render<S: Scope + ?Sized>(
+        &mut self,
+        cx: &mut Cx<'_>,
+        field: &str,
+        text: &Text,
+        scope: &S,
+    ) -> String {
+        let cap = cx.cfg().max_prompt;
+        let r = match text.template.render_capped(scope, cap) {
+            Ok(r) => r,
+            Err(over) => {
+                let most = match text.template.paths().get(over.path as usize) {
+                    Some(p) if over.bytes > 0 => format!(
+                        "{{{}}} contributed the most (at least {} bytes)",
+                        p.text, over.bytes
+                    ),
+                    _ => "its literal text alone is that long".to_owned(),
+                };
+                self.oversize.get_or_insert(format!(
+                    "the prompt rendered from {field} would weigh over {cap} bytes (`max_prompt_bytes` under `[limits]` in .tfc/config.toml); {most}: pass a smaller part of it (e.g. one field, or .output instead of .json), or raise the limit"
+                ));
+                over.partial
+            }
+        };
+        for id in text.template.read_phases(scope, &r.reads) {
+            self.json_warning(&id);
+            self.rec.read(&id);
+        }
+        // A `{steps.X.json…}` that did not resolve may have failed on the stray-key pattern.
+        for &m in &r.missing {
+            if let Some(id) = text.template.paths()[m as usize].step_id() {
+                self.json_warning(id);
+            }
+        }
+        self.missing_warning(cx, field, &text.template.path_texts(&r.missing));
+        r.text
+    }
+
+    /// Render a value-mode field (`with` values).
+    pub fn render_value<S: Scope + ?Sized>(
+        &mut self,
+        cx: &mut Cx<'_>,
+        field: &str,
+        text: &Text,
+        scope: &S,
+    ) -> Value {
+        let (v, r) = text.template.render_value(scope);
+        for id in text.template.read_phases(scope, &r.reads) {
+            self.rec.read(&id);
+        }
+        self.missing_warning(cx, field, &text.template.path_texts(&r.missing));
+        v
+    }
+
+    /// safeParse text this phase consumes, recording its warning (the stray-key hint).
+    pub fn parse_json(&mut self, text: &str) -> Option<Value> {
+        let p = crate::eval::safe_parse::safe_parse(text);
+        if let Some(w) = p.warning {
+            self.rec.warn(w);
+        }
+        p.value
+    }
+
+    /// `output: "json"`: store `safeParse(output)` as the phase's json.
+    pub fn store_json(&mut self, output: &str) {
+        self.rec.json = self.parse_json(output);
+    }
+
+    /// Record the safeParse warning of an upstream step this phase read as JSON.
+    pub fn json_warning(&mut self, id: &str) {
+        let warning = self
+            .scope
+            .steps
+            .iter()
+            .find(|(k, _)| k == id)
+            .and_then(|(_, s)| s.json_warning());
+        if let Some(w) = warning {
+            self.rec.warn(w);
+        }
+    }
+
+    pub fn missing_warning(&mut self, cx: &mut Cx<'_>, field: &str, missing: &[String]) {
+        if !missing.is_empty() {
+            let list: Vec<String> = missing.iter().map(|m| format!("{{{m}}}")).collect();
+            let w = format!(
+                "unresolved refs in {field}: {} — left intact (check dependsOn / placeholder spelling)",
+                list.join(", ")
+            );
+            if !self.rec.warnings.contains(&w) {
+                let id = cx.flow().phases[self.index].id.clone();
+                cx.notice(&id, &w);
+            }
+            self.rec.warn(w);
+        }
+    }
+
+    /// The full prompt of a call: prefix + pre-read + text; records prompt stats once.
+    pub fn prompt(&mut self, cx: &Cx<'_>, text: &str) -> String {
+        let prefix = &cx.cfg().prompt_prefix;
+        let mut p = String::with_capacity(prefix.len() + self.pre_read.len() + text.len());
+        p.push_str(prefix);
+        p.push_str(&self.pre_read);
+        p.push_str(text);
+        let cap = cx.cfg().max_prompt;
+        if p.len() > cap && self.oversize.is_none() {
+            self.oversize = Some(format!(
+                "the prompt weighs {} bytes, over the limit of {cap} bytes (`max_prompt_bytes` under `[limits]` in .tfc/config.toml): {} bytes of pre-read context and {} of rendered text; pass less into it, or raise the limit",
+                p.len(),
+                prefix.len() + self.pre_read.len(),
+                text.len()
+            ));
+        }
+        if self.rec.prompt_stats.is_none() {
+            let chars = p.chars().count();
+            let est = chars.div_ceil(4);
+            self.rec.prompt_stats = Some((chars, est));
+            if est >= 32_000 {
+                self.rec.warn(format!("prompt is large (~{est} tokens)"));
+            }
+        }
+        p
+    }
+
+    /// A call spec for this phase in its working directory, refused when a prompt of the
+    /// phase passed the cap.
+    pub fn spec(
+        &self,
+        node: String,
+        agent: &str,
+        prompt: String,
+        purpose: crate::agent::Purpose,
+    ) -> CallSpec {
+        CallSpec::new(node, agent, prompt, purpose, &self.work_dir).refuse(self.oversize.clone())
+    }
+
+    pub fn succeed(&mut self, output: String) {
+        self.rec.status = PhaseStatus::Done;
+        self.rec.output = output;
+        self.rec.error = None;
+    }
+
+    pub fn fail(&mut self, output: String, error: impl Into<String>) {
+        self.rec.status = PhaseStatus::Failed;
+        self.rec.output = output;
+        self.rec.error = Some(error.into());
+    }
+
+    /// Fold a call's accounting into the record (attempts, usage, model, timeouts, warnings).
+    pub fn account(&mut self, r: &CallResult) {
+        self.rec.attempts += r.attempts;
+        self.rec.usage.add(&r.usage);
+        self.rec.timed_out |= r.timed_out;
+        for w in &r.warnings {
+            self.rec.warn(w.clone());
+        }
+    }
+
+    /// A call's backend panicked: the phase fails and the run crashes.
+    pub fn crash(&mut self, msg: String) -> Step {
+        self.fail(String::new(), format!("internal error: {msg}"));
+        Step::Done(Halt::Crash(msg))
+    }
+}

@@ -1,0 +1,479 @@
+//! What goes into the run machine ([`Input`]) and what comes out of it ([`Command`]). Every
+//! input is a plain, serde-derived value: the journal keeps one line per input, and replaying
+//! those lines into a fresh machine reproduces the run's state (SPEC §14.1).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::{Purpose, StopReason, Usage};
+use crate::value::Value;
+
+use super::super::record::RunRecord;
+
+/// One input of the machine: what happened, and when (milliseconds since the Unix epoch).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Input {
+    /// The time of the input; the only clock the machine knows.
+    pub at: u64,
+    /// What happened.
+    pub what: Event,
+}
+
+/// What happened outside the machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Event {
+    /// The run starts.
+    Start,
+    /// One attempt of an agent call ended.
+    CallEnded {
+        /// The operation the call was started as.
+        op: u64,
+        /// The node path of the call.
+        node: String,
+        /// The 1-based attempt.
+        attempt: u32,
+        /// How it ended.
+        end: CallEnd,
+    },
+    /// A script process ended.
+    ScriptEnded {
+        /// The operation the script was started as.
+        op: u64,
+        /// Its result.
+        result: ScriptOutcome,
+    },
+    /// A timer expired.
+    TimerFired {
+        /// The timer's operation.
+        op: u64,
+    },
+    /// A decision on an approval the machine asked for.
+    Approval {
+        /// The operation of the question.
+        op: u64,
+        /// The approval's node path.
+        phase: String,
+        /// `approve`, `edit` or `reject`.
+        decision: Decision,
+        /// The edit note or the rejection reason.
+        note: Option<String>,
+    },
+    /// The run was interrupted (Ctrl-C, or the caller's cancel).
+    Interrupt,
+    /// A phase's working directory was prepared.
+    DirReady {
+        /// The operation that asked for it.
+        op: u64,
+        /// The directory, or why the phase cannot run.
+        path: Result<PathBuf, String>,
+        /// A fallback warning.
+        warning: Option<String>,
+    },
+    /// A phase's context files were read.
+    ContextRead {
+        /// The operation that asked for them.
+        op: u64,
+        /// The pre-read prompt prefix.
+        text: String,
+    },
+    /// A `code-compiles` scorer finished.
+    ScorerEnded {
+        /// The operation that asked for it.
+        op: u64,
+        /// Whether the code compiled.
+        pass: bool,
+        /// The first line of the complaint.
+        detail: Option<String>,
+    },
+    /// A saved flow was read (`None`: not found).
+    FlowLoaded {
+        /// The operation that asked for it.
+        op: u64,
+        /// The flow's source text.
+        text: Option<String>,
+    },
+    /// The agents of a sub-flow were resolved.
+    AgentsResolved {
+        /// The operation that asked for them.
+        op: u64,
+        /// The sub-run's id.
+        run_id: String,
+        /// Agent name → backend name, for the sub-run's record.
+        backends: Vec<(String, String)>,
+        /// Why an agent cannot be used.
+        error: Option<String>,
+    },
+}
+
+/// An approval decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decision {
+    /// Go on.
+    Approve,
+    /// Go on, with a note that becomes the output.
+    Edit,
+    /// Stop the run.
+    Reject,
+}
+
+/// How one attempt of a call ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum CallEnd {
+    /// The backend answered (or failed).
+    Outcome(Box<CallOutcome>),
+    /// No backend serves the agent; nothing was called.
+    NoBackend {
+        /// What to say.
+        message: String,
+    },
+    /// The call could not be placed (its branch directory is unusable).
+    Refused {
+        /// What to say.
+        message: String,
+    },
+    /// The backend panicked (a bug).
+    Panicked {
+        /// The panic message.
+        message: String,
+    },
+}
+
+/// A backend's answer, as plain data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallOutcome {
+    /// The answer (or partial output).
+    pub output: String,
+    /// Tokens and cost.
+    pub usage: UsageData,
+    /// The model that answered (else the one requested).
+    pub model: Option<String>,
+    /// Why the call stopped (`StopReason::as_str`).
+    pub stop: String,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// The end of the process's stderr.
+    pub stderr: String,
+    /// Non-fatal notes.
+    pub warnings: Vec<String>,
+    /// The configured backend name.
+    pub backend: String,
+    /// How long the attempt took.
+    pub elapsed_ms: u64,
+}
+
+impl CallOutcome {
+    /// The stop reason.
+    pub fn stop(&self) -> StopReason {
+        StopReason::parse(&self.stop).unwrap_or(StopReason::Failed)
+    }
+
+    /// Completed without an error.
+    pub fn is_ok(&self) -> bool {
+        self.stop() == StopReason::Completed && self.error.is_none()
+    }
+}
+
+/// [`Usage`] as plain data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsageData {
+    /// Input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Cache reads.
+    pub cache_read: u64,
+    /// Cache writes.
+    pub cache_write: u64,
+    /// Cost in dollars, when known.
+    pub cost_usd: Option<f64>,
+    /// Turns.
+    pub turns: u32,
+}
+
+impl From<Usage> for UsageData {
+    fn from(u: Usage) -> UsageData {
+        UsageData {
+            input: u.input,
+            output: u.output,
+            cache_read: u.cache_read,
+            cache_write: u.cache_write,
+            cost_usd: u.cost_usd,
+            turns: u.turns,
+        }
+    }
+}
+
+impl From<UsageData> for Usage {
+    fn from(u: UsageData) -> Usage {
+        Usage {
+            input: u.input,
+            output: u.output,
+            cache_read: u.cache_read,
+            cache_write: u.cache_write,
+            cost_usd: u.cost_usd,
+            turns: u.turns,
+        }
+    }
+}
+
+/// How a script process ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScriptOutcome {
+    /// It could not be started: why.
+    pub spawn_error: Option<String>,
+    /// `exited`, `timeout` or `cancelled`.
+    pub end: ScriptEnd,
+    /// The exit code.
+    pub code: i32,
+    /// Stdout (its first MiB).
+    pub stdout: String,
+    /// Whether stdout was cut.
+    pub stdout_truncated: bool,
+    /// The head of stderr.
+    pub stderr: String,
+    /// How long it ran.
+    pub elapsed_ms: u64,
+}
+
+/// How a script stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScriptEnd {
+    /// It exited on its own.
+    Exited,
+    /// Its timeout stopped it.
+    Timeout,
+    /// The run's abort stopped it.
+    Cancelled,
+}
+
+/// What the machine asks its driver to do.
+#[derive(Debug)]
+pub enum Command {
+    /// Start one attempt of an agent call; its end comes back as [`Event::CallEnded`].
+    StartCall {
+        /// The operation id.
+        op: u64,
+        /// What to ask.
+        request: Box<CallRequest>,
+    },
+    /// Stop a call or script; its end still comes back.
+    Cancel {
+        /// The operation to stop.
+        op: u64,
+    },
+    /// Run a script; its end comes back as [`Event::ScriptEnded`].
+    StartScript {
+        /// The operation id.
+        op: u64,
+        /// What to run.
+        script: Box<ScriptRequest>,
+    },
+    /// Fire [`Event::TimerFired`] after `ms`.
+    StartTimer {
+        /// The operation id.
+        op: u64,
+        /// The delay.
+        ms: u64,
+    },
+    /// Forget a timer (nothing comes back).
+    CancelTimer {
+        /// The timer.
+        op: u64,
+    },
+    /// Ask a person (on the terminal) to decide an approval.
+    AskApproval {
+        /// The operation id.
+        op: u64,
+        /// The approval's node path.
+        phase: String,
+        /// The question.
+        message: String,
+        /// The upstream output shown with it.
+        upstream: String,
+    },
+    /// Prepare a phase's working directory ([`Event::DirReady`]).
+    PrepareDir {
+        /// The operation id.
+        op: u64,
+        /// The phase id (dedicated directories and worktrees are named after it).
+        phase: String,
+        /// What directory.
+        dir: DirSpec,
+        /// The invocation directory (relative paths resolve against it).
+        base: PathBuf,
+        /// The run id (dedicated directories and worktrees are named after it).
+        run_id: String,
+    },
+    /// The phase prepared by operation `op` ended: a temporary directory goes.
+    ReleaseDir {
+        /// The operation of the [`Command::PrepareDir`].
+        op: u64,
+    },
+    /// Read context files into the pre-read prefix ([`Event::ContextRead`]).
+    ReadContext {
+        /// The operation id.
+        op: u64,
+        /// The paths, relative to the invocation directory.
+        paths: Vec<String>,
+        /// `contextLimit`: characters per file.
+        limit: usize,
+        /// The invocation directory they are relative to.
+        base: PathBuf,
+    },
+    /// Compile a candidate ([`Event::ScorerEnded`]).
+    RunScorer {
+        /// The operation id.
+        op: u64,
+        /// `javascript` or `typescript`.
+        language: String,
+        /// The code.
+        code: String,
+    },
+    /// Read a saved flow ([`Event::FlowLoaded`]).
+    LoadFlow {
+        /// The operation id.
+        op: u64,
+        /// Its name.
+        name: String,
+        /// Where saved flows are looked up.
+        cwd: PathBuf,
+    },
+    /// Resolve a sub-flow's agents ([`Event::AgentsResolved`]).
+    ResolveAgents {
+        /// The operation id.
+        op: u64,
+        /// The agent names.
+        names: Vec<String>,
+        /// The sub-flow's name (its run id is made from it).
+        flow: String,
+    },
+    /// A progress note.
+    Progress(Progress),
+    /// A journal line.
+    Journal(Line),
+    /// The record changed: rewrite `run.json` when the throttle allows.
+    Save,
+    /// The run is over.
+    Finish(Box<RunRecord>),
+}
+
+/// A journal line: an event the run reports, or one of the machine's inputs.
+#[derive(Debug)]
+pub enum Line {
+    /// An event line (`run-start`, `phase-start`, `agent-call`, …).
+    Event(Value),
+    /// An input line (`{"type":"input", …}`).
+    Input(Box<Input>),
+}
+
+/// A progress note, owned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// Node path.
+    pub phase: String,
+    /// `running`, `done`, `failed`, `skipped`, `pending` or `warning`.
+    pub status: &'static str,
+    /// Error, skip reason, short note or warning text.
+    pub detail: Option<String>,
+    /// Attempts so far.
+    pub attempts: u32,
+    /// Billable tokens so far.
+    pub tokens: u64,
+    /// Cost so far.
+    pub cost_usd: Option<f64>,
+}
+
+/// A working directory to prepare (SPEC §3.1 `cwd`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum DirSpec {
+    /// A directory the flow names: it must exist.
+    Existing {
+        /// Relative to the invocation directory.
+        path: String,
+        /// How the flow wrote it, for the message.
+        shown: String,
+    },
+    /// A fresh temporary directory, removed when the phase ends.
+    Temp,
+    /// `.tfc/work/<runId>/<phaseId>/`, kept.
+    Dedicated,
+    /// A detached git worktree in `.tfc/worktrees/<runId>/<phaseId>/`, kept.
+    Worktree,
+}
+
+/// Where a call runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallDir {
+    /// This directory.
+    At(PathBuf),
+    /// A parallel branch's literal `cwd`, to check before calling.
+    Branch {
+        /// The branch index.
+        index: usize,
+        /// The path as written.
+        path: String,
+        /// The phase id, for the message.
+        phase: String,
+        /// The invocation directory it is relative to.
+        base: PathBuf,
+    },
+}
+
+/// One attempt of an agent call, as the machine decided it.
+#[derive(Clone, Debug)]
+pub struct CallRequest {
+    /// The run id.
+    pub run_id: String,
+    /// The phase id.
+    pub phase_id: String,
+    /// The full node path.
+    pub node: String,
+    /// 1-based attempt.
+    pub attempt: u32,
+    /// The agent name.
+    pub agent: String,
+    /// The full prompt.
+    pub prompt: String,
+    /// The phase's `model` (a role is mapped by the driver).
+    pub model: Option<String>,
+    /// The phase's `thinking`.
+    pub thinking: Option<String>,
+    /// The phase's tools (empty: the agent's).
+    pub tools: Vec<String>,
+    /// Where it runs.
+    pub cwd: CallDir,
+    /// Idle timeout, `None` = none.
+    pub idle_timeout_ms: Option<u64>,
+    /// Wall timeout.
+    pub wall_timeout_ms: Option<u64>,
+    /// Why it is made.
+    pub purpose: Purpose,
+    /// Loop iteration.
+    pub iteration: Option<u32>,
+    /// Fan-out index.
+    pub item_index: Option<usize>,
+    /// The dry-run JSON stub.
+    pub json_stub: Option<Value>,
+}
+
+/// A script to run.
+#[derive(Clone, Debug)]
+pub struct ScriptRequest {
+    /// Program and arguments.
+    pub argv: Vec<String>,
+    /// Stdin.
+    pub input: Option<String>,
+    /// Where.
+    pub cwd: PathBuf,
+    /// Wall timeout.
+    pub timeout_ms: u64,
+    /// `TFC_RUN_ID`.
+    pub run_id: String,
+    /// `TFC_PHASE_ID`.
+    pub phase_id: String,
+}
