@@ -11,7 +11,7 @@
 
 mod contract;
 mod ctx;
-mod driver;
+pub(crate) mod driver;
 pub mod journal;
 pub mod machine;
 mod phases;

@@ -12,9 +12,41 @@ fn run_with(
     args: Map,
     f: impl Fn(&Request) -> Outcome + Send + Sync + 'static,
 ) -> RunRecord {
-    Interpreter::with_agent(FnAgent::new("test", f))
+    eval_replayed(Interpreter::with_agent(FnAgent::new("test", f)), flow, args)
+}
+
+/// Run `flow`, then replay the run's journal of inputs (written out as journal lines and
+/// read back) into a fresh machine: the record must be the same.
+fn eval_replayed(interp: Interpreter, flow: &str, args: Map) -> RunRecord {
+    let interp = interp.keep_inputs();
+    let r = interp
         .eval_text("t", flow, args)
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_replays(&interp, &r);
+    r
+}
+
+/// The last run of `interp` replays to `record`, through the journal's text.
+fn assert_replays(interp: &Interpreter, record: &RunRecord) {
+    let recorded = interp.recorded().expect("kept inputs");
+    let text: String = recorded
+        .inputs
+        .iter()
+        .map(|i| driver::input_line(i) + "\n")
+        .collect();
+    let inputs = journal::inputs(&text).expect("journal lines parse");
+    assert_eq!(inputs, recorded.inputs, "inputs survive the journal");
+    let replayed = journal::replay(
+        recorded.flow.clone(),
+        recorded.args.clone(),
+        recorded.config.clone(),
+        &inputs,
+    )
+    .expect("the inputs end the run");
+    assert_eq!(
+        &replayed, record,
+        "replaying the journal gives the same record"
+    );
 }
 
 fn run(flow: &str, f: impl Fn(&Request) -> Outcome + Send + Sync + 'static) -> RunRecord {
@@ -361,9 +393,7 @@ impl crate::agent::Agent for Sleepy {
 fn race_first_success_wins_and_losers_are_cancelled() {
     let flow = r#"{"phases": [{"id": "r", "type": "race", "branches": [{"task": "sleep:5000:SLOW"}, {"task": "sleep:20:FAST"}, {"task": "sleep:1:fail"}]}]}"#;
     let started = std::time::Instant::now();
-    let r = Interpreter::with_agent(Sleepy)
-        .eval_text("t", flow, Map::default())
-        .expect("runs");
+    let r = eval_replayed(Interpreter::with_agent(Sleepy), flow, Map::default());
     assert!(
         started.elapsed() < std::time::Duration::from_secs(3),
         "the slow loser was cancelled"
@@ -381,9 +411,7 @@ fn race_first_success_wins_and_losers_are_cancelled() {
 #[test]
 fn wall_timeouts_fail_without_retry() {
     let flow = r#"{"phases": [{"id": "a", "timeout": 1000, "retry": {"max": 2, "backoffMs": 0}, "task": "sleep:5000:late"}]}"#;
-    let r = Interpreter::with_agent(Sleepy)
-        .eval_text("t", flow, Map::default())
-        .expect("runs");
+    let r = eval_replayed(Interpreter::with_agent(Sleepy), flow, Map::default());
     assert_eq!(
         r.phases["a"].error.as_deref(),
         Some("Phase timed out after 1000ms (subagent aborted)")
@@ -396,7 +424,9 @@ fn wall_timeouts_fail_without_retry() {
 fn abort_pauses_the_run() {
     let flow = r#"{"phases": [{"id": "a", "task": "sleep:5000:x"}, {"id": "b", "dependsOn": ["a"], "task": "y"}]}"#;
     let source = crate::agent::CancelSource::new();
-    let interp = Interpreter::with_agent(Sleepy).cancel_on(source.token());
+    let interp = Interpreter::with_agent(Sleepy)
+        .cancel_on(source.token())
+        .keep_inputs();
     let invocation = Invocation::default();
     let r = smol::block_on(async {
         let run = interp.run(
@@ -425,6 +455,7 @@ fn abort_pauses_the_run() {
         r.phases["b"].skip_reason.as_deref(),
         Some("Aborted before execution")
     );
+    assert_replays(&interp, &r);
 }
 
 #[test]
@@ -450,20 +481,22 @@ fn approvals_pause_or_proceed() {
         approve: vec!["ok".into()],
         ..RunOptions::default()
     };
-    let rec = Interpreter::with_agent(FnAgent::new("t", |_| Outcome::ok("x")))
-        .options(opts)
-        .eval_text("t", flow, Map::default())
-        .expect("runs");
+    let rec = eval_replayed(
+        Interpreter::with_agent(FnAgent::new("t", |_| Outcome::ok("x"))).options(opts),
+        flow,
+        Map::default(),
+    );
     assert_eq!(rec.status, RunStatus::Completed);
     assert_eq!(rec.phases["ok"].output, "(approve)");
     let opts = RunOptions {
         reject: vec!["ok".into()],
         ..RunOptions::default()
     };
-    let rec = Interpreter::with_agent(FnAgent::new("t", |_| Outcome::ok("x")))
-        .options(opts)
-        .eval_text("t", flow, Map::default())
-        .expect("runs");
+    let rec = eval_replayed(
+        Interpreter::with_agent(FnAgent::new("t", |_| Outcome::ok("x"))).options(opts),
+        flow,
+        Map::default(),
+    );
     assert_eq!(rec.status, RunStatus::Blocked);
     assert_eq!(
         rec.reason.as_deref(),
@@ -774,8 +807,10 @@ fn checked_sources_run_without_a_second_check_and_errors_do_not_become_sources()
     let good = r#"{"phases": [{"id": "a", "task": "hello"}]}"#;
     let checked = check_source(good, &LowerOptions::default(), &CheckOptions::default());
     let source = FlowSource::checked(checked, Source::new("good", good)).expect("no errors");
-    let interp = Interpreter::with_agent(FnAgent::new("t", |req| Outcome::ok(req.prompt.clone())));
+    let interp = Interpreter::with_agent(FnAgent::new("t", |req| Outcome::ok(req.prompt.clone())))
+        .keep_inputs();
     let r = smol::block_on(interp.run(source, Invocation::default())).expect("runs");
+    assert_replays(&interp, &r);
     assert_eq!(r.final_output, "hello");
 }
 
