@@ -163,16 +163,10 @@ impl Machine {
             stage: Stage::New,
             kind: None,
         });
-        let e = match self.free_execs.pop() {
-            Some(e) => {
-                self.execs[e] = Some(ex);
-                e
-            }
-            None => {
-                self.execs.push(Some(ex));
-                self.execs.len() - 1
-            }
-        };
+        // Ids are never reused: news of an ended execution's operations (a race's late
+        // branches) must not reach another.
+        self.execs.push(Some(ex));
+        let e = self.execs.len() - 1;
         self.deliver(e, KindEvent::Start);
     }
 
@@ -202,7 +196,7 @@ impl Machine {
     }
 
     fn complete(&mut self, e: usize, ex: Box<Exec>, halt: Halt) {
-        self.free_execs.push(e);
+        let _ = e;
         let flow = self.flow.clone();
         let phase = &flow.phases[ex.index];
         let mut rec = ex.rec;

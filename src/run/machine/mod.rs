@@ -10,6 +10,9 @@ mod exec;
 pub mod io;
 mod sched;
 
+#[cfg(test)]
+mod sim;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -222,7 +225,6 @@ pub struct Machine {
     record: RunRecord,
     pub(crate) ops: BTreeMap<u64, Owner>,
     execs: Vec<Option<Box<Exec>>>,
-    free_execs: Vec<usize>,
     pub(crate) out: Vec<Command>,
     /// Events for executions, delivered one at a time (an execution never sees an event
     /// while it is handling another).
@@ -288,7 +290,6 @@ impl Machine {
             record,
             ops: BTreeMap::new(),
             execs: Vec::new(),
-            free_execs: Vec::new(),
             out: Vec::new(),
             queue: std::collections::VecDeque::new(),
             draining: false,
