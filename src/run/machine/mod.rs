@@ -350,6 +350,10 @@ impl Machine {
                         self.ready.insert(i);
                     }
                 }
+                // A sub-flow started once its parent's spend is over a cap starts nothing.
+                if let Some(reason) = self.meter.over() {
+                    self.halt(Stop::Budget(reason));
+                }
             }
             Event::Interrupt => self.interrupt(),
             what => self.op_event(input.at, what),

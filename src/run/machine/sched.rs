@@ -207,8 +207,14 @@ impl Machine {
         self.versions[i] += 1;
         self.progress(i);
         if self.recs[i].status == PhaseStatus::Pending {
-            // An approval waiting for a decision: its descendants wait with it.
+            // An approval waiting for a decision: its descendants wait with it. Its slot is
+            // free again, so the budget is checked as for any phase that ends.
             self.approvals.push(i);
+            if self.stop.is_none()
+                && let Some(reason) = self.meter.over()
+            {
+                self.halt(Stop::Budget(reason));
+            }
             self.out.push(Command::Save);
             return;
         }
@@ -407,7 +413,7 @@ impl Machine {
         )));
         self.recs[d] = rec;
         self.versions[d] += 1;
-        if good && more {
+        if good && more && !self.aborted && self.meter.over().is_none() {
             self.rework_next(job);
             return;
         }

@@ -320,23 +320,15 @@ pub(crate) fn simulate(seed: u64) -> Result<Option<Outcome>, String> {
         halted: false,
         record: None,
     };
-    world.feed(&mut m, Event::Start)?;
-    let mut steps = 0;
-    let mut interrupted = false;
-    while world.record.is_none() {
-        steps += 1;
-        if steps > 50_000 {
-            return Err("the run did not end within 50 000 inputs".into());
+    let verbose = std::env::var("TFC_SIM_SEED").is_ok();
+    let result = drive(&mut world, &mut m);
+    if let Err(e) = result {
+        if verbose {
+            let tail: Vec<&String> = world.journal.iter().rev().take(60).rev().collect();
+            let lines: Vec<&str> = tail.iter().map(|s| s.as_str()).collect();
+            return Err(format!("{e}\njournal (last lines):\n{}", lines.join("\n")));
         }
-        if !interrupted && world.rng.chance(1) && world.rng.chance(20) {
-            interrupted = true;
-            world.feed(&mut m, Event::Interrupt)?;
-            continue;
-        }
-        let Some(what) = world.answer() else {
-            return Err("the machine waits for nothing but has not finished".into());
-        };
-        world.feed(&mut m, what)?;
+        return Err(e);
     }
     let record = world.record.take().expect("finished");
     world.check_final(&record)?;
@@ -351,6 +343,29 @@ pub(crate) fn simulate(seed: u64) -> Result<Option<Outcome>, String> {
         record,
         inputs: world.inputs,
     }))
+}
+
+/// Answer the machine until it finishes.
+fn drive(world: &mut World, m: &mut Machine) -> Result<(), String> {
+    world.feed(m, Event::Start)?;
+    let mut steps = 0;
+    let mut interrupted = false;
+    while world.record.is_none() {
+        steps += 1;
+        if steps > 50_000 {
+            return Err("the run did not end within 50 000 inputs".into());
+        }
+        if !interrupted && world.rng.chance(1) && world.rng.chance(20) {
+            interrupted = true;
+            world.feed(m, Event::Interrupt)?;
+            continue;
+        }
+        let Some(what) = world.answer() else {
+            return Err("the machine waits for nothing but has not finished".into());
+        };
+        world.feed(m, what)?;
+    }
+    Ok(())
 }
 
 struct World {
@@ -398,6 +413,14 @@ impl World {
         for c in cmds {
             self.command(c)?;
         }
+        if self.halted
+            && let Some(i) = self.seen.iter().position(|s| *s == Seen::NotStarted)
+        {
+            return Err(format!(
+                "{} was neither started nor skipped when the run halted",
+                self.flow.phases[i].id
+            ));
+        }
         if let Some(cap) = m.meter.max_tokens
             && m.meter.tokens() as f64 > cap
             && self.over_at.is_none()
@@ -410,10 +433,7 @@ impl World {
     fn command(&mut self, c: Command) -> Result<(), String> {
         match c {
             Command::StartCall { op, request } => {
-                if self.over_at.is_some()
-                    && request.attempt == 1
-                    && (request.node.contains('@') || request.node.contains("#round-"))
-                {
+                if self.over_at.is_some() && request.attempt == 1 {
                     return Err(format!(
                         "{} started after the budget was exceeded",
                         request.node
@@ -575,6 +595,9 @@ impl World {
                 let status = m.get("status").and_then(Value::as_str).unwrap_or("");
                 let reason = m.get("skipReason").and_then(Value::as_str).unwrap_or("");
                 if self.seen[i] == Seen::Running {
+                    if status == "skipped" {
+                        return Err(format!("{phase} was skipped while running"));
+                    }
                     self.running -= 1;
                 } else if status != "skipped" {
                     return Err(format!("{phase} ended {status} without starting"));

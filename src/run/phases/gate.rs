@@ -93,6 +93,10 @@ impl Gate {
                     }
                 })
             }
+            // Over the budget (or aborted) meanwhile: no new round; the last block stands.
+            KindEvent::Reworked(Some(_)) if cx.aborted() || cx.over().is_some() => {
+                return self.block_now(ex, phase);
+            }
             KindEvent::Reworked(Some(scope)) => {
                 ex.scope = scope;
                 self.rounds += 1;
