@@ -361,7 +361,14 @@ impl Machine {
     }
 
     /// A blocked gate (execution `gate`) asks for its direct dependencies to be re-run.
-    pub(crate) fn rework(&mut self, gate: usize, deps: Vec<usize>, depth: u32) {
+    /// Only dependencies that have ended are re-run (a `join: any` gate may block while
+    /// another of its dependencies still runs); with none, the rework cannot happen.
+    pub(crate) fn rework(&mut self, gate: usize, mut deps: Vec<usize>, depth: u32) {
+        deps.retain(|&d| self.recs[d].status.ended());
+        if deps.is_empty() {
+            self.deliver(gate, super::KindEvent::Reworked(None));
+            return;
+        }
         self.reworks.push(Some(ReworkJob {
             gate,
             deps,
