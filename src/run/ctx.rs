@@ -11,14 +11,21 @@ pub struct RunOptions {
     pub concurrency: Option<usize>,
     /// `--dry-run`: scripts are listed, not run (unless `dry_run_scripts`), approvals approve.
     pub dry_run: bool,
+    /// `--dry-run-scripts`: scripts run in a dry run.
     pub dry_run_scripts: bool,
+    /// `--approve ID`: approvals decided yes.
     pub approve: Vec<String>,
+    /// `--approve-all`.
     pub approve_all: bool,
+    /// `--reject ID`: approvals decided no.
     pub reject: Vec<String>,
+    /// `--reject-reason`: the rejection's note.
     pub reject_reason: Option<String>,
     /// Ask on the terminal for undecided approvals.
     pub interactive: bool,
+    /// `--max-usd`: overrides the flow's budget.
     pub max_usd: Option<f64>,
+    /// `--max-tokens`: overrides the flow's budget.
     pub max_tokens: Option<f64>,
     /// Where `.tfc/` lives; `None` = do not persist the run.
     pub project_root: Option<PathBuf>,
@@ -39,11 +46,13 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
+    /// The effective cap on an answer's size.
     pub fn max_output(&self) -> usize {
         self.max_output_bytes
             .unwrap_or(crate::agent::supervisor::DEFAULT_MAX_OUTPUT)
     }
 
+    /// The effective cap on a prompt's size.
     pub fn max_prompt(&self) -> usize {
         self.max_prompt_bytes.unwrap_or(super::DEFAULT_MAX_PROMPT)
     }
@@ -75,8 +84,11 @@ pub struct ProgressNote<'a> {
     pub status: &'a str,
     /// The error, skip reason, a short note, or the warning.
     pub detail: Option<&'a str>,
+    /// Attempts so far.
     pub attempts: u32,
+    /// Billable tokens so far.
     pub tokens: u64,
+    /// Cost so far, when known.
     pub cost_usd: Option<f64>,
 }
 

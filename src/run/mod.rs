@@ -43,9 +43,13 @@ use crate::value::Map;
 
 /// Where a flow comes from.
 pub enum FlowSource {
+    /// A flow file.
     Path(PathBuf),
+    /// Flow text with a name.
     Text {
+        /// Shown in messages; the default flow name.
         name: String,
+        /// The JSON text.
         text: String,
     },
     /// An already-lowered flow (checked again before running).
@@ -92,7 +96,9 @@ pub enum RunError {
     Io(String),
     /// The flow or its arguments have errors (exit code 2).
     Invalid {
+        /// The flow's source.
         source: Box<Source>,
+        /// What is wrong with it.
         diagnostics: Vec<Diagnostic>,
     },
     /// An agent has no usable backend (exit code 3).
@@ -143,6 +149,7 @@ pub struct Interpreter {
 }
 
 impl Interpreter {
+    /// An interpreter resolving agents through `roster`.
     pub fn new(roster: Arc<dyn Roster>) -> Interpreter {
         Interpreter {
             roster,
@@ -159,6 +166,7 @@ impl Interpreter {
         Interpreter::new(Arc::new(SingleBackend::new(name, Arc::new(agent))))
     }
 
+    /// Run with these options.
     pub fn options(mut self, opts: RunOptions) -> Interpreter {
         self.opts = opts;
         self

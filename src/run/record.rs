@@ -7,15 +7,22 @@ use crate::flow::PhaseType;
 use crate::value::{Map, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a phase is in its life.
 pub enum PhaseStatus {
+    /// Not started (or waiting for an approval).
     Pending,
+    /// Started, not ended.
     Running,
+    /// Ended with an output.
     Done,
+    /// Ended with an error.
     Failed,
+    /// Not run (its join did not hold, its `when` was false, or the run halted).
     Skipped,
 }
 
 impl PhaseStatus {
+    /// The record's spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             PhaseStatus::Pending => "pending",
@@ -26,6 +33,7 @@ impl PhaseStatus {
         }
     }
 
+    /// Done, failed or skipped.
     pub fn ended(self) -> bool {
         matches!(
             self,
@@ -35,15 +43,22 @@ impl PhaseStatus {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a run ended (or that it still runs).
 pub enum RunStatus {
+    /// Still running.
     Running,
+    /// Every required phase is done.
     Completed,
+    /// A required phase failed, or the run crashed.
     Failed,
+    /// Interrupted, over budget, or awaiting an approval.
     Paused,
+    /// A gate blocked or an approval was rejected.
     Blocked,
 }
 
 impl RunStatus {
+    /// The record's spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
@@ -56,72 +71,110 @@ impl RunStatus {
 }
 
 #[derive(Clone, Debug, PartialEq)]
+/// A gate's verdict (also a rejected approval's).
 pub struct GateInfo {
     /// `pass` or `block`.
     pub verdict: &'static str,
+    /// Why it blocked.
     pub reason: Option<String>,
+    /// Rework rounds, with `onBlock: "retry"`.
     pub rounds: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
+/// An approval's decision.
 pub struct ApprovalInfo {
     /// `approve`, `edit`, `reject` or `pending`.
     pub decision: &'static str,
+    /// The edit note or the rejection reason.
     pub note: Option<String>,
     /// `tty` or `flag`.
     pub source: Option<&'static str>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
+/// How a loop went.
 pub struct LoopInfo {
+    /// Iterations made.
     pub iterations: u32,
     /// `until`, `converged`, `max`, `budget`, `failed`.
     pub stop: &'static str,
+    /// The last reflexion summary fed back.
     pub reflexion: Option<String>,
+    /// Failed iterations (the last 20): iteration and error.
     pub failures: Vec<(u32, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
+/// One item of a fan-out or race.
 pub struct ItemInfo {
+    /// Its 0-based index.
     pub index: usize,
+    /// How it ended.
     pub status: PhaseStatus,
+    /// Why it did not succeed.
     pub error: Option<String>,
 }
 
 /// One phase's record.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PhaseRecord {
+    /// Where the phase is.
     pub status: PhaseStatus,
+    /// Its output (on failure: any partial output).
     pub output: String,
+    /// `output: "json"`: the parsed output; fan-outs: the items' values.
     pub json: Option<Value>,
+    /// Run-time warnings, each once.
     pub warnings: Vec<String>,
+    /// Agent calls made (retries included).
     pub attempts: u32,
+    /// The phases whose state it read.
     pub reads: Vec<String>,
+    /// Tokens and cost of its calls.
     pub usage: Usage,
+    /// When it started.
     pub started_at: Option<String>,
+    /// When it ended.
     pub ended_at: Option<String>,
+    /// Why it failed.
     pub error: Option<String>,
+    /// Why it was skipped.
     pub skip_reason: Option<String>,
+    /// Its kind.
     pub ty: PhaseType,
+    /// The agent it calls (kinds that call one).
     pub agent: Option<String>,
+    /// The model that answered.
     pub model: Option<String>,
+    /// A wall timeout stopped a call.
     pub timed_out: bool,
+    /// The budget cut it short.
     pub budget_truncated: bool,
+    /// It may have changed the world (not idempotent).
     pub side_effect: bool,
+    /// Its failure does not fail the run.
     pub optional: bool,
+    /// A gate's verdict (or a rejection).
     pub gate: Option<GateInfo>,
+    /// An approval's decision.
     pub approval: Option<ApprovalInfo>,
+    /// A loop's iterations.
     pub loop_info: Option<LoopInfo>,
     /// (winner, variants)
     pub tournament: Option<(usize, usize)>,
+    /// Fan-out and race items.
     pub items: Option<Vec<ItemInfo>>,
+    /// Why a generated sub-flow definition was not run (fail-open).
     pub def_error: Option<String>,
+    /// A sub-flow's own record.
     pub sub_run: Option<Box<RunRecord>>,
     /// (chars, estimated tokens)
     pub prompt_stats: Option<(usize, usize)>,
 }
 
 impl PhaseRecord {
+    /// A pending record of a phase of kind `ty`.
     pub fn new(ty: PhaseType) -> PhaseRecord {
         PhaseRecord {
             status: PhaseStatus::Pending,
@@ -168,6 +221,7 @@ impl PhaseRecord {
         }
     }
 
+    /// The record as JSON (SPEC §11.1).
     pub fn to_value(&self) -> Value {
         self.to_value_stored(None)
     }
@@ -312,21 +366,35 @@ impl PhaseRecord {
 /// A whole run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunRecord {
+    /// The run id.
     pub run_id: String,
+    /// The flow's name.
     pub flow: String,
+    /// The run this one resumes or nests in.
     pub parent_run_id: Option<String>,
+    /// How it ended.
     pub status: RunStatus,
+    /// Why (interrupted, budget, block, crash, awaiting approval).
     pub reason: Option<String>,
+    /// The final output (SPEC §8.9).
     pub final_output: String,
+    /// The phase the final output comes from.
     pub output_phase: Option<String>,
+    /// The invocation arguments, defaults included.
     pub args: Map,
+    /// When it started.
     pub started_at: String,
+    /// When it ended.
     pub ended_at: Option<String>,
+    /// Tokens and cost of every call.
     pub usage: Usage,
+    /// Spend of earlier runs this one resumes.
     pub spent_before: Option<Usage>,
+    /// Every phase's warnings, prefixed with its id.
     pub warnings: Vec<String>,
     /// agent → backend name.
     pub backends: IndexMap<String, String>,
+    /// Every phase's record, in definition order (grafted fragments after their expand).
     pub phases: IndexMap<String, PhaseRecord>,
     /// Whether answers came from a replay fixture.
     pub replay: bool,
@@ -336,6 +404,7 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// The record as JSON (SPEC §11.1).
     pub fn to_value(&self) -> Value {
         self.to_value_with(|_, p| p.to_value())
     }
@@ -420,6 +489,7 @@ pub fn timestamp(t: std::time::SystemTime) -> String {
     format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z")
 }
 
+/// The current time as a record timestamp.
 pub fn now() -> String {
     timestamp(std::time::SystemTime::now())
 }

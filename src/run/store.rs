@@ -180,6 +180,7 @@ impl RunStore {
         })
     }
 
+    /// The run's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -234,6 +235,7 @@ impl RunStore {
         Ok(())
     }
 
+    /// Whether a rewrite is owed.
     pub fn is_dirty(&self) -> bool {
         self.dirty
     }
