@@ -2,6 +2,8 @@
 //! concurrently up to the phase's width; each is checked against the budget and the abort
 //! before it starts; a tournament then asks its judge.
 
+use std::borrow::Cow;
+
 use super::super::machine::{CallDir, CallResult, Cx, Exec, Halt, KindEvent, Step};
 use super::super::record::{ItemInfo, PhaseStatus};
 use super::super::scope::{PhaseScope, WithLocal};
@@ -11,6 +13,9 @@ use crate::eval::coerce_array;
 use crate::eval::safe_parse::safe_parse;
 use crate::flow::{Phase, PhaseType, TournamentMode};
 use crate::value::Value;
+
+/// What a missing element reads as.
+static NULL: Value = Value::Null;
 
 /// The judge's call slot.
 const JUDGE: u32 = u32::MAX;
@@ -23,6 +28,17 @@ struct ItemDone {
     status: PhaseStatus,
     output: String,
     error: Option<String>,
+}
+
+/// A map's elements: parsed from rendered text (owned), or a value in the phase's view of
+/// the run, looked up again for each item instead of copied (a 100,000-item list stays
+/// where it is).
+#[derive(Debug, Default)]
+enum Elements {
+    #[default]
+    None,
+    Owned(Vec<Value>),
+    Scoped,
 }
 
 /// A fan-out in progress.
@@ -39,7 +55,7 @@ pub(crate) struct Fanout {
     usage: Usage,
     scope: PhaseScope,
     /// A map's elements.
-    elements: Vec<Value>,
+    elements: Elements,
     /// A tournament's items, kept for the judge.
     items: Vec<ItemDone>,
 }
@@ -96,7 +112,8 @@ impl Fanout {
     ) -> Result<usize, Step> {
         let scope = self.scope.clone();
         let over = over_value(ex, cx, phase, &scope);
-        let Some(elements) = over.as_ref().and_then(coerce_array) else {
+        let borrowed = matches!(over, Some(Cow::Borrowed(_)));
+        let Some(elements) = over.as_deref().and_then(coerce_array) else {
             let over = phase.over.as_ref().map_or("", |o| o.as_str());
             ex.fail(
                 String::new(),
@@ -122,8 +139,13 @@ impl Fanout {
             ex.rec.json = Some(Value::Array(Vec::new()));
             return Err(Step::Done(Halt::None));
         }
-        self.elements = elements.to_vec();
-        Ok(self.elements.len())
+        let n = elements.len();
+        self.elements = if borrowed {
+            Elements::Scoped
+        } else {
+            Elements::Owned(elements.to_vec())
+        };
+        Ok(n)
     }
 
     /// Start items while slots are free; merge when all have ended.
@@ -212,10 +234,24 @@ impl Fanout {
                 )
             }
             PhaseType::Map => {
+                let looked_up;
+                let value = match &self.elements {
+                    Elements::Owned(v) => v.get(i),
+                    Elements::Scoped => {
+                        looked_up = phase.over.as_ref().and_then(|o| {
+                            crate::eval::resolve(&self.scope, &o.template.paths()[0])
+                        });
+                        looked_up
+                            .as_deref()
+                            .and_then(coerce_array)
+                            .and_then(|a| a.get(i))
+                    }
+                    Elements::None => None,
+                };
                 let item = WithLocal {
                     base: &self.scope,
                     name: phase.local_name(),
-                    value: &self.elements[i],
+                    value: value.unwrap_or(&NULL),
                 };
                 let text = match &phase.task {
                     Some(t) => ex.render(cx, "task", t, &item),
@@ -498,14 +534,19 @@ fn merge(ex: &mut Exec, items: Vec<ItemDone>) {
 
 /// The value a map fans out over (SPEC §3.4), before coerceArray: a lone placeholder's raw
 /// value (strings go through safeParse), else the rendered text through safeParse.
-fn over_value(ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, scope: &PhaseScope) -> Option<Value> {
+fn over_value<'s>(
+    ex: &mut Exec,
+    cx: &mut Cx<'_>,
+    phase: &Phase,
+    scope: &'s PhaseScope,
+) -> Option<Cow<'s, Value>> {
     let over = phase.over.as_ref()?;
     let paths = over.template.paths();
     let whole = over.template.refs().len() == 1
         && over.template.refs()[0].span.range() == (0..over.as_str().len());
     if !whole {
         let text = ex.render(cx, "over", over, scope);
-        return ex.parse_json(&text);
+        return ex.parse_json(&text).map(Cow::Owned);
     }
     match crate::eval::resolve(scope, &paths[0]) {
         Some(v) => {
@@ -513,8 +554,8 @@ fn over_value(ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, scope: &PhaseScope)
                 ex.rec.read(&id);
             }
             match &*v {
-                Value::String(s) => ex.parse_json(s),
-                other => Some(other.clone()),
+                Value::String(s) => ex.parse_json(s).map(Cow::Owned),
+                _ => Some(v),
             }
         }
         None => {
