@@ -4,17 +4,23 @@
 //! record, and says when it is done ([`Step`]). No kind runs a loop of its own or spawns
 //! anything.
 
+mod agent;
 mod approval;
+mod expand;
 mod fanout;
+mod flow;
 mod gate;
-mod looping;
+mod r#loop;
+mod map;
+mod parallel;
 mod race;
 mod reduce;
 mod script;
 mod subflow;
+mod tournament;
 
+pub(crate) use expand::graft;
 pub(crate) use reduce::aggregate;
-pub(crate) use subflow::graft;
 
 use super::machine::{CallResult, Cx, Exec, Halt, KindEvent, Step};
 use crate::agent::Purpose;
@@ -28,7 +34,7 @@ pub(crate) enum Kind {
     Gate(gate::Gate),
     Reduce(reduce::Reduce),
     Approval,
-    Loop(looping::Loop),
+    Loop(r#loop::Loop),
     Race(race::Race),
     Script(script::Script),
     Subflow(subflow::Subflow),
@@ -44,7 +50,7 @@ impl Kind {
             PhaseType::Gate => Kind::Gate(gate::Gate::default()),
             PhaseType::Reduce => Kind::Reduce(reduce::Reduce::default()),
             PhaseType::Approval => Kind::Approval,
-            PhaseType::Loop => Kind::Loop(looping::Loop::default()),
+            PhaseType::Loop => Kind::Loop(r#loop::Loop::default()),
             PhaseType::Race => Kind::Race(race::Race::default()),
             PhaseType::Script => Kind::Script(script::Script::default()),
             PhaseType::Flow | PhaseType::Expand => Kind::Subflow(subflow::Subflow::default()),
@@ -53,7 +59,7 @@ impl Kind {
 
     pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
         match self {
-            Kind::Agent => agent(ex, cx, ev),
+            Kind::Agent => agent::step(ex, cx, ev),
             Kind::Fanout(s) => s.step(ex, cx, ev),
             Kind::Gate(s) => s.step(ex, cx, ev),
             Kind::Reduce(s) => s.step(ex, cx, ev),
@@ -72,25 +78,6 @@ pub(crate) fn runs_agent(p: &Phase) -> bool {
         p.ty,
         PhaseType::Script | PhaseType::Approval | PhaseType::Flow | PhaseType::Expand
     )
-}
-
-/// An agent phase (SPEC §3.2): one call.
-fn agent(ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
-    match ev {
-        KindEvent::Start => {
-            let flow = cx.flow();
-            let phase = &flow.phases[ex.index];
-            let scope = ex.scope.clone();
-            let task = match &phase.task {
-                Some(t) => ex.render(cx, "task", t, &scope),
-                None => String::new(),
-            };
-            single_call(ex, cx, phase, task);
-            Step::Wait
-        }
-        KindEvent::Call(_, r) => settle_call(ex, cx, r),
-        _ => Step::Wait,
-    }
 }
 
 /// Start the phase's one call (agent, reduce one-shot) as slot 0.

@@ -1,6 +1,7 @@
-//! flow (SPEC §3.8) and expand (§3.13): run a child flow — a saved flow (`use`) or an inline
-//! definition (`def`, an object or a JSON string) — inside this phase, and take its final
-//! output. The child is a machine of its own, held here and fed the inputs of its operations.
+//! The sub-flow engine of flow (SPEC §3.8) and expand (§3.13): run a child flow — a saved
+//! flow (`use`, see `flow.rs`) or an inline definition (`def`, an object or a JSON string) —
+//! inside this phase, and take its final output. The child is a machine of its own, held
+//! here and fed the inputs of its operations.
 
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use super::super::machine::{
 };
 use super::super::record::{RunRecord, RunStatus};
 use crate::check::{CheckOptions, check_flow};
-use crate::flow::{Def, Flow, LowerOptions, Phase, PhaseType, WithValue, effective_args, lower};
+use crate::flow::{Def, Flow, LowerOptions, Phase, PhaseType, effective_args, lower};
 use crate::value::{Map, Value};
 
 /// The deepest nesting of sub-flows.
@@ -21,7 +22,7 @@ pub(crate) struct Subflow {
     /// The child flow, once known.
     flow: Option<Flow>,
     /// Its name (a saved flow's, while it loads).
-    name: String,
+    pub(super) name: String,
     args: Map,
     generated: bool,
     machine: Option<Box<Machine>>,
@@ -39,7 +40,7 @@ impl Subflow {
         let phase = &flow.phases[ex.index];
         match ev {
             KindEvent::Start => self.start(ex, cx, phase),
-            KindEvent::Loaded(text) => self.loaded(ex, cx, phase, text),
+            KindEvent::Loaded(text) => super::flow::loaded(self, ex, cx, phase, text),
             KindEvent::Resolved(run_id, backends, error) => {
                 let name = self.name.clone();
                 if let Some(e) = error {
@@ -70,30 +71,7 @@ impl Subflow {
             || matches!(phase.def.as_ref().map(|d| &d.value), Some(Def::Template(_)));
         match (&phase.use_flow, phase.def.as_ref().map(|d| &d.value)) {
             (Some(name), _) if phase.ty == PhaseType::Flow => {
-                let target = name.value.clone();
-                let own = cx.flow().name.clone();
-                if cx.cfg().flow_stack.contains(&target) || own == target {
-                    let mut chain = cx.cfg().flow_stack.clone();
-                    chain.push(own);
-                    chain.push(target.clone());
-                    ex.fail(
-                        String::new(),
-                        format!(
-                            "flow phase '{}': recursive sub-flow {}",
-                            phase.id,
-                            chain.join(" -> ")
-                        ),
-                    );
-                    return Step::Done(Halt::None);
-                }
-                let base = cx.cfg().cwd.clone();
-                self.name = target.clone();
-                cx.io(0, OpKind::Other, |op| Command::LoadFlow {
-                    op,
-                    name: target,
-                    cwd: base,
-                });
-                Step::Wait
+                super::flow::load_saved(self, ex, cx, phase, name.value.clone())
             }
             (_, Some(Def::Inline(flow))) => {
                 let name = flow.name.clone();
@@ -122,55 +100,8 @@ impl Subflow {
         }
     }
 
-    /// A saved flow was read: check it.
-    fn loaded(
-        &mut self,
-        ex: &mut Exec,
-        cx: &mut Cx<'_>,
-        phase: &Phase,
-        text: Option<String>,
-    ) -> Step {
-        let target = self.name.clone();
-        let Some(text) = text else {
-            ex.fail(
-                String::new(),
-                format!(
-                    "flow phase '{}': saved flow not found: '{target}'",
-                    phase.id
-                ),
-            );
-            return Step::Done(Halt::None);
-        };
-        let c = crate::check::check_source(
-            &text,
-            &LowerOptions {
-                default_name: Some(target.clone()),
-            },
-            &CheckOptions::default(),
-        );
-        match c.flow {
-            Some(flow) if !c.has_errors() => self.proceed(ex, cx, phase, flow, target),
-            _ => {
-                let first = c
-                    .diagnostics
-                    .iter()
-                    .find(|d| d.is_error())
-                    .map(|d| d.message.clone())
-                    .unwrap_or_default();
-                ex.fail(
-                    String::new(),
-                    format!(
-                        "flow phase '{}': saved flow '{target}' has errors: {first}",
-                        phase.id
-                    ),
-                );
-                Step::Done(Halt::None)
-            }
-        }
-    }
-
     /// The child flow is known: apply the limits, take its arguments, resolve its agents.
-    fn proceed(
+    pub(super) fn proceed(
         &mut self,
         ex: &mut Exec,
         cx: &mut Cx<'_>,
@@ -190,27 +121,14 @@ impl Subflow {
             ex.succeed(String::new());
             return Step::Done(Halt::None);
         }
-        if child.phases.len() as f64 > phase.max_nodes && phase.ty == PhaseType::Expand {
-            ex.rec.def_error = Some(format!(
-                "expand fragment has {} phases (maxNodes={})",
-                child.phases.len(),
-                phase.max_nodes
-            ));
-            ex.succeed(String::new());
+        if phase.ty == PhaseType::Expand && super::expand::too_large(ex, phase, &child) {
             return Step::Done(Halt::None);
         }
-        // Arguments: `with` values (value mode) for flow phases; the child's defaults for expand.
-        let mut given = Map::default();
-        if phase.ty == PhaseType::Flow {
-            let scope = ex.scope.clone();
-            for (k, v) in &phase.with {
-                let value = match &v.value {
-                    WithValue::Template(t) => ex.render_value(cx, &format!("with.{k}"), t, &scope),
-                    WithValue::Literal(v) => v.clone(),
-                };
-                given.insert(k.clone(), value);
-            }
-        }
+        // Arguments: `with` values for flow phases; the child's defaults for expand.
+        let given = match phase.ty {
+            PhaseType::Flow => super::flow::given(ex, cx, phase),
+            _ => Map::default(),
+        };
         self.args = effective_args(&child, given);
         let names = super::super::agent_names(&child);
         let flow_name = child.name.clone();
@@ -246,7 +164,7 @@ impl Subflow {
             backends: backends.into_iter().collect(),
             cwd: ex.work_dir.clone(),
             // Grafted fragments' calls are named like the phases they become.
-            node_prefix: if graft(phase) {
+            node_prefix: if super::expand::graft(phase) {
                 format!("{}{}-", parent.node_prefix, phase.id)
             } else {
                 format!("{}{}/", parent.node_prefix, phase.id)
@@ -393,9 +311,4 @@ fn parse_def(text: &str, phase_id: &str, depth: usize) -> Result<Flow, String> {
         return Err(format!("inline def failed verification: {}", d.message));
     }
     Ok(flow)
-}
-
-/// An expand phase whose fragment becomes phases of the parent run (SPEC §3.13).
-pub(crate) fn graft(phase: &crate::flow::Phase) -> bool {
-    phase.ty == PhaseType::Expand && phase.expand_mode == crate::flow::ExpandMode::Graft
 }
