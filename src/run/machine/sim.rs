@@ -251,6 +251,7 @@ enum Pending {
 /// What one simulated run produced.
 pub(crate) struct Outcome {
     pub journal: Vec<String>,
+    pub trace: Vec<String>,
     pub record: RunRecord,
     pub inputs: Vec<Input>,
 }
@@ -304,6 +305,7 @@ pub(crate) fn simulate(seed: u64) -> Result<Option<Outcome>, String> {
     let mut m = Machine::new(flow.clone(), args.clone(), cfg.clone());
     let mut world = World {
         rng,
+        trace: Vec::new(),
         pending: BTreeMap::new(),
         now: 1_700_000_000_000,
         spent: 0,
@@ -339,6 +341,7 @@ pub(crate) fn simulate(seed: u64) -> Result<Option<Outcome>, String> {
         return Err("replaying the inputs gave another record".into());
     }
     Ok(Some(Outcome {
+        trace: world.trace,
         journal: world.journal,
         record,
         inputs: world.inputs,
@@ -370,6 +373,8 @@ fn drive(world: &mut World, m: &mut Machine) -> Result<(), String> {
 
 struct World {
     rng: Rng,
+    /// Every command, as debug text (the same seed must give the same commands).
+    trace: Vec<String>,
     pending: BTreeMap<u64, Pending>,
     now: u64,
     /// Tokens handed out so far.
@@ -431,6 +436,7 @@ impl World {
     }
 
     fn command(&mut self, c: Command) -> Result<(), String> {
+        self.trace.push(format!("{c:?}"));
         match c {
             Command::StartCall { op, request } => {
                 if self.over_at.is_some() && request.attempt == 1 {
@@ -879,6 +885,7 @@ fn the_same_seed_gives_the_same_journal() {
         let b = simulate(seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         if let (Some(a), Some(b)) = (a, b) {
             assert_eq!(a.journal, b.journal, "seed {seed}: journals differ");
+            assert_eq!(a.trace, b.trace, "seed {seed}: commands differ");
             assert_eq!(a.record, b.record, "seed {seed}: records differ");
         }
     }
