@@ -65,7 +65,7 @@ pub(crate) struct Driver {
     tx: async_channel::Sender<Msg>,
     rx: async_channel::Receiver<Msg>,
     /// Stop handles of calls and scripts in flight.
-    stops: HashMap<u64, CancelSource>,
+    stops: HashMap<u64, Arc<CancelSource>>,
     timers: HashMap<u64, smol::Task<()>>,
     dirs: HashMap<u64, super::workdir::WorkDir>,
     store_errors: Vec<String>,
@@ -141,7 +141,8 @@ impl Driver {
         }
     }
 
-    /// Run to the end.
+    /// Run to the end (inside [`Driver::executor`]'s `run`, which drives the tasks in
+    /// flight on this thread).
     pub(crate) async fn run(mut self) -> (RunRecord, Option<Vec<Input>>) {
         let mut interrupted = false;
         loop {
@@ -163,35 +164,33 @@ impl Driver {
             }
             let cancel = self.cancel.clone();
             let rx = self.rx.clone();
-            let next = self
-                .executor
-                .run(future::or(
+            let next = future::or(
+                async {
+                    match rx.recv().await {
+                        Ok(e) => Next::Msg(Box::new(e)),
+                        Err(_) => Next::Cancelled,
+                    }
+                },
+                future::or(
                     async {
-                        match rx.recv().await {
-                            Ok(e) => Next::Msg(Box::new(e)),
-                            Err(_) => Next::Cancelled,
+                        if interrupted {
+                            future::pending::<()>().await;
+                        }
+                        cancel.cancelled().await;
+                        Next::Cancelled
+                    },
+                    async {
+                        match flush {
+                            Some(d) => {
+                                Timer::after(d).await;
+                                Next::Flush
+                            }
+                            None => future::pending().await,
                         }
                     },
-                    future::or(
-                        async {
-                            if interrupted {
-                                future::pending::<()>().await;
-                            }
-                            cancel.cancelled().await;
-                            Next::Cancelled
-                        },
-                        async {
-                            match flush {
-                                Some(d) => {
-                                    Timer::after(d).await;
-                                    Next::Flush
-                                }
-                                None => future::pending().await,
-                            }
-                        },
-                    ),
-                ))
-                .await;
+                ),
+            )
+            .await;
             match next {
                 Next::Msg(m) => match *m {
                     Msg::Input(what) => {
@@ -472,12 +471,12 @@ impl Driver {
         let backend = resolved.backend.clone();
         let backend_name = resolved.backend_name.clone();
         let wall = request.wall_timeout;
-        let stop = CancelSource::new();
-        let token = stop.token();
-        self.stops.insert(op, stop);
+        // One stop per attempt: fired by the machine's cancel, or by the wall timeout.
+        let stop = Arc::new(CancelSource::new());
+        self.stops.insert(op, stop.clone());
         self.send(async move {
             let started = Instant::now();
-            let end = match caught(attempt_call(backend.as_ref(), request, wall, token)).await {
+            let end = match caught(attempt_call(backend.as_ref(), request, wall, stop)).await {
                 Ok(outcome) => {
                     let mut o = CallOutcome {
                         output: outcome.output,
@@ -520,7 +519,7 @@ impl Driver {
         spec.stderr = Keep::Head(500);
         // A script's stdout beyond its first MiB is read and dropped (SPEC §3.11), never capped.
         spec.max_output = None;
-        let stop = CancelSource::new();
+        let stop = Arc::new(CancelSource::new());
         let token = stop.token();
         self.stops.insert(op, stop);
         self.send(async move {
@@ -701,15 +700,16 @@ fn stored_value(
 }
 
 /// One attempt, with the wall timeout and the stop enforced here for every backend: the
-/// backend is told to stop, and given 5.5 s to do so.
+/// backend is told to stop (by the machine's cancel, or here at the wall timeout), and given
+/// 5.5 s to do so.
 async fn attempt_call(
     backend: &dyn crate::agent::Agent,
     request: Request,
     wall: Option<Duration>,
-    abort: Cancel,
+    stop: Arc<CancelSource>,
 ) -> Outcome {
-    let stop = CancelSource::new();
-    let call = backend.call(request, stop.token());
+    let abort = stop.token();
+    let call = backend.call(request, abort.clone());
     futures_lite::pin!(call);
     enum Trigger {
         Abort,
@@ -735,22 +735,26 @@ async fn attempt_call(
         Err(watchdog.await)
     })
     .await;
-    let trigger = match first {
+    let (mut outcome, trigger) = match first {
+        // The backend saw the machine's cancel before the watchdog did.
+        Ok(outcome) if abort.is_cancelled() && !outcome.is_ok() => (outcome, Trigger::Abort),
         Ok(outcome) => return outcome,
-        Err(t) => t,
+        Err(t) => {
+            stop.cancel();
+            let settled = future::or(async { Some((&mut call).await) }, async {
+                Timer::after(STOP_GRACE).await;
+                None
+            })
+            .await;
+            let outcome = settled.unwrap_or_else(|| {
+                Outcome::failed(
+                    StopReason::Cancelled,
+                    "Phase runner did not stop within 5500ms after abort",
+                )
+            });
+            (outcome, t)
+        }
     };
-    stop.cancel();
-    let settled = future::or(async { Some((&mut call).await) }, async {
-        Timer::after(STOP_GRACE).await;
-        None
-    })
-    .await;
-    let mut outcome = settled.unwrap_or_else(|| {
-        Outcome::failed(
-            StopReason::Cancelled,
-            "Phase runner did not stop within 5500ms after abort",
-        )
-    });
     match trigger {
         Trigger::Wall => {
             outcome.stop = StopReason::WallTimeout;

@@ -272,7 +272,9 @@ impl Interpreter {
                 "cannot create the run record: {e}; nothing was run (.tfc/runs must be a writable directory)"
             ))
         })?;
-        let (record, kept) = driver.run().await;
+        // Tasks in flight run on this run's own executor, driven right here: one thread.
+        let executor = driver.executor.clone();
+        let (record, kept) = executor.run(driver.run()).await;
         if let (Some(inputs), Some((flow, args, config))) = (kept, setup) {
             *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = Some(journal::Recorded {
                 flow,
