@@ -253,7 +253,9 @@ impl Driver {
         }
     }
 
-    fn send(&self, fut: impl std::future::Future<Output = Event> + Send + 'static) {
+    /// Run `fut` (boxed where it is made: a call's future is large, and moving it would copy
+    /// it whole) and send its input back.
+    fn send(&self, fut: std::pin::Pin<Box<dyn std::future::Future<Output = Event> + Send>>) {
         let tx = self.tx.clone();
         self.executor
             .spawn(async move {
@@ -292,7 +294,7 @@ impl Driver {
                 phase,
                 message,
                 upstream,
-            } => self.send(async move {
+            } => self.send(Box::pin(async move {
                 let (decision, note) = smol::unblock(move || ask(&message, &upstream)).await;
                 Event::Approval {
                     op,
@@ -300,7 +302,7 @@ impl Driver {
                     decision,
                     note,
                 }
-            }),
+            })),
             Command::PrepareDir {
                 op,
                 phase,
@@ -331,10 +333,10 @@ impl Driver {
                 let text = super::workdir::read_context(&base, &paths, limit);
                 self.now(Event::ContextRead { op, text });
             }
-            Command::RunScorer { op, language, code } => self.send(async move {
+            Command::RunScorer { op, language, code } => self.send(Box::pin(async move {
                 let (pass, detail) = code_compiles(&language, &code).await;
                 Event::ScorerEnded { op, pass, detail }
-            }),
+            })),
             Command::LoadFlow { op, name, cwd } => {
                 let saved = crate::project::SavedFlows::new(&cwd);
                 let text = crate::check::FlowLoader::load(&saved, &name)
@@ -474,7 +476,7 @@ impl Driver {
         // One stop per attempt: fired by the machine's cancel, or by the wall timeout.
         let stop = Arc::new(CancelSource::new());
         self.stops.insert(op, stop.clone());
-        self.send(async move {
+        self.send(Box::pin(async move {
             let started = Instant::now();
             let end = match caught(attempt_call(backend.as_ref(), request, wall, stop)).await {
                 Ok(outcome) => {
@@ -495,7 +497,7 @@ impl Driver {
                 Err(message) => CallEnd::Panicked { message },
             };
             ended(end)
-        });
+        }));
     }
 
     fn script(&mut self, op: u64, s: ScriptRequest) {
@@ -522,7 +524,7 @@ impl Driver {
         let stop = Arc::new(CancelSource::new());
         let token = stop.token();
         self.stops.insert(op, stop);
-        self.send(async move {
+        self.send(Box::pin(async move {
             let result = match run_process(spec, token).await {
                 Err(e) => ScriptOutcome {
                     spawn_error: Some(e.to_string()),
@@ -548,7 +550,7 @@ impl Driver {
                 },
             };
             Event::ScriptEnded { op, result }
-        });
+        }));
     }
 
     /// Rewrite `run.json`: now when `force`, else when the throttle allows.
