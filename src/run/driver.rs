@@ -417,7 +417,7 @@ impl Driver {
             return;
         };
         let cwd = match &req.cwd {
-            CallDir::At(p) => p.clone(),
+            CallDir::At(p) => p.to_path_buf(),
             CallDir::Branch {
                 index,
                 path,

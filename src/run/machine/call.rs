@@ -35,7 +35,7 @@ impl CallSpec {
         agent: &str,
         prompt: String,
         purpose: Purpose,
-        cwd: &std::path::Path,
+        cwd: &std::sync::Arc<std::path::Path>,
     ) -> CallSpec {
         CallSpec {
             node,
@@ -45,7 +45,7 @@ impl CallSpec {
             iteration: None,
             item_index: None,
             contract: false,
-            cwd: CallDir::At(cwd.to_path_buf()),
+            cwd: CallDir::At(cwd.clone()),
             refused: None,
             caught: false,
         }
@@ -122,7 +122,7 @@ impl Machine {
                     .map(|b| (b, r.value.factor.unwrap_or(1.0)))
             })
             .unwrap_or((2000.0, 2.0));
-        let mut lc = LogicalCall {
+        let mut lc = Box::new(LogicalCall {
             exec,
             slot,
             phase,
@@ -136,7 +136,7 @@ impl Machine {
             cancelled: false,
             result: CallResult::default(),
             spec,
-        };
+        });
         if let Some(why) = lc.spec.refused.take() {
             lc.result.error = Some(why);
             return self.call_done(lc);
@@ -153,7 +153,7 @@ impl Machine {
     }
 
     /// Make the next attempt of a call (or end it when the run was aborted).
-    pub(super) fn attempt(&mut self, mut lc: LogicalCall) {
+    pub(super) fn attempt(&mut self, mut lc: Box<LogicalCall>) {
         if self.aborted || lc.cancelled {
             lc.result.aborted = true;
             lc.result.error = Some("Aborted".into());
@@ -201,7 +201,7 @@ impl Machine {
             json_stub,
         };
         let op = self.op();
-        self.ops.insert(op, Owner::Attempt(Box::new(lc)));
+        self.ops.insert(op, Owner::Attempt(lc));
         self.out.push(Command::StartCall {
             op,
             request: Box::new(request),
@@ -209,7 +209,7 @@ impl Machine {
     }
 
     /// One attempt ended.
-    pub(super) fn attempt_ended(&mut self, mut lc: LogicalCall, attempt: u32, end: CallEnd) {
+    pub(super) fn attempt_ended(&mut self, mut lc: Box<LogicalCall>, attempt: u32, end: CallEnd) {
         let _ = attempt;
         let o = match end {
             CallEnd::NoBackend { message } | CallEnd::Refused { message } => {
@@ -229,7 +229,7 @@ impl Machine {
         self.outcome(lc, o);
     }
 
-    fn outcome(&mut self, mut lc: LogicalCall, mut o: CallOutcome) {
+    fn outcome(&mut self, mut lc: Box<LogicalCall>, mut o: CallOutcome) {
         let k = lc.k;
         lc.k += 1;
         lc.result.attempts += 1;
@@ -337,7 +337,7 @@ impl Machine {
         let delay = (lc.base * lc.factor.powi(k as i32)).round().min(60_000.0);
         if delay > 0.0 && !self.cfg.dry_run {
             let op = self.op();
-            self.ops.insert(op, Owner::Backoff(Box::new(lc)));
+            self.ops.insert(op, Owner::Backoff(lc));
             self.out.push(Command::StartTimer {
                 op,
                 ms: delay as u64,
@@ -348,7 +348,8 @@ impl Machine {
     }
 
     /// The call is over: its result goes to its execution.
-    fn call_done(&mut self, lc: LogicalCall) {
+    fn call_done(&mut self, lc: Box<LogicalCall>) {
+        let lc = *lc;
         self.deliver(lc.exec, KindEvent::Call(lc.slot, lc.result));
     }
 
@@ -369,7 +370,7 @@ impl Machine {
             let _ = lc;
             if let Some(Owner::Backoff(lc)) = self.ops.remove(&op) {
                 self.out.push(Command::CancelTimer { op });
-                self.attempt(*lc);
+                self.attempt(lc);
             }
         } else {
             self.out.push(Command::Cancel { op });
@@ -387,7 +388,7 @@ impl Machine {
                 Some(Owner::Backoff(_)) => {
                     if let Some(Owner::Backoff(lc)) = self.ops.remove(&op) {
                         self.out.push(Command::CancelTimer { op });
-                        self.attempt(*lc);
+                        self.attempt(lc);
                     }
                 }
                 Some(Owner::Exec(_, _, super::OpKind::Script)) => {

@@ -2,7 +2,7 @@
 //! working directory, finishing the record), the helpers kinds use (rendering fields with
 //! their warnings and reads, prompts), and the delivery of events to the kind's state.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::super::phases::Kind;
@@ -69,7 +69,7 @@ pub(crate) struct Exec {
     /// 0 normally; deeper when re-run by a gate's rework.
     pub rework_depth: u32,
     /// Where the phase's agents and scripts run.
-    pub work_dir: PathBuf,
+    pub work_dir: Arc<Path>,
     /// Set when a prompt of this phase passed `max_prompt_bytes`: the error its calls fail
     /// with.
     pub oversize: Option<String>,
@@ -156,7 +156,7 @@ impl Machine {
             rec,
             pre_read: String::new(),
             rework_depth: depth,
-            work_dir: self.cfg.cwd.clone(),
+            work_dir: Arc::from(self.cfg.cwd.as_path()),
             oversize: None,
             purpose,
             dir_op: None,
@@ -256,7 +256,7 @@ impl Exec {
                         cx.notice(&id, &w);
                         self.rec.warn(w);
                     }
-                    self.work_dir = dir;
+                    self.work_dir = Arc::from(dir.as_path());
                     self.run_kind(cx)
                 }
                 Err(e) => {
@@ -335,7 +335,7 @@ impl Exec {
         };
         match spec {
             DirSpec::Existing { path, .. } if !real => {
-                self.work_dir = base.join(path);
+                self.work_dir = Arc::from(base.join(path).as_path());
                 return self.run_kind(cx);
             }
             DirSpec::Existing { .. } => {}

@@ -410,7 +410,7 @@ pub enum DirSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallDir {
     /// This directory.
-    At(PathBuf),
+    At(std::sync::Arc<std::path::Path>),
     /// A parallel branch's literal `cwd`, to check before calling.
     Branch {
         /// The branch index.

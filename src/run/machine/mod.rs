@@ -381,9 +381,9 @@ impl Machine {
         };
         match (owner, what) {
             (Owner::Attempt(lc), Event::CallEnded { attempt, end, .. }) => {
-                self.attempt_ended(*lc, attempt, end)
+                self.attempt_ended(lc, attempt, end)
             }
-            (Owner::Backoff(lc), Event::TimerFired { .. }) => self.attempt(*lc),
+            (Owner::Backoff(lc), Event::TimerFired { .. }) => self.attempt(lc),
             (Owner::Child(e), what) => self.deliver(e, KindEvent::Child(Input { at, what })),
             (Owner::Exec(e, slot, _), what) => {
                 let ev = match what {

@@ -61,7 +61,7 @@ fn start(s: &mut Script, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Step 
     let script = ScriptRequest {
         argv,
         input,
-        cwd: ex.work_dir.clone(),
+        cwd: ex.work_dir.to_path_buf(),
         timeout_ms: timeout_ms(phase),
         run_id: cx.cfg().run_id.clone(),
         phase_id: phase.id.clone(),

@@ -162,7 +162,7 @@ impl Subflow {
             journaling: false,
             replay: backends.iter().any(|(_, b)| b.starts_with("replay")),
             backends: backends.into_iter().collect(),
-            cwd: ex.work_dir.clone(),
+            cwd: ex.work_dir.to_path_buf(),
             // Grafted fragments' calls are named like the phases they become.
             node_prefix: if super::expand::graft(phase) {
                 format!("{}{}-", parent.node_prefix, phase.id)
