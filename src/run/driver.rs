@@ -4,7 +4,7 @@
 //! working directories, context files, the store — and feeds every result back as an input.
 //! It holds no run state of its own: only the handles of what is in flight.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,7 +65,7 @@ pub(crate) struct Driver {
     tx: async_channel::Sender<Msg>,
     rx: async_channel::Receiver<Msg>,
     /// Stop handles of calls and scripts in flight.
-    stops: HashMap<u64, Arc<CancelSource>>,
+    stops: BTreeMap<u64, Arc<CancelSource>>,
     timers: HashMap<u64, smol::Task<()>>,
     dirs: HashMap<u64, super::workdir::WorkDir>,
     store_errors: Vec<String>,
@@ -98,7 +98,7 @@ impl Driver {
             kept: None,
             tx,
             rx,
-            stops: HashMap::new(),
+            stops: BTreeMap::new(),
             timers: HashMap::new(),
             dirs: HashMap::new(),
             store_errors: Vec::new(),
@@ -407,7 +407,7 @@ impl Driver {
         let attempt = req.attempt;
         let ended = move |end: CallEnd| Event::CallEnded {
             op,
-            node: node.clone(),
+            node,
             attempt,
             end,
         };

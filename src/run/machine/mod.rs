@@ -427,6 +427,9 @@ impl Machine {
 
     /// The node path of a local node.
     pub(crate) fn node(&self, local: &str) -> String {
+        if self.cfg.node_prefix.is_empty() {
+            return local.to_owned();
+        }
         format!("{}{local}", self.cfg.node_prefix)
     }
 
