@@ -16,6 +16,7 @@ pub mod diag;
 pub mod eval;
 pub mod flow;
 pub mod json;
+pub mod process;
 pub mod project;
 pub mod report;
 pub mod run;

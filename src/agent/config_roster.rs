@@ -232,7 +232,7 @@ impl ConfigRoster {
     pub fn max_output_bytes(&self) -> usize {
         self.config
             .max_output_bytes
-            .map_or(super::supervisor::DEFAULT_MAX_OUTPUT, |n| {
+            .map_or(crate::process::DEFAULT_MAX_OUTPUT, |n| {
                 usize::try_from(n).unwrap_or(usize::MAX)
             })
     }

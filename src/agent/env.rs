@@ -7,9 +7,7 @@
 use std::ffi::{OsStr, OsString};
 
 use super::Request;
-
-/// A whole environment, in order.
-pub type EnvVars = Vec<(OsString, OsString)>;
+pub use crate::process::env::{EnvVars, names, parent_env, set};
 
 /// Names every preset passes.
 const BASE_NAMES: &[&str] = &[
@@ -38,11 +36,6 @@ const BASE_NAMES: &[&str] = &[
 ];
 /// Prefixes every preset passes.
 const BASE_PREFIXES: &[&str] = &["XDG_"];
-
-/// tfc's own environment, as it is now.
-pub fn parent_env() -> EnvVars {
-    std::env::vars_os().collect()
-}
 
 /// Which variables of the parent environment a backend passes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,27 +93,6 @@ pub fn call_vars(request: &Request) -> Vec<(&'static str, String)> {
     vars
 }
 
-/// The names of an environment (for `Debug` output that must not show values).
-pub fn names(env: &[(OsString, OsString)]) -> Vec<String> {
-    env.iter()
-        .map(|(k, _)| k.to_string_lossy().into_owned())
-        .collect()
-}
-
-/// Set (or replace) variables.
-pub fn set<K: Into<OsString>, V: Into<OsString>>(
-    env: &mut EnvVars,
-    vars: impl IntoIterator<Item = (K, V)>,
-) {
-    for (k, v) in vars {
-        let (k, v) = (k.into(), v.into());
-        match env.iter_mut().find(|(name, _)| *name == k) {
-            Some(slot) => slot.1 = v,
-            None => env.push((k, v)),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,12 +135,5 @@ mod tests {
         let full = filter(&base, &EnvPolicy::Full, &[]);
         assert_eq!(full.len(), base.len() - 1);
         assert!(!names(&full).contains(&"TFC_RUN_ID"));
-    }
-
-    #[test]
-    fn set_replaces() {
-        let mut e = env(&[("A", "1")]);
-        set(&mut e, [("A", "2"), ("B", "3")]);
-        assert_eq!(e, env(&[("A", "2"), ("B", "3")]));
     }
 }

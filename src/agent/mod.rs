@@ -5,7 +5,8 @@
 //! [`StopReason`]. Retries, budgets and fail-soft rules live in the interpreter, not here.
 //!
 //! Files:
-//! * `cancel.rs`, `roster.rs` — cancellation tokens; the [`Roster`] trait (agent → backend).
+//! * `roster.rs` — the [`Roster`] trait (agent → backend). Processes (spawning, timeouts,
+//!   cancellation tokens) are [`crate::process`]'s; `env.rs` picks what a backend passes on.
 //! * `config.rs`, `definitions.rs`, `config_roster.rs` — `config.toml`, `.tfc/agents/*.md`,
 //!   auto-detection, and [`ConfigRoster`], the roster of `tfc run` (SPEC §9.1–9.2).
 //! * `preflight.rs` — E0701–E0703, W0701–W0702 before a run (SPEC §7.4).
@@ -13,7 +14,6 @@
 //! * `record.rs`, `replay.rs` — the `agent-call` record shared with the journal, `--record`,
 //!   `replay:FILE` (SPEC §9.8). `dry_run.rs` — `--dry-run` (SPEC §9.9).
 
-mod cancel;
 pub mod command;
 pub mod config;
 pub mod config_roster;
@@ -28,9 +28,8 @@ pub mod presets;
 pub mod record;
 pub mod replay;
 mod roster;
-pub mod supervisor;
 
-pub use cancel::{Cancel, CancelSource};
+pub use crate::process::{Cancel, CancelSource};
 pub use command::{CommandBackend, split_command};
 pub use config::{Config, ConfigEnv};
 pub use config_roster::{

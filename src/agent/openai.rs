@@ -175,7 +175,7 @@ impl OpenAiBackend {
                     Failure::Status(e) => (StopReason::Failed, e),
                     Failure::Protocol(e) => (StopReason::ProtocolError, e),
                     Failure::TooLarge(cap) => {
-                        (StopReason::Failed, super::supervisor::output_cap_error(cap))
+                        (StopReason::Failed, crate::process::output_cap_error(cap))
                     }
                 };
                 o.stop = stop;
@@ -227,7 +227,7 @@ impl OpenAiBackend {
         } else {
             // Not streaming, or a server that answered a streaming request with plain JSON.
             acc.stream = false;
-            let cap = super::supervisor::max_output();
+            let cap = crate::process::max_output();
             let limit = MAX_BODY.min(body_limit(cap));
             let raw = resp.read_to_end(guard, limit + 1).await?;
             if raw.len() > limit {
@@ -284,7 +284,7 @@ fn cut(s: &str) -> String {
 /// Read SSE lines as they arrive until `data: [DONE]` or the end of the body.
 /// Stops (and drops what it has) once the answer passes the output cap.
 async fn read_stream(resp: &mut Response, guard: &Guard, acc: &mut Answer) -> Result<(), Failure> {
-    let cap = super::supervisor::max_output();
+    let cap = crate::process::max_output();
     let mut pending: Vec<u8> = Vec::new();
     while let Some(bytes) = resp.chunk(guard).await? {
         pending.extend_from_slice(&bytes);

@@ -125,7 +125,7 @@ pub async fn call_caught(sh: &Shared, phase: &Phase, spec: CallSpec<'_>) -> Call
 }
 
 fn is_output_cap_error(e: &str) -> bool {
-    e.starts_with(crate::agent::supervisor::OUTPUT_CAP_ERROR_START)
+    e.starts_with(crate::process::OUTPUT_CAP_ERROR_START)
 }
 
 pub async fn call(sh: &Shared, phase: &Phase, mut spec: CallSpec<'_>) -> CallResult {
@@ -249,7 +249,7 @@ pub async fn call(sh: &Shared, phase: &Phase, mut spec: CallSpec<'_>) -> CallRes
         if over_cap {
             outcome.output = String::new();
             outcome.stop = StopReason::Failed;
-            outcome.error = Some(crate::agent::supervisor::output_cap_error(max_output));
+            outcome.error = Some(crate::process::output_cap_error(max_output));
         }
         result.usage.add(&outcome.usage);
         sh.meter.add(&outcome.usage);

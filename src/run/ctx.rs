@@ -50,7 +50,7 @@ pub struct RunOptions {
 impl RunOptions {
     pub fn max_output(&self) -> usize {
         self.max_output_bytes
-            .unwrap_or(crate::agent::supervisor::DEFAULT_MAX_OUTPUT)
+            .unwrap_or(crate::process::DEFAULT_MAX_OUTPUT)
     }
 
     pub fn max_prompt(&self) -> usize {

@@ -194,7 +194,7 @@ impl Interpreter {
         let (flow, src) = load(source, &invocation, self.opts.cwd.clone())?;
         if let Some(cap) = self.opts.max_output_bytes {
             // Process backends read the cap when they build each call's process spec.
-            crate::agent::supervisor::set_max_output(cap);
+            crate::process::set_max_output(cap);
         }
         let (given, problems) = resolve_owned(&flow, invocation);
         if problems.iter().any(Diagnostic::is_error) {

@@ -4,7 +4,7 @@
 //! function — a pure function from the CLI's stdout to a [`Stream`] (answer, usage, model,
 //! whether the terminal event came, failure or protocol error). The preset struct
 //! ([`Claude`], [`Codex`], [`Opencode`], [`Gemini`], [`Pi`]) runs the CLI under the
-//! [supervisor](super::supervisor), feeds stdout to the same parser line by line, and turns
+//! [supervisor](crate::process), feeds stdout to the same parser line by line, and turns
 //! stream plus exit into an [`Outcome`]:
 //!
 //! - timeouts and cancellation first (the supervisor stopped the process);
@@ -46,9 +46,9 @@ use tempfile::NamedTempFile;
 
 use super::command::{check_cwd, spawn_failure, stopped, work_dir};
 use super::env::{self, EnvPolicy, EnvVars};
-use super::supervisor::{self, End, Keep, LineFlow, ProcessSpec, StdoutMode};
 use super::{Agent, Cancel, Outcome, Request, StopReason, Usage};
 use crate::eval::js_trim;
+use crate::process::{self, End, Keep, LineFlow, ProcessSpec, StdoutMode};
 
 /// The preset names, in auto-detection order (SPEC §9.2).
 pub const NAMES: [&str; 5] = ["claude", "codex", "opencode", "gemini", "pi"];
@@ -91,7 +91,7 @@ impl Default for PresetConfig {
             extra_args: Vec::new(),
             env_allow: Vec::new(),
             base_env: None,
-            kill_grace: supervisor::KILL_GRACE,
+            kill_grace: process::KILL_GRACE,
         }
     }
 }
@@ -310,7 +310,7 @@ macro_rules! preset_agent {
                     .bin
                     .as_deref()
                     .unwrap_or(<$ty as $crate::agent::presets::Cli>::NAME);
-                $crate::agent::supervisor::program_available(bin)
+                $crate::process::program_available(bin)
             }
         }
     };
@@ -340,14 +340,14 @@ pub(crate) async fn run<C: Cli>(cli: &C, request: Request, cancel: Cancel) -> Ou
     spec.wall_timeout = request.wall_timeout;
     spec.kill_grace = config.kill_grace;
     spec.stdout = StdoutMode::Lines {
-        max_line: supervisor::MAX_LINE,
+        max_line: process::MAX_LINE,
     };
-    spec.stderr = Keep::Tail(supervisor::STDERR_TAIL);
+    spec.stderr = Keep::Tail(process::STDERR_TAIL);
     if let Some(failed) = check_cwd(&spec) {
         return failed;
     }
     let mut parser = Parser::<C::Events>::default();
-    let result = supervisor::run_process_lines(spec, cancel, &mut |line| parser.line(line)).await;
+    let result = process::run_process_lines(spec, cancel, &mut |line| parser.line(line)).await;
     drop(invocation.temp_files);
     let mut warnings = invocation.warnings;
     let result = match result {
@@ -364,7 +364,7 @@ pub(crate) async fn run<C: Cli>(cli: &C, request: Request, cancel: Cancel) -> Ou
             StopReason::ProtocolError,
             format!(
                 "{bin} wrote a stdout line longer than {} bytes",
-                supervisor::MAX_LINE
+                process::MAX_LINE
             ),
         )
     } else if let Some(p) = &stream.protocol_error {

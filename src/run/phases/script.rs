@@ -1,14 +1,14 @@
 //! script (SPEC §3.11): `sh -c` for a string `run`, direct exec for an argv array; `input` on
 //! stdin; a timeout that stops the whole process group; capped output; never retried. The
-//! process itself is run by the agent supervisor, like every other child of tfc.
+//! process itself is run by the process supervisor, like every other child of tfc.
 
 use std::time::Duration;
 
 use super::super::exec::Exec;
 use crate::agent::env;
-use crate::agent::supervisor::{End, Keep, ProcessSpec, StdoutMode, run_process};
 use crate::eval::{js_trim, js_trim_end};
 use crate::flow::Run;
+use crate::process::{End, Keep, ProcessSpec, StdoutMode, run_process};
 use crate::value::{Map, Value};
 
 const STDOUT_CAP: usize = 1_048_576;
@@ -102,7 +102,7 @@ fn journal(
     ex: &Exec<'_>,
     run: &Run,
     argv: &[String],
-    result: Option<&crate::agent::supervisor::ProcessResult>,
+    result: Option<&crate::process::ProcessResult>,
 ) {
     let command = match run {
         Run::Shell(cmd) => Value::from(cmd.value.as_str()),
