@@ -28,6 +28,7 @@ pub mod presets;
 pub mod record;
 pub mod replay;
 mod roster;
+mod wire;
 
 pub use crate::process::{Cancel, CancelSource};
 pub use command::{CommandBackend, split_command};
@@ -157,15 +158,23 @@ impl Request {
     }
 }
 
-/// Tokens and money one call used (SPEC §9.3).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// Tokens and money one call used (SPEC §9.3). Serialized as the record form
+/// `{input, output, cacheRead, cacheWrite, costUSD, turns}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Usage {
+    /// Input (prompt) tokens, cache reads excluded.
     pub input: u64,
+    /// Output tokens.
     pub output: u64,
+    /// Input tokens read from the provider's cache.
     pub cache_read: u64,
+    /// Input tokens written to the provider's cache.
     pub cache_write: u64,
-    /// `None` when the backend does not report cost (never a fake 0).
+    /// `None` when the backend does not report cost (never a fake 0); written as `null`.
+    #[serde(rename = "costUSD")]
     pub cost_usd: Option<f64>,
+    /// Model turns (tool-use round trips) the call took.
     pub turns: u32,
 }
 
@@ -186,18 +195,7 @@ impl Usage {
     /// The record form: `{input, output, cacheRead, cacheWrite, costUSD, turns}`, with a null
     /// cost when unknown (never a fake 0).
     pub fn to_value(&self) -> crate::value::Value {
-        use crate::value::{Map, Value};
-        let mut m = Map::default();
-        m.insert("input".into(), Value::Number(self.input as f64));
-        m.insert("output".into(), Value::Number(self.output as f64));
-        m.insert("cacheRead".into(), Value::Number(self.cache_read as f64));
-        m.insert("cacheWrite".into(), Value::Number(self.cache_write as f64));
-        m.insert(
-            "costUSD".into(),
-            self.cost_usd.map_or(Value::Null, Value::Number),
-        );
-        m.insert("turns".into(), Value::Number(f64::from(self.turns)));
-        Value::Object(m)
+        wire::to_value(self)
     }
 
     /// Tokens that count against `maxTokens` (cache tokens excluded).
@@ -206,8 +204,9 @@ impl Usage {
     }
 }
 
-/// How a call ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a call ended. Serialized as [`StopReason::as_str`] spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum StopReason {
     Completed,
     Failed,
@@ -346,6 +345,23 @@ pub(crate) fn test_dir(tag: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stop_reasons_serialize_as_they_are_spelled() {
+        for r in [
+            StopReason::Completed,
+            StopReason::Failed,
+            StopReason::IdleTimeout,
+            StopReason::WallTimeout,
+            StopReason::Cancelled,
+            StopReason::ProtocolError,
+            StopReason::PermissionDenied,
+            StopReason::BackendMissing,
+        ] {
+            assert_eq!(wire::to_value(&r), crate::value::Value::from(r.as_str()));
+            assert_eq!(StopReason::parse(r.as_str()), Some(r));
+        }
+    }
 
     #[test]
     fn request_phase_id_is_the_nodes_own_part() {
