@@ -14,8 +14,10 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use super::openai::{OpenAiConfig, Price};
-use crate::diag::did_you_mean;
+use super::openai::OpenAiConfig;
+
+mod de;
+mod file;
 
 /// The CLI agents tfc has presets for, in auto-detection order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -250,310 +252,14 @@ impl Config {
                 e.to_string().trim_end()
             )
         })?;
-        Reader { file }.config(&table)
+        file::read(&toml::Value::Table(table), file)
     }
 }
 
-const TOP_KEYS: &[&str] = &[
-    "default_backend",
-    "backends",
-    "agents",
-    "roles",
-    "safety",
-    "defaults",
-    "limits",
-];
-const PRESET_KEYS: &[&str] = &["preset", "bin", "extra_args", "env_allow", "model"];
-const OPENAI_KEYS: &[&str] = &[
-    "kind",
-    "base_url",
-    "model",
-    "api_key_env",
-    "stream",
-    "price",
-];
-const COMMAND_KEYS: &[&str] = &["kind", "command", "model"];
-const AGENT_KEYS: &[&str] = &["backend", "model", "thinking", "tools"];
-
-/// Reserved backend names (SPEC §9.2); also `replay:<file>`.
+/// The reserved backend name of `--dry-run` (SPEC §9.2).
 pub const DRY_RUN: &str = "dry-run";
+/// Reserved backend names `replay:<file>` (SPEC §9.2).
 pub const REPLAY_PREFIX: &str = "replay:";
-
-/// Walks a parsed file, naming the file and dotted key in every error.
-struct Reader<'a> {
-    file: &'a Path,
-}
-
-impl Reader<'_> {
-    fn err(&self, key: &str, msg: impl std::fmt::Display) -> String {
-        format!("{}: {key}: {msg}", self.file.display())
-    }
-
-    fn known(&self, prefix: &str, table: &toml::Table, keys: &[&str]) -> Result<(), String> {
-        for k in table.keys() {
-            if !keys.contains(&k.as_str()) {
-                let key = join(prefix, k);
-                let hint = did_you_mean(k, keys.iter().copied())
-                    .map(|s| format!(" (did you mean '{s}'?)"))
-                    .unwrap_or_default();
-                return Err(format!(
-                    "{}: unknown key '{key}'{hint}; allowed here: {}",
-                    self.file.display(),
-                    keys.join(", ")
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn table<'t>(&self, key: &str, v: &'t toml::Value) -> Result<&'t toml::Table, String> {
-        v.as_table()
-            .ok_or_else(|| self.err(key, format!("expected a table, found {}", v.type_str())))
-    }
-
-    fn string(&self, key: &str, v: &toml::Value) -> Result<String, String> {
-        v.as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| self.err(key, format!("expected a string, found {}", v.type_str())))
-    }
-
-    fn opt_string(&self, prefix: &str, t: &toml::Table, k: &str) -> Result<Option<String>, String> {
-        t.get(k)
-            .map(|v| self.string(&join(prefix, k), v))
-            .transpose()
-    }
-
-    fn strings(&self, key: &str, v: &toml::Value) -> Result<Vec<String>, String> {
-        let a = v.as_array().ok_or_else(|| {
-            self.err(
-                key,
-                format!("expected an array of strings, found {}", v.type_str()),
-            )
-        })?;
-        a.iter()
-            .enumerate()
-            .map(|(i, x)| self.string(&format!("{key}[{i}]"), x))
-            .collect()
-    }
-
-    fn boolean(&self, key: &str, v: &toml::Value) -> Result<bool, String> {
-        v.as_bool().ok_or_else(|| {
-            self.err(
-                key,
-                format!("expected true or false, found {}", v.type_str()),
-            )
-        })
-    }
-
-    fn number(&self, key: &str, v: &toml::Value) -> Result<f64, String> {
-        let n = match v {
-            toml::Value::Integer(i) => *i as f64,
-            toml::Value::Float(f) => *f,
-            _ => return Err(self.err(key, format!("expected a number, found {}", v.type_str()))),
-        };
-        if n.is_finite() && n >= 0.0 {
-            Ok(n)
-        } else {
-            Err(self.err(key, "expected a non-negative number"))
-        }
-    }
-
-    fn config(&self, t: &toml::Table) -> Result<Config, String> {
-        self.known("", t, TOP_KEYS)?;
-        let mut c = Config {
-            default_backend: self.opt_string("", t, "default_backend")?,
-            ..Config::default()
-        };
-        if let Some(b) = t.get("backends") {
-            for (name, v) in self.table("backends", b)? {
-                let key = format!("backends.{}", quote_key(name));
-                if name == DRY_RUN || name.starts_with(REPLAY_PREFIX) {
-                    return Err(self.err(&key, format!("'{name}' is a reserved backend name")));
-                }
-                let spec = self.backend(&key, self.table(&key, v)?)?;
-                c.backends.insert(name.clone(), spec);
-            }
-        }
-        if let Some(a) = t.get("agents") {
-            for (name, v) in self.table("agents", a)? {
-                let key = format!("agents.{}", quote_key(name));
-                let at = self.table(&key, v)?;
-                self.known(&key, at, AGENT_KEYS)?;
-                let tools = at
-                    .get("tools")
-                    .map(|v| match v {
-                        toml::Value::String(s) => Ok(split_tools(s)),
-                        _ => self.strings(&join(&key, "tools"), v),
-                    })
-                    .transpose()?;
-                c.agents.insert(
-                    name.clone(),
-                    AgentSettings {
-                        backend: self.opt_string(&key, at, "backend")?,
-                        model: self.opt_string(&key, at, "model")?,
-                        thinking: self.opt_string(&key, at, "thinking")?,
-                        tools,
-                    },
-                );
-            }
-        }
-        if let Some(r) = t.get("roles") {
-            for (name, v) in self.table("roles", r)? {
-                let key = format!("roles.{}", quote_key(name));
-                c.roles.insert(name.clone(), self.string(&key, v)?);
-            }
-        }
-        if let Some(s) = t.get("safety") {
-            let st = self.table("safety", s)?;
-            self.known("safety", st, &["allow_unsandboxed_writes"])?;
-            c.allow_unsandboxed_writes = st
-                .get("allow_unsandboxed_writes")
-                .map(|v| self.boolean("safety.allow_unsandboxed_writes", v))
-                .transpose()?;
-        }
-        if let Some(d) = t.get("defaults") {
-            let dt = self.table("defaults", d)?;
-            self.known("defaults", dt, &["idle_timeout_ms"])?;
-            c.idle_timeout_ms = match dt.get("idle_timeout_ms") {
-                None => None,
-                Some(toml::Value::Integer(n)) if *n == 0 || *n >= 1000 => Some(*n as u64),
-                Some(_) => {
-                    return Err(self.err(
-                        "defaults.idle_timeout_ms",
-                        "expected an integer number of milliseconds: 0 (off) or at least 1000",
-                    ));
-                }
-            };
-        }
-        if let Some(l) = t.get("limits") {
-            let lt = self.table("limits", l)?;
-            self.known("limits", lt, &["max_output_bytes", "max_prompt_bytes"])?;
-            let bytes = |key: &str| match lt.get(key) {
-                None => Ok(None),
-                Some(toml::Value::Integer(n)) if *n >= 1 => Ok(Some(*n as u64)),
-                Some(_) => Err(self.err(
-                    &format!("limits.{key}"),
-                    "expected a positive integer number of bytes, e.g. 16777216 for 16 MiB",
-                )),
-            };
-            c.max_output_bytes = bytes("max_output_bytes")?;
-            c.max_prompt_bytes = bytes("max_prompt_bytes")?;
-        }
-        Ok(c)
-    }
-
-    fn backend(&self, key: &str, t: &toml::Table) -> Result<BackendSpec, String> {
-        let kind = self.opt_string(key, t, "kind")?;
-        let preset = self.opt_string(key, t, "preset")?;
-        match (kind.as_deref(), preset) {
-            (None, Some(p)) => {
-                self.known(key, t, PRESET_KEYS)?;
-                let preset = Preset::parse(&p).ok_or_else(|| {
-                    self.err(
-                        &join(key, "preset"),
-                        format!("unknown preset '{p}' (expected claude, codex, opencode, gemini or pi)"),
-                    )
-                })?;
-                let list = |k: &str| {
-                    t.get(k)
-                        .map(|v| self.strings(&join(key, k), v))
-                        .transpose()
-                        .map(Option::unwrap_or_default)
-                };
-                Ok(BackendSpec::Preset(PresetSpec {
-                    preset,
-                    bin: self.opt_string(key, t, "bin")?,
-                    extra_args: list("extra_args")?,
-                    env_allow: list("env_allow")?,
-                    model: self.opt_string(key, t, "model")?,
-                }))
-            }
-            (Some(_), Some(_)) => Err(self.err(
-                key,
-                "set either `preset` or `kind`, not both",
-            )),
-            (Some("openai"), None) => {
-                self.known(key, t, OPENAI_KEYS)?;
-                let base_url = self
-                    .opt_string(key, t, "base_url")?
-                    .ok_or_else(|| self.err(key, "kind = \"openai\" requires `base_url`"))?;
-                super::http::Url::parse(&base_url).map_err(|e| self.err(&join(key, "base_url"), e))?;
-                let price = match t.get("price") {
-                    None => None,
-                    Some(v) => {
-                        let pk = join(key, "price");
-                        let pt = self.table(&pk, v)?;
-                        self.known(&pk, pt, &["input_per_mtok", "output_per_mtok"])?;
-                        let num = |k: &str| match pt.get(k) {
-                            Some(v) => self.number(&join(&pk, k), v),
-                            None => Err(self.err(&pk, format!("requires `{k}`"))),
-                        };
-                        Some(Price {
-                            input_per_mtok: num("input_per_mtok")?,
-                            output_per_mtok: num("output_per_mtok")?,
-                        })
-                    }
-                };
-                Ok(BackendSpec::OpenAi(OpenAiConfig {
-                    base_url,
-                    model: self.opt_string(key, t, "model")?,
-                    api_key_env: self.opt_string(key, t, "api_key_env")?,
-                    stream: t
-                        .get("stream")
-                        .map(|v| self.boolean(&join(key, "stream"), v))
-                        .transpose()?
-                        .unwrap_or(true),
-                    price,
-                }))
-            }
-            (Some("command"), None) => {
-                self.known(key, t, COMMAND_KEYS)?;
-                let command = match t.get("command") {
-                    Some(v) => self.strings(&join(key, "command"), v)?,
-                    None => Vec::new(),
-                };
-                if command.first().is_none_or(|c| c.is_empty()) {
-                    return Err(self.err(
-                        key,
-                        "kind = \"command\" requires `command = [\"program\", \"arg\", …]`",
-                    ));
-                }
-                Ok(BackendSpec::Command(CommandSpec {
-                    command,
-                    model: self.opt_string(key, t, "model")?,
-                }))
-            }
-            (Some(k), None) => Err(self.err(
-                &join(key, "kind"),
-                format!("unknown kind '{k}' (expected \"openai\" or \"command\"; CLI agents use `preset`)"),
-            )),
-            (None, None) => Err(self.err(
-                key,
-                "needs `preset = \"claude\"` (codex, opencode, gemini, pi) or `kind = \"openai\"` / `kind = \"command\"`",
-            )),
-        }
-    }
-}
-
-fn join(prefix: &str, k: &str) -> String {
-    if prefix.is_empty() {
-        quote_key(k)
-    } else {
-        format!("{prefix}.{}", quote_key(k))
-    }
-}
-
-/// A key as TOML would write it in a dotted path.
-fn quote_key(k: &str) -> String {
-    if !k.is_empty()
-        && k.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-    {
-        k.to_owned()
-    } else {
-        format!("\"{}\"", k.replace('\\', "\\\\").replace('"', "\\\""))
-    }
-}
 
 /// `"read, grep,glob"` → `["read", "grep", "glob"]`.
 pub fn split_tools(s: &str) -> Vec<String> {
@@ -699,6 +405,189 @@ fn is_executable(p: &Path) -> bool {
 mod tests {
     use super::*;
     use crate::agent::test_dir;
+
+    /// Every message of a bad file, word for word (they were written by the hand-walking
+    /// reader this one replaced; keep them).
+    #[test]
+    fn error_messages_word_for_word() {
+        let cases = [
+            (
+                "default_backend = 1",
+                "cfg.toml: default_backend: expected a string, found integer",
+            ),
+            (
+                "default_backend = 1979-05-27",
+                "cfg.toml: default_backend: expected a string, found datetime",
+            ),
+            (
+                "backends = 3",
+                "cfg.toml: backends: expected a table, found integer",
+            ),
+            (
+                "backends = []",
+                "cfg.toml: backends: expected a table, found array",
+            ),
+            (
+                "[backends]\nx = 5",
+                "cfg.toml: backends.x: expected a table, found integer",
+            ),
+            (
+                "[backends]\n\"dry-run\" = 5",
+                "cfg.toml: backends.dry-run: 'dry-run' is a reserved backend name",
+            ),
+            (
+                "[backends.x]\nkind = 5",
+                "cfg.toml: backends.x.kind: expected a string, found integer",
+            ),
+            (
+                "[backends.x]\npreset = 5",
+                "cfg.toml: backends.x.preset: expected a string, found integer",
+            ),
+            (
+                "[backends.x]\npreset = \"claude\"\nbin = 5",
+                "cfg.toml: backends.x.bin: expected a string, found integer",
+            ),
+            (
+                "[backends.x]\npreset = \"claude\"\nbase_url = \"h\"",
+                "cfg.toml: unknown key 'backends.x.base_url'; allowed here: preset, bin, extra_args, env_allow, model",
+            ),
+            (
+                "[backends.x]\npreset = \"claude\"\nextra_args = \"a\"",
+                "cfg.toml: backends.x.extra_args: expected an array of strings, found string",
+            ),
+            (
+                "[backends.x]\npreset = \"claude\"\nextra_args = [\"a\", true]",
+                "cfg.toml: backends.x.extra_args[1]: expected a string, found boolean",
+            ),
+            (
+                "[backends.x]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\nstream = \"no\"",
+                "cfg.toml: backends.x.stream: expected true or false, found string",
+            ),
+            (
+                "[backends.x]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\nstream = false\nprice = 3",
+                "cfg.toml: backends.x.price: expected a table, found integer",
+            ),
+            (
+                "[backends.x]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\nprice = { input_per_mtok = -1, output_per_mtok = 1 }",
+                "cfg.toml: backends.x.price.input_per_mtok: expected a non-negative number",
+            ),
+            (
+                "[backends.x]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\nprice = { input_per_mtok = \"a\", output_per_mtok = 1 }",
+                "cfg.toml: backends.x.price.input_per_mtok: expected a number, found string",
+            ),
+            (
+                "[backends.x]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\nprice = { input_per_mtok = 1, output_per_mtok = 2.5, extra = 1 }",
+                "cfg.toml: unknown key 'backends.x.price.extra'; allowed here: input_per_mtok, output_per_mtok",
+            ),
+            (
+                "[backends.x]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\ncommand = [\"a\"]",
+                "cfg.toml: unknown key 'backends.x.command'; allowed here: kind, base_url, model, api_key_env, stream, price",
+            ),
+            (
+                "[backends.x]\nkind = \"command\"\ncommand = \"a b\"",
+                "cfg.toml: backends.x.command: expected an array of strings, found string",
+            ),
+            (
+                "[backends.x]\nkind = \"command\"\ncommand = [\"\"]",
+                "cfg.toml: backends.x: kind = \"command\" requires `command = [\"program\", \"arg\", …]`",
+            ),
+            (
+                "[backends.x]\nkind = \"command\"\ncommand = [\"a\"]\nmodel = 1",
+                "cfg.toml: backends.x.model: expected a string, found integer",
+            ),
+            (
+                "[backends.x]\nkind = \"command\"\ncommand = [\"a\"]\nstream = true",
+                "cfg.toml: unknown key 'backends.x.stream'; allowed here: kind, command, model",
+            ),
+            (
+                "[backends.x]\nkind = \"grpc\"",
+                "cfg.toml: backends.x.kind: unknown kind 'grpc' (expected \"openai\" or \"command\"; CLI agents use `preset`)",
+            ),
+            (
+                "[backends.\"a b\"]\nkindd = \"openai\"",
+                "cfg.toml: backends.\"a b\": needs `preset = \"claude\"` (codex, opencode, gemini, pi) or `kind = \"openai\"` / `kind = \"command\"`",
+            ),
+            (
+                "[backends.\"a b\"]\npreset = \"pi\"\nmdel = 1",
+                "cfg.toml: unknown key 'backends.\"a b\".mdel' (did you mean 'model'?); allowed here: preset, bin, extra_args, env_allow, model",
+            ),
+            (
+                "agents = 1",
+                "cfg.toml: agents: expected a table, found integer",
+            ),
+            (
+                "[agents]\nx = 1",
+                "cfg.toml: agents.x: expected a table, found integer",
+            ),
+            (
+                "[agents]\nx = { tools = 1 }",
+                "cfg.toml: agents.x.tools: expected an array of strings, found integer",
+            ),
+            (
+                "[agents]\nx = { tools = [1] }",
+                "cfg.toml: agents.x.tools[0]: expected a string, found integer",
+            ),
+            (
+                "[agents]\nx = { tools = [\"a\"], backnd = 1 }",
+                "cfg.toml: unknown key 'agents.x.backnd' (did you mean 'backend'?); allowed here: backend, model, thinking, tools",
+            ),
+            (
+                "[agents.\"a.b\"]\nmodel = 2",
+                "cfg.toml: agents.\"a.b\".model: expected a string, found integer",
+            ),
+            (
+                "[roles]\nfast = 1",
+                "cfg.toml: roles.fast: expected a string, found integer",
+            ),
+            (
+                "roles = \"x\"",
+                "cfg.toml: roles: expected a table, found string",
+            ),
+            (
+                "[safety]\nallow_unsandboxed_writes = 1",
+                "cfg.toml: safety.allow_unsandboxed_writes: expected true or false, found integer",
+            ),
+            (
+                "[safety]\nallow = true",
+                "cfg.toml: unknown key 'safety.allow'; allowed here: allow_unsandboxed_writes",
+            ),
+            (
+                "safety = 1",
+                "cfg.toml: safety: expected a table, found integer",
+            ),
+            (
+                "[defaults]\nidle_timeout_ms = 999",
+                "cfg.toml: defaults.idle_timeout_ms: expected an integer number of milliseconds: 0 (off) or at least 1000",
+            ),
+            (
+                "[defaults]\nidle_timeout_ms = \"x\"",
+                "cfg.toml: defaults.idle_timeout_ms: expected an integer number of milliseconds: 0 (off) or at least 1000",
+            ),
+            (
+                "[defaults]\nidle_timeout_ms = 1000.0",
+                "cfg.toml: defaults.idle_timeout_ms: expected an integer number of milliseconds: 0 (off) or at least 1000",
+            ),
+            (
+                "[defaults]\nidle = 1",
+                "cfg.toml: unknown key 'defaults.idle'; allowed here: idle_timeout_ms",
+            ),
+            (
+                "[limits]\nmax_prompt_bytes = -1",
+                "cfg.toml: limits.max_prompt_bytes: expected a positive integer number of bytes, e.g. 16777216 for 16 MiB",
+            ),
+            (
+                "[limits]\nmax_prompt_bytes = 1.5",
+                "cfg.toml: limits.max_prompt_bytes: expected a positive integer number of bytes, e.g. 16777216 for 16 MiB",
+            ),
+            (
+                "zzz = 1\n[limits]\nmax_prompt_bytes = 7",
+                "cfg.toml: unknown key 'zzz'; allowed here: default_backend, backends, agents, roles, safety, defaults, limits",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse(text).unwrap_err(), want, "{text}");
+        }
+    }
 
     fn parse(text: &str) -> Result<Config, String> {
         Config::parse(text, Path::new("cfg.toml"))
