@@ -46,6 +46,7 @@ impl CommandBackend {
         CommandBackend::new(split_command(text)?)
     }
 
+    /// The program and its arguments.
     pub fn argv(&self) -> &[String] {
         &self.argv
     }

@@ -43,7 +43,10 @@ pub enum EnvPolicy {
     /// Everything (generic command, pi).
     Full,
     /// The base allowlist, these name prefixes, and the configured `env_allow` entries.
-    Allowlist { prefixes: &'static [&'static str] },
+    Allowlist {
+        /// Variable name prefixes of the backend's own (`ANTHROPIC_`, …).
+        prefixes: &'static [&'static str],
+    },
 }
 
 /// Filter `base` by `policy`. `env_allow` entries are exact names, or prefixes when they end
@@ -73,7 +76,7 @@ fn is_tfc(name: &OsStr) -> bool {
 
 /// The `TFC_*` variables of one call: run, phase, node, agent, attempt, and the loop
 /// iteration, fan-out index and model when there are any.
-pub fn call_vars(request: &Request) -> Vec<(&'static str, String)> {
+pub(crate) fn call_vars(request: &Request) -> Vec<(&'static str, String)> {
     let mut vars = vec![
         ("TFC_RUN_ID", request.run_id.clone()),
         ("TFC_PHASE_ID", request.phase_id.clone()),

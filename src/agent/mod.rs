@@ -56,8 +56,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Why a call asked the model (prompt suffixes and dry-run stubs differ).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Purpose {
+    /// A phase's task.
     Task,
+    /// A gate's verdict.
     Gate,
+    /// A judge or scorer.
     Judge,
 }
 
@@ -104,22 +107,33 @@ impl ToolPolicy {
 /// One call to a model.
 #[derive(Clone, Debug)]
 pub struct Request {
+    /// The run's id (`TFC_RUN_ID`).
     pub run_id: String,
+    /// The phase's id (`TFC_PHASE_ID`).
     pub phase_id: String,
     /// `<id>`, `<id>#<i>`, `<id>@<n>`, `<id>#judge`, `<id>#round-R-batch-B`, `<flow>/<node>`.
     pub node: String,
     /// 1-based attempt of this call.
     pub attempt: u32,
+    /// The agent the flow named.
     pub agent: String,
+    /// The agent definition's body (empty without one).
     pub system_prompt: String,
+    /// The rendered task.
     pub prompt: String,
+    /// The model to ask for (`None`: the backend's default).
     pub model: Option<String>,
+    /// The thinking level, for backends that have one.
     pub thinking: Option<String>,
+    /// Which tools the agent may use.
     pub tools: ToolPolicy,
+    /// The working directory of the call.
     pub cwd: PathBuf,
     /// `None` = no idle watchdog.
     pub idle_timeout: Option<Duration>,
+    /// `None` = no wall clock limit.
     pub wall_timeout: Option<Duration>,
+    /// Why the model is asked.
     pub purpose: Purpose,
     /// Loop iteration (1-based), for `TFC_ITERATION`.
     pub iteration: Option<u32>,
@@ -208,17 +222,26 @@ impl Usage {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StopReason {
+    /// The call answered.
     Completed,
+    /// The call failed (the error says why).
     Failed,
+    /// No output for the idle timeout.
     IdleTimeout,
+    /// The wall clock limit passed.
     WallTimeout,
+    /// The run was cancelled.
     Cancelled,
+    /// The backend's answer could not be understood.
     ProtocolError,
+    /// The backend refused (a permission or tool denial).
     PermissionDenied,
+    /// The backend's program is not installed.
     BackendMissing,
 }
 
 impl StopReason {
+    /// The record spelling (`idle-timeout`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Completed => "completed",
@@ -232,6 +255,7 @@ impl StopReason {
         }
     }
 
+    /// The reason spelled `s`, if any.
     pub fn parse(s: &str) -> Option<StopReason> {
         [
             StopReason::Completed,
@@ -253,12 +277,15 @@ impl StopReason {
 pub struct Outcome {
     /// The answer (on failure: whatever partial output there was).
     pub output: String,
+    /// Tokens and cost.
     pub usage: Usage,
     /// The model that answered, when the backend says.
     pub model: Option<String>,
+    /// How the call ended.
     pub stop: StopReason,
     /// Why it failed (`None` on success).
     pub error: Option<String>,
+    /// The process's exit code (process backends).
     pub exit_code: Option<i32>,
     /// The end of the process's stderr (≤ 64 KiB).
     pub stderr: String,
@@ -267,6 +294,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// A completed call answering `output`.
     pub fn ok(output: impl Into<String>) -> Outcome {
         Outcome {
             output: output.into(),
@@ -280,6 +308,7 @@ impl Outcome {
         }
     }
 
+    /// A call that ended with `stop` and `error`.
     pub fn failed(stop: StopReason, error: impl Into<String>) -> Outcome {
         Outcome {
             stop,
@@ -288,6 +317,7 @@ impl Outcome {
         }
     }
 
+    /// Completed with no error.
     pub fn is_ok(&self) -> bool {
         self.stop == StopReason::Completed && self.error.is_none()
     }

@@ -21,7 +21,9 @@ use super::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason, Usage};
 /// Prices in USD per million tokens; enables `costUSD`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Price {
+    /// USD per million input tokens.
     pub input_per_mtok: f64,
+    /// USD per million output tokens.
     pub output_per_mtok: f64,
 }
 
@@ -36,10 +38,12 @@ pub struct OpenAiConfig {
     pub api_key_env: Option<String>,
     /// Default `true`.
     pub stream: bool,
+    /// Prices to compute a cost from the token counts (the API reports none).
     pub price: Option<Price>,
 }
 
 impl OpenAiConfig {
+    /// A config for `base_url` with the defaults: no model, no key, streaming, no price.
     pub fn new(base_url: impl Into<String>) -> OpenAiConfig {
         OpenAiConfig {
             base_url: base_url.into(),
@@ -89,6 +93,7 @@ impl OpenAiBackend {
         })
     }
 
+    /// The configuration it was built from.
     pub fn config(&self) -> &OpenAiConfig {
         &self.config
     }

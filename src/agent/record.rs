@@ -124,7 +124,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// `time` as RFC 3339 UTC with milliseconds (`2026-01-02T03:04:05.678Z`), the journal's `ts`.
-pub fn rfc3339_ms(time: SystemTime) -> String {
+pub(crate) fn rfc3339_ms(time: SystemTime) -> String {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
     let secs = since.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
@@ -303,6 +303,7 @@ impl RecordSink {
         })
     }
 
+    /// The file records are appended to.
     pub fn path(&self) -> &Path {
         &self.path
     }

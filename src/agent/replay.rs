@@ -88,10 +88,12 @@ impl Replay {
         })
     }
 
+    /// How many `agent-call` records the fixture holds.
     pub fn len(&self) -> usize {
         self.records.len()
     }
 
+    /// Does the fixture hold no `agent-call` record?
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
     }

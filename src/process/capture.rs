@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use super::spec::{Keep, LineFlow};
 
 /// Lossy UTF-8 of kept leading bytes; when `cut`, an incomplete last character is dropped.
-pub fn head_text(bytes: &[u8], cut: bool) -> String {
+pub(crate) fn head_text(bytes: &[u8], cut: bool) -> String {
     let mut end = bytes.len();
     if cut
         && let Err(e) = std::str::from_utf8(bytes)
@@ -19,7 +19,7 @@ pub fn head_text(bytes: &[u8], cut: bool) -> String {
 
 /// Lossy UTF-8 of kept trailing bytes; when `cut`, continuation bytes of a character whose
 /// start was dropped are skipped.
-pub fn tail_text(bytes: &[u8], cut: bool) -> String {
+pub(crate) fn tail_text(bytes: &[u8], cut: bool) -> String {
     let skip = if cut {
         bytes
             .iter()

@@ -58,7 +58,6 @@ mod spec;
 mod watchdog;
 
 pub use cancel::{Cancel, CancelSource};
-pub use capture::{head_text, tail_text};
 pub use kill::kill_all_groups;
 pub use spawn::{run_process, run_process_lines};
 pub use spec::{

@@ -20,6 +20,7 @@ pub struct Detection {
 pub struct AutoPick {
     /// The backend name (`claude`, …, or `openai`).
     pub name: String,
+    /// The backend it describes.
     pub spec: BackendSpec,
     /// Why: `found /usr/bin/claude on PATH`, `OLLAMA_HOST is set`.
     pub reason: String,
@@ -36,7 +37,8 @@ impl AutoPick {
 }
 
 /// The variables that enable OpenAI-compatible auto-detection, in order.
-pub const OPENAI_ENV_VARS: [&str; 3] = ["TFC_OPENAI_BASE_URL", "OPENAI_BASE_URL", "OLLAMA_HOST"];
+pub(crate) const OPENAI_ENV_VARS: [&str; 3] =
+    ["TFC_OPENAI_BASE_URL", "OPENAI_BASE_URL", "OLLAMA_HOST"];
 
 /// Look for preset CLIs on `PATH` and an OpenAI-compatible server in the environment.
 pub fn detect(env: &ConfigEnv) -> Detection {
@@ -98,7 +100,7 @@ impl Detection {
 
 /// `OLLAMA_HOST` (`host`, `host:port`, `http://host:port`; `0.0.0.0` = this machine) → the
 /// base URL of Ollama's OpenAI-compatible API.
-pub fn ollama_base_url(host: &str) -> String {
+pub(crate) fn ollama_base_url(host: &str) -> String {
     let host = host.trim().trim_end_matches('/');
     let (scheme, rest) = match host.split_once("://") {
         Some((s, r)) => (s, r),

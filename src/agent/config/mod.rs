@@ -23,15 +23,21 @@ mod de;
 mod detect;
 mod file;
 
-pub use detect::{AutoPick, Detection, OPENAI_ENV_VARS, detect, ollama_base_url};
+pub(crate) use detect::OPENAI_ENV_VARS;
+pub use detect::{AutoPick, Detection, detect};
 
 /// The CLI agents tfc has presets for, in auto-detection order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Preset {
+    /// Anthropic's `claude` CLI.
     Claude,
+    /// OpenAI's `codex` CLI.
     Codex,
+    /// The `opencode` CLI.
     Opencode,
+    /// Google's `gemini` CLI.
     Gemini,
+    /// The `pi` coding agent CLI.
     Pi,
 }
 
@@ -56,6 +62,7 @@ impl Preset {
         }
     }
 
+    /// The preset named `s`, if there is one.
     pub fn parse(s: &str) -> Option<Preset> {
         Preset::ALL.into_iter().find(|p| p.as_str() == s)
     }
@@ -64,12 +71,15 @@ impl Preset {
 /// `[backends.NAME]` with `preset = "…"`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PresetSpec {
+    /// Which CLI.
     pub preset: Preset,
     /// The binary to run instead of the preset's name.
     pub bin: Option<String>,
+    /// Arguments added to the preset's own.
     pub extra_args: Vec<String>,
     /// Extra environment variable names passed through the preset's allowlist.
     pub env_allow: Vec<String>,
+    /// The model when neither the agent nor its definition names one.
     pub model: Option<String>,
 }
 
@@ -91,14 +101,18 @@ impl PresetSpec {
 pub struct CommandSpec {
     /// argv; never empty.
     pub command: Vec<String>,
+    /// The model when neither the agent nor its definition names one.
     pub model: Option<String>,
 }
 
 /// One `[backends.NAME]` table.
 #[derive(Clone, Debug, PartialEq)]
 pub enum BackendSpec {
+    /// `preset = "…"`: a CLI agent.
     Preset(PresetSpec),
+    /// `kind = "openai"`: an OpenAI-compatible HTTP server.
     OpenAi(OpenAiConfig),
+    /// `kind = "command"`: any program, prompt on stdin.
     Command(CommandSpec),
 }
 
@@ -125,8 +139,11 @@ impl BackendSpec {
 /// One `[agents]` entry (`"*"` is the default for every agent).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AgentSettings {
+    /// The backend that serves the agent.
     pub backend: Option<String>,
+    /// The model, or a `{{role}}` mapped through `[roles]`.
     pub model: Option<String>,
+    /// The thinking level passed to backends that have one.
     pub thinking: Option<String>,
     /// `None`: not set here (the definition's list applies).
     pub tools: Option<Vec<String>>,
@@ -135,16 +152,22 @@ pub struct AgentSettings {
 /// Whether a configuration file was there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FileState {
+    /// Read and merged.
     Loaded,
+    /// Not there (which is fine).
     NotFound,
 }
 
 /// The merged configuration.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Config {
+    /// `default_backend`: the backend of agents nothing else assigns.
     pub default_backend: Option<String>,
+    /// `[backends.NAME]`, in file order.
     pub backends: IndexMap<String, BackendSpec>,
+    /// `[agents.NAME]` (`"*"`: every agent).
     pub agents: IndexMap<String, AgentSettings>,
+    /// `[roles]`: role name → model, for `model = "{{role}}"`.
     pub roles: IndexMap<String, String>,
     /// `[safety] allow_unsandboxed_writes`.
     pub allow_unsandboxed_writes: Option<bool>,
@@ -169,8 +192,11 @@ pub struct ConfigEnv {
     pub backend: Option<String>,
     /// `PATH`.
     pub path: Option<OsString>,
+    /// `TFC_OPENAI_BASE_URL`.
     pub tfc_openai_base_url: Option<String>,
+    /// `OPENAI_BASE_URL`.
     pub openai_base_url: Option<String>,
+    /// `OLLAMA_HOST`.
     pub ollama_host: Option<String>,
 }
 
@@ -263,12 +289,12 @@ impl Config {
 }
 
 /// The reserved backend name of `--dry-run` (SPEC §9.2).
-pub const DRY_RUN: &str = "dry-run";
+pub(crate) const DRY_RUN: &str = "dry-run";
 /// Reserved backend names `replay:<file>` (SPEC §9.2).
-pub const REPLAY_PREFIX: &str = "replay:";
+pub(crate) const REPLAY_PREFIX: &str = "replay:";
 
 /// `"read, grep,glob"` → `["read", "grep", "glob"]`.
-pub fn split_tools(s: &str) -> Vec<String> {
+pub(crate) fn split_tools(s: &str) -> Vec<String> {
     s.split(',')
         .map(str::trim)
         .filter(|t| !t.is_empty())
@@ -277,7 +303,7 @@ pub fn split_tools(s: &str) -> Vec<String> {
 }
 
 /// `{{name}}` → `Some("name")`.
-pub fn role_name(model: &str) -> Option<&str> {
+pub(crate) fn role_name(model: &str) -> Option<&str> {
     model
         .trim()
         .strip_prefix("{{")

@@ -50,11 +50,8 @@ use super::{Agent, Cancel, Outcome, Request, StopReason, Usage};
 use crate::eval::js_trim;
 use crate::process::{self, End, Keep, LineFlow, ProcessSpec, StdoutMode};
 
-/// The preset names, in auto-detection order (SPEC §9.2).
-pub const NAMES: [&str; 5] = ["claude", "codex", "opencode", "gemini", "pi"];
-
 /// Argv prompts longer than this fail at once (SPEC §9.5; Linux caps one argv string at 128 KiB).
-pub const MAX_ARGV_PROMPT: usize = 120 * 1024;
+pub(crate) const MAX_ARGV_PROMPT: usize = 120 * 1024;
 
 /// A preset backend's configuration (`[backends.NAME]` with `preset = …`, SPEC §9.2).
 #[derive(Clone)]
@@ -113,7 +110,9 @@ pub fn by_name(name: &str, config: PresetConfig) -> Option<Arc<dyn Agent>> {
 pub struct Stream {
     /// The answer (on failure: whatever partial answer there was).
     pub answer: String,
+    /// Tokens and cost the stream reported.
     pub usage: Usage,
+    /// The model the stream said answered.
     pub model: Option<String>,
     /// The terminal event came.
     pub terminal: bool,
@@ -128,6 +127,7 @@ pub struct Stream {
 /// What one event means for the stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
+    /// Keep reading.
     Continue,
     /// The terminal event.
     Terminal,
@@ -203,6 +203,7 @@ impl<E: Events> Parser<E> {
         }
     }
 
+    /// End of output: let the parser finish and hand over what the stream said.
     pub fn finish(mut self) -> Stream {
         self.events.finish(&mut self.stream);
         unmeasured_cost(&mut self.stream.usage);
@@ -211,7 +212,7 @@ impl<E: Events> Parser<E> {
 }
 
 /// Parse a whole recorded stream (stdout text) with `E`'s vocabulary.
-pub fn parse_text<E: Events>(text: &str) -> Stream {
+pub(crate) fn parse_text<E: Events>(text: &str) -> Stream {
     let mut p = Parser::<E>::default();
     for line in text.lines() {
         if p.line(line.as_bytes()) == LineFlow::Abort {
@@ -572,7 +573,7 @@ mod tests {
 
     #[test]
     fn by_name_knows_every_preset() {
-        for n in NAMES {
+        for n in crate::agent::config::Preset::ALL.map(|p| p.as_str()) {
             let a = by_name(n, PresetConfig::default()).unwrap();
             assert_eq!(a.name(), n);
             assert!(a.reports_tokens());
