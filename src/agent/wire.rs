@@ -1,8 +1,8 @@
 //! serde over tfc's own JSON values, for the on-disk formats of this folder (the `agent-call`
 //! record, replay fixtures).
 //!
-//! Writing: a `Serialize` type goes through `serde_json::Value` into a [`Value`], whose writer
-//! has JavaScript's number formatting (`0.000001`, not `1e-6`; `1`, not `1.0`), so the bytes on
+//! Writing: a `Serialize` type is serialized straight into a [`Value`], whose writer has
+//! JavaScript's number formatting (`0.000001`, not `1e-6`; `1`, not `1.0`), so the bytes on
 //! disk stay what the journal has always written. Reading: [`from_value`] deserializes straight
 //! from a parsed [`Value`] (numbers arrive as `f64`, like JSON.parse), with the path of a field
 //! that does not fit. Fields that are not read are skipped without being walked, so a deep
@@ -13,14 +13,14 @@
 
 use serde::de::value::{Error, MapDeserializer, SeqDeserializer};
 use serde::de::{self, IntoDeserializer, Visitor};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, ser};
 
-use crate::value::Value;
+use crate::value::{Map, Value};
 
-/// `value` as a tfc [`Value`] (keys in declaration order).
-pub(crate) fn to_value<T: Serialize>(value: &T) -> Value {
-    match serde_json::to_value(value) {
-        Ok(json) => Value::from(&json),
+/// `value` as a tfc [`Value`] (struct fields in declaration order), serialized directly.
+pub(crate) fn to_value<T: Serialize + ?Sized>(value: &T) -> Value {
+    match value.serialize(ValueSer) {
+        Ok(v) => v,
         // Only a map with non-string keys or a failing `Serialize` impl can fail; the record
         // types have neither.
         Err(e) => Value::String(format!("unserializable record: {e}")),
@@ -276,6 +276,289 @@ impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for Object<T> {
     }
 }
 
+/// Serializes into a [`Value`] directly (no intermediate tree): numbers become `f64`, like
+/// JSON.parse would read them back; `None` and unit are `null`; a map key must be a string.
+struct ValueSer;
+
+/// Why a value could not be serialized: a map key that is not a string, or a custom error.
+#[derive(Debug)]
+pub(crate) struct SerError(String);
+
+impl std::fmt::Display for SerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SerError {}
+
+impl ser::Error for SerError {
+    fn custom<T: std::fmt::Display>(msg: T) -> SerError {
+        SerError(msg.to_string())
+    }
+}
+
+/// An array being built.
+struct SeqSer(Vec<Value>);
+
+/// An object being built (`key` waits for its value in `serialize_key`/`serialize_value`).
+struct MapSer {
+    map: Map,
+    key: Option<String>,
+}
+
+/// A variant with content: `{"Variant": content}`.
+struct VariantSer<S> {
+    name: &'static str,
+    inner: S,
+}
+
+impl ser::Serializer for ValueSer {
+    type Ok = Value;
+    type Error = SerError;
+    type SerializeSeq = SeqSer;
+    type SerializeTuple = SeqSer;
+    type SerializeTupleStruct = SeqSer;
+    type SerializeTupleVariant = VariantSer<SeqSer>;
+    type SerializeMap = MapSer;
+    type SerializeStruct = MapSer;
+    type SerializeStructVariant = VariantSer<MapSer>;
+
+    fn serialize_bool(self, v: bool) -> Result<Value, SerError> {
+        Ok(Value::Bool(v))
+    }
+    fn serialize_i8(self, v: i8) -> Result<Value, SerError> {
+        Ok(Value::Number(f64::from(v)))
+    }
+    fn serialize_i16(self, v: i16) -> Result<Value, SerError> {
+        Ok(Value::Number(f64::from(v)))
+    }
+    fn serialize_i32(self, v: i32) -> Result<Value, SerError> {
+        Ok(Value::Number(f64::from(v)))
+    }
+    fn serialize_i64(self, v: i64) -> Result<Value, SerError> {
+        Ok(Value::Number(v as f64))
+    }
+    fn serialize_u8(self, v: u8) -> Result<Value, SerError> {
+        Ok(Value::Number(f64::from(v)))
+    }
+    fn serialize_u16(self, v: u16) -> Result<Value, SerError> {
+        Ok(Value::Number(f64::from(v)))
+    }
+    fn serialize_u32(self, v: u32) -> Result<Value, SerError> {
+        Ok(Value::Number(f64::from(v)))
+    }
+    fn serialize_u64(self, v: u64) -> Result<Value, SerError> {
+        Ok(Value::Number(v as f64))
+    }
+    fn serialize_f32(self, v: f32) -> Result<Value, SerError> {
+        Ok(Value::Number(f64::from(v)))
+    }
+    fn serialize_f64(self, v: f64) -> Result<Value, SerError> {
+        Ok(Value::Number(v))
+    }
+    fn serialize_char(self, v: char) -> Result<Value, SerError> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn serialize_str(self, v: &str) -> Result<Value, SerError> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<Value, SerError> {
+        Ok(Value::Array(
+            v.iter().map(|b| Value::Number(f64::from(*b))).collect(),
+        ))
+    }
+    fn serialize_none(self) -> Result<Value, SerError> {
+        Ok(Value::Null)
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> Result<Value, SerError> {
+        v.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<Value, SerError> {
+        Ok(Value::Null)
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<Value, SerError> {
+        Ok(Value::Null)
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<Value, SerError> {
+        Ok(Value::String(variant.to_owned()))
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        v: &T,
+    ) -> Result<Value, SerError> {
+        v.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        v: &T,
+    ) -> Result<Value, SerError> {
+        let mut m = Map::default();
+        m.insert(variant.to_owned(), v.serialize(ValueSer)?);
+        Ok(Value::Object(m))
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Result<SeqSer, SerError> {
+        Ok(SeqSer(Vec::with_capacity(len.unwrap_or(0))))
+    }
+    fn serialize_tuple(self, len: usize) -> Result<SeqSer, SerError> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<SeqSer, SerError> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<VariantSer<SeqSer>, SerError> {
+        Ok(VariantSer {
+            name: variant,
+            inner: self.serialize_seq(Some(len))?,
+        })
+    }
+    fn serialize_map(self, len: Option<usize>) -> Result<MapSer, SerError> {
+        Ok(MapSer {
+            map: Map::with_capacity_and_hasher(len.unwrap_or(0), Default::default()),
+            key: None,
+        })
+    }
+    fn serialize_struct(self, _: &'static str, len: usize) -> Result<MapSer, SerError> {
+        self.serialize_map(Some(len))
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<VariantSer<MapSer>, SerError> {
+        Ok(VariantSer {
+            name: variant,
+            inner: self.serialize_map(Some(len))?,
+        })
+    }
+}
+
+impl ser::SerializeSeq for SeqSer {
+    type Ok = Value;
+    type Error = SerError;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), SerError> {
+        self.0.push(v.serialize(ValueSer)?);
+        Ok(())
+    }
+    fn end(self) -> Result<Value, SerError> {
+        Ok(Value::Array(self.0))
+    }
+}
+
+impl ser::SerializeTuple for SeqSer {
+    type Ok = Value;
+    type Error = SerError;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), SerError> {
+        ser::SerializeSeq::serialize_element(self, v)
+    }
+    fn end(self) -> Result<Value, SerError> {
+        ser::SerializeSeq::end(self)
+    }
+}
+
+impl ser::SerializeTupleStruct for SeqSer {
+    type Ok = Value;
+    type Error = SerError;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), SerError> {
+        ser::SerializeSeq::serialize_element(self, v)
+    }
+    fn end(self) -> Result<Value, SerError> {
+        ser::SerializeSeq::end(self)
+    }
+}
+
+impl ser::SerializeMap for MapSer {
+    type Ok = Value;
+    type Error = SerError;
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, k: &T) -> Result<(), SerError> {
+        let mut key = k.serialize(ValueSer)?;
+        match &mut key {
+            Value::String(s) => {
+                self.key = Some(std::mem::take(s));
+                Ok(())
+            }
+            other => Err(SerError(format!(
+                "an object key must be a string, not {}",
+                other.type_name()
+            ))),
+        }
+    }
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), SerError> {
+        let key = self
+            .key
+            .take()
+            .ok_or_else(|| SerError("an object value without a key".into()))?;
+        self.map.insert(key, v.serialize(ValueSer)?);
+        Ok(())
+    }
+    fn end(self) -> Result<Value, SerError> {
+        Ok(Value::Object(self.map))
+    }
+}
+
+impl ser::SerializeStruct for MapSer {
+    type Ok = Value;
+    type Error = SerError;
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        v: &T,
+    ) -> Result<(), SerError> {
+        self.map.insert(key.to_owned(), v.serialize(ValueSer)?);
+        Ok(())
+    }
+    fn end(self) -> Result<Value, SerError> {
+        Ok(Value::Object(self.map))
+    }
+}
+
+impl ser::SerializeTupleVariant for VariantSer<SeqSer> {
+    type Ok = Value;
+    type Error = SerError;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), SerError> {
+        ser::SerializeSeq::serialize_element(&mut self.inner, v)
+    }
+    fn end(self) -> Result<Value, SerError> {
+        let mut m = Map::default();
+        m.insert(self.name.to_owned(), ser::SerializeSeq::end(self.inner)?);
+        Ok(Value::Object(m))
+    }
+}
+
+impl ser::SerializeStructVariant for VariantSer<MapSer> {
+    type Ok = Value;
+    type Error = SerError;
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        v: &T,
+    ) -> Result<(), SerError> {
+        ser::SerializeStruct::serialize_field(&mut self.inner, key, v)
+    }
+    fn end(self) -> Result<Value, SerError> {
+        let mut m = Map::default();
+        m.insert(self.name.to_owned(), ser::SerializeStruct::end(self.inner)?);
+        Ok(Value::Object(m))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,6 +618,36 @@ mod tests {
         assert_eq!(
             read(r#"{"c":-1}"#).unwrap_err(),
             "\"c\" must be a number or null, found number"
+        );
+    }
+
+    #[test]
+    fn containers_and_variants_serialize_like_serde_json() {
+        use std::collections::BTreeMap;
+        #[derive(Serialize)]
+        enum E {
+            Unit,
+            New(u8),
+            Tuple(u8, bool),
+            Struct { a: Option<String> },
+        }
+        #[derive(Serialize)]
+        struct S {
+            list: Vec<E>,
+            map: BTreeMap<String, (i32, char)>,
+            unit: (),
+        }
+        let s = S {
+            list: vec![E::Unit, E::New(1), E::Tuple(2, true), E::Struct { a: None }],
+            map: BTreeMap::from([("k".to_owned(), (-3, 'x'))]),
+            unit: (),
+        };
+        let want = serde_json::to_string(&s).unwrap();
+        assert_eq!(to_value(&s).to_json(), want);
+        let bad = BTreeMap::from([(1, 2)]);
+        assert_eq!(
+            to_value(&bad),
+            Value::from("unserializable record: an object key must be a string, not number")
         );
     }
 
