@@ -7,12 +7,15 @@
 //! Files:
 //! * `roster.rs` — the [`Roster`] trait (agent → backend). Processes (spawning, timeouts,
 //!   cancellation tokens) are [`crate::process`]'s; `env.rs` picks what a backend passes on.
-//! * `config.rs`, `definitions.rs`, `config_roster.rs` — `config.toml`, `.tfc/agents/*.md`,
-//!   auto-detection, and [`ConfigRoster`], the roster of `tfc run` (SPEC §9.1–9.2).
+//! * `config/`, `definitions.rs`, `config_roster.rs` — `config.toml` (read through serde
+//!   derive), `.tfc/agents/*.md`, auto-detection, and [`ConfigRoster`], the roster of `tfc run`
+//!   (SPEC §9.1–9.2).
+//! * `command.rs`, `presets/` — process backends: any command, and the CLI presets.
 //! * `preflight.rs` — E0701–E0703, W0701–W0702 before a run (SPEC §7.4).
 //! * `openai.rs` over `http.rs` — the OpenAI-compatible HTTP backend (SPEC §9.7).
 //! * `record.rs`, `replay.rs` — the `agent-call` record shared with the journal, `--record`,
-//!   `replay:FILE` (SPEC §9.8). `dry_run.rs` — `--dry-run` (SPEC §9.9).
+//!   `replay:FILE` (SPEC §9.8), over `wire.rs` (serde to and from [`crate::value::Value`]).
+//!   `dry_run.rs` — `--dry-run` (SPEC §9.9).
 
 pub mod command;
 pub mod config;
