@@ -2,7 +2,7 @@
 //!
 //! Presets pass an allowlist of the parent environment (plus their prefixes and `env_allow`);
 //! the generic command and pi pass all of it. Either way the parent's `TFC_*` variables are
-//! dropped and the call's own `TFC_*` variables ([`call_vars`]) are added.
+//! dropped and the call's own `TFC_*` variables (`call_vars`) are added.
 
 use std::ffi::{OsStr, OsString};
 

@@ -60,8 +60,9 @@ impl Keep {
 pub enum StdoutMode {
     /// Collect it (within the cap) into [`ProcessResult::stdout`].
     Keep(Keep),
-    /// Hand each line to the line handler of [`run_process_lines`]; a line (or an unterminated
-    /// tail) longer than `max_line` bytes ends the call with [`End::LineTooLong`].
+    /// Hand each line to the line handler of [`run_process_lines`](super::run_process_lines);
+    /// a line (or an unterminated tail) longer than `max_line` bytes ends the call with
+    /// [`End::LineTooLong`].
     Lines {
         /// The longest line accepted, in bytes.
         max_line: usize,
