@@ -15,7 +15,7 @@ use tempfile::NamedTempFile;
 use super::env::{self, EnvPolicy, EnvVars};
 use super::supervisor::{self, End, Keep, ProcessResult, ProcessSpec, StdoutMode};
 use super::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason};
-use crate::eval::{js_trim, js_trim_end};
+use crate::value::{js_trim, js_trim_end};
 
 /// A configured command run once per call.
 #[derive(Clone)]

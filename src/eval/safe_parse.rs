@@ -12,8 +12,8 @@
 
 use memchr::{memchr, memchr2, memchr3};
 
-use super::{is_js_whitespace, js_trim};
 use crate::value::{Value, find_byte, parse_json};
+use crate::value::{is_js_whitespace, js_trim};
 
 /// The stage-4 warning, byte-exact (SPEC §5.1).
 pub const STRAY_KEY_WARNING: &str = "safeParse: input looks like a JSON array followed by a stray top-level key (pattern: [{...}], \"key\": ...). This is not valid JSON. Hint: put extra data as array members (e.g. {\"id\":\"D-001\",\"status\":\"deferred\",...}) or split into a separate phase.";
@@ -503,7 +503,7 @@ mod tests {
     /// a balanced span in prose; and coerceArray of the result.
     #[test]
     fn million_deep_answers_on_a_small_stack() {
-        use crate::eval::coerce_array;
+        use crate::eval::coerce::coerce_array;
         use crate::value::fixtures::{DEPTH, small_stack};
         small_stack(|| {
             let deep = format!("{}{}", "[".repeat(DEPTH), "]".repeat(DEPTH));

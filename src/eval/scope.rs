@@ -53,6 +53,18 @@ pub fn resolve<'s, S: Scope + ?Sized>(scope: &'s S, path: &RefPath) -> Option<Co
     }
 }
 
+/// The phase ids a resolved path read: the step of a `steps.ID…` path, the phases behind
+/// `previous.output`.
+pub(crate) fn read_phases_of<'s, S: Scope + ?Sized>(
+    scope: &'s S,
+    path: &'s RefPath,
+) -> Vec<&'s str> {
+    match path.target {
+        Target::Previous => scope.previous_phases(),
+        _ => path.step_id().into_iter().collect(),
+    }
+}
+
 /// Walk the segments `keys` from `root`. Never fails: a missing key, an out-of-range index, or
 /// a primitive (strings included) mid-way is undefined. Arrays take canonical indices and
 /// `length` (as the last segment).

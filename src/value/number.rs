@@ -76,7 +76,7 @@ pub fn write_number(x: f64, out: &mut String) {
 /// fraction and exponent; `0x`/`0o`/`0b` integers; `±Infinity`; anything else (and the empty
 /// string, which `Number()` maps to 0 but tfc never treats as numeric) is `NaN`.
 pub fn js_number_value(text: &str) -> f64 {
-    let t = crate::eval::js_trim(text);
+    let t = super::js::js_trim(text);
     if t.is_empty() {
         return f64::NAN;
     }

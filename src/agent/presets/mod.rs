@@ -48,7 +48,7 @@ use super::command::{check_cwd, spawn_failure, stopped, work_dir};
 use super::env::{self, EnvPolicy, EnvVars};
 use super::supervisor::{self, End, Keep, LineFlow, ProcessSpec, StdoutMode};
 use super::{Agent, Cancel, Outcome, Request, StopReason, Usage};
-use crate::eval::js_trim;
+use crate::value::js_trim;
 
 /// The preset names, in auto-detection order (SPEC §9.2).
 pub const NAMES: [&str; 5] = ["claude", "codex", "opencode", "gemini", "pi"];

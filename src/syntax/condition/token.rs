@@ -28,7 +28,7 @@ use std::fmt;
 
 use logos::{Filter, Lexer, Logos};
 
-use crate::eval::is_js_whitespace;
+use crate::value::is_js_whitespace;
 
 /// A lexing failure; the parser turns it into a spanned [`super::ConditionError`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -367,7 +367,7 @@ mod tests {
         // The JS-trim set separates tokens and is skipped; nothing else is.
         let all_js_space: String = (0..=0x10ffff)
             .filter_map(char::from_u32)
-            .filter(|&c| crate::eval::is_js_whitespace(c))
+            .filter(|&c| crate::value::is_js_whitespace(c))
             .collect();
         assert_eq!(all_js_space.chars().count(), 25);
         assert_eq!(ok(&all_js_space), []);
