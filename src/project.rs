@@ -35,6 +35,7 @@ pub struct SavedFlows {
 }
 
 impl SavedFlows {
+    /// The saved-flow folders seen from `cwd`: the project's, then the user's.
     pub fn new(cwd: &Path) -> SavedFlows {
         let mut dirs = vec![project_root(cwd).join(".tfc").join("flows")];
         if let Some(u) = user_config_dir() {
@@ -52,6 +53,7 @@ impl SavedFlows {
                 .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
     }
 
+    /// Where a saved flow named `name` may be, in lookup order.
     pub fn candidates(&self, name: &str) -> Vec<PathBuf> {
         self.dirs
             .iter()

@@ -9,11 +9,14 @@ use std::fmt;
 /// A half-open byte range `start..end` into a source text.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 pub struct Span {
+    /// The first byte.
     pub start: u32,
+    /// One past the last byte.
     pub end: u32,
 }
 
 impl Span {
+    /// `start..end`.
     pub const fn new(start: u32, end: u32) -> Span {
         Span { start, end }
     }
@@ -23,14 +26,17 @@ impl Span {
         Span::new(range.start as u32, range.end as u32)
     }
 
+    /// The span as a `usize` range, for slicing.
     pub fn range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }
 
+    /// Its length in bytes.
     pub fn len(self) -> u32 {
         self.end - self.start
     }
 
+    /// Is it empty (a point)?
     pub fn is_empty(self) -> bool {
         self.start == self.end
     }
@@ -55,11 +61,14 @@ impl fmt::Debug for Span {
 /// A value with the span it came from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spanned<T> {
+    /// The value.
     pub node: T,
+    /// Where it came from.
     pub span: Span,
 }
 
 impl<T> Spanned<T> {
+    /// `node` at `span`.
     pub fn new(node: T, span: Span) -> Self {
         Spanned { node, span }
     }
@@ -68,12 +77,15 @@ impl<T> Spanned<T> {
 /// A named source text with its line starts, for line/column lookups.
 #[derive(Debug, Clone)]
 pub struct Source {
+    /// The name shown in diagnostics (usually the file path).
     pub name: String,
+    /// The whole text.
     pub text: String,
     line_starts: Vec<u32>,
 }
 
 impl Source {
+    /// A source, with its line starts indexed.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Source {
         let text = text.into();
         let mut line_starts = vec![0];

@@ -9,7 +9,9 @@ use super::suggest::did_you_mean;
 /// Why a name cannot be allowed: the message, and a help line saying what to write instead.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotAllowable {
+    /// What is wrong with the name.
     pub message: String,
+    /// What to write instead.
     pub help: String,
 }
 

@@ -7,7 +7,7 @@ macro_rules! codes {
         /// A stable diagnostic code with its short kebab-case name.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Code {
-            $($variant,)*
+            $(#[doc = concat!("`", $code, "` (", $name, ")")] $variant,)*
         }
 
         impl Code {

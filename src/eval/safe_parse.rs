@@ -22,7 +22,9 @@ pub const STRAY_KEY_WARNING: &str = "safeParse: input looks like a JSON array fo
 /// phase (the stray-key anti-pattern warning of stage 4).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
+    /// The JSON value recovered from the text, if any.
     pub value: Option<Value>,
+    /// The stray-key warning, when the value was found beside the anti-pattern.
     pub warning: Option<&'static str>,
 }
 

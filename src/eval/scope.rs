@@ -107,7 +107,9 @@ fn member<'v>(map: &'v Map, key: &str) -> Option<&'v Value> {
 /// Status of an upstream step as templates see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StepStatus {
+    /// Completed: its output and JSON are visible.
     Done,
+    /// Failed: its output reads as the failure sentinel, its JSON as missing.
     Failed,
     /// Skipped, pending or running: invisible to templates.
     Hidden,
@@ -116,6 +118,7 @@ pub enum StepStatus {
 /// One upstream step's record as seen by templates.
 #[derive(Debug)]
 pub struct StepState {
+    /// How the step ended, as templates see it.
     pub status: StepStatus,
     output: Value,
     stored_json: Option<Value>,
@@ -124,6 +127,7 @@ pub struct StepState {
 }
 
 impl StepState {
+    /// A step's state from its status, output text and stored JSON (`null` counts as none).
     pub fn new(status: StepStatus, output: String, json: Option<Value>) -> StepState {
         let output = match status {
             StepStatus::Failed => Value::from(FAILED_SENTINEL),
@@ -137,6 +141,7 @@ impl StepState {
         }
     }
 
+    /// A completed step with `output` and no stored JSON.
     pub fn done(output: impl Into<String>) -> StepState {
         StepState::new(StepStatus::Done, output.into(), None)
     }
@@ -177,11 +182,17 @@ impl StepState {
 /// A plain [`Scope`] built from data: the eval context of `tfc eval` and of tests.
 #[derive(Debug, Default)]
 pub struct Bindings {
+    /// The invocation arguments (`args.…`).
     pub args: Option<Value>,
+    /// The upstream steps by id (`steps.ID.…`).
     pub steps: IndexMap<String, StepState, foldhash::fast::RandomState>,
+    /// `previous.output`.
     pub previous: Option<Value>,
+    /// The phases `previous.output` was built from (its read phases).
     pub previous_phases: Vec<String>,
+    /// Phase-local names: `item` (or a map's `as` name), `loop`, ….
     pub locals: Map,
+    /// `{reflexion}`, inside a loop with `reflexion` on.
     pub reflexion: Option<Value>,
 }
 

@@ -7,18 +7,24 @@ use crate::value::{Map, Value};
 /// A JSON value and the span of its text in the file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
+    /// The value's text in the file.
     pub span: Span,
+    /// The value.
     pub kind: Kind,
 }
 
 /// What a [`Node`] is.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Kind {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool(bool),
     /// The nearest double; out-of-range literals (`1e400`) are ±∞.
     Number(f64),
+    /// A string, with its map back to the file.
     String(Str),
+    /// Elements in file order.
     Array(Vec<Node>),
     /// Members in file order; duplicate keys are kept (and reported as E0002).
     Object(Vec<Member>),
@@ -27,7 +33,9 @@ pub enum Kind {
 /// One `"key": value` pair of an object.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Member {
+    /// The key, with its span.
     pub key: Str,
+    /// The member's value.
     pub value: Node,
 }
 

@@ -9,7 +9,9 @@ use std::sync::OnceLock;
 /// (`0` or `[1-9][0-9]*`), which `dig` uses on arrays.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Seg {
+    /// The segment as written.
     pub key: Box<str>,
+    /// The segment as an array index, when it is a canonical one.
     pub index: Option<u32>,
 }
 
@@ -120,6 +122,7 @@ const OUTPUT: &str = ".output";
 pub struct RefPath {
     /// The path as written, without braces: `steps.scan.json.items`.
     pub text: Box<str>,
+    /// What the path reads (classified from its first segments).
     pub target: Target,
     /// The segments as owned values, built on first request.
     segs: OnceLock<Box<[Seg]>>,
@@ -182,6 +185,7 @@ impl RefPath {
             .get_or_init(|| self.keys().map(Seg::new).collect())
     }
 
+    /// The first segment (`steps`, `args`, `item`, …); empty for an empty path.
     pub fn head(&self) -> &str {
         self.keys().next().unwrap_or("")
     }

@@ -9,6 +9,7 @@ pub fn format_number(x: f64) -> String {
     out
 }
 
+/// Append the JavaScript `String(x)` form of `x` (`1e+21`, `-0` as `0`, `NaN`, `Infinity`).
 pub fn write_number(x: f64, out: &mut String) {
     use std::fmt::Write;
     if x.is_nan() {

@@ -14,7 +14,9 @@ use super::types::{Map, Value};
 /// Why and where (byte offset into the input) parsing failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ParseError {
+    /// The byte offset of the error in the input.
     pub offset: usize,
+    /// What went wrong.
     pub message: &'static str,
 }
 

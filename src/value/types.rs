@@ -10,16 +10,23 @@ pub type Map = IndexMap<String, Value, foldhash::fast::RandomState>;
 /// bounded by memory only and must never be bounded by the call stack (see `deep.rs`).
 #[derive(Default)]
 pub enum Value {
+    /// `null`.
     #[default]
     Null,
+    /// `true` or `false`.
     Bool(bool),
+    /// A double (may be non-finite: `1e400` parses as `+∞`).
     Number(f64),
+    /// A string.
     String(String),
+    /// An array.
     Array(Vec<Value>),
+    /// An object, keys in insertion order.
     Object(Map),
 }
 
 impl Value {
+    /// The string, if this is one.
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::String(s) => Some(s),
@@ -27,6 +34,7 @@ impl Value {
         }
     }
 
+    /// The elements, if this is an array.
     pub fn as_array(&self) -> Option<&Vec<Value>> {
         match self {
             Value::Array(a) => Some(a),
@@ -34,6 +42,7 @@ impl Value {
         }
     }
 
+    /// The members, if this is an object.
     pub fn as_object(&self) -> Option<&Map> {
         match self {
             Value::Object(o) => Some(o),

@@ -81,7 +81,9 @@ impl ErrorKind {
 /// `unexpected end` an empty span at the end of the input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConditionError {
+    /// What is wrong (`unexpected end`, `missing )`, …).
     pub message: String,
+    /// Where, relative to the condition text (see above).
     pub span: Span,
 }
 

@@ -54,26 +54,37 @@ pub enum Token {
     #[token("\"", lex_string)]
     #[token("'", lex_string)]
     Str,
+    /// `&&`
     #[token("&&")]
     AndAnd,
+    /// `||`
     #[token("||")]
     OrOr,
+    /// `==`
     #[token("==")]
     EqEq,
+    /// `!=`
     #[token("!=")]
     NotEq,
+    /// `>=`
     #[token(">=")]
     GtEq,
+    /// `<=`
     #[token("<=")]
     LtEq,
+    /// `>`
     #[token(">")]
     Gt,
+    /// `<`
     #[token("<")]
     Lt,
+    /// `!`
     #[token("!")]
     Bang,
+    /// `(`
     #[token("(")]
     LParen,
+    /// `)`
     #[token(")")]
     RParen,
     /// `-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`

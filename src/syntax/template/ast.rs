@@ -7,6 +7,7 @@ use super::token::Token;
 use crate::source::Span;
 use crate::syntax::RefPath;
 
+/// One piece of a template.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Piece {
     /// Literal text; adjacent text (including lone braces) is merged into one piece.
@@ -18,6 +19,7 @@ pub enum Piece {
 /// A parsed template. Parsing never fails: text that is not a placeholder is literal.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TemplateAst {
+    /// Text and placeholders in order; together their spans cover the template.
     pub pieces: Vec<Piece>,
 }
 
