@@ -59,7 +59,6 @@
 //! ```
 
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod agent;
 pub mod check;

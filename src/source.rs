@@ -22,7 +22,7 @@ impl Span {
     }
 
     /// Span from `usize` offsets (sources are limited to 4 GiB).
-    pub fn from_range(range: std::ops::Range<usize>) -> Span {
+    pub(crate) fn from_range(range: std::ops::Range<usize>) -> Span {
         Span::new(range.start as u32, range.end as u32)
     }
 
@@ -103,7 +103,7 @@ impl Source {
     }
 
     /// 1-based line and column (in chars) of a byte offset.
-    pub fn line_col(&self, offset: u32) -> (u32, u32) {
+    pub(crate) fn line_col(&self, offset: u32) -> (u32, u32) {
         let offset = offset.min(self.text.len() as u32);
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line] as usize;
@@ -116,13 +116,13 @@ impl Source {
     }
 
     /// The 0-based line a byte offset is on (offsets past the end: the last line).
-    pub fn line_index(&self, offset: usize) -> usize {
+    pub(crate) fn line_index(&self, offset: usize) -> usize {
         let offset = offset.min(self.text.len()) as u32;
         self.line_starts.partition_point(|&s| s <= offset) - 1
     }
 
     /// The byte range of 0-based line `line`, its `\n` included (clamped to the last line).
-    pub fn line_range(&self, line: usize) -> std::ops::Range<usize> {
+    pub(crate) fn line_range(&self, line: usize) -> std::ops::Range<usize> {
         let line = line.min(self.line_starts.len() - 1);
         let start = self.line_starts[line] as usize;
         let end = self

@@ -111,7 +111,7 @@ pub struct Program {
 
 impl Program {
     /// Every placeholder occurrence with its span, in source order.
-    pub fn ref_sites(&self) -> impl Iterator<Item = (Span, &RefPath)> {
+    pub(crate) fn ref_sites(&self) -> impl Iterator<Item = (Span, &RefPath)> {
         self.ops
             .iter()
             .zip(&self.spans)
@@ -121,8 +121,9 @@ impl Program {
             })
     }
 
-    /// A listing of the program, one op per line, for tests and debugging.
-    pub fn disassemble(&self) -> String {
+    /// A listing of the program, one op per line, for tests.
+    #[cfg(test)]
+    pub(crate) fn disassemble(&self) -> String {
         use std::fmt::Write;
         let mut out = String::new();
         for (i, op) in self.ops.iter().enumerate() {
@@ -170,7 +171,7 @@ pub fn compile(cond: Cond) -> Program {
 
 /// [`compile`], with room for `ops_hint` ops reserved up front (about one per token: one per
 /// operand, comparison, `!`, `&&` and `||`, none per parenthesis, a `truthy` per chain).
-pub fn compile_with_capacity(mut cond: Cond, ops_hint: usize) -> Program {
+pub(crate) fn compile_with_capacity(mut cond: Cond, ops_hint: usize) -> Program {
     let mut c = Compiler {
         ops: Vec::with_capacity(ops_hint),
         spans: Vec::with_capacity(ops_hint),

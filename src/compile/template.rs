@@ -174,7 +174,7 @@ impl Template {
     }
 
     /// [`Template::compile`] consuming the AST: its paths move into the template.
-    pub fn compile_owned(src: &str, ast: TemplateAst) -> Template {
+    pub(crate) fn compile_owned(src: &str, ast: TemplateAst) -> Template {
         let mut b = Builder::new(src);
         for piece in ast.pieces {
             match piece {
@@ -201,7 +201,7 @@ impl Template {
     }
 
     /// Does the template hold at least one placeholder?
-    pub fn has_placeholders(&self) -> bool {
+    pub(crate) fn has_placeholders(&self) -> bool {
         !self.refs.is_empty()
     }
 

@@ -7,7 +7,7 @@ mod suggest;
 
 pub use allow::{NotAllowable, allowable};
 pub use codes::Code;
-pub use suggest::{did_you_mean, edit_distance};
+pub(crate) use suggest::did_you_mean;
 
 use crate::source::Span;
 
@@ -86,7 +86,7 @@ impl Diagnostic {
     }
 
     /// Set the primary label's text (the message is used without one).
-    pub fn with_label(mut self, text: impl Into<String>) -> Diagnostic {
+    pub(crate) fn with_label(mut self, text: impl Into<String>) -> Diagnostic {
         self.label = Some(text.into());
         self
     }

@@ -16,7 +16,7 @@ use crate::value::{Value, find_byte, parse_json};
 use crate::value::{is_js_whitespace, js_trim};
 
 /// The stage-4 warning, byte-exact (SPEC §5.1).
-pub const STRAY_KEY_WARNING: &str = "safeParse: input looks like a JSON array followed by a stray top-level key (pattern: [{...}], \"key\": ...). This is not valid JSON. Hint: put extra data as array members (e.g. {\"id\":\"D-001\",\"status\":\"deferred\",...}) or split into a separate phase.";
+pub(crate) const STRAY_KEY_WARNING: &str = "safeParse: input looks like a JSON array followed by a stray top-level key (pattern: [{...}], \"key\": ...). This is not valid JSON. Hint: put extra data as array members (e.g. {\"id\":\"D-001\",\"status\":\"deferred\",...}) or split into a separate phase.";
 
 /// The result of [`safe_parse`]: the value found, if any, and a diagnostic for the consuming
 /// phase (the stray-key anti-pattern warning of stage 4).

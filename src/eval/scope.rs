@@ -12,7 +12,7 @@ use crate::syntax::{RefPath, Target};
 use crate::value::{Map, Value};
 
 /// The text every downstream template sees in place of a failed phase's output.
-pub const FAILED_SENTINEL: &str = "[previous phase failed]";
+pub(crate) const FAILED_SENTINEL: &str = "[previous phase failed]";
 
 /// What a phase can read. Implementations are plain getters; the rules live in [`resolve`].
 pub trait Scope {
@@ -164,7 +164,7 @@ impl StepState {
 
     /// The safeParse warning of this step's output, once `json()` has parsed it (the stray-key
     /// anti-pattern); the phase that read it records the warning.
-    pub fn json_warning(&self) -> Option<&'static str> {
+    pub(crate) fn json_warning(&self) -> Option<&'static str> {
         self.parsed.get().and_then(|(_, w)| *w)
     }
 

@@ -18,9 +18,10 @@ mod parse;
 pub(crate) mod strategies;
 mod types;
 
-pub use js::{is_js_whitespace, js_trim, js_trim_end};
+pub(crate) use js::{is_js_whitespace, js_trim, js_trim_end};
 pub use json::{READABLE_DEPTH, write_compact, write_pretty, write_readable};
-pub use number::{format_number, js_number_value, write_number};
+pub use number::write_number;
+pub(crate) use number::{format_number, js_number_value};
 pub use parse::{ParseError, parse_json};
 pub use types::{Map, Value};
 

@@ -8,5 +8,5 @@ pub mod parser;
 pub mod token;
 
 pub use ast::{CmpOp, Cond, Expr, Node, Operand};
-pub(crate) use parser::parse_counting_tokens;
-pub use parser::{ConditionError, ErrorKind, MAX_DEPTH, parse_cond, refs_before_error};
+pub use parser::{ConditionError, ErrorKind, MAX_DEPTH, parse_cond};
+pub(crate) use parser::{parse_counting_tokens, refs_before_error};

@@ -137,7 +137,7 @@ fn ref_path(lexeme: &str) -> RefPath {
 /// (repeats included): the operands read before the parse failed. A `when` that fails to
 /// parse still reports them as reads, as the seeds' implementation does, which resolves each
 /// operand as it reads it.
-pub fn refs_before_error(src: &str, error: &ConditionError) -> Vec<RefPath> {
+pub(crate) fn refs_before_error(src: &str, error: &ConditionError) -> Vec<RefPath> {
     let (tokens, _) = tokenize(src);
     tokens
         .iter()

@@ -128,24 +128,6 @@ impl Token {
             Token::Bareword => "bareword",
         }
     }
-
-    /// Is this one of the operator tokens (`&& || == != >= <= > < ! ( )`)?
-    pub fn is_operator(self) -> bool {
-        matches!(
-            self,
-            Token::AndAnd
-                | Token::OrOr
-                | Token::EqEq
-                | Token::NotEq
-                | Token::GtEq
-                | Token::LtEq
-                | Token::Gt
-                | Token::Lt
-                | Token::Bang
-                | Token::LParen
-                | Token::RParen
-        )
-    }
 }
 
 impl fmt::Display for Token {
@@ -216,7 +198,7 @@ fn lex_string(lex: &mut Lexer<'_, Token>) -> Result<(), LexError> {
 }
 
 /// The value of a STRING lexeme (quotes included): `\X` ⇒ `X` for any X.
-pub fn unescape(lexeme: &str) -> String {
+pub(crate) fn unescape(lexeme: &str) -> String {
     let inner = lexeme.get(1..lexeme.len().saturating_sub(1)).unwrap_or("");
     let mut out = String::with_capacity(inner.len());
     let mut escaped = false;
