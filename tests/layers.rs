@@ -438,13 +438,12 @@ fn stages_point_one_way() {
             _ => {
                 let _ = writeln!(
                     bad,
-                    "{}:{}: `{}` ({}) uses `{}` ({})",
+                    "{}:{}: stage `{}` uses `{}` (in `{}`)",
                     from.path,
                     e.line,
                     STAGES[s],
-                    from.path,
                     e.text,
-                    to.module.first().map_or("crate root", String::as_str)
+                    to.module.first().map_or("the crate root", String::as_str)
                 );
             }
         }
