@@ -33,6 +33,7 @@ pub struct TemplateRef {
 pub struct Template {
     /// The template text.
     pub(crate) src: Box<str>,
+    /// The ops, run in order by a render.
     pub(crate) ops: Vec<Op>,
     /// Every placeholder occurrence, in order.
     pub(crate) refs: Vec<TemplateRef>,

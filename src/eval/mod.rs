@@ -5,13 +5,13 @@
 pub mod coerce;
 pub mod condition;
 pub mod context;
+mod render;
 pub mod safe_parse;
 pub mod scope;
-mod template;
 mod text;
 
 pub use coerce::coerce_array;
 pub use condition::{Outcome, eval_gate_entry, eval_until, eval_when};
+pub use render::{Oversize, Rendered};
 pub use scope::{Bindings, Scope, StepState, StepStatus, resolve};
-pub use template::{Oversize, Rendered};
 pub use text::{truthy, write_text};
