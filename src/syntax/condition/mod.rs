@@ -5,7 +5,7 @@
 
 pub mod ast;
 pub mod parser;
-pub mod token;
+pub(crate) mod token;
 
 pub use ast::{CmpOp, Cond, Expr, Node, Operand};
 pub use parser::{ConditionError, ErrorKind, MAX_DEPTH, parse_cond};

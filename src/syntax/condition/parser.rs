@@ -9,7 +9,7 @@
 //!
 //! Every `(` and `!` counts one nesting level and more than [`MAX_DEPTH`] is `nesting too
 //! deep`. The parser itself never recurses: the productions waiting for an operand are kept on
-//! an explicit stack of [`Frame`]s (a `(` pushes frames instead of calling `parse_or_expr`
+//! an explicit stack of `Frame`s (a `(` pushes frames instead of calling `parse_or_expr`
 //! again), so no input can overflow the native stack.
 
 use std::fmt;
