@@ -14,8 +14,8 @@ use tempfile::NamedTempFile;
 
 use super::env::{self, EnvPolicy, EnvVars};
 use super::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason};
-use crate::eval::{js_trim, js_trim_end};
 use crate::process::{self, End, Keep, ProcessResult, ProcessSpec, StdoutMode};
+use crate::value::{js_trim, js_trim_end};
 
 /// A configured command run once per call.
 #[derive(Clone)]

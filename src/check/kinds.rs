@@ -375,7 +375,7 @@ fn required(p: &Phase, out: &mut Vec<Diagnostic>) {
 
 /// Empty once JS-trimmed.
 fn is_blank(text: &str) -> bool {
-    crate::eval::js_trim(text).is_empty()
+    crate::value::js_trim(text).is_empty()
 }
 
 /// E0302: fields that are errors off their types.
@@ -635,7 +635,7 @@ fn script(p: &Phase, out: &mut Vec<Diagnostic>) {
         Some(Run::Argv(argv)) => return shell_argv(p, argv, out),
         None => return,
     };
-    let template = crate::syntax::template::Template::parse(&src.value);
+    let template = crate::compile::Template::parse(&src.value);
     for r in template.refs() {
         let at = r.span.range();
         let text = &src.value[at.clone()];
@@ -1049,7 +1049,7 @@ fn cwd(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
     );
     for b in &p.branches {
         let Some(c) = &b.cwd else { continue };
-        let dynamic = crate::syntax::template::Template::parse(&c.value).has_placeholders()
+        let dynamic = crate::compile::Template::parse(&c.value).has_placeholders()
             || matches!(c.value.as_str(), "temp" | "dedicated" | "worktree");
         if dynamic {
             bad(

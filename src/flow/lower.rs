@@ -144,7 +144,7 @@ impl Lowerer {
             .map(str::to_owned)
             .or_else(|| shorthand.map(|s| shorthand::name(s).to_owned()));
         flow.name = match &flow.name_field {
-            Some(f) if shorthand.is_some() => crate::eval::js_trim(&f.value).to_owned(),
+            Some(f) if shorthand.is_some() => crate::value::js_trim(&f.value).to_owned(),
             Some(f) => f.value.clone(),
             None => name_default.unwrap_or_else(|| "flow".to_owned()),
         };
@@ -1260,7 +1260,7 @@ impl Lowerer {
             "dedicated" => Cwd::Dedicated,
             "worktree" => Cwd::Worktree,
             _ => {
-                let template = crate::syntax::template::Template::parse(v);
+                let template = crate::compile::Template::parse(v);
                 if let Some(fixed) = spaced_placeholder(v).filter(|_| !template.has_placeholders())
                 {
                     // `{ args.dir }` is no placeholder (SPEC §4.2): it would be used as a
@@ -1561,7 +1561,7 @@ impl Lowerer {
         let mut ok = true;
         let target = match f.get("target").map(|t| (t, &t.value.kind)) {
             Some((_, Kind::String(s)))
-                if crate::syntax::template::Template::parse(&s.value).has_placeholders() =>
+                if crate::compile::Template::parse(&s.value).has_placeholders() =>
             {
                 Some(Text::new(s.clone()))
             }
@@ -2165,21 +2165,21 @@ fn agent_name_suggestion(name: &str) -> String {
 /// Classify one gate `eval` entry.
 fn eval_entry(src: Str) -> EvalEntry {
     let text = src.value.as_str();
-    let kind = if crate::eval::js_trim(text).is_empty() {
+    let kind = if crate::value::js_trim(text).is_empty() {
         EvalKind::Empty
     } else if let Some(at) = text.find(" contains ").filter(|&i| i > 0) {
         let lhs_raw = &text[..at];
         let lead = lhs_raw.len()
             - lhs_raw
-                .trim_start_matches(crate::eval::is_js_whitespace)
+                .trim_start_matches(crate::value::is_js_whitespace)
                 .len();
-        let lhs = crate::eval::js_trim(lhs_raw);
+        let lhs = crate::value::js_trim(lhs_raw);
         EvalKind::Contains {
-            lhs: crate::syntax::template::Template::parse(lhs),
+            lhs: crate::compile::Template::parse(lhs),
             lhs_start: lead,
         }
     } else {
-        EvalKind::Condition(crate::syntax::condition::Condition::parse(text))
+        EvalKind::Condition(crate::compile::Condition::parse(text))
     };
     EvalEntry { src, kind }
 }

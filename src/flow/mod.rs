@@ -25,10 +25,11 @@ use std::borrow::Cow;
 
 use indexmap::IndexMap;
 
+use crate::compile::Condition;
+use crate::compile::Template;
 use crate::json::Str;
 use crate::source::Span;
-use crate::syntax::condition::{Condition, ConditionError};
-use crate::syntax::template::Template;
+use crate::syntax::condition::ConditionError;
 use crate::value::Value;
 
 /// A value with the span of its key and of the value itself.

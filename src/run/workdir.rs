@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 
 use super::ctx::Shared;
 use super::store::sanitize;
-use crate::eval::js_trim;
 use crate::flow::{Cwd, Phase, PhaseType};
 use crate::value::Value;
+use crate::value::js_trim;
 
 /// A prepared working directory; a temporary one is removed when this is dropped.
 #[derive(Debug)]

@@ -47,8 +47,8 @@ use tempfile::NamedTempFile;
 use super::command::{check_cwd, spawn_failure, stopped, work_dir};
 use super::env::{self, EnvPolicy, EnvVars};
 use super::{Agent, Cancel, Outcome, Request, StopReason, Usage};
-use crate::eval::js_trim;
 use crate::process::{self, End, Keep, LineFlow, ProcessSpec, StdoutMode};
+use crate::value::js_trim;
 
 /// Argv prompts longer than this fail at once (SPEC §9.5; Linux caps one argv string at 128 KiB).
 pub(crate) const MAX_ARGV_PROMPT: usize = 120 * 1024;

@@ -6,8 +6,9 @@ use super::super::exec::Exec;
 use super::super::record::LoopInfo;
 use super::super::scope::Layered;
 use crate::agent::Purpose;
-use crate::eval::{StepState, eval_until, js_trim};
+use crate::eval::{StepState, eval_until};
 use crate::flow::OutputMode;
+use crate::value::js_trim;
 use crate::value::{Map, Value};
 
 pub const FIRST_ITERATION: &str = "_(first iteration — no prior feedback yet)_";
@@ -210,7 +211,7 @@ pub async fn run(ex: &mut Exec<'_>) {
 /// Collapse whitespace runs, JS-trim, and cut to `max` chars (`max − 1` + `…`).
 fn squeeze(text: &str, max: usize) -> String {
     let collapsed = text
-        .split(crate::eval::is_js_whitespace)
+        .split(crate::value::is_js_whitespace)
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
         .join(" ");

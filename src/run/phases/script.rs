@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use super::super::exec::Exec;
 use crate::agent::env;
-use crate::eval::{js_trim, js_trim_end};
 use crate::flow::Run;
 use crate::process::{End, Keep, ProcessSpec, StdoutMode, run_process};
 use crate::value::{Map, Value};
+use crate::value::{js_trim, js_trim_end};
 
 const STDOUT_CAP: usize = 1_048_576;
 const STDERR_CAP: usize = 500;
