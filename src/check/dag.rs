@@ -307,8 +307,8 @@ pub fn gate_sole_path(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
     let mut cur = idom[fin];
     while cur != ROOT {
         let g = &flow.phases[cur];
-        if matches!(g.ty, PhaseType::Gate | PhaseType::Approval) {
-            let what = format!("{} '{}'", g.ty.as_str(), g.id);
+        if matches!(g.ty(), PhaseType::Gate | PhaseType::Approval) {
+            let what = format!("{} '{}'", g.ty().as_str(), g.id);
             if g.optional {
                 out.push(
                     Diagnostic::new(

@@ -38,7 +38,7 @@ pub fn dynamic_limits(flow: &Flow, depth: usize) -> Vec<Diagnostic> {
     for p in &flow.phases {
         let forbidden = if !p.context.is_empty() {
             Some("context")
-        } else if p.ty == PhaseType::Script {
+        } else if p.ty() == PhaseType::Script {
             Some("script")
         } else if p
             .cwd
@@ -46,13 +46,13 @@ pub fn dynamic_limits(flow: &Flow, depth: usize) -> Vec<Diagnostic> {
             .is_some_and(|c| !matches!(c.value, Cwd::Path(ref s) if s.is_empty()))
         {
             Some("cwd")
-        } else if p.score.as_ref().is_some_and(|s| {
+        } else if p.gate_fields().score.as_ref().is_some_and(|s| {
             s.scorers
                 .iter()
                 .any(|sc| matches!(sc.kind, ScorerKind::Regex { .. }))
         }) {
             Some("regex")
-        } else if p.score.as_ref().is_some_and(|s| {
+        } else if p.gate_fields().score.as_ref().is_some_and(|s| {
             s.scorers
                 .iter()
                 .any(|sc| matches!(sc.kind, ScorerKind::CodeCompiles { .. }))
@@ -73,7 +73,7 @@ pub fn dynamic_limits(flow: &Flow, depth: usize) -> Vec<Diagnostic> {
                 .phase(&p.id),
             );
         }
-        if let Some(Def::Inline(child)) = p.def.as_ref().map(|d| &d.value) {
+        if let Some(Def::Inline(child)) = p.def().map(|d| &d.value) {
             if depth + 1 > MAX_DYNAMIC_NESTING {
                 out.push(Diagnostic::new(
                     Code::DynamicNesting,

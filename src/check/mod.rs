@@ -14,9 +14,9 @@ mod proptests;
 mod refs;
 mod types;
 
+pub use crate::flow::kinds::tree_calls;
 pub use dynamic::{MAX_DYNAMIC_NESTING, dynamic_limits};
 pub use graph::{Graph, ancestors};
-pub use kinds::tree_calls;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -167,16 +167,16 @@ fn subflows(
         allow: opts.allow.clone(),
     };
     for p in &flow.phases {
-        if let Some(def) = &p.def
+        if let Some(def) = p.def()
             && let Def::Inline(child) = &def.value
         {
             // Part of this file: its problems are reported in place.
             check_into(child, &child_opts, chain, true, out);
         }
-        let (Some(name), Some(loader)) = (&p.use_flow, opts.loader) else {
+        let (Some(name), Some(loader)) = (&p.flow_fields().use_flow, opts.loader) else {
             continue;
         };
-        if p.def.is_some() || p.invalid.contains(&"def") {
+        if p.def().is_some() || p.invalid.contains(&"def") {
             // E0303 already: which of the two was meant is unknown.
             continue;
         }

@@ -1,6 +1,7 @@
 //! The shorthand forms (SPEC §2.3): `chain`, `tasks` and `task` documents desugar to phases.
 
 use super::fields::ObjectKind;
+use super::kinds::Parallel;
 use super::lower::{Lowerer, invalid_agent, valid_agent_name};
 use super::*;
 use crate::diag::{Code, Diagnostic};
@@ -103,6 +104,7 @@ pub(super) fn desugar(l: &mut Lowerer, kind: Shorthand, f: &Fields<'_>) -> (bool
         Shorthand::Tasks => {
             let span = f.get("tasks").map_or_else(Span::default, |m| m.value.span);
             let mut p = Phase::new("parallel".into(), span, span, PhaseType::Parallel);
+            let mut branches = Vec::new();
             p.context = top_context;
             let mut limit = top_limit;
             let steps = steps(l, f, "tasks");
@@ -113,7 +115,7 @@ pub(super) fn desugar(l: &mut Lowerer, kind: Shorthand, f: &Fields<'_>) -> (bool
                     (Some(a), Some(b)) => Some(a.max(b)),
                     (a, b) => a.or(b),
                 };
-                p.branches.push(Branch {
+                branches.push(Branch {
                     task: step.task,
                     agent: step.agent.or_else(|| top_agent.clone()),
                     cwd: step
@@ -122,6 +124,7 @@ pub(super) fn desugar(l: &mut Lowerer, kind: Shorthand, f: &Fields<'_>) -> (bool
                     span: step.span,
                 });
             }
+            p.kind = PhaseKind::Parallel(Parallel { branches });
             if let Some(lim) = limit {
                 p.context_limit = lim;
             }

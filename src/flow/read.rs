@@ -1,0 +1,378 @@
+//! The value readers of lowering: closed field sets (unknown keys with a did-you-mean), and
+//! typed reads of strings, numbers, booleans, words and string lists, each reporting a wrong
+//! type or value with help on how to write it.
+
+use std::hash::BuildHasher;
+
+use super::enums::Words;
+use super::fields::{ObjectKind, field_name, fields_of};
+use super::lower::{Fields, Lowerer};
+use super::{Field, Text};
+use crate::diag::{Code, Diagnostic, did_you_mean};
+use crate::json::{Kind, Member, Node, Str};
+use crate::value::format_number;
+
+impl Lowerer {
+    /// Check an object's keys against its closed field set; return the known members by name.
+    /// `misplaced` marks known keys that are not allowed in this context.
+    pub(super) fn fields<'a>(
+        &mut self,
+        members: &'a [Member],
+        kind: ObjectKind,
+        misplaced: impl Fn(&str) -> bool,
+    ) -> Fields<'a> {
+        self.fields_at(members, kind, misplaced, kind.describe())
+    }
+
+    /// [`Lowerer::fields`], naming the object `at` in messages (`expect.properties.a`).
+    pub(super) fn fields_at<'a>(
+        &mut self,
+        members: &'a [Member],
+        kind: ObjectKind,
+        misplaced: impl Fn(&str) -> bool,
+        at: &str,
+    ) -> Fields<'a> {
+        let mut out = Fields::default();
+        for m in members {
+            let key = m.key.value.as_str();
+            match field_name(kind, key) {
+                Some(name) if !misplaced(key) => {
+                    out.entry(name).or_insert(m);
+                }
+                Some(_) => self.push(
+                    Diagnostic::new(Code::UnknownField, format!("unknown field '{key}' in {at}"))
+                        .at(m.key.span)
+                        .with_label("only for chain/tasks/task documents")
+                        .help(format!("'{key}' belongs to the shorthand forms (chain/tasks/task), which a flow with 'phases' cannot use; move it into the phases")),
+                ),
+                None => self.unknown_field(m, kind, at),
+            }
+        }
+        out
+    }
+
+    pub(super) fn unknown_field(&mut self, m: &Member, kind: ObjectKind, at: &str) {
+        let key = m.key.value.as_str();
+        let names = fields_of(kind).iter().map(|f| f.name);
+        let help = match did_you_mean(key, names) {
+            Some(s) => format!("did you mean '{s}'?"),
+            None => format!(
+                "{} accepts: {}",
+                kind.describe(),
+                fields_of(kind)
+                    .iter()
+                    .map(|f| f.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let (code, message) = if kind == ObjectKind::Expect {
+            (
+                Code::InvalidContract,
+                format!(
+                    "{at}.{key}: unknown contract keyword (supported: type, properties, required, items, enum)"
+                ),
+            )
+        } else {
+            (Code::UnknownField, format!("unknown field '{key}' in {at}"))
+        };
+        self.push(
+            Diagnostic::new(code, message)
+                .at(m.key.span)
+                .with_label("unknown field")
+                .help(help),
+        );
+    }
+
+    /// The members of an object node, or an E0004 naming `what`.
+    pub(super) fn object_members<'a>(&mut self, m: &'a Member, what: &str) -> Option<&'a [Member]> {
+        match &m.value.kind {
+            Kind::Object(members) => Some(members),
+            _ => {
+                self.wrong_type(m, what);
+                None
+            }
+        }
+    }
+
+    pub(super) fn wrong_type(&mut self, m: &Member, expected: &str) {
+        let key = &m.key.value;
+        self.push(
+            Diagnostic::new(
+                Code::WrongType,
+                format!("'{key}' must be {expected}, found {}", m.value.type_name()),
+            )
+            .at(m.value.span)
+            .with_label(format!("expected {expected}"))
+            .help(type_help(key, expected, &m.value)),
+        );
+    }
+
+    pub(super) fn invalid_value(&mut self, m: &Member, allowed: &str) {
+        let shown = match &m.value.kind {
+            Kind::String(s) => format!("'{}'", s.value),
+            Kind::Number(n) => format_number(*n),
+            _ => m.value.type_name().to_owned(),
+        };
+        self.push(
+            Diagnostic::new(
+                Code::InvalidValue,
+                format!(
+                    "invalid value {shown} for '{}': expected {allowed}",
+                    m.key.value
+                ),
+            )
+            .at(m.value.span)
+            .with_label(format!("expected {allowed}"))
+            .help(format!("change '{}' to {allowed}", m.key.value)),
+        );
+    }
+
+    pub(super) fn string<S: BuildHasher>(
+        &mut self,
+        f: &Fields<'_, S>,
+        name: &str,
+    ) -> Option<Field<String>> {
+        let m = f.get(name)?;
+        match &m.value.kind {
+            Kind::String(s) => Some(Field::new(s.value.clone(), m.key.span, m.value.span)),
+            _ => {
+                self.wrong_type(m, "a string");
+                None
+            }
+        }
+    }
+
+    pub(super) fn str_node<'a, S: BuildHasher>(
+        &mut self,
+        f: &Fields<'a, S>,
+        name: &str,
+    ) -> Option<(&'a Member, &'a Str)> {
+        let m = *f.get(name)?;
+        match &m.value.kind {
+            Kind::String(s) => Some((m, s)),
+            _ => {
+                self.wrong_type(m, "a string");
+                None
+            }
+        }
+    }
+
+    pub(super) fn text<S: BuildHasher>(&mut self, f: &Fields<'_, S>, name: &str) -> Option<Text> {
+        self.str_node(f, name).map(|(_, s)| Text::new(s.clone()))
+    }
+
+    pub(super) fn boolean<S: BuildHasher>(
+        &mut self,
+        f: &Fields<'_, S>,
+        name: &str,
+    ) -> Option<bool> {
+        let m = f.get(name)?;
+        match m.value.kind {
+            Kind::Bool(b) => Some(b),
+            _ => {
+                self.wrong_type(m, "true or false");
+                None
+            }
+        }
+    }
+
+    pub(super) fn number<S: BuildHasher>(
+        &mut self,
+        f: &Fields<'_, S>,
+        name: &str,
+    ) -> Option<Field<f64>> {
+        let m = f.get(name)?;
+        match m.value.kind {
+            Kind::Number(n) => Some(Field::new(n, m.key.span, m.value.span)),
+            _ => {
+                self.wrong_type(m, "a number");
+                None
+            }
+        }
+    }
+
+    /// A number that must lie in `lo..=hi` (E0005 otherwise).
+    pub(super) fn ranged<S: BuildHasher>(
+        &mut self,
+        f: &Fields<'_, S>,
+        name: &str,
+        lo: f64,
+        hi: f64,
+    ) -> Option<f64> {
+        let n = self.number(f, name)?;
+        if n.value >= lo && n.value <= hi {
+            Some(n.value)
+        } else {
+            let m = f[name];
+            self.invalid_value(
+                m,
+                &format!(
+                    "a number from {} to {}",
+                    format_number(lo),
+                    format_number(hi)
+                ),
+            );
+            None
+        }
+    }
+
+    /// One of the words of `W` (E0004 for a non-string, E0005 with a did-you-mean otherwise).
+    pub(super) fn word<W: Words, S: BuildHasher>(
+        &mut self,
+        f: &Fields<'_, S>,
+        name: &str,
+    ) -> Option<W> {
+        let m = f.get(name)?;
+        let Kind::String(s) = &m.value.kind else {
+            self.wrong_type(m, "a string");
+            return None;
+        };
+        if let Some(v) = W::parse(&s.value) {
+            return Some(v);
+        }
+        self.invalid_value(m, &format!("one of {}", W::NAMES.join(", ")));
+        if let Some(s) = did_you_mean(&s.value, W::NAMES.iter().copied())
+            && let Some(d) = self.diags.last_mut()
+        {
+            d.help = Some(format!("did you mean '{s}'?"));
+        }
+        None
+    }
+
+    /// An array of strings; other elements are E0004 each.
+    pub(super) fn strings<S: BuildHasher>(
+        &mut self,
+        f: &Fields<'_, S>,
+        name: &str,
+    ) -> Option<Vec<Field<String>>> {
+        let key = f.get(name)?.key.span;
+        let (items, all_strings) = self.string_items(f, name)?;
+        all_strings.then(|| {
+            items
+                .into_iter()
+                .map(|s| Field::new(s.value.clone(), key, s.span))
+                .collect()
+        })
+    }
+
+    /// The string elements of an array field; other elements are E0004 each.
+    pub(super) fn str_nodes<'a, S: BuildHasher>(
+        &mut self,
+        f: &Fields<'a, S>,
+        name: &str,
+    ) -> Option<Vec<&'a Str>> {
+        self.string_items(f, name).map(|(items, _)| items)
+    }
+
+    /// The string elements of an array field and whether every element was one (each other
+    /// element is an E0004); `None` when the field is absent or not an array.
+    pub(super) fn string_items<'a, S: BuildHasher>(
+        &mut self,
+        f: &Fields<'a, S>,
+        name: &str,
+    ) -> Option<(Vec<&'a Str>, bool)> {
+        let m = f.get(name)?;
+        let Kind::Array(items) = &m.value.kind else {
+            self.wrong_type(m, "an array of strings");
+            return None;
+        };
+        let mut out = Vec::new();
+        let mut all_strings = true;
+        for item in items {
+            match &item.kind {
+                Kind::String(s) => out.push(s),
+                _ => {
+                    all_strings = false;
+                    self.push(
+                        Diagnostic::new(
+                            Code::WrongType,
+                            format!(
+                                "'{}' must contain only strings, found {}",
+                                m.key.value,
+                                item.type_name()
+                            ),
+                        )
+                        .at(item.span)
+                        .with_label("expected a string")
+                        .help(element_help(item)),
+                    );
+                }
+            }
+        }
+        Some((out, all_strings))
+    }
+
+    pub(super) fn idle_timeout<S: BuildHasher>(&mut self, f: &Fields<'_, S>) -> Option<Field<f64>> {
+        let n = self.number(f, "idleTimeout")?;
+        let v = n.value;
+        if v < 0.0 || !v.is_finite() || (v > 0.0 && v < 1000.0) {
+            self.push(
+                Diagnostic::new(
+                    Code::InvalidIdleTimeout,
+                    format!(
+                        "'idleTimeout' must be 0 (off) or at least 1000 ms, found {}",
+                        format_number(v)
+                    ),
+                )
+                .at(n.span)
+                .with_label("expected 0 or >= 1000 ms")
+                .help("use 0 to disable the idle watchdog, or a value >= 1000 (milliseconds)"),
+            );
+            return None;
+        }
+        Some(n)
+    }
+}
+
+/// `a string`, `an array`.
+pub(super) fn a_type_name(node: &Node) -> &'static str {
+    match node.kind {
+        Kind::Null => "null",
+        Kind::Bool(_) => "a boolean",
+        Kind::Number(_) => "a number",
+        Kind::String(_) => "a string",
+        Kind::Array(_) => "an array",
+        Kind::Object(_) => "an object",
+    }
+}
+
+/// How to fix a non-string element of a string list.
+pub(super) fn element_help(item: &Node) -> String {
+    match &item.kind {
+        Kind::Null => "remove the null entry".to_owned(),
+        Kind::Number(n) => format!("quote it: \"{}\"", format_number(*n)),
+        Kind::Bool(b) => format!("quote it: \"{b}\""),
+        _ => "every entry must be a string in double quotes".to_owned(),
+    }
+}
+
+/// How to write `key` with the `expected` type, using what was written when it helps
+/// (`"dependsOn": "scan"` ⇒ `"dependsOn": ["scan"]`).
+pub(super) fn type_help(key: &str, expected: &str, found: &Node) -> String {
+    let found_text = match &found.kind {
+        Kind::String(s) => Some(s.value.as_str()),
+        _ => None,
+    };
+    match expected {
+        "a string" => format!("write the value in double quotes: \"{key}\": \"…\""),
+        "true or false" => match found_text.map(str::trim) {
+            Some(t @ ("true" | "false")) => format!("drop the quotes: \"{key}\": {t}"),
+            _ => format!("write \"{key}\": true or \"{key}\": false (without quotes)"),
+        },
+        "a number" => match found_text.map(|t| (t, t.trim().parse::<f64>())) {
+            Some((t, Ok(_))) => format!("drop the quotes: \"{key}\": {}", t.trim()),
+            _ => format!("write a plain number, e.g. \"{key}\": 3"),
+        },
+        "an array of phases" if matches!(found.kind, Kind::Object(_)) => {
+            "wrap the phase in a list: \"phases\": [{…}]".to_owned()
+        }
+        e if e.starts_with("an array of strings") || e.starts_with("a string or an array") => {
+            match found_text {
+                Some(t) => format!("wrap it in a list: \"{key}\": [\"{t}\"]"),
+                None => format!("write a list of strings: \"{key}\": [\"…\", \"…\"]"),
+            }
+        }
+        _ => format!("change '{key}' to {expected}"),
+    }
+}
