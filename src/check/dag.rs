@@ -2,8 +2,6 @@
 //! dependencies, cycles, multiple finals, disconnected phases, dead ends, and gates that are
 //! the only route to the final phase. Every pass is linear in phases + edges.
 
-use std::collections::HashMap;
-
 use super::graph::{Graph, IdSuggester};
 use crate::diag::{Code, Diagnostic};
 use crate::flow::{Flow, PhaseType};
@@ -18,9 +16,8 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
             .phases
             .iter()
             .all(|p| !p.invalid.contains(&"dependsOn") && !p.invalid.contains(&"from"));
-    let mut first: HashMap<&str, usize> = HashMap::new();
     for (i, p) in flow.phases.iter().enumerate() {
-        if let Some(&j) = first.get(p.id.as_str()) {
+        if let Some(j) = flow.index_of(&p.id).filter(|&j| j != i) {
             reliable = false;
             out.push(
                 Diagnostic::new(
@@ -33,8 +30,6 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
                 .label(flow.phases[j].id_span, "first used here")
                 .help("phase ids must be unique; rename one of them"),
             );
-        } else {
-            first.insert(&p.id, i);
         }
     }
     let mut names = IdSuggester::new(flow);
@@ -52,7 +47,7 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
                         .with_label("depends on itself")
                         .help("remove it: a phase cannot wait for its own output"),
                     );
-                } else if !first.contains_key(dep.value.as_str()) {
+                } else if flow.ids.get(&dep.value).is_none() {
                     reliable = false;
                     let mut d = Diagnostic::new(
                         Code::UnknownDependency,

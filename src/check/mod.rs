@@ -139,7 +139,7 @@ fn check_into(
         dag::cycles(flow, &graph, out);
         if graph.topo.is_some() {
             refs::steps_refs(flow, &graph, &all, out);
-            types::contract_paths(flow, &graph, &all, out);
+            types::contract_paths(flow, &all, out);
             let disconnected = dag::connectivity(flow, &graph, out);
             dag::dead_ends(flow, &graph, &disconnected, out);
             dag::gate_sole_path(flow, &graph, out);

@@ -122,7 +122,7 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
             );
             continue;
         }
-        match graph.ids.get(r) {
+        match flow.index_of(r) {
             None => {
                 let mut d = Diagnostic::new(
                     Code::UnknownReference,
@@ -164,7 +164,7 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
                 );
                 out.push(d);
             }
-            Some(&ri) if ri == u.phase => {
+            Some(ri) if ri == u.phase => {
                 if p.ty() != PhaseType::Loop {
                     out.push(
                         Diagnostic::new(Code::SelfReference, format!("{}: {} references its own output {{{}}}", p.id, u.field, u.path.text))
@@ -175,7 +175,7 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
                     );
                 }
             }
-            Some(&ri) => {
+            Some(ri) => {
                 if p.join != Join::Any {
                     queries.push((ri, u.phase));
                     asked.push(k);
@@ -196,7 +196,7 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
         .iter()
         .map(|&k| {
             let u = &all[k];
-            let r = u.path.step_id().and_then(|r| graph.ids.get(r)).copied();
+            let r = u.path.step_id().and_then(|r| flow.index_of(r));
             (u.phase, r.unwrap_or(u.phase))
         })
         .collect();

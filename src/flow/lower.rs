@@ -3,8 +3,6 @@
 //! field with a problem is left at its default and listed in `Phase::invalid`, so later checks
 //! do not pile follow-on errors on top.
 
-use std::hash::BuildHasher;
-
 use indexmap::IndexMap;
 
 use super::fields::{self, ObjectKind, field_name, fields_of};
@@ -61,11 +59,10 @@ pub fn lower(root: &Node, opts: &LowerOptions) -> Lowered {
     }
 }
 
-pub(super) type Fields<'a, S = foldhash::fast::RandomState> = IndexMap<&'static str, &'a Member, S>;
+pub(crate) use super::read::Fields;
 
-/// A phase's fields: each phase asks for ~50 names, so this map uses a fast hasher (the
-/// helpers below take either map).
-pub(crate) type PhaseFields<'a> = Fields<'a, foldhash::fast::RandomState>;
+/// A phase's fields.
+pub(crate) type PhaseFields<'a> = Fields<'a>;
 
 /// The fields of §2.1; the rest of the flow table belongs to the shorthand forms.
 const SHORTHAND_ONLY: &[&str] = &[
@@ -315,10 +312,7 @@ impl Lowerer {
             );
             return;
         };
-        let f: PhaseFields<'_> = self
-            .fields(members, ObjectKind::Phase, |_| false)
-            .into_iter()
-            .collect();
+        let f: PhaseFields<'_> = self.fields(members, ObjectKind::Phase, |_| false);
         let (id, id_span) = match f.get("id").map(|m| (&m.value.kind, m)) {
             Some((Kind::String(s), m)) if !s.value.is_empty() => (s.value.clone(), m.value.span),
             other => {
@@ -354,7 +348,13 @@ impl Lowerer {
                     )),
             );
         }
-        let mut c = Common::new(id, id_span, node.span);
+        // Filled in place: a phase is large, so it is not built aside and moved in.
+        out.push(Phase {
+            common: Common::new(id, id_span, node.span),
+            kind: PhaseKind::Agent(kinds::Agent),
+        });
+        let Some(p) = out.last_mut() else { return };
+        let c = &mut p.common;
         for (k, m) in &f {
             c.written
                 .insert_value(k, m.key.span, matches!(m.value.kind, Kind::Bool(true)));
@@ -401,12 +401,11 @@ impl Lowerer {
             }
         }
         let before = self.diags.len();
-        self.common_fields(&mut c, ty, &f);
-        let kind = self.kind_fields(&mut c, ty, &f);
+        self.common_fields(c, ty, &f);
+        p.kind = self.kind_fields(&mut p.common, ty, &f);
         for d in &mut self.diags[before..] {
-            d.phase.get_or_insert_with(|| c.id.clone());
+            d.phase.get_or_insert_with(|| p.common.id.clone());
         }
-        out.push(Phase { common: c, kind });
     }
 
     /// The common fields of SPEC §3.1.
@@ -428,9 +427,9 @@ impl Lowerer {
             invalid_if_none!("dependsOn", self.strings(f, "dependsOn")).unwrap_or_default();
         p.from = invalid_if_none!("from", self.strings(f, "from")).unwrap_or_default();
         p.join = self.word(f, "join").unwrap_or_default();
-        p.when =
-            invalid_if_none!("when", self.str_node(f, "when")).map(|(_, s)| Cond::new(s.clone()));
-        p.retry = invalid_if_none!("retry", self.retry(f));
+        p.when = invalid_if_none!("when", self.str_node(f, "when"))
+            .map(|(_, s)| Box::new(Cond::new(s.clone())));
+        p.retry = invalid_if_none!("retry", self.retry(f)).map(Box::new);
         p.timeout = invalid_if_none!("timeout", self.timeout(f, ty));
         p.idle_timeout = invalid_if_none!("idleTimeout", self.idle_timeout(f));
         p.output = self.word(f, "output").unwrap_or_default();
@@ -438,7 +437,7 @@ impl Lowerer {
             p.expect = invalid_if_none!("expect", self.contract(m, "expect")).map(Box::new);
         }
         p.model = self.string(f, "model");
-        if let Some(t) = self.word::<Thinking, _>(f, "thinking") {
+        if let Some(t) = self.word::<Thinking>(f, "thinking") {
             p.thinking = Some(Field::new(
                 t.as_str().to_owned(),
                 f["thinking"].key.span,
@@ -447,7 +446,7 @@ impl Lowerer {
         }
         p.tools = self.tools(f);
         if let Some((m, s)) = self.str_node(f, "cwd") {
-            p.cwd_text = Some(Text::new(s.clone()));
+            p.cwd_text = Some(Box::new(Text::new(s.clone())));
             p.cwd = invalid_if_none!("cwd", self.cwd_of(m, s));
         }
         if let Some(list) = self.str_nodes(f, "context") {
@@ -505,9 +504,9 @@ impl Lowerer {
     }
 
     /// An agent name field: `^[a-z][a-z0-9-]*$` (E0112).
-    pub(super) fn agent_name<S: BuildHasher>(
+    pub(super) fn agent_name(
         &mut self,
-        f: &Fields<'_, S>,
+        f: &Fields<'_>,
         name: &str,
         phase: &str,
     ) -> Option<Field<String>> {

@@ -329,10 +329,10 @@ pub struct Common {
     pub deps: Vec<PhaseId>,
     /// `join`.
     pub join: Join,
-    /// `when`.
-    pub when: Option<Cond>,
-    /// `retry`.
-    pub retry: Option<Field<Retry>>,
+    /// `when` (boxed: rare and large).
+    pub when: Option<Box<Cond>>,
+    /// `retry` (boxed: rare).
+    pub retry: Option<Box<Field<Retry>>>,
     /// `timeout` in ms.
     pub timeout: Option<Field<f64>>,
     /// `idleTimeout` in ms.
@@ -349,8 +349,8 @@ pub struct Common {
     pub tools: Vec<Field<String>>,
     /// `cwd`, classified.
     pub cwd: Option<Field<Cwd>>,
-    /// `cwd` as a template, for reference checks.
-    pub cwd_text: Option<Text>,
+    /// `cwd` as a template, for reference checks (boxed: rare and large).
+    pub cwd_text: Option<Box<Text>>,
     /// `context`.
     pub context: Vec<Text>,
     /// `contextLimit`.
@@ -370,7 +370,8 @@ pub struct Common {
 }
 
 /// The kind of a phase with the fields only that kind has. Each variant's type and its
-/// lowering, field table and checks live in `flow/kinds/<kind>.rs`.
+/// lowering, field table and checks live in `flow/kinds/<kind>.rs`. The larger kinds are
+/// boxed, so a phase costs little more than its common fields whatever its kind.
 #[derive(Clone, Debug)]
 pub enum PhaseKind {
     /// `agent`.
@@ -378,25 +379,25 @@ pub enum PhaseKind {
     /// `parallel`.
     Parallel(kinds::Parallel),
     /// `map`.
-    Map(kinds::Map),
-    /// `gate` (boxed: the largest kind).
+    Map(Box<kinds::Map>),
+    /// `gate`.
     Gate(Box<kinds::Gate>),
     /// `reduce`.
     Reduce(kinds::Reduce),
     /// `approval`.
     Approval(kinds::Approval),
     /// `flow`.
-    Flow(kinds::SubFlow),
+    Flow(Box<kinds::SubFlow>),
     /// `loop`.
-    Loop(kinds::Loop),
+    Loop(Box<kinds::Loop>),
     /// `tournament`.
-    Tournament(kinds::Tournament),
+    Tournament(Box<kinds::Tournament>),
     /// `script`.
-    Script(kinds::Script),
+    Script(Box<kinds::Script>),
     /// `race`.
     Race(kinds::Race),
     /// `expand`.
-    Expand(kinds::Expand),
+    Expand(Box<kinds::Expand>),
 }
 
 impl PhaseKind {
@@ -423,16 +424,16 @@ impl PhaseKind {
         match ty {
             PhaseType::Agent => PhaseKind::Agent(kinds::Agent),
             PhaseType::Parallel => PhaseKind::Parallel(kinds::Parallel::DEFAULT),
-            PhaseType::Map => PhaseKind::Map(kinds::Map::DEFAULT),
+            PhaseType::Map => PhaseKind::Map(Box::new(kinds::Map::DEFAULT)),
             PhaseType::Gate => PhaseKind::Gate(Box::new(kinds::Gate::DEFAULT)),
             PhaseType::Reduce => PhaseKind::Reduce(kinds::Reduce::DEFAULT),
             PhaseType::Approval => PhaseKind::Approval(kinds::Approval),
-            PhaseType::Flow => PhaseKind::Flow(kinds::SubFlow::DEFAULT),
-            PhaseType::Loop => PhaseKind::Loop(kinds::Loop::DEFAULT),
-            PhaseType::Tournament => PhaseKind::Tournament(kinds::Tournament::DEFAULT),
-            PhaseType::Script => PhaseKind::Script(kinds::Script::DEFAULT),
+            PhaseType::Flow => PhaseKind::Flow(Box::new(kinds::SubFlow::DEFAULT)),
+            PhaseType::Loop => PhaseKind::Loop(Box::new(kinds::Loop::DEFAULT)),
+            PhaseType::Tournament => PhaseKind::Tournament(Box::new(kinds::Tournament::DEFAULT)),
+            PhaseType::Script => PhaseKind::Script(Box::new(kinds::Script::DEFAULT)),
             PhaseType::Race => PhaseKind::Race(kinds::Race::DEFAULT),
-            PhaseType::Expand => PhaseKind::Expand(kinds::Expand::DEFAULT),
+            PhaseType::Expand => PhaseKind::Expand(Box::new(kinds::Expand::DEFAULT)),
         }
     }
 }
@@ -756,7 +757,7 @@ impl Phase {
             }
             _ => {}
         }
-        if let Some(t) = &self.cwd_text {
+        if let Some(t) = self.cwd_text.as_deref() {
             out.push((Cow::Borrowed("cwd"), t));
         }
         out
@@ -788,7 +789,7 @@ impl Phase {
 
     /// Every condition of the phase with its field name (`when`, `until`).
     pub fn conditions(&self) -> Vec<(&'static str, &Cond)> {
-        let mut out = Vec::new();
+        let mut out: Vec<(&'static str, &Cond)> = Vec::new();
         if let Some(c) = &self.when {
             out.push(("when", c));
         }

@@ -2,15 +2,79 @@
 //! typed reads of strings, numbers, booleans, words and string lists, each reporting a wrong
 //! type or value with help on how to write it.
 
-use std::hash::BuildHasher;
-
 use super::enums::Words;
 use super::fields::{ObjectKind, field_name, fields_of};
-use super::lower::{Fields, Lowerer};
+use super::lower::Lowerer;
 use super::{Field, Text};
 use crate::diag::{Code, Diagnostic, did_you_mean};
 use crate::json::{Kind, Member, Node, Str};
 use crate::value::format_number;
+
+/// The known members of an object by field name, in file order (the first of a repeated key
+/// wins). An object has a handful of keys, so a vector beats any map here: this is on the
+/// check's hot path, once per phase.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Fields<'a>(Vec<(&'static str, &'a Member)>);
+
+impl<'a> Fields<'a> {
+    /// Room for `n` fields.
+    pub fn with_capacity(n: usize) -> Fields<'a> {
+        Fields(Vec::with_capacity(n))
+    }
+
+    /// Add `name` unless it is there already.
+    pub fn insert_first(&mut self, name: &'static str, m: &'a Member) {
+        if !self.contains_key(name) {
+            self.0.push((name, m));
+        }
+    }
+
+    /// The member of `name`.
+    pub fn get(&self, name: &str) -> Option<&&'a Member> {
+        self.0.iter().find(|(k, _)| *k == name).map(|(_, m)| m)
+    }
+
+    /// Was `name` written?
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.0.iter().any(|(k, _)| *k == name)
+    }
+
+    /// The fields in file order.
+    pub fn iter(&self) -> std::slice::Iter<'_, (&'static str, &'a Member)> {
+        self.0.iter()
+    }
+
+    /// The field names in file order.
+    pub fn keys(&self) -> impl Iterator<Item = &&'static str> + '_ {
+        self.0.iter().map(|(k, _)| k)
+    }
+}
+
+impl<'a> std::ops::Index<&str> for Fields<'a> {
+    type Output = &'a Member;
+    fn index(&self, name: &str) -> &&'a Member {
+        self.get(name)
+            .expect("a field checked with `get` or `contains_key` first")
+    }
+}
+
+impl<'a, 'f> IntoIterator for &'f Fields<'a> {
+    type Item = &'f (&'static str, &'a Member);
+    type IntoIter = std::slice::Iter<'f, (&'static str, &'a Member)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a> FromIterator<(&'static str, &'a Member)> for Fields<'a> {
+    fn from_iter<I: IntoIterator<Item = (&'static str, &'a Member)>>(iter: I) -> Fields<'a> {
+        let mut out = Fields::default();
+        for (k, m) in iter {
+            out.insert_first(k, m);
+        }
+        out
+    }
+}
 
 impl Lowerer {
     /// Check an object's keys against its closed field set; return the known members by name.
@@ -32,12 +96,12 @@ impl Lowerer {
         misplaced: impl Fn(&str) -> bool,
         at: &str,
     ) -> Fields<'a> {
-        let mut out = Fields::default();
+        let mut out = Fields::with_capacity(members.len());
         for m in members {
             let key = m.key.value.as_str();
             match field_name(kind, key) {
                 Some(name) if !misplaced(key) => {
-                    out.entry(name).or_insert(m);
+                    out.insert_first(name, m);
                 }
                 Some(_) => self.push(
                     Diagnostic::new(Code::UnknownField, format!("unknown field '{key}' in {at}"))
@@ -128,11 +192,7 @@ impl Lowerer {
         );
     }
 
-    pub(super) fn string<S: BuildHasher>(
-        &mut self,
-        f: &Fields<'_, S>,
-        name: &str,
-    ) -> Option<Field<String>> {
+    pub(super) fn string(&mut self, f: &Fields<'_>, name: &str) -> Option<Field<String>> {
         let m = f.get(name)?;
         match &m.value.kind {
             Kind::String(s) => Some(Field::new(s.value.clone(), m.key.span, m.value.span)),
@@ -143,9 +203,9 @@ impl Lowerer {
         }
     }
 
-    pub(super) fn str_node<'a, S: BuildHasher>(
+    pub(super) fn str_node<'a>(
         &mut self,
-        f: &Fields<'a, S>,
+        f: &Fields<'a>,
         name: &str,
     ) -> Option<(&'a Member, &'a Str)> {
         let m = *f.get(name)?;
@@ -158,15 +218,11 @@ impl Lowerer {
         }
     }
 
-    pub(super) fn text<S: BuildHasher>(&mut self, f: &Fields<'_, S>, name: &str) -> Option<Text> {
+    pub(super) fn text(&mut self, f: &Fields<'_>, name: &str) -> Option<Text> {
         self.str_node(f, name).map(|(_, s)| Text::new(s.clone()))
     }
 
-    pub(super) fn boolean<S: BuildHasher>(
-        &mut self,
-        f: &Fields<'_, S>,
-        name: &str,
-    ) -> Option<bool> {
+    pub(super) fn boolean(&mut self, f: &Fields<'_>, name: &str) -> Option<bool> {
         let m = f.get(name)?;
         match m.value.kind {
             Kind::Bool(b) => Some(b),
@@ -177,11 +233,7 @@ impl Lowerer {
         }
     }
 
-    pub(super) fn number<S: BuildHasher>(
-        &mut self,
-        f: &Fields<'_, S>,
-        name: &str,
-    ) -> Option<Field<f64>> {
+    pub(super) fn number(&mut self, f: &Fields<'_>, name: &str) -> Option<Field<f64>> {
         let m = f.get(name)?;
         match m.value.kind {
             Kind::Number(n) => Some(Field::new(n, m.key.span, m.value.span)),
@@ -193,13 +245,7 @@ impl Lowerer {
     }
 
     /// A number that must lie in `lo..=hi` (E0005 otherwise).
-    pub(super) fn ranged<S: BuildHasher>(
-        &mut self,
-        f: &Fields<'_, S>,
-        name: &str,
-        lo: f64,
-        hi: f64,
-    ) -> Option<f64> {
+    pub(super) fn ranged(&mut self, f: &Fields<'_>, name: &str, lo: f64, hi: f64) -> Option<f64> {
         let n = self.number(f, name)?;
         if n.value >= lo && n.value <= hi {
             Some(n.value)
@@ -218,11 +264,7 @@ impl Lowerer {
     }
 
     /// One of the words of `W` (E0004 for a non-string, E0005 with a did-you-mean otherwise).
-    pub(super) fn word<W: Words, S: BuildHasher>(
-        &mut self,
-        f: &Fields<'_, S>,
-        name: &str,
-    ) -> Option<W> {
+    pub(super) fn word<W: Words>(&mut self, f: &Fields<'_>, name: &str) -> Option<W> {
         let m = f.get(name)?;
         let Kind::String(s) = &m.value.kind else {
             self.wrong_type(m, "a string");
@@ -241,11 +283,7 @@ impl Lowerer {
     }
 
     /// An array of strings; other elements are E0004 each.
-    pub(super) fn strings<S: BuildHasher>(
-        &mut self,
-        f: &Fields<'_, S>,
-        name: &str,
-    ) -> Option<Vec<Field<String>>> {
+    pub(super) fn strings(&mut self, f: &Fields<'_>, name: &str) -> Option<Vec<Field<String>>> {
         let key = f.get(name)?.key.span;
         let (items, all_strings) = self.string_items(f, name)?;
         all_strings.then(|| {
@@ -257,19 +295,15 @@ impl Lowerer {
     }
 
     /// The string elements of an array field; other elements are E0004 each.
-    pub(super) fn str_nodes<'a, S: BuildHasher>(
-        &mut self,
-        f: &Fields<'a, S>,
-        name: &str,
-    ) -> Option<Vec<&'a Str>> {
+    pub(super) fn str_nodes<'a>(&mut self, f: &Fields<'a>, name: &str) -> Option<Vec<&'a Str>> {
         self.string_items(f, name).map(|(items, _)| items)
     }
 
     /// The string elements of an array field and whether every element was one (each other
     /// element is an E0004); `None` when the field is absent or not an array.
-    pub(super) fn string_items<'a, S: BuildHasher>(
+    pub(super) fn string_items<'a>(
         &mut self,
-        f: &Fields<'a, S>,
+        f: &Fields<'a>,
         name: &str,
     ) -> Option<(Vec<&'a Str>, bool)> {
         let m = f.get(name)?;
@@ -303,7 +337,7 @@ impl Lowerer {
         Some((out, all_strings))
     }
 
-    pub(super) fn idle_timeout<S: BuildHasher>(&mut self, f: &Fields<'_, S>) -> Option<Field<f64>> {
+    pub(super) fn idle_timeout(&mut self, f: &Fields<'_>) -> Option<Field<f64>> {
         let n = self.number(f, "idleTimeout")?;
         let v = n.value;
         if v < 0.0 || !v.is_finite() || (v > 0.0 && v < 1000.0) {

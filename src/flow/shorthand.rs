@@ -7,7 +7,7 @@ use super::*;
 use crate::diag::{Code, Diagnostic};
 use crate::json::{Kind, Member, Node};
 
-type Fields<'a> = IndexMap<&'static str, &'a Member, foldhash::fast::RandomState>;
+use super::read::Fields;
 
 /// Which shorthand a document without a `phases` array uses (chain > tasks > task).
 pub(super) fn detect(members: &[Member]) -> Option<Shorthand> {
@@ -184,7 +184,7 @@ fn cwd_member<'a>(l: &mut Lowerer, f: &Fields<'a>) -> Option<(&'a Member, &'a St
 
 fn set_cwd(l: &mut Lowerer, p: &mut Phase, cwd: Option<(&Member, &Str)>) {
     if let Some((m, s)) = cwd {
-        p.cwd_text = Some(Text::new(s.clone()));
+        p.cwd_text = Some(Box::new(Text::new(s.clone())));
         p.cwd = l.cwd_of(m, s);
         p.written.insert("cwd", m.key.span);
     }

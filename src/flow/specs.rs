@@ -33,7 +33,7 @@ impl Lowerer {
             "an argument spec object ({\"type\": …, \"default\": …})",
         )?;
         let f = self.fields(members, ObjectKind::ArgSpec, |_| false);
-        let ty = self.word::<ArgType, _>(&f, "type");
+        let ty = self.word::<ArgType>(&f, "type");
         let mut spec = ArgSpec {
             name: name.clone(),
             name_span: arg.key.span,

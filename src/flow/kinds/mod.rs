@@ -160,16 +160,16 @@ pub(super) fn lower_kind(
     match ty {
         PhaseType::Agent => PhaseKind::Agent(Agent),
         PhaseType::Parallel => PhaseKind::Parallel(parallel::lower(l, f, cx)),
-        PhaseType::Map => PhaseKind::Map(map::lower(l, f, cx)),
+        PhaseType::Map => PhaseKind::Map(Box::new(map::lower(l, f, cx))),
         PhaseType::Gate => PhaseKind::Gate(Box::new(gate::lower(l, f, cx))),
         PhaseType::Reduce => PhaseKind::Reduce(reduce::lower(l, f, cx)),
         PhaseType::Approval => PhaseKind::Approval(Approval),
-        PhaseType::Flow => PhaseKind::Flow(flow::lower(l, f, cx)),
-        PhaseType::Loop => PhaseKind::Loop(loop_kind::lower(l, f, cx)),
-        PhaseType::Tournament => PhaseKind::Tournament(tournament::lower(l, f, cx)),
-        PhaseType::Script => PhaseKind::Script(script::lower(l, f, cx)),
+        PhaseType::Flow => PhaseKind::Flow(Box::new(flow::lower(l, f, cx))),
+        PhaseType::Loop => PhaseKind::Loop(Box::new(loop_kind::lower(l, f, cx))),
+        PhaseType::Tournament => PhaseKind::Tournament(Box::new(tournament::lower(l, f, cx))),
+        PhaseType::Script => PhaseKind::Script(Box::new(script::lower(l, f, cx))),
         PhaseType::Race => PhaseKind::Race(race::lower(l, f, cx)),
-        PhaseType::Expand => PhaseKind::Expand(expand::lower(l, f, cx)),
+        PhaseType::Expand => PhaseKind::Expand(Box::new(expand::lower(l, f, cx))),
     }
 }
 
