@@ -16,7 +16,9 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
             .phases
             .iter()
             .all(|p| !p.invalid.contains(&"dependsOn") && !p.invalid.contains(&"from"));
-    for (i, p) in flow.phases.iter().enumerate() {
+    // Every id maps to its first phase: only when some id repeats are there duplicates.
+    let repeated = flow.ids.len() < flow.phases.len();
+    for (i, p) in flow.phases.iter().enumerate().filter(|_| repeated) {
         if let Some(j) = flow.index_of(&p.id).filter(|&j| j != i) {
             reliable = false;
             out.push(
@@ -34,6 +36,12 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
     }
     let mut names = IdSuggester::new(flow);
     for p in &flow.phases {
+        // Every name written resolved to a distinct other phase: nothing to report.
+        if p.deps.len() == p.depends_on.len() + p.from.len()
+            && p.deps.iter().all(|d| flow.phases[d.index()].id != p.id)
+        {
+            continue;
+        }
         for (field, list) in [("dependsOn", &p.depends_on), ("from", &p.from)] {
             for dep in list {
                 if dep.value == p.id {

@@ -118,12 +118,10 @@ fn check_into(
     let reliable = dag::identity(flow, out);
     dag::finals(flow, out);
     let graph = Graph::new(flow);
-    let all: Vec<refs::Use<'_>> = flow
-        .phases
-        .iter()
-        .enumerate()
-        .flat_map(|(i, p)| refs::uses(i, p))
-        .collect();
+    let mut all: Vec<refs::Use<'_>> = Vec::with_capacity(flow.phases.len());
+    for (i, p) in flow.phases.iter().enumerate() {
+        refs::uses_into(i, p, &mut all);
+    }
     let args_known = refs::ArgsKnown {
         provided: given.as_deref(),
         suppress: nested && opts.args.is_none(),

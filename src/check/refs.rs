@@ -21,9 +21,15 @@ pub struct Use<'f> {
 /// Every placeholder of a phase, in field order, with file spans.
 pub fn uses(index: usize, p: &Phase) -> Vec<Use<'_>> {
     let mut out = Vec::new();
-    for (field, text) in p.texts() {
+    uses_into(index, p, &mut out);
+    out
+}
+
+/// [`uses`], appended to `out`.
+pub fn uses_into<'f>(index: usize, p: &'f Phase, out: &mut Vec<Use<'f>>) {
+    p.each_text(|field, text| {
         if !p.reads_field(&field) {
-            continue;
+            return;
         }
         for r in text.template.refs() {
             out.push(Use {
@@ -33,7 +39,7 @@ pub fn uses(index: usize, p: &Phase) -> Vec<Use<'_>> {
                 path: &text.template.paths()[r.path as usize],
             });
         }
-    }
+    });
     for (field, cond) in p.conditions() {
         if !p.reads_field(field) {
             continue;
@@ -81,7 +87,6 @@ pub fn uses(index: usize, p: &Phase) -> Vec<Use<'_>> {
             _ => {}
         }
     }
-    out
 }
 
 /// What the checker knows about invocation arguments.

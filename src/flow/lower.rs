@@ -6,7 +6,7 @@
 use indexmap::IndexMap;
 
 use super::fields::{self, ObjectKind, field_name, fields_of};
-use super::read::a_type_name;
+use super::read::{a_type_name, invalid_agent, valid_agent_name};
 use super::shorthand;
 use super::*;
 use crate::diag::{Code, Diagnostic, did_you_mean};
@@ -518,81 +518,6 @@ impl Lowerer {
         None
     }
 
-    fn retry(&mut self, f: &PhaseFields<'_>) -> Option<Field<Retry>> {
-        let m = f.get("retry")?;
-        let members = self.object_members(
-            m,
-            "an object {\"max\": n, \"backoffMs\"?: n, \"factor\"?: n}",
-        )?;
-        let rf = self.fields(members, ObjectKind::Retry, |_| false);
-        let mut ok = true;
-        let mut range = |l: &mut Lowerer, key: &str, lo: f64, hi: f64| -> Option<Field<f64>> {
-            let n = l.number(&rf, key);
-            if n.is_none() && rf.contains_key(key) {
-                ok = false;
-            }
-            let n = n?;
-            if n.value < lo || n.value > hi {
-                ok = false;
-                l.push(
-                    Diagnostic::new(
-                        Code::InvalidRetry,
-                        format!(
-                            "retry.{key} must be from {} to {}, found {}",
-                            format_number(lo),
-                            format_number(hi),
-                            format_number(n.value)
-                        ),
-                    )
-                    .at(n.span)
-                    .with_label(format!(
-                        "outside {}..{}",
-                        format_number(lo),
-                        format_number(hi)
-                    ))
-                    .help(format!(
-                        "use a value from {} to {}",
-                        format_number(lo),
-                        format_number(hi)
-                    )),
-                );
-                return None;
-            }
-            Some(n)
-        };
-        let max = range(self, "max", 0.0, 20.0);
-        let backoff = range(self, "backoffMs", 0.0, 60000.0);
-        let factor = range(self, "factor", 1.0, 10.0);
-        let misspelt_max = members.iter().any(|r| {
-            field_name(ObjectKind::Retry, &r.key.value).is_none()
-                && did_you_mean(&r.key.value, ["max"]).is_some()
-        });
-        if !rf.contains_key("max") {
-            if !misspelt_max {
-                self.push(
-                    Diagnostic::new(Code::InvalidRetry, "retry requires 'max' (0..20)")
-                        .at(m.value.span)
-                        .with_label("no 'max'")
-                        .help("say how many extra attempts to make, e.g. \"retry\": {\"max\": 2, \"backoffMs\": 1000}"),
-                );
-            }
-            return None;
-        }
-        if !ok {
-            return None;
-        }
-        Some(Field::new(
-            Retry {
-                max: max.map_or(0.0, |n| n.value),
-                backoff_ms: backoff.map(|n| n.value),
-                factor: factor.as_ref().map(|n| n.value),
-                factor_span: factor.map(|n| n.key),
-            },
-            m.key.span,
-            m.value.span,
-        ))
-    }
-
     fn timeout(&mut self, f: &PhaseFields<'_>, ty: PhaseType) -> Option<Field<f64>> {
         let n = self.number(f, "timeout")?;
         let (ok, want) = if ty == PhaseType::Script {
@@ -721,54 +646,6 @@ pub(crate) fn spaced_placeholder(text: &str) -> Option<String> {
     None
 }
 
-pub(super) fn valid_agent_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-}
-
-pub(super) fn invalid_agent(a: &Field<String>, field: &str, phase: &str) -> Diagnostic {
-    let d = Diagnostic::new(
-        Code::InvalidAgentName,
-        format!(
-            "{}{field} '{}' is not a valid agent name",
-            if phase.is_empty() {
-                String::new()
-            } else {
-                format!("{phase}: ")
-            },
-            a.value
-        ),
-    )
-    .at(a.span)
-    .with_label("not a valid agent name");
-    d.help(format!(
-        "agent names are lowercase letters, digits and hyphens, starting with a letter (e.g. \"{}\")",
-        agent_name_suggestion(&a.value)
-    ))
-}
-
-/// A valid agent name close to `name`: lowercase, other characters as single hyphens, and
-/// `agent-` in front when it would not start with a letter.
-fn agent_name_suggestion(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.trim().chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.is_empty() && !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    let out = out.trim_end_matches('-');
-    if out.starts_with(|c: char| c.is_ascii_lowercase()) {
-        out.to_owned()
-    } else if out.is_empty() {
-        "reviewer".to_owned()
-    } else {
-        format!("agent-{out}")
-    }
-}
-
 /// Resolve every phase's `dependsOn ∪ from` to phase positions, once: the checks and the run
 /// use these indices, and the names stay in `depends_on`/`from` for messages.
 fn resolve_deps(flow: &mut Flow) {
@@ -816,57 +693,7 @@ fn empty_flow(span: Span) -> Flow {
 mod tests {
     use super::*;
 
-    use crate::check::testing::{check, codes, find, spans};
-
-    #[test]
-    fn only_a_literal_empty_budget_is_w0309() {
-        assert_eq!(
-            codes(r#"{"budget": {}, "phases": [{"id": "a", "task": "x"}]}"#),
-            ["W0309"]
-        );
-        for budget in [r#"{"maxUsd": 1}"#, r#"{"maxUSD": -1}"#] {
-            let text = format!(r#"{{"budget": {budget}, "phases": [{{"id": "a", "task": "x"}}]}}"#);
-            let got = codes(&text);
-            assert!(!got.contains(&"W0309"), "{budget}: {got:?}");
-        }
-    }
-
-    #[test]
-    fn wrong_types_say_how_to_write_the_field() {
-        let help = |phase: &str| {
-            let text = format!(r#"[{{"id": "a", "task": "x", {phase}}}]"#);
-            find(&check(&text), "E0004").help.unwrap()
-        };
-        assert_eq!(
-            help(r#""dependsOn": "b""#),
-            r#"wrap it in a list: "dependsOn": ["b"]"#
-        );
-        assert_eq!(
-            help(r#""optional": "true""#),
-            r#"drop the quotes: "optional": true"#
-        );
-        assert_eq!(
-            help(r#""timeout": "60000""#),
-            r#"drop the quotes: "timeout": 60000"#
-        );
-        assert_eq!(help(r#""tools": [1]"#), r#"quote it: "1""#);
-        assert_eq!(
-            help(r#""tools": "read""#),
-            r#"write it as a list: "tools": ["read"]"#
-        );
-        assert_eq!(
-            help(r#""tools": "read, grep""#),
-            r#"write it as a list: "tools": ["read", "grep"]"#
-        );
-        assert_eq!(
-            help(r#""tools": true"#),
-            r#"write a list of strings: "tools": ["…", "…"]"#
-        );
-        assert_eq!(
-            help(r#""model": 3"#),
-            r#"write the value in double quotes: "model": "…""#
-        );
-    }
+    use crate::check::testing::{check, codes, find};
 
     #[test]
     fn a_dynamic_cwd_is_one_whole_args_placeholder() {
@@ -896,53 +723,6 @@ mod tests {
         for ok in ["{args.dir}", "build/out", "temp", "a {b c}"] {
             assert!(cwd(ok).is_empty(), "{ok}");
         }
-    }
-
-    #[test]
-    fn map_over_must_reference_something() {
-        let text = r#"[{"id": "m", "type": "map", "over": "[\"a\", \"b\"]", "task": "{item}"}]"#;
-        assert_eq!(spans(text), [("E0204", r#""[\"a\", \"b\"]""#.to_owned())]);
-        // On another type 'over' is only ignored.
-        assert_eq!(
-            codes(r#"[{"id": "a", "task": "x", "over": "[1]"}]"#),
-            ["W0308"]
-        );
-    }
-
-    #[test]
-    fn contract_keywords_are_named_by_their_path() {
-        let text = r#"[{"id": "a", "task": "x", "output": "json",
-            "expect": {"properties": {"a": {"items": {"minimum": 1}}}}}]"#;
-        let d = find(&check(text), "E0407");
-        assert!(
-            d.message
-                .starts_with("expect.properties.a.items.minimum: unknown contract keyword"),
-            "{}",
-            d.message
-        );
-    }
-
-    #[test]
-    fn weights_are_counted_over_every_scorer() {
-        let text = r#"[{"id": "g", "type": "gate", "task": "x", "score": {"combine": "weighted",
-            "weights": [1], "scorers": [{"type": "contains", "value": "a"}, {"type": "regex"}]}}]"#;
-        let messages: Vec<String> = check(text).into_iter().map(|d| d.message).collect();
-        assert_eq!(
-            messages,
-            [
-                "score.weights has 1 entry but needs 2 (one per scorer)",
-                "score.scorers[1].pattern is required for a regex scorer"
-            ]
-        );
-    }
-
-    #[test]
-    fn defaults_are_judged_only_against_sound_specs() {
-        let text = r#"{"args": {"n": {"type": "number", "minimum": 5, "maximum": 1, "default": 3}},
-            "phases": [{"id": "a", "task": "{args.n}"}]}"#;
-        let d = find(&check(text), "E0501");
-        assert_eq!(d.message, "Argument 'n' has minimum 5 > maximum 1");
-        assert_eq!(codes(text), ["E0501"]);
     }
 
     #[test]
@@ -1007,28 +787,5 @@ mod tests {
         // number cannot be judged.
         let text = r#"{"chain": ["a", 7, "c {steps.step3.output}"]}"#;
         assert_eq!(codes(text), ["E0004"]);
-    }
-
-    #[test]
-    fn agent_name_suggestions_are_valid() {
-        for (bad, good) in [
-            ("Code_Reviewer", "code-reviewer"),
-            ("Judge 1", "judge-1"),
-            ("2nd-fixer", "agent-2nd-fixer"),
-            ("--X--", "x"),
-            ("日本", "reviewer"),
-        ] {
-            assert_eq!(agent_name_suggestion(bad), good);
-            assert!(valid_agent_name(good));
-        }
-    }
-
-    #[test]
-    fn agent_names() {
-        assert!(valid_agent_name("risk-reviewer2"));
-        assert!(!valid_agent_name("Risk"));
-        assert!(!valid_agent_name("2x"));
-        assert!(!valid_agent_name("a_b"));
-        assert!(!valid_agent_name(""));
     }
 }

@@ -275,6 +275,16 @@ impl PhaseIds {
     pub fn get(&self, id: &str) -> Option<PhaseId> {
         self.0.get(id).copied()
     }
+
+    /// How many distinct ids there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// No phases?
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// One phase: the fields every kind has, and the kind with its own fields (SPEC §3).
@@ -702,65 +712,80 @@ impl Phase {
     /// (`task`, `branches[0].task`, `context`, …), in a stable order.
     pub fn texts(&self) -> Vec<(Cow<'static, str>, &Text)> {
         let mut out: Vec<(Cow<'static, str>, &Text)> = Vec::new();
+        self.each_text(|name, t| out.push((name, t)));
+        out
+    }
+
+    /// [`Phase::texts`] without collecting them.
+    pub fn each_text<'s>(&'s self, mut out: impl FnMut(Cow<'static, str>, &'s Text)) {
         if let Some(t) = &self.task {
-            out.push((Cow::Borrowed("task"), t));
+            out(Cow::Borrowed("task"), t);
         }
         for (i, b) in self.branches().iter().enumerate() {
             if let Some(t) = &b.task {
-                out.push((Cow::Owned(format!("branches[{i}].task")), t));
+                out(Cow::Owned(format!("branches[{i}].task")), t);
             }
         }
         match &self.kind {
-            PhaseKind::Map(k) => out.extend(k.over.iter().map(|t| (Cow::Borrowed("over"), t))),
+            PhaseKind::Map(k) => {
+                if let Some(t) = &k.over {
+                    out(Cow::Borrowed("over"), t);
+                }
+            }
             PhaseKind::Script(k) => {
                 if let Some(t) = &k.input {
-                    out.push((Cow::Borrowed("input"), t));
+                    out(Cow::Borrowed("input"), t);
                 }
                 if let Some(Field {
                     value: Run::Argv(argv),
                     ..
                 }) = &k.run
                 {
-                    out.extend(argv.iter().map(|t| (Cow::Borrowed("run"), t)));
+                    for t in argv {
+                        out(Cow::Borrowed("run"), t);
+                    }
                 }
             }
             _ => {}
         }
-        out.extend(self.context.iter().map(|t| (Cow::Borrowed("context"), t)));
+        for t in &self.context {
+            out(Cow::Borrowed("context"), t);
+        }
         if let Some(Field {
             value: Def::Template(t),
             ..
         }) = self.def()
         {
-            out.push((Cow::Borrowed("def"), t));
+            out(Cow::Borrowed("def"), t);
         }
         match &self.kind {
             PhaseKind::Tournament(k) => {
-                out.extend(k.judge.iter().map(|t| (Cow::Borrowed("judge"), t)))
+                if let Some(t) = &k.judge {
+                    out(Cow::Borrowed("judge"), t);
+                }
             }
             PhaseKind::Gate(g) => {
                 if let Some(score) = &g.score {
                     if let Some(t) = &score.target {
-                        out.push((Cow::Borrowed("score.target"), t));
+                        out(Cow::Borrowed("score.target"), t);
                     }
                     if let Some(t) = score.judge.as_ref().and_then(|j| j.task.as_ref()) {
-                        out.push((Cow::Borrowed("score.judge.task"), t));
+                        out(Cow::Borrowed("score.judge.task"), t);
                     }
                 }
             }
             PhaseKind::Flow(k) => {
                 for (k, v) in &k.with {
                     if let WithValue::Template(t) = &v.value {
-                        out.push((Cow::Owned(format!("with.{k}")), t));
+                        out(Cow::Owned(format!("with.{k}")), t);
                     }
                 }
             }
             _ => {}
         }
         if let Some(t) = self.cwd_text.as_deref() {
-            out.push((Cow::Borrowed("cwd"), t));
+            out(Cow::Borrowed("cwd"), t);
         }
-        out
     }
 
     /// Does this phase's type read the templated field `field` (a name from [`Phase::texts`],

@@ -410,3 +410,119 @@ pub(super) fn type_help(key: &str, expected: &str, found: &Node) -> String {
         _ => format!("change '{key}' to {expected}"),
     }
 }
+
+/// Is `name` a valid agent name: `^[a-z][a-z0-9-]*$`?
+pub(super) fn valid_agent_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// E0112 for an invalid agent name in `field`.
+pub(super) fn invalid_agent(a: &Field<String>, field: &str, phase: &str) -> Diagnostic {
+    let d = Diagnostic::new(
+        Code::InvalidAgentName,
+        format!(
+            "{}{field} '{}' is not a valid agent name",
+            if phase.is_empty() {
+                String::new()
+            } else {
+                format!("{phase}: ")
+            },
+            a.value
+        ),
+    )
+    .at(a.span)
+    .with_label("not a valid agent name");
+    d.help(format!(
+        "agent names are lowercase letters, digits and hyphens, starting with a letter (e.g. \"{}\")",
+        agent_name_suggestion(&a.value)
+    ))
+}
+
+/// A valid agent name close to `name`: lowercase, other characters as single hyphens, and
+/// `agent-` in front when it would not start with a letter.
+fn agent_name_suggestion(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.trim().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out = out.trim_end_matches('-');
+    if out.starts_with(|c: char| c.is_ascii_lowercase()) {
+        out.to_owned()
+    } else if out.is_empty() {
+        "reviewer".to_owned()
+    } else {
+        format!("agent-{out}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{agent_name_suggestion, valid_agent_name};
+    use crate::check::testing::{check, find};
+
+    #[test]
+    fn wrong_types_say_how_to_write_the_field() {
+        let help = |phase: &str| {
+            let text = format!(r#"[{{"id": "a", "task": "x", {phase}}}]"#);
+            find(&check(&text), "E0004").help.unwrap()
+        };
+        assert_eq!(
+            help(r#""dependsOn": "b""#),
+            r#"wrap it in a list: "dependsOn": ["b"]"#
+        );
+        assert_eq!(
+            help(r#""optional": "true""#),
+            r#"drop the quotes: "optional": true"#
+        );
+        assert_eq!(
+            help(r#""timeout": "60000""#),
+            r#"drop the quotes: "timeout": 60000"#
+        );
+        assert_eq!(help(r#""tools": [1]"#), r#"quote it: "1""#);
+        assert_eq!(
+            help(r#""tools": "read""#),
+            r#"write it as a list: "tools": ["read"]"#
+        );
+        assert_eq!(
+            help(r#""tools": "read, grep""#),
+            r#"write it as a list: "tools": ["read", "grep"]"#
+        );
+        assert_eq!(
+            help(r#""tools": true"#),
+            r#"write a list of strings: "tools": ["…", "…"]"#
+        );
+        assert_eq!(
+            help(r#""model": 3"#),
+            r#"write the value in double quotes: "model": "…""#
+        );
+    }
+
+    #[test]
+    fn agent_name_suggestions_are_valid() {
+        for (bad, good) in [
+            ("Code_Reviewer", "code-reviewer"),
+            ("Judge 1", "judge-1"),
+            ("2nd-fixer", "agent-2nd-fixer"),
+            ("--X--", "x"),
+            ("日本", "reviewer"),
+        ] {
+            assert_eq!(agent_name_suggestion(bad), good);
+            assert!(valid_agent_name(good));
+        }
+    }
+
+    #[test]
+    fn agent_names() {
+        assert!(valid_agent_name("risk-reviewer2"));
+        assert!(!valid_agent_name("Risk"));
+        assert!(!valid_agent_name("2x"));
+        assert!(!valid_agent_name("a_b"));
+        assert!(!valid_agent_name(""));
+    }
+}

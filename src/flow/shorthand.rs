@@ -2,7 +2,8 @@
 
 use super::fields::ObjectKind;
 use super::kinds::Parallel;
-use super::lower::{Lowerer, invalid_agent, valid_agent_name};
+use super::lower::Lowerer;
+use super::read::{invalid_agent, valid_agent_name};
 use super::*;
 use crate::diag::{Code, Diagnostic};
 use crate::json::{Kind, Member, Node};

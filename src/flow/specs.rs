@@ -3,9 +3,11 @@
 
 use indexmap::IndexMap;
 
+use super::Retry;
 use super::enums::{ArgType, CacheScope, ContractType};
-use super::fields::ObjectKind;
+use super::fields::{ObjectKind, field_name};
 use super::lower::Lowerer;
+use super::read::Fields;
 use super::{ArgSpec, Budget, CacheSpec, Contract, Field};
 use crate::diag::{Code, Diagnostic, did_you_mean};
 use crate::json::{Kind, Member, Node};
@@ -13,6 +15,82 @@ use crate::source::Span;
 use crate::value::format_number;
 
 impl Lowerer {
+    /// `retry` (E0401 for every problem).
+    pub(super) fn retry(&mut self, f: &Fields<'_>) -> Option<Field<Retry>> {
+        let m = f.get("retry")?;
+        let members = self.object_members(
+            m,
+            "an object {\"max\": n, \"backoffMs\"?: n, \"factor\"?: n}",
+        )?;
+        let rf = self.fields(members, ObjectKind::Retry, |_| false);
+        let mut ok = true;
+        let mut range = |l: &mut Lowerer, key: &str, lo: f64, hi: f64| -> Option<Field<f64>> {
+            let n = l.number(&rf, key);
+            if n.is_none() && rf.contains_key(key) {
+                ok = false;
+            }
+            let n = n?;
+            if n.value < lo || n.value > hi {
+                ok = false;
+                l.push(
+                    Diagnostic::new(
+                        Code::InvalidRetry,
+                        format!(
+                            "retry.{key} must be from {} to {}, found {}",
+                            format_number(lo),
+                            format_number(hi),
+                            format_number(n.value)
+                        ),
+                    )
+                    .at(n.span)
+                    .with_label(format!(
+                        "outside {}..{}",
+                        format_number(lo),
+                        format_number(hi)
+                    ))
+                    .help(format!(
+                        "use a value from {} to {}",
+                        format_number(lo),
+                        format_number(hi)
+                    )),
+                );
+                return None;
+            }
+            Some(n)
+        };
+        let max = range(self, "max", 0.0, 20.0);
+        let backoff = range(self, "backoffMs", 0.0, 60000.0);
+        let factor = range(self, "factor", 1.0, 10.0);
+        let misspelt_max = members.iter().any(|r| {
+            field_name(ObjectKind::Retry, &r.key.value).is_none()
+                && did_you_mean(&r.key.value, ["max"]).is_some()
+        });
+        if !rf.contains_key("max") {
+            if !misspelt_max {
+                self.push(
+                    Diagnostic::new(Code::InvalidRetry, "retry requires 'max' (0..20)")
+                        .at(m.value.span)
+                        .with_label("no 'max'")
+                        .help("say how many extra attempts to make, e.g. \"retry\": {\"max\": 2, \"backoffMs\": 1000}"),
+                );
+            }
+            return None;
+        }
+        if !ok {
+            return None;
+        }
+        Some(Field::new(
+            Retry {
+                max: max.map_or(0.0, |n| n.value),
+                backoff_ms: backoff.map(|n| n.value),
+                factor: factor.as_ref().map(|n| n.value),
+                factor_span: factor.map(|n| n.key),
+            },
+            m.key.span,
+            m.value.span,
+        ))
+    }
+
     pub(super) fn args(&mut self, m: &Member) -> IndexMap<String, ArgSpec> {
         let mut out = IndexMap::new();
         let Some(members) = self.object_members(m, "an object of argument specs") else {
@@ -411,6 +489,7 @@ pub fn parse_ttl(text: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::testing::{check, codes, find};
 
     #[test]
     fn ttl_forms() {
@@ -422,5 +501,40 @@ mod tests {
         for bad in ["", "m", "1.s", ".5s", "1y", "-1s", "1..2s"] {
             assert_eq!(parse_ttl(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn only_a_literal_empty_budget_is_w0309() {
+        assert_eq!(
+            codes(r#"{"budget": {}, "phases": [{"id": "a", "task": "x"}]}"#),
+            ["W0309"]
+        );
+        for budget in [r#"{"maxUsd": 1}"#, r#"{"maxUSD": -1}"#] {
+            let text = format!(r#"{{"budget": {budget}, "phases": [{{"id": "a", "task": "x"}}]}}"#);
+            let got = codes(&text);
+            assert!(!got.contains(&"W0309"), "{budget}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn contract_keywords_are_named_by_their_path() {
+        let text = r#"[{"id": "a", "task": "x", "output": "json",
+            "expect": {"properties": {"a": {"items": {"minimum": 1}}}}}]"#;
+        let d = find(&check(text), "E0407");
+        assert!(
+            d.message
+                .starts_with("expect.properties.a.items.minimum: unknown contract keyword"),
+            "{}",
+            d.message
+        );
+    }
+
+    #[test]
+    fn defaults_are_judged_only_against_sound_specs() {
+        let text = r#"{"args": {"n": {"type": "number", "minimum": 5, "maximum": 1, "default": 3}},
+            "phases": [{"id": "a", "task": "{args.n}"}]}"#;
+        let d = find(&check(text), "E0501");
+        assert_eq!(d.message, "Argument 'n' has minimum 5 > maximum 1");
+        assert_eq!(codes(text), ["E0501"]);
     }
 }

@@ -625,3 +625,22 @@ fn eval_entry(src: Str) -> EvalEntry {
     };
     EvalEntry { src, kind }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::check;
+
+    #[test]
+    fn weights_are_counted_over_every_scorer() {
+        let text = r#"[{"id": "g", "type": "gate", "task": "x", "score": {"combine": "weighted",
+            "weights": [1], "scorers": [{"type": "contains", "value": "a"}, {"type": "regex"}]}}]"#;
+        let messages: Vec<String> = check(text).into_iter().map(|d| d.message).collect();
+        assert_eq!(
+            messages,
+            [
+                "score.weights has 1 entry but needs 2 (one per scorer)",
+                "score.scorers[1].pattern is required for a regex scorer"
+            ]
+        );
+    }
+}
