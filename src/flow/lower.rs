@@ -651,12 +651,17 @@ pub(crate) fn spaced_placeholder(text: &str) -> Option<String> {
 fn resolve_deps(flow: &mut Flow) {
     flow.ids = PhaseIds::new(&flow.phases);
     let ids = &flow.ids;
-    for p in &mut flow.phases {
+    // `seen[j] == i + 1` ⇔ phase j is already an edge of phase i: linear de-duplication even
+    // for a fan-in of thousands.
+    let mut seen = vec![0u32; flow.phases.len()];
+    for (i, p) in flow.phases.iter_mut().enumerate() {
+        let stamp = i as u32 + 1;
         let mut deps = Vec::with_capacity(p.depends_on.len() + p.from.len());
         for d in p.depends_on.iter().chain(&p.from) {
             if let Some(j) = ids.get(&d.value)
-                && !deps.contains(&j)
+                && seen[j.index()] != stamp
             {
+                seen[j.index()] = stamp;
                 deps.push(j);
             }
         }
