@@ -55,7 +55,7 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
                         .with_label("depends on itself")
                         .help("remove it: a phase cannot wait for its own output"),
                     );
-                } else if flow.ids.get(&dep.value).is_none() {
+                } else if flow.index_of(&dep.value).is_none() {
                     reliable = false;
                     let mut d = Diagnostic::new(
                         Code::UnknownDependency,

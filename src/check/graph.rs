@@ -45,10 +45,12 @@ impl Graph {
         }
     }
 
+    /// The number of phases.
     pub fn len(&self) -> usize {
         self.deps.len()
     }
 
+    /// No phases?
     pub fn is_empty(&self) -> bool {
         self.deps.is_empty()
     }
@@ -162,8 +164,10 @@ pub struct IdSuggester<'f> {
 }
 
 impl<'f> IdSuggester<'f> {
+    /// The most distinct words it looks up near ids for (each lookup scans every id).
     pub const BUDGET: usize = 64;
 
+    /// A suggester over the ids of `flow`.
     pub fn new(flow: &'f Flow) -> IdSuggester<'f> {
         IdSuggester {
             ids: flow.phases.iter().map(|p| p.id.as_str()).collect(),
@@ -171,6 +175,7 @@ impl<'f> IdSuggester<'f> {
         }
     }
 
+    /// The id nearest `word`, if one is near enough (memoised; `None` past the budget).
     pub fn suggest(&mut self, word: &str) -> Option<&'f str> {
         if let Some(&known) = self.seen.get(word) {
             return known;

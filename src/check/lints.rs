@@ -9,6 +9,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::flow::{Flow, Join, PhaseType};
 use crate::value::format_number;
 
+/// W0309 (an empty budget) and a budget below the flow's estimated minimum spend.
 pub fn budget(flow: &Flow, out: &mut Vec<Diagnostic>) {
     let Some(b) = &flow.budget else { return };
     if b.value.empty {

@@ -12,9 +12,13 @@ use crate::value::Map;
 
 /// One placeholder found in a phase: which field, where in the file, and its path.
 pub struct Use<'f> {
+    /// The phase's index.
     pub phase: usize,
+    /// The field name used in messages (`task`, `branches[0].task`, …).
     pub field: std::borrow::Cow<'static, str>,
+    /// The placeholder in the file.
     pub span: Span,
+    /// Its path.
     pub path: &'f RefPath,
 }
 

@@ -6,6 +6,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::flow::{Contract, Flow};
 use crate::source::Span;
 
+/// W0106: `{steps.X.json.path}` paths that X's `expect` contract rules out.
 pub fn contract_paths(flow: &Flow, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
     for u in all {
         if u.path.target != crate::syntax::Target::StepJson {

@@ -329,6 +329,19 @@ words! {
 }
 
 words! {
+    /// The keyword forms of a phase's `cwd` (SPEC §3.1); any other text is a path or one
+    /// whole `{args.X}`.
+    pub enum CwdKeyword {
+        /// A fresh temporary directory, removed after.
+        Temp = "temp",
+        /// `.tfc/work/<runId>/<phaseId>/`.
+        Dedicated = "dedicated",
+        /// A detached git worktree under `.tfc/worktrees/`.
+        Worktree = "worktree",
+    }
+}
+
+words! {
     /// The JSON types of an `expect` contract (SPEC §3.15).
     pub enum ContractType {
         /// An object.
@@ -377,6 +390,7 @@ mod tests {
         round_trip::<AgentScope>();
         round_trip::<Thinking>();
         round_trip::<ContractType>();
+        round_trip::<CwdKeyword>();
     }
 
     #[test]

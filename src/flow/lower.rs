@@ -25,7 +25,9 @@ pub struct LowerOptions {
 /// problem found on the way.
 #[derive(Debug)]
 pub struct Lowered {
+    /// The flow, unless the document is no flow at all.
     pub flow: Option<Flow>,
+    /// Every problem found.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -588,11 +590,11 @@ impl Lowerer {
 
     pub(super) fn cwd_of(&mut self, m: &Member, s: &Str) -> Option<Field<Cwd>> {
         let v = s.value.as_str();
-        let cwd = match v {
-            "temp" => Cwd::Temp,
-            "dedicated" => Cwd::Dedicated,
-            "worktree" => Cwd::Worktree,
-            _ => {
+        let cwd = match CwdKeyword::parse(v) {
+            Some(CwdKeyword::Temp) => Cwd::Temp,
+            Some(CwdKeyword::Dedicated) => Cwd::Dedicated,
+            Some(CwdKeyword::Worktree) => Cwd::Worktree,
+            None => {
                 let template = crate::syntax::template::Template::parse(v);
                 if let Some(fixed) = spaced_placeholder(v).filter(|_| !template.has_placeholders())
                 {
@@ -650,21 +652,28 @@ pub(crate) fn spaced_placeholder(text: &str) -> Option<String> {
 /// use these indices, and the names stay in `depends_on`/`from` for messages.
 fn resolve_deps(flow: &mut Flow) {
     flow.ids = PhaseIds::new(&flow.phases);
-    let ids = &flow.ids;
     // `seen[j] == i + 1` ⇔ phase j is already an edge of phase i: linear de-duplication even
     // for a fan-in of thousands.
     let mut seen = vec![0u32; flow.phases.len()];
-    for (i, p) in flow.phases.iter_mut().enumerate() {
-        let stamp = i as u32 + 1;
-        let mut deps = Vec::with_capacity(p.depends_on.len() + p.from.len());
-        for d in p.depends_on.iter().chain(&p.from) {
-            if let Some(j) = ids.get(&d.value)
-                && seen[j.index()] != stamp
-            {
-                seen[j.index()] = stamp;
-                deps.push(j);
+    let resolved: Vec<Vec<PhaseId>> = flow
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let stamp = i as u32 + 1;
+            let mut deps = Vec::with_capacity(p.depends_on.len() + p.from.len());
+            for d in p.depends_on.iter().chain(&p.from) {
+                if let Some(j) = flow.ids.get(&d.value, &flow.phases)
+                    && seen[j.index()] != stamp
+                {
+                    seen[j.index()] = stamp;
+                    deps.push(j);
+                }
             }
-        }
+            deps
+        })
+        .collect();
+    for (p, deps) in flow.phases.iter_mut().zip(resolved) {
         p.common.deps = deps;
     }
 }

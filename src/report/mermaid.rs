@@ -28,6 +28,7 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// The Mermaid keyword.
     pub fn as_str(self) -> &'static str {
         match self {
             Direction::TopDown => "TD",

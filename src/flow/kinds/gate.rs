@@ -37,54 +37,103 @@ impl Gate {
 /// A scoring gate (SPEC §3.14).
 #[derive(Clone, Debug)]
 pub struct Score {
+    /// `target`: the text scored (default `{previous.output}`).
     pub target: Option<Text>,
+    /// `scorers`.
     pub scorers: Vec<Scorer>,
+    /// `combine`.
     pub combine: Combine,
+    /// `weights` (weighted).
     pub weights: Option<Field<Vec<f64>>>,
+    /// `threshold`.
     pub threshold: f64,
+    /// `judge`: an LLM judge.
     pub judge: Option<ScoreJudge>,
+    /// The score object.
     pub span: Span,
 }
 
+/// One deterministic scorer.
 #[derive(Clone, Debug)]
 pub struct Scorer {
+    /// `name` (default `<type>-<index>`).
     pub name: String,
+    /// The type and its fields.
     pub kind: ScorerKind,
+    /// The scorer object.
     pub span: Span,
 }
 
+/// A scorer's type with its own fields (the types are [`ScorerType`]).
 #[derive(Clone, Debug)]
 pub enum ScorerKind {
-    ExactMatch { value: String },
-    Contains { value: String },
-    Regex { pattern: String, negate: bool },
-    JsonSchema { schema: Contract },
-    LengthRange { min: Option<f64>, max: Option<f64> },
-    CodeCompiles { language: String },
+    /// The target equals `value`.
+    ExactMatch {
+        /// The expected text.
+        value: String,
+    },
+    /// The target contains `value`.
+    Contains {
+        /// The expected text.
+        value: String,
+    },
+    /// The target matches `pattern` (or, with `negate`, does not).
+    Regex {
+        /// The pattern.
+        pattern: String,
+        /// Pass when it does not match.
+        negate: bool,
+    },
+    /// The target's JSON satisfies `schema`.
+    JsonSchema {
+        /// The contract.
+        schema: Contract,
+    },
+    /// The target's length in characters lies in `min..=max`.
+    LengthRange {
+        /// The least length.
+        min: Option<f64>,
+        /// The greatest length.
+        max: Option<f64>,
+    },
+    /// The target compiles as `language`.
+    CodeCompiles {
+        /// One of [`CodeLanguage::NAMES`].
+        language: String,
+    },
 }
 
+/// `score.judge`.
 #[derive(Clone, Debug)]
 pub struct ScoreJudge {
+    /// `agent`.
     pub agent: Option<Field<String>>,
+    /// `task`: what the judge looks for.
     pub task: Option<Text>,
 }
 
 /// One gate `eval` entry (SPEC §3.5): a ` contains ` test or a condition.
 #[derive(Clone, Debug)]
 pub struct EvalEntry {
+    /// The entry as written.
     pub src: Str,
+    /// What it is.
     pub kind: EvalKind,
 }
 
+/// The forms of an `eval` entry.
 #[derive(Clone, Debug)]
 pub enum EvalKind {
     /// An empty entry: passes.
     Empty,
     /// `LHS contains RHS`: the LHS is a template starting at byte `lhs_start` of the entry.
     Contains {
+        /// The left-hand side.
         lhs: Template,
+        /// Where it starts in the entry.
         lhs_start: usize,
     },
+    /// A condition.
     Condition(Result<Condition, ConditionError>),
 }
 

@@ -35,7 +35,7 @@ use std::sync::OnceLock;
 
 use super::fields::{FieldDef, FieldType, ObjectKind, f};
 use super::lower::{Lowerer, PhaseFields};
-use super::{Field, Flow, Phase, PhaseKind, PhaseType, Text};
+use super::{Field, Phase, PhaseKind, PhaseType, Text};
 use crate::diag::{Code, Diagnostic};
 use crate::json::{Kind, Member};
 use crate::source::Span;
@@ -174,7 +174,7 @@ pub(super) fn lower_kind(
 }
 
 /// The kind-specific checks of a phase (SPEC §7.2).
-pub fn check_kind(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
+pub fn check_kind(p: &Phase, out: &mut Vec<Diagnostic>) {
     match &p.kind {
         PhaseKind::Agent(_) => agent::check(p, out),
         PhaseKind::Parallel(k) => parallel::check(p, k, out),
@@ -189,7 +189,6 @@ pub fn check_kind(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
         PhaseKind::Race(k) => race::check(p, k, out),
         PhaseKind::Expand(_) => expand::check(p, out),
     }
-    let _ = flow;
 }
 
 /// Empty once JS-trimmed.
@@ -356,7 +355,7 @@ pub(crate) fn branch_cwd_literal(p: &Phase, branches: &[Branch], out: &mut Vec<D
     for b in branches {
         let Some(c) = &b.cwd else { continue };
         let dynamic = crate::syntax::template::Template::parse(&c.value).has_placeholders()
-            || matches!(c.value.as_str(), "temp" | "dedicated" | "worktree");
+            || super::CwdKeyword::parse(&c.value).is_some();
         if dynamic {
             bad(
                 c.span,
