@@ -10,26 +10,9 @@ use crate::source::Span;
 
 use PhaseType as T;
 
-/// Type-specific fields that have no effect elsewhere (W0308), with the types that use them.
-/// Fields with a dedicated diagnostic (score, reflexion, run, input, expect, timeout, until,
-/// maxIterations, convergence, batchSize, idleTimeout) are checked on their own.
-const TYPE_SPECIFIC: &[(&str, &[PhaseType])] = &[
-    ("branches", &[T::Parallel, T::Race, T::Tournament]),
-    ("over", &[T::Map]),
-    ("as", &[T::Map]),
-    ("eval", &[T::Gate]),
-    ("onBlock", &[T::Gate]),
-    ("reduceStrategy", &[T::Reduce]),
-    ("use", &[T::Flow]),
-    ("def", &[T::Flow, T::Expand]),
-    ("with", &[T::Flow]),
-    ("variants", &[T::Tournament]),
-    ("mode", &[T::Tournament]),
-    ("judge", &[T::Tournament]),
-    ("judgeAgent", &[T::Tournament]),
-    ("cancelLosers", &[T::Race]),
-    ("expandMode", &[T::Expand]),
-    ("maxNodes", &[T::Expand]),
+/// Common fields that only some types use (W0308 elsewhere), with those types. The
+/// type-specific fields' users come from the kinds' own field tables (`flow/kinds/`).
+const COMMON_FOR_SOME: &[(&str, &[PhaseType])] = &[
     ("concurrency", &[T::Map, T::Parallel, T::Tournament]),
     (
         "task",
@@ -43,6 +26,19 @@ const TYPE_SPECIFIC: &[(&str, &[PhaseType])] = &[
             T::Tournament,
         ],
     ),
+];
+
+/// Type-specific fields with a dedicated diagnostic off their types (E0302, W0302, W0306),
+/// not the generic W0308.
+const DEDICATED: &[&str] = &[
+    "score",
+    "reflexion",
+    "run",
+    "input",
+    "until",
+    "maxIterations",
+    "convergence",
+    "batchSize",
 ];
 
 fn names(types: &[PhaseType]) -> String {
@@ -318,25 +314,39 @@ fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
             .help("remove it; the idle watchdog applies to phases that run agents"),
         );
     }
-    for (field, types) in TYPE_SPECIFIC {
+    let ignored_field = |field: &str, users: &[PhaseType], span: Span| {
+        Diagnostic::new(
+            Code::FieldIgnored,
+            format!(
+                "{}: '{field}' has no effect on {} phase",
+                p.id,
+                p.ty().with_article()
+            ),
+        )
+        .at(span)
+        .with_label("ignored")
+        .phase(&p.id)
+        .help(format!(
+            "remove it ('{field}' is used by: {})",
+            names(users)
+        ))
+    };
+    for (field, types) in COMMON_FOR_SOME {
         if let (Some(span), false) = (written_at(p, field), types.contains(&p.ty())) {
-            out.push(
-                Diagnostic::new(
-                    Code::FieldIgnored,
-                    format!(
-                        "{}: '{field}' has no effect on {} phase",
-                        p.id,
-                        p.ty().with_article()
-                    ),
-                )
-                .at(span)
-                .with_label("ignored")
-                .phase(&p.id)
-                .help(format!(
-                    "remove it ('{field}' is used by: {})",
-                    names(types)
-                )),
-            );
+            out.push(ignored_field(field, types, span));
+        }
+    }
+    for (field, span) in p.written.iter() {
+        if DEDICATED.contains(&field) || kinds::is_field_of(p.ty(), field) {
+            continue;
+        }
+        let users: Vec<PhaseType> = PhaseType::ALL
+            .iter()
+            .copied()
+            .filter(|t| kinds::is_field_of(*t, field))
+            .collect();
+        if !users.is_empty() {
+            out.push(ignored_field(field, &users, span));
         }
     }
 }
@@ -598,6 +608,26 @@ fn cwd(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
 #[cfg(test)]
 mod flow_tests {
     use crate::check::testing::{check, codes, find, spans};
+
+    #[test]
+    fn ignored_fields_name_the_kinds_whose_tables_hold_them() {
+        let help = |field: &str| {
+            let text = format!(r#"[{{"id": "a", "task": "x", {field}}}]"#);
+            find(&check(&text), "W0308").help.unwrap()
+        };
+        assert_eq!(
+            help(r#""branches": [{"task": "y"}]"#),
+            "remove it ('branches' is used by: parallel, tournament, race)"
+        );
+        assert_eq!(
+            help(r#""def": "{steps.a.output}""#),
+            "remove it ('def' is used by: flow, expand)"
+        );
+        assert_eq!(
+            help(r#""maxNodes": 3"#),
+            "remove it ('maxNodes' is used by: expand)"
+        );
+    }
 
     #[test]
     fn string_defs_without_placeholders_must_be_definitions() {
