@@ -10,22 +10,16 @@ use crate::source::Span;
 
 use PhaseType as T;
 
-/// Common fields that only some types use (W0308 elsewhere), with those types. The
+/// Does a type use a field?
+type UsedBy = fn(PhaseType) -> bool;
+
+/// Common fields that only some types use (W0308 elsewhere): the types that use each. The
 /// type-specific fields' users come from the kinds' own field tables (`flow/kinds/`).
-const COMMON_FOR_SOME: &[(&str, &[PhaseType])] = &[
-    ("concurrency", &[T::Map, T::Parallel, T::Tournament]),
-    (
-        "task",
-        &[
-            T::Agent,
-            T::Map,
-            T::Gate,
-            T::Reduce,
-            T::Approval,
-            T::Loop,
-            T::Tournament,
-        ],
-    ),
+const COMMON_FOR_SOME: &[(&str, UsedBy)] = &[
+    ("concurrency", |t| {
+        matches!(t, T::Map | T::Parallel | T::Tournament)
+    }),
+    ("task", PhaseType::reads_task),
 ];
 
 /// Type-specific fields with a dedicated diagnostic off their types (E0302, W0302, W0306),
@@ -331,9 +325,14 @@ fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
             names(users)
         ))
     };
-    for (field, types) in COMMON_FOR_SOME {
-        if let (Some(span), false) = (written_at(p, field), types.contains(&p.ty())) {
-            out.push(ignored_field(field, types, span));
+    for (field, uses) in COMMON_FOR_SOME {
+        if let (Some(span), false) = (written_at(p, field), uses(p.ty())) {
+            let users: Vec<PhaseType> = PhaseType::ALL
+                .iter()
+                .copied()
+                .filter(|t| uses(*t))
+                .collect();
+            out.push(ignored_field(field, &users, span));
         }
     }
     for (field, span) in p.written.iter() {

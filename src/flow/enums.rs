@@ -123,6 +123,24 @@ impl PhaseType {
         }
     }
 
+    /// Types that use the common `task` field (elsewhere it draws W0308).
+    pub fn reads_task(self) -> bool {
+        match self {
+            PhaseType::Agent
+            | PhaseType::Map
+            | PhaseType::Gate
+            | PhaseType::Reduce
+            | PhaseType::Approval
+            | PhaseType::Loop
+            | PhaseType::Tournament => true,
+            PhaseType::Parallel
+            | PhaseType::Flow
+            | PhaseType::Script
+            | PhaseType::Race
+            | PhaseType::Expand => false,
+        }
+    }
+
     /// `a gate`, `an agent`: the type with its article, for messages.
     pub fn with_article(self) -> String {
         let t = self.as_str();

@@ -881,22 +881,11 @@ impl Phase {
     /// `when`, `until` or `eval`)? A field its type ignores (W0302/W0308) never runs, so its
     /// placeholders are not checked either.
     pub fn reads_field(&self, field: &str) -> bool {
-        use PhaseType as T;
         let base = field.split(['.', '[']).next().unwrap_or(field);
         let ty = self.ty();
         match base {
-            "task" => matches!(
-                ty,
-                T::Agent | T::Map | T::Gate | T::Reduce | T::Approval | T::Loop | T::Tournament
-            ),
-            "branches" => matches!(ty, T::Parallel | T::Race | T::Tournament),
-            "over" => ty == T::Map,
-            "input" | "run" => ty == T::Script,
-            "def" => matches!(ty, T::Flow | T::Expand),
-            "with" => ty == T::Flow,
-            "judge" => ty == T::Tournament,
-            "score" | "eval" => ty == T::Gate,
-            "until" => ty == T::Loop,
+            "task" => ty.reads_task(),
+            _ if kinds::is_kind_field(base) => kinds::is_field_of(ty, base),
             _ => true,
         }
     }

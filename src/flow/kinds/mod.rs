@@ -116,6 +116,11 @@ pub(crate) fn is_field_of(ty: PhaseType, key: &str) -> bool {
     fields_of_type(ty).iter().any(|f| f.name == key)
 }
 
+/// Is `key` a field of some kind (not a common field)?
+pub(crate) fn is_kind_field(key: &str) -> bool {
+    PhaseType::ALL.iter().any(|t| is_field_of(*t, key))
+}
+
 /// The whole phase table: the common fields, then each kind's own in [`PhaseType::ALL`]
 /// order, a field shared by several kinds listed once.
 pub(super) fn phase_table(common: &'static [FieldDef]) -> &'static [FieldDef] {
