@@ -664,10 +664,20 @@ impl Phase {
     }
 
     /// The edges into this phase by name: `dependsOn ∪ from`, dependsOn first, de-duplicated.
+    /// Prefer [`Common::deps`], resolved once while lowering.
     pub fn dep_names(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = Vec::new();
+        let n = self.depends_on.len() + self.from.len();
+        let mut out: Vec<&str> = Vec::with_capacity(n);
+        // A fan-in may list thousands: de-duplicate by set past a handful.
+        let mut seen: std::collections::HashSet<&str, foldhash::fast::RandomState> =
+            Default::default();
         for d in self.depends_on.iter().chain(&self.from) {
-            if !out.contains(&d.value.as_str()) {
+            let fresh = if n <= 16 {
+                !out.contains(&d.value.as_str())
+            } else {
+                seen.insert(&d.value)
+            };
+            if fresh {
                 out.push(&d.value);
             }
         }
@@ -941,5 +951,33 @@ mod size_tests {
         assert_eq!(ids.get("c", &phases), Some(PhaseId(3)));
         assert_eq!(ids.get("d", &phases), None);
         assert_eq!(ids.get("", &phases), None);
+    }
+}
+
+#[cfg(test)]
+mod dep_tests {
+    use crate::flow::{LowerOptions, lower_source};
+
+    #[test]
+    fn edges_are_deduplicated_by_name_and_by_index() {
+        let mut phases: Vec<String> = (0..20)
+            .map(|i| format!(r#"{{"id": "w{i}", "task": "x"}}"#))
+            .collect();
+        let list: Vec<String> = (0..20).chain(0..20).map(|i| format!("\"w{i}\"")).collect();
+        phases.push(format!(
+            r#"{{"id": "m", "task": "x", "dependsOn": [{}], "from": ["w3", "nope"]}}"#,
+            list.join(", ")
+        ));
+        let text = format!("[{}]", phases.join(", "));
+        let flow = lower_source(&text, &LowerOptions::default())
+            .flow
+            .expect("flow");
+        let m = flow.phases.last().expect("m");
+        let names = m.dep_names();
+        assert_eq!(names.len(), 21);
+        assert_eq!(names[0], "w0");
+        assert_eq!(names[20], "nope");
+        let deps: Vec<usize> = m.deps.iter().map(|d| d.index()).collect();
+        assert_eq!(deps, (0..20).collect::<Vec<_>>());
     }
 }
