@@ -73,7 +73,7 @@ impl<'a> CallSpec<'a> {
     /// The phase's contract applies when it stores JSON output.
     pub fn checked(mut self, phase: &'a Phase) -> CallSpec<'a> {
         if phase.output == crate::flow::OutputMode::Json {
-            self.contract = phase.expect.as_ref();
+            self.contract = phase.expect.as_deref();
         }
         self
     }

@@ -95,7 +95,7 @@ impl Coordinator {
         let mut dependents = vec![Vec::new(); n];
         for (i, p) in flow.phases.iter().enumerate() {
             let d: Vec<usize> = p
-                .deps()
+                .dep_names()
                 .into_iter()
                 .filter_map(|id| ids.get(id).copied())
                 .filter(|&j| j != i)
@@ -114,7 +114,7 @@ impl Coordinator {
             .phases
             .iter()
             .map(|p| {
-                let mut r = PhaseRecord::new(p.ty);
+                let mut r = PhaseRecord::new(p.ty());
                 r.agent = runs_agent(p).then(|| p.agent.value.clone());
                 r.optional = p.optional;
                 r
@@ -369,7 +369,7 @@ impl Coordinator {
         };
         let phase = &flow.phases[i];
         let done = |j: usize| self.recs[j].status == PhaseStatus::Done;
-        if phase.ty == PhaseType::Reduce {
+        if phase.ty() == PhaseType::Reduce {
             let inputs: Vec<(String, String)> = phase
                 .from
                 .iter()
@@ -552,7 +552,7 @@ impl Coordinator {
         let d = j.deps[j.next];
         let depth = j.depth + 1;
         let scope = self.scope(d);
-        let mut fresh = PhaseRecord::new(self.sh.flow.phases[d].ty);
+        let mut fresh = PhaseRecord::new(self.sh.flow.phases[d].ty());
         fresh.agent = self.recs[d].agent.clone();
         fresh.optional = self.recs[d].optional;
         fresh.status = PhaseStatus::Running;
@@ -785,7 +785,7 @@ impl Coordinator {
                 self.record.warnings.push(format!("{}: {w}", p.id));
             }
             let r = if last && !super::phases::graft(p) {
-                std::mem::replace(&mut self.recs[i], PhaseRecord::new(p.ty))
+                std::mem::replace(&mut self.recs[i], PhaseRecord::new(p.ty()))
             } else {
                 r.clone()
             };
@@ -932,7 +932,7 @@ fn stop_reason(stop: &Stop) -> String {
 
 fn runs_agent(p: &Phase) -> bool {
     !matches!(
-        p.ty,
+        p.ty(),
         PhaseType::Script | PhaseType::Approval | PhaseType::Flow | PhaseType::Expand
     )
 }
@@ -961,7 +961,7 @@ fn referenced(p: &Phase, ids: &HashMap<&str, usize>) -> Vec<usize> {
                 .for_each(|path| add(path.step_id())),
         }
     }
-    for e in &p.eval {
+    for e in &p.gate_fields().eval {
         match &e.kind {
             EvalKind::Contains { lhs, .. } => {
                 lhs.paths().iter().for_each(|path| add(path.step_id()))
@@ -973,7 +973,7 @@ fn referenced(p: &Phase, ids: &HashMap<&str, usize>) -> Vec<usize> {
             EvalKind::Empty => {}
         }
     }
-    if let Some(score) = &p.score
+    if let Some(score) = &p.gate_fields().score
         && let Some(t) = &score.target
     {
         t.template

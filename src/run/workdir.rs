@@ -49,7 +49,7 @@ pub async fn prepare(sh: &Shared, phase: &Phase) -> Prepared {
         return Ok((invocation(), None));
     };
     // Only processes care where they start: a pure dry run starts none.
-    let real = !sh.opts.dry_run || (sh.opts.dry_run_scripts && phase.ty == PhaseType::Script);
+    let real = !sh.opts.dry_run || (sh.opts.dry_run_scripts && phase.ty() == PhaseType::Script);
     let fallback = |what: &str, e: String| {
         Ok((
             invocation(),

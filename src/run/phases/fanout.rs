@@ -249,8 +249,8 @@ fn merge(ex: &mut Exec<'_>, items: Vec<ItemDone>) {
 pub async fn parallel(ex: &mut Exec<'_>) {
     let phase = ex.phase;
     let scope = ex.scope.clone();
-    let items = run_items(ex, phase.branches.len(), |ex, i| {
-        let b = &phase.branches[i];
+    let items = run_items(ex, phase.branches().len(), |ex, i| {
+        let b = &phase.branches()[i];
         let text = match &b.task {
             Some(t) => ex.render(&format!("branches[{i}].task"), t, &scope),
             None => String::new(),
@@ -276,7 +276,7 @@ pub async fn parallel(ex: &mut Exec<'_>) {
 /// value (borrowed from `scope` when it can be; strings go through safeParse), else the
 /// rendered text through safeParse.
 fn over_value<'s>(ex: &mut Exec<'_>, scope: &'s PhaseScope) -> Option<Cow<'s, Value>> {
-    let over = ex.phase.over.as_ref()?;
+    let over = ex.phase.map_fields().over.as_ref()?;
     let paths = over.template.paths();
     let whole = over.template.refs().len() == 1
         && over.template.refs()[0].span.range() == (0..over.as_str().len());
@@ -306,7 +306,7 @@ pub async fn map(ex: &mut Exec<'_>) {
     let scope = ex.scope.clone();
     let over = over_value(ex, &scope);
     let Some(elements) = over.as_deref().and_then(coerce_array) else {
-        let over = phase.over.as_ref().map_or("", |o| o.as_str());
+        let over = phase.map_fields().over.as_ref().map_or("", |o| o.as_str());
         ex.fail(
             String::new(),
             format!(
@@ -356,13 +356,13 @@ pub async fn map(ex: &mut Exec<'_>) {
 pub async fn tournament(ex: &mut Exec<'_>) {
     let phase = ex.phase;
     let scope = ex.scope.clone();
-    let n = if phase.branches.len() >= 2 {
-        phase.branches.len()
+    let n = if phase.branches().len() >= 2 {
+        phase.branches().len()
     } else {
-        phase.variants.floor().clamp(2.0, 20.0) as usize
+        phase.tournament_fields().variants.floor().clamp(2.0, 20.0) as usize
     };
     let items = run_items(ex, n, |ex, i| {
-        let (text, agent) = match phase.branches.get(i) {
+        let (text, agent) = match phase.branches().get(i) {
             Some(b) => (
                 b.task
                     .as_ref()
@@ -425,7 +425,7 @@ pub async fn tournament(ex: &mut Exec<'_>) {
         pick(ex, first);
         return;
     }
-    let rubric = match &phase.judge {
+    let rubric = match &phase.tournament_fields().judge {
         Some(j) => ex.render("judge", j, &scope),
         None => "Several candidates answered the same task independently. Judge them on correctness, completeness and usefulness.".to_owned(),
     };
@@ -449,7 +449,7 @@ pub async fn tournament(ex: &mut Exec<'_>) {
             )
         })
         .collect();
-    let directive = match phase.mode {
+    let directive = match phase.tournament_fields().mode {
         TournamentMode::Best => {
             "\n\nEnd your response with exactly one line in this form: WINNER: <number>"
         }
@@ -463,6 +463,7 @@ pub async fn tournament(ex: &mut Exec<'_>) {
     );
     let prompt = ex.prompt(&text);
     let judge_agent = phase
+        .tournament_fields()
         .judge_agent
         .as_ref()
         .map_or_else(|| phase.agent.value.clone(), |a| a.value.clone());
@@ -499,7 +500,7 @@ pub async fn tournament(ex: &mut Exec<'_>) {
         return;
     }
     ex.rec.tournament = Some((winner + 1, n));
-    match phase.mode {
+    match phase.tournament_fields().mode {
         TournamentMode::Best => ex.succeed(items[winner].output.clone()),
         TournamentMode::Aggregate => ex.succeed(r.output),
     }

@@ -37,13 +37,13 @@ pub async fn run(ex: &mut Exec<'_>) -> Halt {
                 ex.rec.gate = Some(GateInfo {
                     verdict: "pass",
                     reason: None,
-                    rounds: (phase.on_block == OnBlock::Retry).then_some(rounds),
+                    rounds: (phase.gate_fields().on_block == OnBlock::Retry).then_some(rounds),
                 });
                 ex.succeed(out);
                 return Halt::None;
             }
             Round::Block(out, reason) => {
-                let can_retry = phase.on_block == OnBlock::Retry
+                let can_retry = phase.gate_fields().on_block == OnBlock::Retry
                     && ex.rework_depth < MAX_REWORK_DEPTH
                     && rounds < max_rounds
                     && !ex.sh.cancel.is_cancelled()
@@ -53,7 +53,7 @@ pub async fn run(ex: &mut Exec<'_>) -> Halt {
                     ex.rec.gate = Some(GateInfo {
                         verdict: "block",
                         reason: reason.clone(),
-                        rounds: (phase.on_block == OnBlock::Retry).then_some(rounds),
+                        rounds: (phase.gate_fields().on_block == OnBlock::Retry).then_some(rounds),
                     });
                     ex.succeed(out);
                     return Halt::Block(reason);
@@ -102,10 +102,10 @@ async fn rework(ex: &mut Exec<'_>) -> bool {
 
 async fn round(ex: &mut Exec<'_>) -> Round {
     let phase = ex.phase;
-    if !phase.eval.is_empty() {
+    if !phase.gate_fields().eval.is_empty() {
         let scope = ex.scope.clone();
         let mut all = true;
-        for entry in &phase.eval {
+        for entry in &phase.gate_fields().eval {
             let o = eval_gate_entry(entry.src.value.as_str(), &scope);
             for id in &o.read_phases {
                 ex.rec.read(id);
@@ -120,7 +120,7 @@ async fn round(ex: &mut Exec<'_>) -> Round {
         }
     }
     let mut report_suffix = String::new();
-    if let Some(score) = &phase.score {
+    if let Some(score) = &phase.gate_fields().score {
         match scored(ex, score).await {
             ScoreResult::Decided(r) => return r,
             ScoreResult::Fallback(report) => {

@@ -23,7 +23,7 @@ enum Feedback {
 
 pub async fn run(ex: &mut Exec<'_>) {
     let phase = ex.phase;
-    let max = phase.max_iterations.floor().clamp(1.0, 100.0) as u32;
+    let max = phase.loop_fields().max_iterations.floor().clamp(1.0, 100.0) as u32;
     let scope = ex.scope.clone();
     let has_placeholder = phase
         .task
@@ -73,7 +73,7 @@ pub async fn run(ex: &mut Exec<'_>) {
         locals.insert("lastOutput".into(), Value::from(last_output.as_str()));
         locals.insert("maxIterations".into(), Value::Number(max as f64));
         let mut layered = Layered::new(&scope).with("loop", Value::Object(locals.clone()));
-        if phase.reflexion {
+        if phase.loop_fields().reflexion {
             let text = summary
                 .clone()
                 .unwrap_or_else(|| FIRST_ITERATION.to_owned());
@@ -83,7 +83,7 @@ pub async fn run(ex: &mut Exec<'_>) {
             Some(t) => ex.render("task", t, &layered),
             None => String::new(),
         };
-        if phase.reflexion
+        if phase.loop_fields().reflexion
             && !has_placeholder
             && let Some(s) = &summary
         {
@@ -91,7 +91,7 @@ pub async fn run(ex: &mut Exec<'_>) {
             task.push_str(s);
             ex.rec.warn(AUTO_APPEND_WARNING);
         }
-        if phase.reflexion && summary.is_some() {
+        if phase.loop_fields().reflexion && summary.is_some() {
             info.reflexion = summary.clone();
         }
         let prompt = ex.prompt(&task);
@@ -128,7 +128,7 @@ pub async fn run(ex: &mut Exec<'_>) {
                 info.failures.remove(0);
             }
             last_failed = true;
-            if !phase.reflexion || r.timed_out || r.aborted {
+            if !phase.loop_fields().reflexion || r.timed_out || r.aborted {
                 info.stop = "failed";
                 ex.rec.loop_info = Some(info);
                 ex.fail(last_success.unwrap_or_default(), err);
@@ -146,7 +146,11 @@ pub async fn run(ex: &mut Exec<'_>) {
             summary = Some(reflexion_summary(
                 i,
                 &feedback,
-                phase.until.as_ref().map_or("", |u| u.as_str()),
+                phase
+                    .loop_fields()
+                    .until
+                    .as_ref()
+                    .map_or("", |u| u.as_str()),
                 &r.output,
             ));
             continue;
@@ -157,7 +161,7 @@ pub async fn run(ex: &mut Exec<'_>) {
         // `until` sees this iteration's locals and the loop's own output as `steps.<self>`.
         let mut until_scope = Layered::new(&scope).with("loop", Value::Object(locals));
         until_scope.own = Some((phase.id.as_str(), StepState::done(r.output.clone())));
-        if let Some(until) = &phase.until {
+        if let Some(until) = &phase.loop_fields().until {
             let o = eval_until(until.as_str(), &until_scope);
             for id in o.read_phases.iter().filter(|id| **id != phase.id) {
                 ex.rec.read(id);
@@ -175,14 +179,18 @@ pub async fn run(ex: &mut Exec<'_>) {
                 break;
             }
         }
-        if phase.convergence && prev == last_output {
+        if phase.loop_fields().convergence && prev == last_output {
             info.stop = "converged";
             break;
         }
         summary = Some(reflexion_summary(
             i,
             &Feedback::Unmet,
-            phase.until.as_ref().map_or("", |u| u.as_str()),
+            phase
+                .loop_fields()
+                .until
+                .as_ref()
+                .map_or("", |u| u.as_str()),
             &r.output,
         ));
     }

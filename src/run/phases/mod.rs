@@ -23,7 +23,7 @@ use crate::flow::{OutputMode, PhaseType};
 /// of the largest kind would otherwise be part of every phase's task (and copied when each
 /// is spawned), though most phases are single calls.
 pub async fn run(ex: &mut Exec<'_>) -> Halt {
-    match ex.phase.ty {
+    match ex.phase.ty() {
         PhaseType::Agent => {
             agent(ex).await;
             Halt::None

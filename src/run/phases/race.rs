@@ -10,7 +10,7 @@ use crate::agent::{CancelSource, Purpose};
 
 pub async fn run(ex: &mut Exec<'_>) {
     let phase = ex.phase;
-    let n = phase.branches.len();
+    let n = phase.branches().len();
     let scope = ex.scope.clone();
     let deadline_ms = phase
         .timeout
@@ -18,7 +18,7 @@ pub async fn run(ex: &mut Exec<'_>) {
         .map_or(60_000.0, |t| t.value.min(300_000.0)) as u64;
     let (tx, rx) = async_channel::unbounded::<(usize, CallResult)>();
     let mut cancels = Vec::with_capacity(n);
-    for (i, b) in phase.branches.iter().enumerate() {
+    for (i, b) in phase.branches().iter().enumerate() {
         let text = match &b.task {
             Some(t) => ex.render(&format!("branches[{i}].task"), t, &scope),
             None => String::new(),
@@ -75,7 +75,7 @@ pub async fn run(ex: &mut Exec<'_>) {
         settled += 1;
         if r.ok && winner.is_none() {
             winner = Some(i);
-            if phase.cancel_losers {
+            if phase.race_fields().cancel_losers {
                 for (j, c) in cancels.iter().enumerate() {
                     if j != i {
                         c.cancel();

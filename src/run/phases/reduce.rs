@@ -26,7 +26,7 @@ pub fn aggregate(inputs: &[(String, String)]) -> Option<String> {
 
 pub async fn run(ex: &mut Exec<'_>) {
     let inputs = ex.scope_inputs();
-    let tree = ex.phase.reduce_strategy == ReduceStrategy::Tree && inputs.len() >= 2;
+    let tree = ex.phase.reduce_fields().strategy == ReduceStrategy::Tree && inputs.len() >= 2;
     if !tree {
         let scope = ex.scope.clone();
         let task = match &ex.phase.task {
@@ -39,6 +39,7 @@ pub async fn run(ex: &mut Exec<'_>) {
     }
     let batch = ex
         .phase
+        .reduce_fields()
         .batch_size
         .as_ref()
         .map_or(2, |b| b.value as usize)

@@ -17,7 +17,7 @@ const STDERR_CAP: usize = 500;
 pub async fn run(ex: &mut Exec<'_>) {
     let phase = ex.phase;
     let scope = ex.scope.clone();
-    let Some(run) = &phase.run else {
+    let Some(run) = &phase.script_fields().run else {
         ex.fail(String::new(), "Script error: no 'run' command");
         return;
     };
@@ -25,7 +25,11 @@ pub async fn run(ex: &mut Exec<'_>) {
         Run::Shell(cmd) => vec!["sh".into(), "-c".into(), cmd.value.clone()],
         Run::Argv(items) => items.iter().map(|t| ex.render("run", t, &scope)).collect(),
     };
-    let input = phase.input.as_ref().map(|t| ex.render("input", t, &scope));
+    let input = phase
+        .script_fields()
+        .input
+        .as_ref()
+        .map(|t| ex.render("input", t, &scope));
     ex.rec.attempts = 1;
     if ex.sh.opts.dry_run && !ex.sh.opts.dry_run_scripts {
         ex.succeed("[dry-run: script not executed]".into());

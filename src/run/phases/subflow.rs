@@ -17,9 +17,9 @@ pub async fn run(ex: &mut Exec<'_>) {
     let phase = ex.phase;
     let scope = ex.scope.clone();
     let generated =
-        ex.sh.generated || matches!(phase.def.as_ref().map(|d| &d.value), Some(Def::Template(_)));
-    let (child, name) = match (&phase.use_flow, phase.def.as_ref().map(|d| &d.value)) {
-        (Some(name), _) if phase.ty == PhaseType::Flow => {
+        ex.sh.generated || matches!(phase.def().map(|d| &d.value), Some(Def::Template(_)));
+    let (child, name) = match (&phase.flow_fields().use_flow, phase.def().map(|d| &d.value)) {
+        (Some(name), _) if phase.ty() == PhaseType::Flow => {
             let target = name.value.clone();
             if ex.sh.flow_stack.contains(&target) || ex.sh.flow.name == target {
                 let mut chain = ex.sh.flow_stack.clone();
@@ -108,19 +108,21 @@ pub async fn run(ex: &mut Exec<'_>) {
         ex.succeed(String::new());
         return;
     }
-    if child.phases.len() as f64 > phase.max_nodes && phase.ty == PhaseType::Expand {
+    if child.phases.len() as f64 > phase.expand_fields().max_nodes
+        && phase.ty() == PhaseType::Expand
+    {
         ex.rec.def_error = Some(format!(
             "expand fragment has {} phases (maxNodes={})",
             child.phases.len(),
-            phase.max_nodes
+            phase.expand_fields().max_nodes
         ));
         ex.succeed(String::new());
         return;
     }
     // Arguments: `with` values (value mode) for flow phases; the child's defaults for expand.
     let mut given = Map::default();
-    if phase.ty == PhaseType::Flow {
-        for (k, v) in &phase.with {
+    if phase.ty() == PhaseType::Flow {
+        for (k, v) in &phase.flow_fields().with {
             let value = match &v.value {
                 WithValue::Template(t) => ex.render_value(&format!("with.{k}"), t, &scope),
                 WithValue::Literal(v) => v.clone(),
@@ -244,5 +246,5 @@ fn parse_def(text: &str, phase_id: &str, depth: usize) -> Result<Flow, String> {
 
 /// An expand phase whose fragment becomes phases of the parent run (SPEC §3.13).
 pub fn graft(phase: &crate::flow::Phase) -> bool {
-    phase.ty == PhaseType::Expand && phase.expand_mode == crate::flow::ExpandMode::Graft
+    phase.ty() == PhaseType::Expand && phase.expand_fields().mode == crate::flow::ExpandMode::Graft
 }
