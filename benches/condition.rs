@@ -6,8 +6,8 @@
 
 use divan::counter::ItemsCount;
 use divan::{Bencher, black_box};
+use tfc::compile::Condition;
 use tfc::eval::{Bindings, StepState, StepStatus, eval_when};
-use tfc::syntax::condition::Condition;
 use tfc::value::{Map, Value};
 
 /// The allocator `tfc` itself uses, so the figures are those of the shipped binary.

@@ -2,8 +2,8 @@
 //! Run with `cargo bench --bench template`.
 
 use divan::{Bencher, black_box};
+use tfc::compile::Template;
 use tfc::eval::{Bindings, StepState};
-use tfc::syntax::template::Template;
 use tfc::value::{Map, Value};
 
 /// The allocator `tfc` itself uses, so the figures are those of the shipped binary.

@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 use tfc::agent::{FnAgent, Outcome};
 use tfc::check::{CheckOptions, check_source};
+use tfc::compile::Condition;
+use tfc::compile::Template;
 use tfc::eval::context::bindings_from_context;
 use tfc::eval::safe_parse::safe_parse;
 use tfc::eval::{Bindings, eval_when};
 use tfc::flow::LowerOptions;
 use tfc::run::{Interpreter, RunStatus};
-use tfc::syntax::condition::Condition;
-use tfc::syntax::template::Template;
 use tfc::value::{Map, Value, parse_json};
 
 /// The allocator `tfc` itself uses, so the figures are those of the shipped binary.

@@ -22,7 +22,7 @@ pub fn project_root(cwd: &Path) -> PathBuf {
 }
 
 /// The user configuration directory: `$XDG_CONFIG_HOME/tfc`, default `~/.config/tfc`.
-pub fn user_config_dir() -> Option<PathBuf> {
+pub(crate) fn user_config_dir() -> Option<PathBuf> {
     match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
         Some(x) => Some(PathBuf::from(x).join("tfc")),
         None => std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config").join("tfc")),
@@ -35,6 +35,7 @@ pub struct SavedFlows {
 }
 
 impl SavedFlows {
+    /// The saved-flow folders seen from `cwd`: the project's, then the user's.
     pub fn new(cwd: &Path) -> SavedFlows {
         let mut dirs = vec![project_root(cwd).join(".tfc").join("flows")];
         if let Some(u) = user_config_dir() {
@@ -44,7 +45,7 @@ impl SavedFlows {
     }
 
     /// Is `name` a valid saved-flow name (`[A-Za-z0-9._-]+`, no `..`)?
-    pub fn valid_name(name: &str) -> bool {
+    pub(crate) fn valid_name(name: &str) -> bool {
         !name.is_empty()
             && !name.contains("..")
             && name
@@ -52,6 +53,7 @@ impl SavedFlows {
                 .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
     }
 
+    /// Where a saved flow named `name` may be, in lookup order.
     pub fn candidates(&self, name: &str) -> Vec<PathBuf> {
         self.dirs
             .iter()

@@ -9,28 +9,34 @@ use std::fmt;
 /// A half-open byte range `start..end` into a source text.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 pub struct Span {
+    /// The first byte.
     pub start: u32,
+    /// One past the last byte.
     pub end: u32,
 }
 
 impl Span {
+    /// `start..end`.
     pub const fn new(start: u32, end: u32) -> Span {
         Span { start, end }
     }
 
     /// Span from `usize` offsets (sources are limited to 4 GiB).
-    pub fn from_range(range: std::ops::Range<usize>) -> Span {
+    pub(crate) fn from_range(range: std::ops::Range<usize>) -> Span {
         Span::new(range.start as u32, range.end as u32)
     }
 
+    /// The span as a `usize` range, for slicing.
     pub fn range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }
 
+    /// Its length in bytes.
     pub fn len(self) -> u32 {
         self.end - self.start
     }
 
+    /// Is it empty (a point)?
     pub fn is_empty(self) -> bool {
         self.start == self.end
     }
@@ -55,11 +61,14 @@ impl fmt::Debug for Span {
 /// A value with the span it came from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spanned<T> {
+    /// The value.
     pub node: T,
+    /// Where it came from.
     pub span: Span,
 }
 
 impl<T> Spanned<T> {
+    /// `node` at `span`.
     pub fn new(node: T, span: Span) -> Self {
         Spanned { node, span }
     }
@@ -68,12 +77,15 @@ impl<T> Spanned<T> {
 /// A named source text with its line starts, for line/column lookups.
 #[derive(Debug, Clone)]
 pub struct Source {
+    /// The name shown in diagnostics (usually the file path).
     pub name: String,
+    /// The whole text.
     pub text: String,
     line_starts: Vec<u32>,
 }
 
 impl Source {
+    /// A source, with its line starts indexed.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Source {
         let text = text.into();
         let mut line_starts = vec![0];
@@ -91,7 +103,7 @@ impl Source {
     }
 
     /// 1-based line and column (in chars) of a byte offset.
-    pub fn line_col(&self, offset: u32) -> (u32, u32) {
+    pub(crate) fn line_col(&self, offset: u32) -> (u32, u32) {
         let offset = offset.min(self.text.len() as u32);
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line] as usize;
@@ -104,13 +116,13 @@ impl Source {
     }
 
     /// The 0-based line a byte offset is on (offsets past the end: the last line).
-    pub fn line_index(&self, offset: usize) -> usize {
+    pub(crate) fn line_index(&self, offset: usize) -> usize {
         let offset = offset.min(self.text.len()) as u32;
         self.line_starts.partition_point(|&s| s <= offset) - 1
     }
 
     /// The byte range of 0-based line `line`, its `\n` included (clamped to the last line).
-    pub fn line_range(&self, line: usize) -> std::ops::Range<usize> {
+    pub(crate) fn line_range(&self, line: usize) -> std::ops::Range<usize> {
         let line = line.min(self.line_starts.len() - 1);
         let start = self.line_starts[line] as usize;
         let end = self

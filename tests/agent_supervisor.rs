@@ -9,10 +9,10 @@ use nix::sys::signal::killpg;
 use nix::unistd::Pid;
 use smol::Timer;
 use smol::future::FutureExt;
-use tfc::agent::supervisor::{
+use tfc::agent::{Cancel, CancelSource, env};
+use tfc::process::{
     End, Keep, LineFlow, ProcessResult, ProcessSpec, StdoutMode, run_process, run_process_lines,
 };
-use tfc::agent::{Cancel, CancelSource, env};
 
 fn sh(script: &str) -> ProcessSpec {
     let mut s = ProcessSpec::new("sh").args(["-c", script]);

@@ -8,7 +8,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use tfc::eval::eval_gate_entry;
-use tfc::syntax::condition::{Condition, parse_cond};
+use tfc::compile::Condition;
+use tfc::syntax::condition::parse_cond;
 
 fuzz_target!(|data: &[u8]| {
     let src = String::from_utf8_lossy(data);

@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 use libfuzzer_sys::fuzz_target;
 use regex::Regex;
 use tfc::eval::Bindings;
-use tfc::syntax::template::{Piece, Template, parse_template};
+use tfc::compile::Template;
+use tfc::syntax::template::{Piece, parse_template};
 
 static PLACEHOLDER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\{([a-zA-Z0-9_-]+(?:\.[a-zA-Z0-9_-]+)*)\}").unwrap());

@@ -13,9 +13,9 @@ use std::time::Duration;
 use tempfile::NamedTempFile;
 
 use super::env::{self, EnvPolicy, EnvVars};
-use super::supervisor::{self, End, Keep, ProcessResult, ProcessSpec, StdoutMode};
 use super::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason};
-use crate::eval::{js_trim, js_trim_end};
+use crate::process::{self, End, Keep, ProcessResult, ProcessSpec, StdoutMode};
+use crate::value::{js_trim, js_trim_end};
 
 /// A configured command run once per call.
 #[derive(Clone)]
@@ -36,7 +36,7 @@ impl CommandBackend {
             Some(_) => Ok(CommandBackend {
                 argv,
                 base_env: None,
-                kill_grace: supervisor::KILL_GRACE,
+                kill_grace: process::KILL_GRACE,
             }),
         }
     }
@@ -46,6 +46,7 @@ impl CommandBackend {
         CommandBackend::new(split_command(text)?)
     }
 
+    /// The program and its arguments.
     pub fn argv(&self) -> &[String] {
         &self.argv
     }
@@ -84,11 +85,11 @@ impl CommandBackend {
         spec.wall_timeout = request.wall_timeout;
         spec.kill_grace = self.kill_grace;
         spec.stdout = StdoutMode::Keep(Keep::ALL);
-        spec.stderr = Keep::Tail(supervisor::STDERR_TAIL);
+        spec.stderr = Keep::Tail(process::STDERR_TAIL);
         if let Some(failed) = check_cwd(&spec) {
             return failed;
         }
-        let result = supervisor::run_process(spec, cancel).await;
+        let result = process::run_process(spec, cancel).await;
         // The file lives until the process is gone; dropping it deletes it.
         drop(system_file);
         let result = match result {
@@ -141,7 +142,7 @@ impl Agent for CommandBackend {
     }
 
     fn available(&self) -> Result<(), String> {
-        super::supervisor::program_available(&self.argv[0])
+        crate::process::program_available(&self.argv[0])
     }
 }
 
@@ -168,7 +169,7 @@ pub(crate) fn stopped(result: &ProcessResult, request: &Request) -> Option<Outco
         End::Cancelled => Some(Outcome::failed(StopReason::Cancelled, "Aborted")),
         End::OutputTooLarge => Some(Outcome::failed(
             StopReason::Failed,
-            supervisor::output_cap_error(supervisor::max_output()),
+            process::output_cap_error(process::max_output()),
         )),
     }
 }

@@ -138,14 +138,14 @@ pub struct ConfigRoster {
 }
 
 /// The text of the warning for an unmapped `{{role}}` model.
-pub fn unmapped_role_warning(role: &str) -> String {
+pub(crate) fn unmapped_role_warning(role: &str) -> String {
     format!(
         "model role '{{{{{role}}}}}' is not mapped in [roles]; using the backend's default model"
     )
 }
 
 /// What fixes a missing backend (the E0701 help).
-pub const NO_BACKEND_FIXES: &str = "run `tfc init` to write a .tfc/config.toml for the backends found on this machine, use `--dry-run` to print the prompts without calling a model, or `--backend replay:FILE` to answer from recorded calls";
+pub(crate) const NO_BACKEND_FIXES: &str = "run `tfc init` to write a .tfc/config.toml for the backends found on this machine, use `--dry-run` to print the prompts without calling a model, or `--backend replay:FILE` to answer from recorded calls";
 
 impl ConfigRoster {
     /// Assemble a roster. Opens the `--record` file; everything else is resolved lazily
@@ -196,14 +196,17 @@ impl ConfigRoster {
         ))
     }
 
+    /// The merged configuration.
     pub fn config(&self) -> &Config {
         &self.config
     }
 
+    /// The agent definitions found.
     pub fn definitions(&self) -> &AgentDefinitions {
         &self.defs
     }
 
+    /// What auto-detection found.
     pub fn detection(&self) -> &Detection {
         &self.detection
     }
@@ -232,7 +235,7 @@ impl ConfigRoster {
     pub fn max_output_bytes(&self) -> usize {
         self.config
             .max_output_bytes
-            .map_or(super::supervisor::DEFAULT_MAX_OUTPUT, |n| {
+            .map_or(crate::process::DEFAULT_MAX_OUTPUT, |n| {
                 usize::try_from(n).unwrap_or(usize::MAX)
             })
     }

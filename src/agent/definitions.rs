@@ -27,13 +27,19 @@ use crate::flow::AgentScope;
 /// One agent definition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AgentDefinition {
+    /// Frontmatter `name` (required).
     pub name: String,
+    /// Frontmatter `description`.
     pub description: String,
+    /// Frontmatter `tools` (a list, or one comma-separated string).
     pub tools: Vec<String>,
+    /// Frontmatter `model` (may be a `{{role}}`).
     pub model: Option<String>,
+    /// Frontmatter `thinking`.
     pub thinking: Option<String>,
     /// The Markdown body, trimmed.
     pub system_prompt: String,
+    /// The file it was read from.
     pub file: PathBuf,
 }
 
@@ -97,6 +103,7 @@ impl AgentDefinitions {
         (defs, warnings)
     }
 
+    /// The definition of `name`.
     pub fn get(&self, name: &str) -> Option<&AgentDefinition> {
         self.defs.get(name)
     }
@@ -106,14 +113,17 @@ impl AgentDefinitions {
         self.defs.insert(def.name.clone(), def);
     }
 
+    /// The names of every definition.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.defs.keys().map(String::as_str)
     }
 
+    /// How many definitions there are.
     pub fn len(&self) -> usize {
         self.defs.len()
     }
 
+    /// Are there none?
     pub fn is_empty(&self) -> bool {
         self.defs.is_empty()
     }
@@ -127,7 +137,7 @@ enum Fm {
 }
 
 /// Parse one definition file; `Err` says why it is skipped.
-pub fn parse_definition(text: &str, file: &Path) -> Result<AgentDefinition, String> {
+pub(crate) fn parse_definition(text: &str, file: &Path) -> Result<AgentDefinition, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let text = text.replace("\r\n", "\n");
     let mut lines = text.split('\n');

@@ -22,16 +22,19 @@ pub struct DryRun {
 }
 
 impl DryRun {
+    /// Print to `out`.
     pub fn new(out: Box<dyn Write + Send>) -> DryRun {
         DryRun {
             out: Mutex::new(out),
         }
     }
 
+    /// Print to stdout.
     pub fn stdout() -> DryRun {
         DryRun::new(Box::new(std::io::stdout()))
     }
 
+    /// Print to stderr.
     pub fn stderr() -> DryRun {
         DryRun::new(Box::new(std::io::stderr()))
     }

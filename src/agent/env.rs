@@ -2,14 +2,12 @@
 //!
 //! Presets pass an allowlist of the parent environment (plus their prefixes and `env_allow`);
 //! the generic command and pi pass all of it. Either way the parent's `TFC_*` variables are
-//! dropped and the call's own `TFC_*` variables ([`call_vars`]) are added.
+//! dropped and the call's own `TFC_*` variables (`call_vars`) are added.
 
 use std::ffi::{OsStr, OsString};
 
 use super::Request;
-
-/// A whole environment, in order.
-pub type EnvVars = Vec<(OsString, OsString)>;
+pub use crate::process::env::{EnvVars, names, parent_env, set};
 
 /// Names every preset passes.
 const BASE_NAMES: &[&str] = &[
@@ -39,18 +37,16 @@ const BASE_NAMES: &[&str] = &[
 /// Prefixes every preset passes.
 const BASE_PREFIXES: &[&str] = &["XDG_"];
 
-/// tfc's own environment, as it is now.
-pub fn parent_env() -> EnvVars {
-    std::env::vars_os().collect()
-}
-
 /// Which variables of the parent environment a backend passes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EnvPolicy {
     /// Everything (generic command, pi).
     Full,
     /// The base allowlist, these name prefixes, and the configured `env_allow` entries.
-    Allowlist { prefixes: &'static [&'static str] },
+    Allowlist {
+        /// Variable name prefixes of the backend's own (`ANTHROPIC_`, …).
+        prefixes: &'static [&'static str],
+    },
 }
 
 /// Filter `base` by `policy`. `env_allow` entries are exact names, or prefixes when they end
@@ -80,7 +76,7 @@ fn is_tfc(name: &OsStr) -> bool {
 
 /// The `TFC_*` variables of one call: run, phase, node, agent, attempt, and the loop
 /// iteration, fan-out index and model when there are any.
-pub fn call_vars(request: &Request) -> Vec<(&'static str, String)> {
+pub(crate) fn call_vars(request: &Request) -> Vec<(&'static str, String)> {
     let mut vars = vec![
         ("TFC_RUN_ID", request.run_id.clone()),
         ("TFC_PHASE_ID", request.phase_id.clone()),
@@ -98,27 +94,6 @@ pub fn call_vars(request: &Request) -> Vec<(&'static str, String)> {
         vars.push(("TFC_MODEL", m.clone()));
     }
     vars
-}
-
-/// The names of an environment (for `Debug` output that must not show values).
-pub fn names(env: &[(OsString, OsString)]) -> Vec<String> {
-    env.iter()
-        .map(|(k, _)| k.to_string_lossy().into_owned())
-        .collect()
-}
-
-/// Set (or replace) variables.
-pub fn set<K: Into<OsString>, V: Into<OsString>>(
-    env: &mut EnvVars,
-    vars: impl IntoIterator<Item = (K, V)>,
-) {
-    for (k, v) in vars {
-        let (k, v) = (k.into(), v.into());
-        match env.iter_mut().find(|(name, _)| *name == k) {
-            Some(slot) => slot.1 = v,
-            None => env.push((k, v)),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -163,12 +138,5 @@ mod tests {
         let full = filter(&base, &EnvPolicy::Full, &[]);
         assert_eq!(full.len(), base.len() - 1);
         assert!(!names(&full).contains(&"TFC_RUN_ID"));
-    }
-
-    #[test]
-    fn set_replaces() {
-        let mut e = env(&[("A", "1")]);
-        set(&mut e, [("A", "2"), ("B", "3")]);
-        assert_eq!(e, env(&[("A", "2"), ("B", "3")]));
     }
 }

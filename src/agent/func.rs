@@ -9,6 +9,7 @@ pub struct FnAgent<F> {
 }
 
 impl<F: Fn(&Request) -> Outcome + Send + Sync> FnAgent<F> {
+    /// A backend named `name` that answers every request with `answer(request)`.
     pub fn new(name: impl Into<String>, answer: F) -> FnAgent<F> {
         FnAgent {
             name: name.into(),

@@ -5,15 +5,18 @@
 //! [`StopReason`]. Retries, budgets and fail-soft rules live in the interpreter, not here.
 //!
 //! Files:
-//! * `cancel.rs`, `roster.rs` — cancellation tokens; the [`Roster`] trait (agent → backend).
-//! * `config.rs`, `definitions.rs`, `config_roster.rs` — `config.toml`, `.tfc/agents/*.md`,
-//!   auto-detection, and [`ConfigRoster`], the roster of `tfc run` (SPEC §9.1–9.2).
+//! * `roster.rs` — the [`Roster`] trait (agent → backend). Processes (spawning, timeouts,
+//!   cancellation tokens) are [`crate::process`]'s; `env.rs` picks what a backend passes on.
+//! * `config/`, `definitions.rs`, `config_roster.rs` — `config.toml` (read through serde
+//!   derive), `.tfc/agents/*.md`, auto-detection, and [`ConfigRoster`], the roster of `tfc run`
+//!   (SPEC §9.1–9.2).
+//! * `command.rs`, `presets/` — process backends: any command, and the CLI presets.
 //! * `preflight.rs` — E0701–E0703, W0701–W0702 before a run (SPEC §7.4).
 //! * `openai.rs` over `http.rs` — the OpenAI-compatible HTTP backend (SPEC §9.7).
 //! * `record.rs`, `replay.rs` — the `agent-call` record shared with the journal, `--record`,
-//!   `replay:FILE` (SPEC §9.8). `dry_run.rs` — `--dry-run` (SPEC §9.9).
+//!   `replay:FILE` (SPEC §9.8), over `wire.rs` (serde to and from [`crate::value::Value`]).
+//!   `dry_run.rs` — `--dry-run` (SPEC §9.9).
 
-mod cancel;
 pub mod command;
 pub mod config;
 pub mod config_roster;
@@ -28,9 +31,9 @@ pub mod presets;
 pub mod record;
 pub mod replay;
 mod roster;
-pub mod supervisor;
+mod wire;
 
-pub use cancel::{Cancel, CancelSource};
+pub use crate::process::{Cancel, CancelSource};
 pub use command::{CommandBackend, split_command};
 pub use config::{Config, ConfigEnv};
 pub use config_roster::{
@@ -56,8 +59,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Why a call asked the model (prompt suffixes and dry-run stubs differ).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Purpose {
+    /// A phase's task.
     Task,
+    /// A gate's verdict.
     Gate,
+    /// A judge or scorer.
     Judge,
 }
 
@@ -104,22 +110,33 @@ impl ToolPolicy {
 /// One call to a model.
 #[derive(Clone, Debug)]
 pub struct Request {
+    /// The run's id (`TFC_RUN_ID`).
     pub run_id: String,
+    /// The phase's id (`TFC_PHASE_ID`).
     pub phase_id: String,
     /// `<id>`, `<id>#<i>`, `<id>@<n>`, `<id>#judge`, `<id>#round-R-batch-B`, `<flow>/<node>`.
     pub node: String,
     /// 1-based attempt of this call.
     pub attempt: u32,
+    /// The agent the flow named.
     pub agent: String,
+    /// The agent definition's body (empty without one).
     pub system_prompt: String,
+    /// The rendered task.
     pub prompt: String,
+    /// The model to ask for (`None`: the backend's default).
     pub model: Option<String>,
+    /// The thinking level, for backends that have one.
     pub thinking: Option<String>,
+    /// Which tools the agent may use.
     pub tools: ToolPolicy,
+    /// The working directory of the call.
     pub cwd: PathBuf,
     /// `None` = no idle watchdog.
     pub idle_timeout: Option<Duration>,
+    /// `None` = no wall clock limit.
     pub wall_timeout: Option<Duration>,
+    /// Why the model is asked.
     pub purpose: Purpose,
     /// Loop iteration (1-based), for `TFC_ITERATION`.
     pub iteration: Option<u32>,
@@ -158,15 +175,23 @@ impl Request {
     }
 }
 
-/// Tokens and money one call used (SPEC §9.3).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// Tokens and money one call used (SPEC §9.3). Serialized as the record form
+/// `{input, output, cacheRead, cacheWrite, costUSD, turns}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Usage {
+    /// Input (prompt) tokens, cache reads excluded.
     pub input: u64,
+    /// Output tokens.
     pub output: u64,
+    /// Input tokens read from the provider's cache.
     pub cache_read: u64,
+    /// Input tokens written to the provider's cache.
     pub cache_write: u64,
-    /// `None` when the backend does not report cost (never a fake 0).
+    /// `None` when the backend does not report cost (never a fake 0); written as `null`.
+    #[serde(rename = "costUSD")]
     pub cost_usd: Option<f64>,
+    /// Model turns (tool-use round trips) the call took.
     pub turns: u32,
 }
 
@@ -187,18 +212,7 @@ impl Usage {
     /// The record form: `{input, output, cacheRead, cacheWrite, costUSD, turns}`, with a null
     /// cost when unknown (never a fake 0).
     pub fn to_value(&self) -> crate::value::Value {
-        use crate::value::{Map, Value};
-        let mut m = Map::default();
-        m.insert("input".into(), Value::Number(self.input as f64));
-        m.insert("output".into(), Value::Number(self.output as f64));
-        m.insert("cacheRead".into(), Value::Number(self.cache_read as f64));
-        m.insert("cacheWrite".into(), Value::Number(self.cache_write as f64));
-        m.insert(
-            "costUSD".into(),
-            self.cost_usd.map_or(Value::Null, Value::Number),
-        );
-        m.insert("turns".into(), Value::Number(f64::from(self.turns)));
-        Value::Object(m)
+        wire::to_value(self)
     }
 
     /// Tokens that count against `maxTokens` (cache tokens excluded).
@@ -207,20 +221,30 @@ impl Usage {
     }
 }
 
-/// How a call ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a call ended. Serialized as [`StopReason::as_str`] spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum StopReason {
+    /// The call answered.
     Completed,
+    /// The call failed (the error says why).
     Failed,
+    /// No output for the idle timeout.
     IdleTimeout,
+    /// The wall clock limit passed.
     WallTimeout,
+    /// The run was cancelled.
     Cancelled,
+    /// The backend's answer could not be understood.
     ProtocolError,
+    /// The backend refused (a permission or tool denial).
     PermissionDenied,
+    /// The backend's program is not installed.
     BackendMissing,
 }
 
 impl StopReason {
+    /// The record spelling (`idle-timeout`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Completed => "completed",
@@ -234,6 +258,7 @@ impl StopReason {
         }
     }
 
+    /// The reason spelled `s`, if any.
     pub fn parse(s: &str) -> Option<StopReason> {
         [
             StopReason::Completed,
@@ -255,12 +280,15 @@ impl StopReason {
 pub struct Outcome {
     /// The answer (on failure: whatever partial output there was).
     pub output: String,
+    /// Tokens and cost.
     pub usage: Usage,
     /// The model that answered, when the backend says.
     pub model: Option<String>,
+    /// How the call ended.
     pub stop: StopReason,
     /// Why it failed (`None` on success).
     pub error: Option<String>,
+    /// The process's exit code (process backends).
     pub exit_code: Option<i32>,
     /// The end of the process's stderr (≤ 64 KiB).
     pub stderr: String,
@@ -269,6 +297,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// A completed call answering `output`.
     pub fn ok(output: impl Into<String>) -> Outcome {
         Outcome {
             output: output.into(),
@@ -282,6 +311,7 @@ impl Outcome {
         }
     }
 
+    /// A call that ended with `stop` and `error`.
     pub fn failed(stop: StopReason, error: impl Into<String>) -> Outcome {
         Outcome {
             stop,
@@ -290,6 +320,7 @@ impl Outcome {
         }
     }
 
+    /// Completed with no error.
     pub fn is_ok(&self) -> bool {
         self.stop == StopReason::Completed && self.error.is_none()
     }
@@ -347,6 +378,23 @@ pub(crate) fn test_dir(tag: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stop_reasons_serialize_as_they_are_spelled() {
+        for r in [
+            StopReason::Completed,
+            StopReason::Failed,
+            StopReason::IdleTimeout,
+            StopReason::WallTimeout,
+            StopReason::Cancelled,
+            StopReason::ProtocolError,
+            StopReason::PermissionDenied,
+            StopReason::BackendMissing,
+        ] {
+            assert_eq!(wire::to_value(&r), crate::value::Value::from(r.as_str()));
+            assert_eq!(StopReason::parse(r.as_str()), Some(r));
+        }
+    }
 
     #[test]
     fn request_phase_id_is_the_nodes_own_part() {

@@ -21,7 +21,9 @@ use super::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason, Usage};
 /// Prices in USD per million tokens; enables `costUSD`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Price {
+    /// USD per million input tokens.
     pub input_per_mtok: f64,
+    /// USD per million output tokens.
     pub output_per_mtok: f64,
 }
 
@@ -36,10 +38,12 @@ pub struct OpenAiConfig {
     pub api_key_env: Option<String>,
     /// Default `true`.
     pub stream: bool,
+    /// Prices to compute a cost from the token counts (the API reports none).
     pub price: Option<Price>,
 }
 
 impl OpenAiConfig {
+    /// A config for `base_url` with the defaults: no model, no key, streaming, no price.
     pub fn new(base_url: impl Into<String>) -> OpenAiConfig {
         OpenAiConfig {
             base_url: base_url.into(),
@@ -89,6 +93,7 @@ impl OpenAiBackend {
         })
     }
 
+    /// The configuration it was built from.
     pub fn config(&self) -> &OpenAiConfig {
         &self.config
     }
@@ -175,7 +180,7 @@ impl OpenAiBackend {
                     Failure::Status(e) => (StopReason::Failed, e),
                     Failure::Protocol(e) => (StopReason::ProtocolError, e),
                     Failure::TooLarge(cap) => {
-                        (StopReason::Failed, super::supervisor::output_cap_error(cap))
+                        (StopReason::Failed, crate::process::output_cap_error(cap))
                     }
                 };
                 o.stop = stop;
@@ -227,7 +232,7 @@ impl OpenAiBackend {
         } else {
             // Not streaming, or a server that answered a streaming request with plain JSON.
             acc.stream = false;
-            let cap = super::supervisor::max_output();
+            let cap = crate::process::max_output();
             let limit = MAX_BODY.min(body_limit(cap));
             let raw = resp.read_to_end(guard, limit + 1).await?;
             if raw.len() > limit {
@@ -284,7 +289,7 @@ fn cut(s: &str) -> String {
 /// Read SSE lines as they arrive until `data: [DONE]` or the end of the body.
 /// Stops (and drops what it has) once the answer passes the output cap.
 async fn read_stream(resp: &mut Response, guard: &Guard, acc: &mut Answer) -> Result<(), Failure> {
-    let cap = super::supervisor::max_output();
+    let cap = crate::process::max_output();
     let mut pending: Vec<u8> = Vec::new();
     while let Some(bytes) = resp.chunk(guard).await? {
         pending.extend_from_slice(&bytes);

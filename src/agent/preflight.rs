@@ -24,7 +24,9 @@ use crate::diag::{Code, Diagnostic};
 /// One use of an agent by a phase (or a branch, judge, scorer).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AgentUse {
+    /// The phase using it.
     pub phase: String,
+    /// The agent's name.
     pub agent: String,
     /// The phase's own `tools` (empty: none given, the agent's apply).
     pub tools: Vec<String>,
@@ -37,10 +39,12 @@ pub struct AgentUse {
 pub struct PreflightOptions {
     /// The effective caps (flow `budget`, overridden by `--max-usd`/`--max-tokens`).
     pub max_usd: Option<f64>,
+    /// The effective token cap.
     pub max_tokens: Option<f64>,
     /// `--allow-writes` or `[safety] allow_unsandboxed_writes` (see
     /// [`ConfigRoster::allow_writes`](super::ConfigRoster::allow_writes)).
     pub allow_writes: bool,
+    /// `--dry-run`: nothing is called, so nothing needs to report usage.
     pub dry_run: bool,
 }
 

@@ -19,15 +19,22 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use super::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason, Usage};
-use crate::value::{Map, Value};
+use serde::{Deserialize, Serialize};
 
-/// One model call as the journal records it.
-#[derive(Clone, Debug, PartialEq)]
+use super::wire::{self, Cost, Count, Flag, Object, Seen, Text};
+use super::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason, Usage};
+use crate::value::Value;
+
+/// One model call as the journal records it. Serialized (`#[derive(Serialize)]`) as the
+/// journal line shown above: `type` first, keys in field order, `prompt` only when present.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename = "agent-call", rename_all = "camelCase")]
 pub struct AgentCallRecord {
     /// RFC 3339 UTC with milliseconds, e.g. `2026-01-02T03:04:05.678Z`.
     pub ts: String,
+    /// The call's node (`audit#3`, `fix@2`, `sub/check#judge`, …).
     pub node: String,
+    /// The agent the flow named.
     pub agent: String,
     /// Lowercase hex SHA-256 of the UTF-8 prompt (system prompt excluded).
     pub prompt_sha256: String,
@@ -35,15 +42,70 @@ pub struct AgentCallRecord {
     pub attempt: u32,
     /// The backend's configured name (`claude`, `local`, `replay`, …).
     pub backend: String,
+    /// The model that answered (or was asked for), when known.
     pub model: Option<String>,
+    /// Did the call succeed?
     pub ok: bool,
+    /// The answer (on failure: whatever partial output there was).
     pub output: String,
+    /// Why it failed.
     pub error: Option<String>,
+    /// Tokens and cost.
     pub usage: Usage,
+    /// How the call ended.
     pub stop_reason: StopReason,
+    /// Wall time of the call.
     pub duration_ms: u64,
     /// The prompt itself: written by `--record`, optional in the journal.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
+}
+
+/// The record as read back: every field optional and lenient about `null`; the rules of
+/// [`AgentCallRecord::from_value`] are applied to it afterwards.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct RecordIn {
+    ts: Text,
+    node: Text,
+    agent: Text,
+    prompt_sha256: Text,
+    attempt: Option<Count>,
+    backend: Text,
+    model: Text,
+    ok: Flag,
+    output: Text,
+    error: Text,
+    usage: Object<UsageIn>,
+    stop_reason: Text,
+    duration_ms: Count,
+    prompt: Text,
+}
+
+/// `usage` as read back: absent or `null` counts are 0, an absent or `null` cost unknown.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct UsageIn {
+    input: Seen<Count>,
+    output: Seen<Count>,
+    cache_read: Count,
+    cache_write: Count,
+    #[serde(rename = "costUSD")]
+    cost_usd: Cost,
+    turns: Count,
+}
+
+impl From<UsageIn> for Usage {
+    fn from(u: UsageIn) -> Usage {
+        Usage {
+            input: u.input.1.0,
+            output: u.output.1.0,
+            cache_read: u.cache_read.0,
+            cache_write: u.cache_write.0,
+            cost_usd: u.cost_usd.0,
+            turns: u32::try_from(u.turns.0).unwrap_or(u32::MAX),
+        }
+    }
 }
 
 /// Lowercase hex SHA-256 of `prompt`'s UTF-8 bytes.
@@ -62,7 +124,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// `time` as RFC 3339 UTC with milliseconds (`2026-01-02T03:04:05.678Z`), the journal's `ts`.
-pub fn rfc3339_ms(time: SystemTime) -> String {
+pub(crate) fn rfc3339_ms(time: SystemTime) -> String {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
     let secs = since.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
@@ -141,27 +203,7 @@ impl AgentCallRecord {
 
     /// The journal object, keys in the documented order; `prompt` only when present.
     pub fn to_value(&self) -> Value {
-        let mut m = Map::default();
-        let s = |v: &str| Value::String(v.to_owned());
-        let opt = |v: &Option<String>| v.as_deref().map_or(Value::Null, s);
-        m.insert("type".into(), s("agent-call"));
-        m.insert("ts".into(), s(&self.ts));
-        m.insert("node".into(), s(&self.node));
-        m.insert("agent".into(), s(&self.agent));
-        m.insert("promptSha256".into(), s(&self.prompt_sha256));
-        m.insert("attempt".into(), Value::Number(f64::from(self.attempt)));
-        m.insert("backend".into(), s(&self.backend));
-        m.insert("model".into(), opt(&self.model));
-        m.insert("ok".into(), Value::Bool(self.ok));
-        m.insert("output".into(), s(&self.output));
-        m.insert("error".into(), opt(&self.error));
-        m.insert("usage".into(), self.usage.to_value());
-        m.insert("stopReason".into(), s(self.stop_reason.as_str()));
-        m.insert("durationMs".into(), Value::Number(self.duration_ms as f64));
-        if let Some(p) = &self.prompt {
-            m.insert("prompt".into(), s(p));
-        }
-        Value::Object(m)
+        wire::to_value(self)
     }
 
     /// One compact JSON line, without the newline.
@@ -175,14 +217,22 @@ impl AgentCallRecord {
     /// zero with unknown cost, `stopReason` `completed`/`failed` after `ok`, the rest empty.
     /// A present field of the wrong type is an error naming it.
     pub fn from_value(v: &Value) -> Result<AgentCallRecord, String> {
+        AgentCallRecord::read(v).map(|(r, _)| r)
+    }
+
+    /// [`from_value`](Self::from_value), and whether the record's `usage` carries token counts
+    /// (an `input` or `output` key, even `null`), which tells replay its backend reports them.
+    pub(crate) fn read(v: &Value) -> Result<(AgentCallRecord, bool), String> {
         let o = v.as_object().ok_or("not a JSON object")?;
         match o.get("type") {
             Some(Value::String(t)) if t == "agent-call" => {}
             Some(Value::String(t)) => return Err(format!("type is '{t}', not 'agent-call'")),
             _ => return Err("missing \"type\": \"agent-call\"".into()),
         }
-        let prompt = opt_str(o, "prompt")?;
-        let sha = match (opt_str(o, "promptSha256")?, &prompt) {
+        let r: RecordIn = wire::from_value(v)?;
+        let tokens = r.usage.0.input.0 || r.usage.0.output.0;
+        let prompt = r.prompt.0;
+        let sha = match (r.prompt_sha256.0, &prompt) {
             (Some(h), p) => {
                 let h = h.to_ascii_lowercase();
                 if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -200,85 +250,33 @@ impl AgentCallRecord {
             (None, Some(p)) => prompt_sha256(p),
             (None, None) => return Err("missing \"promptSha256\" (or \"prompt\")".into()),
         };
-        let ok = match o.get("ok") {
-            Some(Value::Bool(b)) => *b,
-            Some(other) => return Err(wrong("ok", "a boolean", other)),
-            None => return Err("missing \"ok\"".into()),
-        };
-        let stop_reason = match opt_str(o, "stopReason")? {
+        let ok = r.ok.0.ok_or("missing \"ok\"")?;
+        let stop_reason = match r.stop_reason.0 {
             Some(s) => StopReason::parse(&s).ok_or_else(|| {
                 format!("unknown \"stopReason\" '{s}' (expected completed, failed, idle-timeout, wall-timeout, cancelled, protocol-error, permission-denied or backend-missing)")
             })?,
             None if ok => StopReason::Completed,
             None => StopReason::Failed,
         };
-        let usage = match o.get("usage") {
-            None | Some(Value::Null) => Usage::default(),
-            Some(Value::Object(u)) => Usage {
-                input: count(u, "usage.input", "input")?,
-                output: count(u, "usage.output", "output")?,
-                cache_read: count(u, "usage.cacheRead", "cacheRead")?,
-                cache_write: count(u, "usage.cacheWrite", "cacheWrite")?,
-                cost_usd: match u.get("costUSD") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::Number(n)) if n.is_finite() && *n >= 0.0 => Some(*n),
-                    Some(other) => {
-                        return Err(wrong("usage.costUSD", "a number or null", other));
-                    }
-                },
-                turns: u32::try_from(count(u, "usage.turns", "turns")?).unwrap_or(u32::MAX),
-            },
-            Some(other) => return Err(wrong("usage", "an object", other)),
-        };
-        Ok(AgentCallRecord {
-            ts: opt_str(o, "ts")?.unwrap_or_default(),
-            node: req_str(o, "node")?,
-            agent: req_str(o, "agent")?,
+        let record = AgentCallRecord {
+            ts: r.ts.0.unwrap_or_default(),
+            node: r.node.0.ok_or("missing \"node\"")?,
+            agent: r.agent.0.ok_or("missing \"agent\"")?,
             prompt_sha256: sha,
-            attempt: match o.get("attempt") {
-                None | Some(Value::Null) => 1,
-                Some(_) => u32::try_from(count(o, "attempt", "attempt")?).unwrap_or(u32::MAX),
-            },
-            backend: opt_str(o, "backend")?.unwrap_or_default(),
-            model: opt_str(o, "model")?,
+            attempt: r
+                .attempt
+                .map_or(1, |n| u32::try_from(n.0).unwrap_or(u32::MAX)),
+            backend: r.backend.0.unwrap_or_default(),
+            model: r.model.0,
             ok,
-            output: opt_str(o, "output")?.unwrap_or_default(),
-            error: opt_str(o, "error")?,
-            usage,
+            output: r.output.0.unwrap_or_default(),
+            error: r.error.0,
+            usage: r.usage.0.into(),
             stop_reason,
-            duration_ms: count(o, "durationMs", "durationMs")?,
+            duration_ms: r.duration_ms.0,
             prompt,
-        })
-    }
-}
-
-fn wrong(field: &str, expected: &str, found: &Value) -> String {
-    format!(
-        "\"{field}\" must be {expected}, found {}",
-        found.type_name()
-    )
-}
-
-fn req_str(o: &Map, key: &str) -> Result<String, String> {
-    opt_str(o, key)?.ok_or_else(|| format!("missing \"{key}\""))
-}
-
-fn opt_str(o: &Map, key: &str) -> Result<Option<String>, String> {
-    match o.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(wrong(key, "a string", other)),
-    }
-}
-
-/// A non-negative whole number (absent or null ⇒ 0).
-fn count(o: &Map, field: &str, key: &str) -> Result<u64, String> {
-    match o.get(key) {
-        None | Some(Value::Null) => Ok(0),
-        Some(Value::Number(n)) if *n >= 0.0 && n.fract() == 0.0 && *n <= u64::MAX as f64 => {
-            Ok(*n as u64)
-        }
-        Some(other) => Err(wrong(field, "a non-negative whole number", other)),
+        };
+        Ok((record, tokens))
     }
 }
 
@@ -305,6 +303,7 @@ impl RecordSink {
         })
     }
 
+    /// The file records are appended to.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -494,6 +493,34 @@ pub(crate) mod tests {
         assert!(err(r#"{"type":"agent-call","node":"a","agent":"b","ok":true,"prompt":"p","usage":{"input":-1}}"#).contains("usage.input"));
         assert!(err(r#"{"type":"agent-call","node":"a","agent":"b","ok":true,"prompt":"p","promptSha256":"00"}"#).contains("64 hex"));
         assert!(err(r#"{"type":"agent-call","node":"a","agent":"b","ok":true,"prompt":"p","stopReason":"done"}"#).contains("stopReason"));
+    }
+
+    /// The committed fixture was written by `--record`: reading and writing every line gives
+    /// the same bytes back.
+    #[test]
+    fn committed_fixture_round_trips_byte_for_byte() {
+        let text = include_str!("../../examples/changelog/replay.jsonl");
+        let mut n = 0;
+        for line in text.lines() {
+            let r = AgentCallRecord::from_value(&parse_json(line).unwrap()).unwrap();
+            assert_eq!(r.to_json_line(), line);
+            n += 1;
+        }
+        assert!(n > 0);
+    }
+
+    #[test]
+    fn small_costs_are_written_as_javascript_does() {
+        let mut r = sample();
+        r.usage.cost_usd = Some(0.000003);
+        r.duration_ms = 7;
+        assert!(
+            r.to_json_line().contains(
+                r#""costUSD":0.000003,"turns":1},"stopReason":"completed","durationMs":7,"#
+            )
+        );
+        r.usage.cost_usd = Some(2.0);
+        assert!(r.to_json_line().contains(r#""costUSD":2,"#));
     }
 
     struct Echo;

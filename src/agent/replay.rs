@@ -67,11 +67,9 @@ impl Replay {
             {
                 continue;
             }
-            let r = AgentCallRecord::from_value(&v).map_err(at)?;
-            if let Some(Value::Object(u)) = v.as_object().and_then(|o| o.get("usage")) {
-                tokens |= u.contains_key("input") || u.contains_key("output");
-                cost |= r.usage.cost_usd.is_some();
-            }
+            let (r, has_tokens) = AgentCallRecord::read(&v).map_err(at)?;
+            tokens |= has_tokens;
+            cost |= r.usage.cost_usd.is_some();
             records.push(r);
         }
         let mut by_key: HashMap<Key, Vec<usize>> = HashMap::new();
@@ -90,10 +88,12 @@ impl Replay {
         })
     }
 
+    /// How many `agent-call` records the fixture holds.
     pub fn len(&self) -> usize {
         self.records.len()
     }
 
+    /// Does the fixture hold no `agent-call` record?
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
     }

@@ -9,15 +9,19 @@ use super::Agent;
 /// An agent name resolved to a backend and its definition (SPEC §9.1).
 #[derive(Clone)]
 pub struct ResolvedAgent {
+    /// The agent's name.
     pub agent: String,
     /// The backend's configured name (`claude`, `local`, `replay`, …), for the run record.
     pub backend_name: String,
+    /// The backend that answers its calls.
     pub backend: Arc<dyn Agent>,
     /// The definition's body; empty when there is no definition file.
     pub system_prompt: String,
     /// config `[agents.NAME].model` > frontmatter > backend `model`.
     pub model: Option<String>,
+    /// config `[agents.NAME].thinking` > frontmatter.
     pub thinking: Option<String>,
+    /// config `[agents.NAME].tools` > frontmatter (empty: the backend's default).
     pub tools: Vec<String>,
     /// Whether a definition file was found (W0701 otherwise).
     pub defined: bool,
@@ -52,11 +56,14 @@ pub trait Roster: Send + Sync {
 
 /// Every agent served by one backend, with no definitions (the library default, `--agent-cmd`).
 pub struct SingleBackend {
+    /// The backend's name, for the run record.
     pub name: String,
+    /// The backend.
     pub backend: Arc<dyn Agent>,
 }
 
 impl SingleBackend {
+    /// Serve every agent with `backend`, named `name`.
     pub fn new(name: impl Into<String>, backend: Arc<dyn Agent>) -> SingleBackend {
         SingleBackend {
             name: name.into(),

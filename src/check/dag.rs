@@ -2,8 +2,6 @@
 //! dependencies, cycles, multiple finals, disconnected phases, dead ends, and gates that are
 //! the only route to the final phase. Every pass is linear in phases + edges.
 
-use std::collections::HashMap;
-
 use super::graph::{Graph, IdSuggester};
 use crate::diag::{Code, Diagnostic};
 use crate::flow::{Flow, PhaseType};
@@ -18,9 +16,10 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
             .phases
             .iter()
             .all(|p| !p.invalid.contains(&"dependsOn") && !p.invalid.contains(&"from"));
-    let mut first: HashMap<&str, usize> = HashMap::new();
-    for (i, p) in flow.phases.iter().enumerate() {
-        if let Some(&j) = first.get(p.id.as_str()) {
+    // Every id maps to its first phase: only when some id repeats are there duplicates.
+    let repeated = flow.ids.len() < flow.phases.len();
+    for (i, p) in flow.phases.iter().enumerate().filter(|_| repeated) {
+        if let Some(j) = flow.index_of(&p.id).filter(|&j| j != i) {
             reliable = false;
             out.push(
                 Diagnostic::new(
@@ -33,12 +32,16 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
                 .label(flow.phases[j].id_span, "first used here")
                 .help("phase ids must be unique; rename one of them"),
             );
-        } else {
-            first.insert(&p.id, i);
         }
     }
     let mut names = IdSuggester::new(flow);
     for p in &flow.phases {
+        // Every name written resolved to a distinct other phase: nothing to report.
+        if p.deps.len() == p.depends_on.len() + p.from.len()
+            && p.deps.iter().all(|d| flow.phases[d.index()].id != p.id)
+        {
+            continue;
+        }
         for (field, list) in [("dependsOn", &p.depends_on), ("from", &p.from)] {
             for dep in list {
                 if dep.value == p.id {
@@ -52,7 +55,7 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
                         .with_label("depends on itself")
                         .help("remove it: a phase cannot wait for its own output"),
                     );
-                } else if !first.contains_key(dep.value.as_str()) {
+                } else if flow.index_of(&dep.value).is_none() {
                     reliable = false;
                     let mut d = Diagnostic::new(
                         Code::UnknownDependency,
@@ -307,8 +310,8 @@ pub fn gate_sole_path(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
     let mut cur = idom[fin];
     while cur != ROOT {
         let g = &flow.phases[cur];
-        if matches!(g.ty, PhaseType::Gate | PhaseType::Approval) {
-            let what = format!("{} '{}'", g.ty.as_str(), g.id);
+        if matches!(g.ty(), PhaseType::Gate | PhaseType::Approval) {
+            let what = format!("{} '{}'", g.ty().as_str(), g.id);
             if g.optional {
                 out.push(
                     Diagnostic::new(

@@ -7,10 +7,10 @@ use foldhash::fast::RandomState;
 
 use crate::flow::Flow;
 
-/// Phase `i`'s dependencies and dependents by index; unknown ids are left out (the DAG check
-/// reports them).
+/// Phase `i`'s dependencies and dependents by index, from the edges lowering resolved
+/// ([`Common::deps`](crate::flow::Common::deps)); unknown ids are left out (the DAG check
+/// reports them), and so are self-edges (reported on their own, E0105, not as cycles).
 pub struct Graph {
-    pub ids: HashMap<String, usize, RandomState>,
     /// `deps[i]`: the phases `i` depends on (dependsOn first, then from, de-duplicated).
     pub deps: Vec<Vec<usize>>,
     /// `dependents[i]`: the phases that depend on `i`.
@@ -20,43 +20,37 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// The graph of `flow`'s resolved edges.
     pub fn new(flow: &Flow) -> Graph {
-        let mut ids = HashMap::with_capacity_and_hasher(flow.phases.len(), RandomState::default());
-        for (i, p) in flow.phases.iter().enumerate() {
-            ids.entry(p.id.clone()).or_insert(i);
-        }
         let n = flow.phases.len();
         let mut deps = Vec::with_capacity(n);
         let mut dependents = vec![Vec::new(); n];
-        // `marked[j] == i + 1` ⇔ j is already a dependency of i (linear de-duplication).
-        let mut marked = vec![0usize; n];
         for (i, p) in flow.phases.iter().enumerate() {
-            let mut d: Vec<usize> = Vec::new();
-            for e in p.depends_on.iter().chain(&p.from) {
-                if let Some(&j) = ids.get(e.value.as_str()) {
-                    // Self-edges are reported on their own (E0105), not as cycles.
-                    if j != i && marked[j] != i + 1 {
-                        marked[j] = i + 1;
-                        d.push(j);
-                        dependents[j].push(i);
-                    }
-                }
+            let d: Vec<usize> = p
+                .deps
+                .iter()
+                .map(|j| j.index())
+                .filter(|&j| j != i)
+                .collect();
+            for &j in &d {
+                dependents[j].push(i);
             }
             deps.push(d);
         }
         let topo = topo_order(&deps, &dependents);
         Graph {
-            ids,
             deps,
             dependents,
             topo,
         }
     }
 
+    /// The number of phases.
     pub fn len(&self) -> usize {
         self.deps.len()
     }
 
+    /// No phases?
     pub fn is_empty(&self) -> bool {
         self.deps.is_empty()
     }
@@ -170,8 +164,10 @@ pub struct IdSuggester<'f> {
 }
 
 impl<'f> IdSuggester<'f> {
+    /// The most distinct words it looks up near ids for (each lookup scans every id).
     pub const BUDGET: usize = 64;
 
+    /// A suggester over the ids of `flow`.
     pub fn new(flow: &'f Flow) -> IdSuggester<'f> {
         IdSuggester {
             ids: flow.phases.iter().map(|p| p.id.as_str()).collect(),
@@ -179,6 +175,7 @@ impl<'f> IdSuggester<'f> {
         }
     }
 
+    /// The id nearest `word`, if one is near enough (memoised; `None` past the budget).
     pub fn suggest(&mut self, word: &str) -> Option<&'f str> {
         if let Some(&known) = self.seen.get(word) {
             return known;

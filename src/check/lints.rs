@@ -9,6 +9,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::flow::{Flow, Join, PhaseType};
 use crate::value::format_number;
 
+/// W0309 (an empty budget) and a budget below the flow's estimated minimum spend.
 pub fn budget(flow: &Flow, out: &mut Vec<Diagnostic>) {
     let Some(b) = &flow.budget else { return };
     if b.value.empty {
@@ -26,9 +27,9 @@ pub fn budget(flow: &Flow, out: &mut Vec<Diagnostic>) {
     let estimate: f64 = flow
         .phases
         .iter()
-        .map(|p| match p.ty {
-            PhaseType::Loop => p.max_iterations.min(10.0),
-            PhaseType::Tournament => (p.variants + 1.0).min(10.0),
+        .map(|p| match p.ty() {
+            PhaseType::Loop => p.loop_fields().max_iterations.min(10.0),
+            PhaseType::Tournament => (p.tournament_fields().variants + 1.0).min(10.0),
             _ => 1.0,
         })
         .sum();
@@ -69,17 +70,17 @@ pub fn branch_width(flow: &Flow, out: &mut Vec<Diagnostic>) {
         .as_ref()
         .map_or(8, |c| c.value.floor().max(1.0) as usize);
     for p in &flow.phases {
-        if p.ty == PhaseType::Parallel && p.concurrency.is_none() && p.branches.len() > width {
+        if p.ty() == PhaseType::Parallel && p.concurrency.is_none() && p.branches().len() > width {
             let mut d = Diagnostic::new(
                     Code::BranchesExceedConcurrency,
                     format!(
                         "{}: {} branches but the flow runs at most {width} at once",
                         p.id,
-                        p.branches.len()
+                        p.branches().len()
                     ),
                 )
                 .at(p.written.get("branches").copied().unwrap_or(p.id_span))
-                .with_label(format!("{} branches", p.branches.len()))
+                .with_label(format!("{} branches", p.branches().len()))
                 .phase(&p.id)
                 .help(format!("add \"concurrency\": {width} (or another cap) to the phase to say how many branches may run together"));
             if let Some(c) = &flow.concurrency {

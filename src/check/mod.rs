@@ -14,9 +14,9 @@ mod proptests;
 mod refs;
 mod types;
 
+pub use crate::flow::kinds::tree_calls;
 pub use dynamic::{MAX_DYNAMIC_NESTING, dynamic_limits};
 pub use graph::{Graph, ancestors};
-pub use kinds::tree_calls;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -118,12 +118,10 @@ fn check_into(
     let reliable = dag::identity(flow, out);
     dag::finals(flow, out);
     let graph = Graph::new(flow);
-    let all: Vec<refs::Use<'_>> = flow
-        .phases
-        .iter()
-        .enumerate()
-        .flat_map(|(i, p)| refs::uses(i, p))
-        .collect();
+    let mut all: Vec<refs::Use<'_>> = Vec::with_capacity(flow.phases.len());
+    for (i, p) in flow.phases.iter().enumerate() {
+        refs::uses_into(i, p, &mut all);
+    }
     let args_known = refs::ArgsKnown {
         provided: given.as_deref(),
         suppress: nested && opts.args.is_none(),
@@ -139,7 +137,7 @@ fn check_into(
         dag::cycles(flow, &graph, out);
         if graph.topo.is_some() {
             refs::steps_refs(flow, &graph, &all, out);
-            types::contract_paths(flow, &graph, &all, out);
+            types::contract_paths(flow, &all, out);
             let disconnected = dag::connectivity(flow, &graph, out);
             dag::dead_ends(flow, &graph, &disconnected, out);
             dag::gate_sole_path(flow, &graph, out);
@@ -167,16 +165,16 @@ fn subflows(
         allow: opts.allow.clone(),
     };
     for p in &flow.phases {
-        if let Some(def) = &p.def
+        if let Some(def) = p.def()
             && let Def::Inline(child) = &def.value
         {
             // Part of this file: its problems are reported in place.
             check_into(child, &child_opts, chain, true, out);
         }
-        let (Some(name), Some(loader)) = (&p.use_flow, opts.loader) else {
+        let (Some(name), Some(loader)) = (&p.flow_fields().use_flow, opts.loader) else {
             continue;
         };
-        if p.def.is_some() || p.invalid.contains(&"def") {
+        if p.def().is_some() || p.invalid.contains(&"def") {
             // E0303 already: which of the two was meant is unknown.
             continue;
         }

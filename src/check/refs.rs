@@ -12,18 +12,28 @@ use crate::value::Map;
 
 /// One placeholder found in a phase: which field, where in the file, and its path.
 pub struct Use<'f> {
+    /// The phase's index.
     pub phase: usize,
+    /// The field name used in messages (`task`, `branches[0].task`, …).
     pub field: std::borrow::Cow<'static, str>,
+    /// The placeholder in the file.
     pub span: Span,
+    /// Its path.
     pub path: &'f RefPath,
 }
 
 /// Every placeholder of a phase, in field order, with file spans.
 pub fn uses(index: usize, p: &Phase) -> Vec<Use<'_>> {
     let mut out = Vec::new();
-    for (field, text) in p.texts() {
+    uses_into(index, p, &mut out);
+    out
+}
+
+/// [`uses`], appended to `out`.
+pub fn uses_into<'f>(index: usize, p: &'f Phase, out: &mut Vec<Use<'f>>) {
+    p.each_text(|field, text| {
         if !p.reads_field(&field) {
-            continue;
+            return;
         }
         for r in text.template.refs() {
             out.push(Use {
@@ -33,7 +43,7 @@ pub fn uses(index: usize, p: &Phase) -> Vec<Use<'_>> {
                 path: &text.template.paths()[r.path as usize],
             });
         }
-    }
+    });
     for (field, cond) in p.conditions() {
         if !p.reads_field(field) {
             continue;
@@ -49,7 +59,12 @@ pub fn uses(index: usize, p: &Phase) -> Vec<Use<'_>> {
             }
         }
     }
-    for entry in p.eval.iter().filter(|_| p.reads_field("eval")) {
+    for entry in p
+        .gate_fields()
+        .eval
+        .iter()
+        .filter(|_| p.reads_field("eval"))
+    {
         match &entry.kind {
             EvalKind::Contains { lhs, lhs_start } => {
                 for r in lhs.refs() {
@@ -76,7 +91,6 @@ pub fn uses(index: usize, p: &Phase) -> Vec<Use<'_>> {
             _ => {}
         }
     }
-    out
 }
 
 /// What the checker knows about invocation arguments.
@@ -117,7 +131,7 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
             );
             continue;
         }
-        match graph.ids.get(r) {
+        match flow.index_of(r) {
             None => {
                 let mut d = Diagnostic::new(
                     Code::UnknownReference,
@@ -159,8 +173,8 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
                 );
                 out.push(d);
             }
-            Some(&ri) if ri == u.phase => {
-                if p.ty != PhaseType::Loop {
+            Some(ri) if ri == u.phase => {
+                if p.ty() != PhaseType::Loop {
                     out.push(
                         Diagnostic::new(Code::SelfReference, format!("{}: {} references its own output {{{}}}", p.id, u.field, u.path.text))
                             .at(u.span)
@@ -170,7 +184,7 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
                     );
                 }
             }
-            Some(&ri) => {
+            Some(ri) => {
                 if p.join != Join::Any {
                     queries.push((ri, u.phase));
                     asked.push(k);
@@ -191,7 +205,7 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
         .iter()
         .map(|&k| {
             let u = &all[k];
-            let r = u.path.step_id().and_then(|r| graph.ids.get(r)).copied();
+            let r = u.path.step_id().and_then(|r| flow.index_of(r));
             (u.phase, r.unwrap_or(u.phase))
         })
         .collect();
@@ -240,7 +254,7 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
     let map_locals: HashMap<&str, &str> = flow
         .phases
         .iter()
-        .filter(|p| p.ty == PhaseType::Map)
+        .filter(|p| p.ty() == PhaseType::Map)
         .map(|p| (p.local_name(), p.id.as_str()))
         .collect();
     let mut warned_args: Vec<&str> = Vec::new();
@@ -258,7 +272,7 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
             .help(help)
         };
         // A map's own element in its task, whatever its name (`"as": "loop"` is allowed).
-        if p.ty == PhaseType::Map && head == p.local_name() && u.field == "task" {
+        if p.ty() == PhaseType::Map && head == p.local_name() && u.field == "task" {
             continue;
         }
         match head {
@@ -318,7 +332,8 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                 out.push(d.at(u.span).phase(&p.id));
             }
             "loop" => {
-                let in_scope = p.ty == PhaseType::Loop && (u.field == "task" || u.field == "until");
+                let in_scope =
+                    p.ty() == PhaseType::Loop && (u.field == "task" || u.field == "until");
                 if !in_scope {
                     out.push(out_of_scope(
                         "but {loop.*} is bound only in a loop's task and until".into(),
@@ -327,7 +342,8 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                 }
             }
             "reflexion" => {
-                let in_scope = p.ty == PhaseType::Loop && p.reflexion && u.field == "task";
+                let in_scope =
+                    p.ty() == PhaseType::Loop && p.loop_fields().reflexion && u.field == "task";
                 if !in_scope {
                     out.push(out_of_scope(
                         "but {reflexion} is bound only in the task of a loop with \"reflexion\": true".into(),
@@ -336,7 +352,7 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                 }
             }
             _ => {
-                let is_own_local = p.ty == PhaseType::Map && head == p.local_name();
+                let is_own_local = p.ty() == PhaseType::Map && head == p.local_name();
                 if is_own_local && u.field == "task" {
                     continue;
                 }
@@ -344,7 +360,7 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                     format!(
                         "but the map binds {{{head}}} only in its task (other fields are rendered once, before the fan-out)"
                     )
-                } else if head == "item" && p.ty == PhaseType::Map {
+                } else if head == "item" && p.ty() == PhaseType::Map {
                     format!(
                         "but this map renamed its element with \"as\": \"{}\"",
                         p.local_name()
@@ -367,7 +383,7 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                 } else {
                     continue;
                 };
-                let help = if head == "item" && p.ty == PhaseType::Map {
+                let help = if head == "item" && p.ty() == PhaseType::Map {
                     format!(
                         "write {{{}}}",
                         u.path.text.replacen("item", p.local_name(), 1)
@@ -450,7 +466,7 @@ fn unresolved(field: &str) -> &'static str {
 /// in `p` (its map's `as` name, `loop`).
 fn near_head<'p>(head: &str, p: &'p Phase) -> Option<&'p str> {
     let mut names: Vec<&str> = vec!["args", "steps", "previous", "reflexion"];
-    match p.ty {
+    match p.ty() {
         PhaseType::Map => names.push(p.local_name()),
         PhaseType::Loop => names.push("loop"),
         _ => {}
@@ -509,7 +525,12 @@ pub fn condition_errors(flow: &Flow, out: &mut Vec<Diagnostic>) {
                 report(field, &cond.src, e, effect);
             }
         }
-        for entry in p.eval.iter().filter(|_| p.reads_field("eval")) {
+        for entry in p
+            .gate_fields()
+            .eval
+            .iter()
+            .filter(|_| p.reads_field("eval"))
+        {
             if let EvalKind::Condition(Err(e)) = &entry.kind {
                 report(
                     "eval",

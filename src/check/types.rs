@@ -6,17 +6,13 @@ use crate::diag::{Code, Diagnostic};
 use crate::flow::{Contract, Flow};
 use crate::source::Span;
 
-pub fn contract_paths(
-    flow: &Flow,
-    graph: &super::graph::Graph,
-    all: &[Use<'_>],
-    out: &mut Vec<Diagnostic>,
-) {
+/// W0106: `{steps.X.json.path}` paths that X's `expect` contract rules out.
+pub fn contract_paths(flow: &Flow, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
     for u in all {
         if u.path.target != crate::syntax::Target::StepJson {
             continue;
         }
-        let Some(&t) = u.path.step_id().and_then(|id| graph.ids.get(id)) else {
+        let Some(t) = u.path.step_id().and_then(|id| flow.index_of(id)) else {
             continue;
         };
         let Some(contract) = &flow.phases[t].expect else {

@@ -65,6 +65,7 @@ impl Color {
     }
 }
 
+/// `tfc check`.
 pub fn run(a: CheckArgs) -> Exit {
     let invocation = match invocation(&a) {
         Ok(inv) => inv,

@@ -5,10 +5,10 @@ use clap::{Args, Subcommand, ValueEnum};
 use super::input::load_context;
 use super::input::read_text;
 use super::{Exit, usage_error};
+use tfc::compile::Template;
 use tfc::eval::coerce::coerce_array;
 use tfc::eval::safe_parse::safe_parse;
 use tfc::eval::{Bindings, Outcome, eval_gate_entry, eval_until, eval_when};
-use tfc::syntax::template::Template;
 use tfc::value::{Map, Value};
 
 #[derive(Args, Debug)]

@@ -33,6 +33,7 @@ enum Dir {
     Lr,
 }
 
+/// `tfc graph`.
 pub fn run(a: GraphArgs) -> Exit {
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
     let saved = SavedFlows::new(&cwd);

@@ -362,7 +362,7 @@ fn install_interrupts(cancel: tfc::agent::CancelSource) {
                 sayln!("\n{name}: stopping ({again})");
                 cancel.cancel();
             } else {
-                tfc::agent::supervisor::kill_all_groups();
+                tfc::process::kill_all_groups();
                 std::process::exit(128 + signal);
             }
         }

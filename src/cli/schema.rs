@@ -10,6 +10,7 @@ use super::Exit;
 #[derive(Args, Debug)]
 pub struct SchemaArgs {}
 
+/// `tfc schema`.
 pub fn run(_: SchemaArgs) -> Exit {
     let text = tfc::flow::schema::schema().to_pretty_json();
     // A closed pipe (`tfc schema | head`) is not an error.

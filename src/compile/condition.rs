@@ -18,8 +18,60 @@
 
 use crate::source::Span;
 use crate::syntax::RefPath;
-use crate::syntax::condition::{CmpOp, Cond, Expr, Node, Operand};
+use crate::syntax::condition::{
+    CmpOp, Cond, ConditionError, Expr, Node, Operand, parse_counting_tokens,
+};
 use crate::value::Value;
+
+/// A condition parsed and compiled once, evaluated many times ([`crate::eval`] runs it).
+///
+/// ```
+/// use tfc::compile::Condition;
+/// use tfc::eval::Bindings;
+/// use tfc::value::Value;
+///
+/// let mut scope = Bindings::default();
+/// scope.locals.insert("item".into(), Value::from("high"));
+/// let cond = Condition::parse("{item} == high && !{missing}").unwrap();
+/// let result = cond.eval(&scope);
+/// assert!(result.value);
+/// assert_eq!(result.reads, ["item"]);
+/// let decision = cond.decide(&scope);
+/// assert_eq!(cond.path_texts(&decision.reads), ["item"]);
+/// assert_eq!(Condition::parse("a == == b").unwrap_err().message, "unexpected operator '=='");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Condition {
+    src: Box<str>,
+    program: Program,
+}
+
+impl Condition {
+    /// Parse and compile. Empty or whitespace-only text is a condition that is always true.
+    pub fn parse(src: &str) -> Result<Condition, ConditionError> {
+        let (cond, tokens) = parse_counting_tokens(src)?;
+        Ok(Condition {
+            src: src.into(),
+            program: compile_with_capacity(cond, tokens + 1),
+        })
+    }
+
+    /// The condition as written.
+    pub fn source(&self) -> &str {
+        &self.src
+    }
+
+    /// The compiled program.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// Every placeholder occurrence with its span in the condition text, in source order (for
+    /// the static checker).
+    pub fn refs(&self) -> impl Iterator<Item = (Span, &RefPath)> {
+        self.program.ref_sites()
+    }
+}
 
 /// One instruction. Jump targets are op indices (only ever forward).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,9 +97,11 @@ const _: () = assert!(std::mem::size_of::<Op>() == 8);
 /// A compiled condition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
+    /// The instructions.
     pub ops: Vec<Op>,
     /// `spans[i]` is the source of `ops[i]` (relative to the condition text).
     pub spans: Vec<Span>,
+    /// The constant pool ([`Op::Const`] indexes it).
     pub consts: Vec<Value>,
     /// Distinct placeholder paths, in order of first appearance.
     pub refs: Vec<RefPath>,
@@ -57,7 +111,7 @@ pub struct Program {
 
 impl Program {
     /// Every placeholder occurrence with its span, in source order.
-    pub fn ref_sites(&self) -> impl Iterator<Item = (Span, &RefPath)> {
+    pub(crate) fn ref_sites(&self) -> impl Iterator<Item = (Span, &RefPath)> {
         self.ops
             .iter()
             .zip(&self.spans)
@@ -67,8 +121,9 @@ impl Program {
             })
     }
 
-    /// A listing of the program, one op per line, for tests and debugging.
-    pub fn disassemble(&self) -> String {
+    /// A listing of the program, one op per line, for tests.
+    #[cfg(test)]
+    pub(crate) fn disassemble(&self) -> String {
         use std::fmt::Write;
         let mut out = String::new();
         for (i, op) in self.ops.iter().enumerate() {
@@ -116,7 +171,7 @@ pub fn compile(cond: Cond) -> Program {
 
 /// [`compile`], with room for `ops_hint` ops reserved up front (about one per token: one per
 /// operand, comparison, `!`, `&&` and `||`, none per parenthesis, a `truthy` per chain).
-pub fn compile_with_capacity(mut cond: Cond, ops_hint: usize) -> Program {
+pub(crate) fn compile_with_capacity(mut cond: Cond, ops_hint: usize) -> Program {
     let mut c = Compiler {
         ops: Vec::with_capacity(ops_hint),
         spans: Vec::with_capacity(ops_hint),

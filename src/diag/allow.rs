@@ -3,12 +3,15 @@
 //! any case) or its name (`gate-sole-path`). Errors cannot be allowed: a flow with an error
 //! does not run, whatever a flag says.
 
-use super::{Code, did_you_mean};
+use super::codes::Code;
+use super::suggest::did_you_mean;
 
 /// Why a name cannot be allowed: the message, and a help line saying what to write instead.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotAllowable {
+    /// What is wrong with the name.
     pub message: String,
+    /// What to write instead.
     pub help: String,
 }
 

@@ -7,7 +7,7 @@ macro_rules! codes {
         /// A stable diagnostic code with its short kebab-case name.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Code {
-            $($variant,)*
+            $(#[doc = concat!("`", $code, "` (", $name, ")")] $variant,)*
         }
 
         impl Code {
@@ -118,13 +118,13 @@ codes! {
 
 impl Code {
     /// Warnings start with `W`, errors with `E`.
-    pub fn is_warning(self) -> bool {
+    pub(crate) fn is_warning(self) -> bool {
         self.as_str().starts_with('W')
     }
 
     /// Warnings that strict mode (SPEC §7.3) also reports as errors: every `W02xx`/`W03xx`
     /// (field and interpolation warnings), never the `W01xx` graph lints.
-    pub fn is_strict_promotable(self) -> bool {
+    pub(crate) fn is_strict_promotable(self) -> bool {
         let s = self.as_str();
         s.starts_with("W02") || s.starts_with("W03")
     }

@@ -7,17 +7,21 @@ mod suggest;
 
 pub use allow::{NotAllowable, allowable};
 pub use codes::Code;
-pub use suggest::{did_you_mean, edit_distance};
+pub(crate) use suggest::did_you_mean;
 
 use crate::source::Span;
 
+/// How bad a diagnostic is: errors stop a flow from running, warnings do not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
+    /// Reported; the flow still runs (`--strict` makes it fail the check).
     Warning,
+    /// The flow cannot run.
     Error,
 }
 
 impl Severity {
+    /// `warning` or `error`, as printed.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Warning => "warning",
@@ -29,21 +33,28 @@ impl Severity {
 /// A secondary label: another place that explains the problem.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Label {
+    /// Where.
     pub span: Span,
+    /// What it says there.
     pub message: String,
 }
 
 /// One problem found in a flow, with where it is and how to fix it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagnostic {
+    /// Error or warning: the code's own severity, unless `--strict` promoted a warning.
     pub severity: Severity,
+    /// The stable code (`E0103`, `W0102`, …).
     pub code: Code,
+    /// The one-line message.
     pub message: String,
     /// The primary location (inside strings: on the offending token itself).
     pub span: Option<Span>,
     /// The primary label's text; the message is used when absent.
     pub label: Option<String>,
+    /// Secondary labels: other places that explain the problem.
     pub labels: Vec<Label>,
+    /// A line saying how to fix it.
     pub help: Option<String>,
     /// The phase the problem belongs to, when there is one.
     pub phase: Option<String>,
@@ -68,16 +79,19 @@ impl Diagnostic {
         }
     }
 
+    /// Put the primary location at `span`.
     pub fn at(mut self, span: Span) -> Diagnostic {
         self.span = Some(span);
         self
     }
 
-    pub fn with_label(mut self, text: impl Into<String>) -> Diagnostic {
+    /// Set the primary label's text (the message is used without one).
+    pub(crate) fn with_label(mut self, text: impl Into<String>) -> Diagnostic {
         self.label = Some(text.into());
         self
     }
 
+    /// Add a secondary label.
     pub fn label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
         self.labels.push(Label {
             span,
@@ -86,16 +100,19 @@ impl Diagnostic {
         self
     }
 
+    /// Set the help line.
     pub fn help(mut self, help: impl Into<String>) -> Diagnostic {
         self.help = Some(help.into());
         self
     }
 
+    /// Attribute the problem to a phase.
     pub fn phase(mut self, phase: impl Into<String>) -> Diagnostic {
         self.phase = Some(phase.into());
         self
     }
 
+    /// Is this an error (not a warning)?
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }

@@ -2,7 +2,7 @@
 //! This is the only module that uses ariadne.
 //!
 //! Text output is proportional to what is shown, not to the file: a report is drawn from an
-//! [`Excerpt`] of the lines its labels touch (the file's line index is built once, in
+//! `Excerpt` of the lines its labels touch (the file's line index is built once, in
 //! [`Source`]); a line longer than [`LONG_LINE`] bytes is cut to windows around the label ends
 //! with `…` in the gaps; and [`render_file`] shows at most [`MAX_SHOWN`] diagnostics of a file,
 //! then a one-line summary of the rest (`--format json` keeps them all).

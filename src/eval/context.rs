@@ -141,7 +141,7 @@ fn check_keys(map: &Map, known: &[&str], at: &str) -> Result<(), ContextError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::resolve;
+    use crate::eval::scope::resolve;
     use crate::syntax::RefPath;
 
     fn ctx(json: &str) -> Result<Bindings, ContextError> {

@@ -1,43 +1,17 @@
-//! The evaluator: resolving placeholders against a [`Scope`], rendering values as text,
-//! truthiness, and JSON recovery from model output.
+//! The evaluator: runs what [`crate::compile`] built against a [`Scope`] — templates rendered
+//! as text or values, conditions decided — plus resolution of placeholder paths, truthiness,
+//! and JSON recovery from model output (safeParse, coerceArray).
 
 pub mod coerce;
 pub mod condition;
 pub mod context;
+mod render;
 pub mod safe_parse;
 pub mod scope;
 mod text;
 
 pub use coerce::coerce_array;
 pub use condition::{Outcome, eval_gate_entry, eval_until, eval_when};
+pub use render::{Oversize, Rendered};
 pub use scope::{Bindings, Scope, StepState, StepStatus, resolve};
 pub use text::{truthy, write_text};
-
-/// The characters JavaScript's `String.prototype.trim` strips (SPEC conventions): not U+0085.
-pub fn is_js_whitespace(c: char) -> bool {
-    matches!(c,
-        '\u{9}'..='\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}'
-        | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
-}
-
-/// JS-trim: strip JavaScript whitespace from both ends.
-pub fn js_trim(s: &str) -> &str {
-    s.trim_matches(is_js_whitespace)
-}
-
-/// JS-trim the end only.
-pub fn js_trim_end(s: &str) -> &str {
-    s.trim_end_matches(is_js_whitespace)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn js_trim_is_not_rust_trim() {
-        assert_eq!(js_trim("\u{feff}\u{a0} a \u{3000}\n"), "a");
-        assert_eq!(js_trim("\u{85}a\u{85}"), "\u{85}a\u{85}");
-        assert_eq!(js_trim("\u{200b}a"), "\u{200b}a");
-    }
-}

@@ -12,17 +12,19 @@
 
 use memchr::{memchr, memchr2, memchr3};
 
-use super::{is_js_whitespace, js_trim};
 use crate::value::{Value, find_byte, parse_json};
+use crate::value::{is_js_whitespace, js_trim};
 
 /// The stage-4 warning, byte-exact (SPEC §5.1).
-pub const STRAY_KEY_WARNING: &str = "safeParse: input looks like a JSON array followed by a stray top-level key (pattern: [{...}], \"key\": ...). This is not valid JSON. Hint: put extra data as array members (e.g. {\"id\":\"D-001\",\"status\":\"deferred\",...}) or split into a separate phase.";
+pub(crate) const STRAY_KEY_WARNING: &str = "safeParse: input looks like a JSON array followed by a stray top-level key (pattern: [{...}], \"key\": ...). This is not valid JSON. Hint: put extra data as array members (e.g. {\"id\":\"D-001\",\"status\":\"deferred\",...}) or split into a separate phase.";
 
 /// The result of [`safe_parse`]: the value found, if any, and a diagnostic for the consuming
 /// phase (the stray-key anti-pattern warning of stage 4).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
+    /// The JSON value recovered from the text, if any.
     pub value: Option<Value>,
+    /// The stray-key warning, when the value was found beside the anti-pattern.
     pub warning: Option<&'static str>,
 }
 
@@ -503,7 +505,7 @@ mod tests {
     /// a balanced span in prose; and coerceArray of the result.
     #[test]
     fn million_deep_answers_on_a_small_stack() {
-        use crate::eval::coerce_array;
+        use crate::eval::coerce::coerce_array;
         use crate::value::fixtures::{DEPTH, small_stack};
         small_stack(|| {
             let deep = format!("{}{}", "[".repeat(DEPTH), "]".repeat(DEPTH));

@@ -12,7 +12,7 @@ use crate::syntax::{RefPath, Target};
 use crate::value::{Map, Value};
 
 /// The text every downstream template sees in place of a failed phase's output.
-pub const FAILED_SENTINEL: &str = "[previous phase failed]";
+pub(crate) const FAILED_SENTINEL: &str = "[previous phase failed]";
 
 /// What a phase can read. Implementations are plain getters; the rules live in [`resolve`].
 pub trait Scope {
@@ -50,6 +50,18 @@ pub fn resolve<'s, S: Scope + ?Sized>(scope: &'s S, path: &RefPath) -> Option<Co
             dig(scope.local(keys.next()?)?, keys)
         }
         Target::Never => None,
+    }
+}
+
+/// The phase ids a resolved path read: the step of a `steps.ID…` path, the phases behind
+/// `previous.output`.
+pub(crate) fn read_phases_of<'s, S: Scope + ?Sized>(
+    scope: &'s S,
+    path: &'s RefPath,
+) -> Vec<&'s str> {
+    match path.target {
+        Target::Previous => scope.previous_phases(),
+        _ => path.step_id().into_iter().collect(),
     }
 }
 
@@ -95,7 +107,9 @@ fn member<'v>(map: &'v Map, key: &str) -> Option<&'v Value> {
 /// Status of an upstream step as templates see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StepStatus {
+    /// Completed: its output and JSON are visible.
     Done,
+    /// Failed: its output reads as the failure sentinel, its JSON as missing.
     Failed,
     /// Skipped, pending or running: invisible to templates.
     Hidden,
@@ -104,6 +118,7 @@ pub enum StepStatus {
 /// One upstream step's record as seen by templates.
 #[derive(Debug)]
 pub struct StepState {
+    /// How the step ended, as templates see it.
     pub status: StepStatus,
     output: Value,
     stored_json: Option<Value>,
@@ -112,6 +127,7 @@ pub struct StepState {
 }
 
 impl StepState {
+    /// A step's state from its status, output text and stored JSON (`null` counts as none).
     pub fn new(status: StepStatus, output: String, json: Option<Value>) -> StepState {
         let output = match status {
             StepStatus::Failed => Value::from(FAILED_SENTINEL),
@@ -125,6 +141,7 @@ impl StepState {
         }
     }
 
+    /// A completed step with `output` and no stored JSON.
     pub fn done(output: impl Into<String>) -> StepState {
         StepState::new(StepStatus::Done, output.into(), None)
     }
@@ -147,7 +164,7 @@ impl StepState {
 
     /// The safeParse warning of this step's output, once `json()` has parsed it (the stray-key
     /// anti-pattern); the phase that read it records the warning.
-    pub fn json_warning(&self) -> Option<&'static str> {
+    pub(crate) fn json_warning(&self) -> Option<&'static str> {
         self.parsed.get().and_then(|(_, w)| *w)
     }
 
@@ -165,11 +182,17 @@ impl StepState {
 /// A plain [`Scope`] built from data: the eval context of `tfc eval` and of tests.
 #[derive(Debug, Default)]
 pub struct Bindings {
+    /// The invocation arguments (`args.…`).
     pub args: Option<Value>,
+    /// The upstream steps by id (`steps.ID.…`).
     pub steps: IndexMap<String, StepState, foldhash::fast::RandomState>,
+    /// `previous.output`.
     pub previous: Option<Value>,
+    /// The phases `previous.output` was built from (its read phases).
     pub previous_phases: Vec<String>,
+    /// Phase-local names: `item` (or a map's `as` name), `loop`, ….
     pub locals: Map,
+    /// `{reflexion}`, inside a loop with `reflexion` on.
     pub reflexion: Option<Value>,
 }
 

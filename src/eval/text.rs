@@ -1,6 +1,6 @@
 //! Values as template text (SPEC §4.4) and as booleans (SPEC §6).
 
-use super::js_trim;
+use crate::value::js_trim;
 use crate::value::{Value, write_number, write_pretty, write_scalar, write_string};
 
 /// Append a resolved value as template text: strings as is, `null` ⇒ nothing, numbers in JS

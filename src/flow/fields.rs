@@ -68,23 +68,27 @@ pub enum FieldType {
     Steps,
 }
 
+/// One field of a closed field set.
 #[derive(Clone, Copy, Debug)]
 pub struct FieldDef {
+    /// The key.
     pub name: &'static str,
+    /// Its JSON shape.
     pub ty: FieldType,
+    /// One line for the schema.
     pub doc: &'static str,
 }
 
-const fn f(name: &'static str, ty: FieldType, doc: &'static str) -> FieldDef {
+pub(super) const fn f(name: &'static str, ty: FieldType, doc: &'static str) -> FieldDef {
     FieldDef { name, ty, doc }
 }
 
+use super::enums::{
+    AgentScope, ArgType, CacheScope, CodeLanguage, Combine, ContractType, Join, OutputMode,
+    PhaseType, ScorerType, Thinking,
+};
 use FieldType as T;
 use ObjectKind as K;
-
-pub const THINKING: &[&str] = &[
-    "off", "none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra",
-];
 
 const FLOW: &[FieldDef] = &[
     f(
@@ -108,7 +112,7 @@ const FLOW: &[FieldDef] = &[
     f("budget", T::Object(K::Budget), "spend caps"),
     f(
         "agentScope",
-        T::OneOf(&["user", "project", "both"]),
+        T::OneOf(AgentScope::NAMES),
         "where agent definitions are found",
     ),
     f(
@@ -143,24 +147,12 @@ const FLOW: &[FieldDef] = &[
     f("cwd", T::String, "shorthand: working directory"),
 ];
 
-const PHASE: &[FieldDef] = &[
+/// The common phase fields (SPEC §3.1); each kind adds its own (`kinds/`).
+const PHASE_COMMON: &[FieldDef] = &[
     f("id", T::String, "unique id, [A-Za-z0-9-]+"),
     f(
         "type",
-        T::OneOf(&[
-            "agent",
-            "parallel",
-            "map",
-            "gate",
-            "reduce",
-            "approval",
-            "flow",
-            "loop",
-            "tournament",
-            "script",
-            "race",
-            "expand",
-        ]),
+        T::OneOf(PhaseType::NAMES),
         "phase kind (default agent)",
     ),
     f("agent", T::String, "agent name (default `default`)"),
@@ -173,7 +165,7 @@ const PHASE: &[FieldDef] = &[
     ),
     f(
         "join",
-        T::OneOf(&["all", "any"]),
+        T::OneOf(Join::NAMES),
         "wait for all dependencies or the first satisfied one",
     ),
     f("when", T::String, "condition; falsy skips the phase"),
@@ -186,7 +178,7 @@ const PHASE: &[FieldDef] = &[
     ),
     f(
         "output",
-        T::OneOf(&["text", "json"]),
+        T::OneOf(OutputMode::NAMES),
         "store safeParse(output) as json",
     ),
     f(
@@ -195,7 +187,7 @@ const PHASE: &[FieldDef] = &[
         "output contract (needs output: json)",
     ),
     f("model", T::String, "model override"),
-    f("thinking", T::OneOf(THINKING), "reasoning effort"),
+    f("thinking", T::OneOf(Thinking::NAMES), "reasoning effort"),
     f("tools", T::StringArray, "tool policy"),
     f(
         "cwd",
@@ -222,86 +214,6 @@ const PHASE: &[FieldDef] = &[
     ),
     f("concurrency", T::Number, "fan-out width"),
     f("cache", T::Object(K::Cache), "result reuse"),
-    f(
-        "branches",
-        T::ArrayOf(K::Branch),
-        "parallel/race/tournament branches",
-    ),
-    f(
-        "over",
-        T::String,
-        "map: the array to fan out over (a placeholder)",
-    ),
-    f(
-        "as",
-        T::String,
-        "map: the local name of each element (default item)",
-    ),
-    f(
-        "eval",
-        T::StringArray,
-        "gate: deterministic checks run before the LLM",
-    ),
-    f("score", T::Object(K::Score), "gate: scorers"),
-    f(
-        "onBlock",
-        T::OneOf(&["halt", "retry"]),
-        "gate: halt, or re-run dependencies and retry",
-    ),
-    f(
-        "reduceStrategy",
-        T::OneOf(&["one-shot", "tree"]),
-        "reduce: one call or batched rounds",
-    ),
-    f(
-        "batchSize",
-        T::Integer,
-        "reduce: inputs per tree batch (>= 2)",
-    ),
-    f("use", T::String, "flow: saved flow name"),
-    f("def", T::StringOrObject, "flow/expand: inline definition"),
-    f("with", T::AnyObject, "flow: arguments of the sub-flow"),
-    f("until", T::String, "loop: stop condition"),
-    f("maxIterations", T::Number, "loop: 1..100 (default 10)"),
-    f(
-        "convergence",
-        T::Bool,
-        "loop: stop when the output repeats (default true)",
-    ),
-    f(
-        "reflexion",
-        T::Bool,
-        "loop: feed a summary of the last iteration back",
-    ),
-    f(
-        "variants",
-        T::Number,
-        "tournament: copies of the task (2..20, default 3)",
-    ),
-    f(
-        "mode",
-        T::OneOf(&["best", "aggregate"]),
-        "tournament: pick or synthesise",
-    ),
-    f("judge", T::String, "tournament: judging rubric"),
-    f("judgeAgent", T::String, "tournament: agent of the judge"),
-    f("run", T::StringOrStrings, "script: shell command or argv"),
-    f("input", T::String, "script: stdin template"),
-    f(
-        "cancelLosers",
-        T::Bool,
-        "race: cancel the other branches (default true)",
-    ),
-    f(
-        "expandMode",
-        T::OneOf(&["nested", "graft"]),
-        "expand: run nested or graft the phases",
-    ),
-    f(
-        "maxNodes",
-        T::Number,
-        "expand: max phases of the fragment (1..100, default 50)",
-    ),
 ];
 
 const BRANCH: &[FieldDef] = &[
@@ -321,7 +233,7 @@ const STEP: &[FieldDef] = &[
 const ARG_SPEC: &[FieldDef] = &[
     f(
         "type",
-        T::OneOf(&["string", "relative-path", "number", "boolean", "enum"]),
+        T::OneOf(ArgType::NAMES),
         "value type (absent: legacy untyped)",
     ),
     f("default", T::Any, "value when not provided"),
@@ -352,7 +264,7 @@ const RETRY: &[FieldDef] = &[
 const CACHE: &[FieldDef] = &[
     f(
         "scope",
-        T::OneOf(&["run-only", "cross-run", "off"]),
+        T::OneOf(CacheScope::NAMES),
         "where results are reused",
     ),
     f(
@@ -370,29 +282,14 @@ const SCORE: &[FieldDef] = &[
         "text to score (default {previous.output})",
     ),
     f("scorers", T::ArrayOf(K::Scorer), "deterministic scorers"),
-    f(
-        "combine",
-        T::OneOf(&["all", "any", "weighted"]),
-        "how scores combine",
-    ),
+    f("combine", T::OneOf(Combine::NAMES), "how scores combine"),
     f("weights", T::Any, "weighted: one per scorer (+1 judge)"),
     f("threshold", T::Number, "pass mark in (0, 1] (default 0.5)"),
     f("judge", T::Object(K::Judge), "LLM judge"),
 ];
 
 const SCORER: &[FieldDef] = &[
-    f(
-        "type",
-        T::OneOf(&[
-            "exact-match",
-            "contains",
-            "regex",
-            "json-schema",
-            "length-range",
-            "code-compiles",
-        ]),
-        "scorer kind",
-    ),
+    f("type", T::OneOf(ScorerType::NAMES), "scorer kind"),
     f("name", T::String, "report name"),
     f("value", T::String, "exact-match/contains: expected text"),
     f("pattern", T::String, "regex: pattern"),
@@ -402,7 +299,7 @@ const SCORER: &[FieldDef] = &[
     f("max", T::Number, "length-range: max chars"),
     f(
         "language",
-        T::OneOf(&["javascript", "typescript"]),
+        T::OneOf(CodeLanguage::NAMES),
         "code-compiles: language",
     ),
 ];
@@ -413,13 +310,7 @@ const JUDGE: &[FieldDef] = &[
 ];
 
 const EXPECT: &[FieldDef] = &[
-    f(
-        "type",
-        T::OneOf(&[
-            "object", "array", "string", "number", "integer", "boolean", "null",
-        ]),
-        "JSON type",
-    ),
+    f("type", T::OneOf(ContractType::NAMES), "JSON type"),
     f(
         "properties",
         T::MapOf(K::Expect),
@@ -438,7 +329,7 @@ const EXPECT: &[FieldDef] = &[
 pub fn fields_of(kind: ObjectKind) -> &'static [FieldDef] {
     match kind {
         K::Flow => FLOW,
-        K::Phase => PHASE,
+        K::Phase => super::kinds::phase_table(PHASE_COMMON),
         K::Branch => BRANCH,
         K::Step => STEP,
         K::ArgSpec => ARG_SPEC,
@@ -451,6 +342,11 @@ pub fn fields_of(kind: ObjectKind) -> &'static [FieldDef] {
         K::Expect => EXPECT,
         K::Lint => LINT,
     }
+}
+
+/// Is `key` a common phase field (SPEC §3.1)?
+pub(super) fn is_common(key: &str) -> bool {
+    PHASE_COMMON.iter().any(|f| f.name == key)
 }
 
 /// The interned name of a known field (so phases can record `&'static str` keys).

@@ -1,12 +1,14 @@
 //! The shorthand forms (SPEC §2.3): `chain`, `tasks` and `task` documents desugar to phases.
 
 use super::fields::ObjectKind;
-use super::lower::{Lowerer, invalid_agent, valid_agent_name};
+use super::kinds::Parallel;
+use super::lower::Lowerer;
+use super::read::{invalid_agent, valid_agent_name};
 use super::*;
 use crate::diag::{Code, Diagnostic};
 use crate::json::{Kind, Member, Node};
 
-type Fields<'a> = IndexMap<&'static str, &'a Member, foldhash::fast::RandomState>;
+use super::read::Fields;
 
 /// Which shorthand a document without a `phases` array uses (chain > tasks > task).
 pub(super) fn detect(members: &[Member]) -> Option<Shorthand> {
@@ -103,6 +105,7 @@ pub(super) fn desugar(l: &mut Lowerer, kind: Shorthand, f: &Fields<'_>) -> (bool
         Shorthand::Tasks => {
             let span = f.get("tasks").map_or_else(Span::default, |m| m.value.span);
             let mut p = Phase::new("parallel".into(), span, span, PhaseType::Parallel);
+            let mut branches = Vec::new();
             p.context = top_context;
             let mut limit = top_limit;
             let steps = steps(l, f, "tasks");
@@ -113,7 +116,7 @@ pub(super) fn desugar(l: &mut Lowerer, kind: Shorthand, f: &Fields<'_>) -> (bool
                     (Some(a), Some(b)) => Some(a.max(b)),
                     (a, b) => a.or(b),
                 };
-                p.branches.push(Branch {
+                branches.push(Branch {
                     task: step.task,
                     agent: step.agent.or_else(|| top_agent.clone()),
                     cwd: step
@@ -122,6 +125,7 @@ pub(super) fn desugar(l: &mut Lowerer, kind: Shorthand, f: &Fields<'_>) -> (bool
                     span: step.span,
                 });
             }
+            p.kind = PhaseKind::Parallel(Parallel { branches });
             if let Some(lim) = limit {
                 p.context_limit = lim;
             }
@@ -181,7 +185,7 @@ fn cwd_member<'a>(l: &mut Lowerer, f: &Fields<'a>) -> Option<(&'a Member, &'a St
 
 fn set_cwd(l: &mut Lowerer, p: &mut Phase, cwd: Option<(&Member, &Str)>) {
     if let Some((m, s)) = cwd {
-        p.cwd_text = Some(Text::new(s.clone()));
+        p.cwd_text = Some(Box::new(Text::new(s.clone())));
         p.cwd = l.cwd_of(m, s);
         p.written.insert("cwd", m.key.span);
     }

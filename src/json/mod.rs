@@ -60,6 +60,8 @@ mod tree;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tree_tests;
 
 pub use string::Str;
 pub use tree::{Kind, Member, Node};

@@ -17,7 +17,9 @@
 //! a bad number, [`Parser::local_error`]) are reported and parsing simply goes on.
 
 use super::lexer::{Lexer, Token};
-use super::{Kind, Member, Node, Str, number, string};
+use super::string::Str;
+use super::tree::{Kind, Member, Node};
+use super::{number, string};
 use crate::diag::{Code, Diagnostic};
 use crate::source::Span;
 use crate::value::Value;

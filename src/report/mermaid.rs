@@ -10,7 +10,7 @@
 //! Text inside quotes has `"` written as `#quot;` (Mermaid's entity syntax); line breaks and
 //! other control characters become spaces, since every Mermaid statement is one line.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt::Write;
 
 use crate::diag::{Diagnostic, Severity};
@@ -28,6 +28,7 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// The Mermaid keyword.
     pub fn as_str(self) -> &'static str {
         match self {
             Direction::TopDown => "TD",
@@ -83,7 +84,6 @@ struct Level<'f> {
     /// The node id of each phase, by index.
     nodes: Vec<String>,
     /// Phase id → index of its first occurrence.
-    by_id: HashMap<&'f str, usize>,
     /// Object defs: (def span, phase index, subgraph id, the def's level), in file order.
     defs: Vec<(Span, usize, String, Level<'f>)>,
     /// The phases' spans sorted by start, with their indices (for diagnostics without a phase).
@@ -101,13 +101,9 @@ impl<'f> Level<'f> {
             .iter()
             .map(|p| unique(used, format!("{prefix}{}", node_id(&p.id))))
             .collect();
-        let mut by_id = HashMap::with_capacity(flow.phases.len());
-        for (i, p) in flow.phases.iter().enumerate() {
-            by_id.entry(p.id.as_str()).or_insert(i);
-        }
         let mut defs = Vec::new();
         for (i, p) in flow.phases.iter().enumerate() {
-            if let Some(def) = &p.def
+            if let Some(def) = p.def()
                 && let Def::Inline(child) = &def.value
             {
                 let sub = unique(used, format!("{}_def", nodes[i]));
@@ -122,7 +118,6 @@ impl<'f> Level<'f> {
             flow,
             marks: vec![None; nodes.len()],
             nodes,
-            by_id,
             defs,
             spans,
         }
@@ -137,10 +132,7 @@ impl<'f> Level<'f> {
         {
             return true;
         }
-        let named = d
-            .phase
-            .as_deref()
-            .and_then(|id| self.by_id.get(id).copied());
+        let named = d.phase.as_deref().and_then(|id| self.flow.index_of(id));
         let index = named.or_else(|| {
             d.span
                 .and_then(|span| containing(&self.spans, |e| e.0, span))
@@ -158,7 +150,7 @@ impl<'f> Level<'f> {
     fn write(&self, out: &mut String, depth: usize) {
         let indent = "    ".repeat(depth);
         for (p, node) in self.flow.phases.iter().zip(&self.nodes) {
-            let (open, close) = shape(p.ty);
+            let (open, close) = shape(p.ty());
             let _ = writeln!(out, "{indent}{node}{open}\"{}\"{close}", label(p));
         }
         for (_, i, sub, level) in &self.defs {
@@ -177,10 +169,12 @@ impl<'f> Level<'f> {
                 .as_ref()
                 .map(|c| format!("|\"when: {}\"|", escape(c.as_str())))
                 .unwrap_or_default();
-            for dep in p.deps() {
-                if let Some(&j) = self.by_id.get(dep) {
-                    let _ = writeln!(out, "{indent}{} {arrow}{when} {node}", self.nodes[j]);
-                }
+            for dep in &p.deps {
+                let _ = writeln!(
+                    out,
+                    "{indent}{} {arrow}{when} {node}",
+                    self.nodes[dep.index()]
+                );
             }
         }
     }
@@ -263,8 +257,8 @@ fn one_line(text: &str) -> String {
 /// `<id><br/><type>[ · <agent>]`, escaped; the agent is shown for the types that run agents
 /// when it is not the implicit `default`.
 pub fn label(p: &Phase) -> String {
-    let mut out = format!("{}<br/>{}", escape(&p.id), p.ty.as_str());
-    if p.ty.runs_agents() && (p.has("agent") || p.agent.value != "default") {
+    let mut out = format!("{}<br/>{}", escape(&p.id), p.ty().as_str());
+    if p.ty().runs_agents() && (p.has("agent") || p.agent.value != "default") {
         let _ = write!(out, " · {}", escape(&p.agent.value));
     }
     out

@@ -1,6 +1,7 @@
 //! Reports about a checked flow for people: the Mermaid flowchart of `tfc graph` (SPEC §11.3).
 //! Text only — no renderer, no network.
 
+/// The Mermaid flowchart.
 pub mod mermaid;
 
 pub use mermaid::{Direction, mermaid};

@@ -191,7 +191,7 @@ mod tests {
             format!(r#"{{"phases":[{{"id":"a","task":"t","output":"json","expect":{json}}}]}}"#);
         let lowered = lower_source(&flow, &LowerOptions::default());
         assert!(lowered.diagnostics.is_empty(), "{:?}", lowered.diagnostics);
-        lowered.flow.expect("flow").phases[0]
+        *lowered.flow.expect("flow").phases[0]
             .expect
             .clone()
             .expect("contract")

@@ -49,7 +49,7 @@ impl RunOptions {
     /// The effective cap on an answer's size.
     pub fn max_output(&self) -> usize {
         self.max_output_bytes
-            .unwrap_or(crate::agent::supervisor::DEFAULT_MAX_OUTPUT)
+            .unwrap_or(crate::process::DEFAULT_MAX_OUTPUT)
     }
 
     /// The effective cap on a prompt's size.

@@ -19,11 +19,11 @@ use super::machine::{
 };
 use super::record::RunRecord;
 use super::store::RunStore;
-use crate::agent::env;
-use crate::agent::supervisor::{End, Keep, ProcessSpec, StdoutMode, run_process};
 use crate::agent::{
     Cancel, CancelSource, Outcome, Request, ResolvedAgent, Roster, StopReason, ToolPolicy,
 };
+use crate::process::env;
+use crate::process::{End, Keep, ProcessSpec, StdoutMode, run_process};
 use crate::value::Value;
 
 /// How long a backend may keep running after it was told to stop.

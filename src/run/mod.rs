@@ -221,7 +221,7 @@ impl Interpreter {
         let (flow, src) = load(source, &invocation, self.opts.cwd.clone())?;
         if let Some(cap) = self.opts.max_output_bytes {
             // Process backends read the cap when they build each call's process spec.
-            crate::agent::supervisor::set_max_output(cap);
+            crate::process::set_max_output(cap);
         }
         let (given, problems) = resolve_owned(&flow, invocation);
         if problems.iter().any(Diagnostic::is_error) {
@@ -431,15 +431,16 @@ pub fn agent_uses(flow: &Flow) -> Vec<crate::agent::AgentUse> {
 /// Where phase `p` names `agent` (its `agent`, a branch's, `judgeAgent`, `score.judge.agent`).
 fn agent_span(p: &crate::flow::Phase, agent: &str) -> Option<crate::source::Span> {
     let written = p.has("agent").then_some(&p.agent);
-    let branches = p.branches.iter().filter_map(|b| b.agent.as_ref());
+    let branches = p.branches().iter().filter_map(|b| b.agent.as_ref());
     let judge = p
+        .gate_fields()
         .score
         .as_ref()
         .and_then(|s| s.judge.as_ref()?.agent.as_ref());
     written
         .into_iter()
         .chain(branches)
-        .chain(p.judge_agent.as_ref())
+        .chain(p.tournament_fields().judge_agent.as_ref())
         .chain(judge)
         .find(|f| f.value == agent)
         .map(|f| f.span)
@@ -452,7 +453,7 @@ fn add_phase_agents(p: &crate::flow::Phase, out: &mut Vec<String>) {
         }
     };
     let uses_agent = !matches!(
-        p.ty,
+        p.ty(),
         crate::flow::PhaseType::Script
             | crate::flow::PhaseType::Approval
             | crate::flow::PhaseType::Flow
@@ -461,15 +462,16 @@ fn add_phase_agents(p: &crate::flow::Phase, out: &mut Vec<String>) {
     if uses_agent {
         add(&p.agent.value);
     }
-    for Branch { agent, .. } in &p.branches {
+    for Branch { agent, .. } in p.branches() {
         if let Some(a) = agent {
             add(&a.value);
         }
     }
-    if let Some(a) = &p.judge_agent {
+    if let Some(a) = &p.tournament_fields().judge_agent {
         add(&a.value);
     }
     if let Some(a) = p
+        .gate_fields()
         .score
         .as_ref()
         .and_then(|s| s.judge.as_ref())
@@ -477,7 +479,7 @@ fn add_phase_agents(p: &crate::flow::Phase, out: &mut Vec<String>) {
     {
         add(&a.value);
     }
-    if let Some(Def::Inline(child)) = p.def.as_ref().map(|d| &d.value) {
+    if let Some(Def::Inline(child)) = p.def().map(|d| &d.value) {
         for a in agent_names(child) {
             add(&a);
         }

@@ -5,9 +5,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use crate::eval::js_trim;
 use crate::eval::safe_parse::safe_parse;
 use crate::value::Value;
+use crate::value::js_trim;
 
 fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
     cell.get_or_init(|| Regex::new(pattern).expect("static pattern"))

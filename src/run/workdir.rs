@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use super::machine::DirSpec;
 use super::store::sanitize;
-use crate::eval::js_trim;
+use crate::value::js_trim;
 
 /// A prepared working directory; a temporary one is removed when this is dropped.
 #[derive(Debug)]

@@ -9,7 +9,9 @@ use std::sync::OnceLock;
 /// (`0` or `[1-9][0-9]*`), which `dig` uses on arrays.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Seg {
+    /// The segment as written.
     pub key: Box<str>,
+    /// The segment as an array index, when it is a canonical one.
     pub index: Option<u32>,
 }
 
@@ -24,7 +26,7 @@ impl Seg {
 
 /// The array index a segment names: `0` or `[1-9][0-9]*` within `u32`; anything else
 /// (`01`, `-1`, `1e3`, `4294967296`) names none.
-pub fn canonical_index(key: &str) -> Option<u32> {
+pub(crate) fn canonical_index(key: &str) -> Option<u32> {
     let canonical = key == "0"
         || (!key.is_empty()
             && !key.starts_with('0')
@@ -56,7 +58,7 @@ impl<'a> Keys<'a> {
     }
 
     /// No segment left.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.rest.is_none()
     }
 }
@@ -120,6 +122,7 @@ const OUTPUT: &str = ".output";
 pub struct RefPath {
     /// The path as written, without braces: `steps.scan.json.items`.
     pub text: Box<str>,
+    /// What the path reads (classified from its first segments).
     pub target: Target,
     /// The segments as owned values, built on first request.
     segs: OnceLock<Box<[Seg]>>,
@@ -182,12 +185,13 @@ impl RefPath {
             .get_or_init(|| self.keys().map(Seg::new).collect())
     }
 
+    /// The first segment (`steps`, `args`, `item`, …); empty for an empty path.
     pub fn head(&self) -> &str {
         self.keys().next().unwrap_or("")
     }
 
     /// The phase id of a `steps.ID…` path.
-    pub fn step_id(&self) -> Option<&str> {
+    pub(crate) fn step_id(&self) -> Option<&str> {
         match self.target {
             // `steps.ID.output` exactly.
             Target::StepOutput => self.text.get(STEPS.len()..self.text.len() - OUTPUT.len()),
@@ -210,7 +214,7 @@ impl RefPath {
     }
 
     /// The phase id and the dig keys of a `steps.ID.json…` path.
-    pub fn step_json_keys(&self) -> Option<(&str, Keys<'_>)> {
+    pub(crate) fn step_json_keys(&self) -> Option<(&str, Keys<'_>)> {
         if self.target != Target::StepJson {
             return None;
         }
@@ -238,7 +242,7 @@ impl RefPath {
 }
 
 /// Does `text` match the placeholder grammar `[a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*`?
-pub fn is_placeholder_path(text: &str) -> bool {
+pub(crate) fn is_placeholder_path(text: &str) -> bool {
     !text.is_empty()
         && text.split('.').all(|seg| {
             !seg.is_empty()

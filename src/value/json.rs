@@ -6,8 +6,8 @@
 //! render it that way (SPEC §4.4); files and terminal output use [`write_readable`], which stops
 //! indenting past [`READABLE_DEPTH`] and so stays linear in the value's size.
 
-use super::Value;
 use super::number::write_number;
+use super::types::Value;
 
 /// How many levels [`write_readable`] indents; deeper containers are written compactly.
 pub const READABLE_DEPTH: usize = 64;
@@ -155,11 +155,31 @@ pub fn write_string(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// The JSON text of a value, as `JSON.stringify` writes it.
+impl Value {
+    /// Compact JSON (`JSON.stringify(v)`): non-finite numbers become `null`.
+    pub fn to_json(&self) -> String {
+        let mut out = String::new();
+        write_compact(self, &mut out);
+        out
+    }
+
+    /// Two-space pretty JSON for people to read (run records, `--format json` output):
+    /// `JSON.stringify(v, null, 2)` down to [`READABLE_DEPTH`] levels, compact below, so that
+    /// deeply nested model output cannot blow a record up quadratically. Template text uses
+    /// [`write_pretty`], which indents every level as SPEC §4.4 requires.
+    pub fn to_pretty_json(&self) -> String {
+        let mut out = String::new();
+        write_readable(self, &mut out);
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::Map;
     use crate::value::fixtures::{DEPTH, mixed, nested_arrays, small_stack};
+    use crate::value::types::Map;
 
     fn obj(pairs: &[(&str, Value)]) -> Value {
         let mut m = Map::default();
@@ -217,13 +237,22 @@ mod tests {
             assert!(compact.starts_with("[[[") && compact.contains("[[null]]"));
             let readable = v.to_pretty_json();
             assert!(readable.len() < compact.len() + READABLE_DEPTH * (READABLE_DEPTH + 2) * 2);
-            assert_eq!(crate::value::parse_json(&readable).ok().as_ref(), Some(&v));
+            assert_eq!(
+                crate::value::parse::parse_json(&readable).ok().as_ref(),
+                Some(&v)
+            );
 
             let v = mixed(DEPTH, Value::from("end"));
             let compact = v.to_json();
             assert!(compact.starts_with(r#"{"k":[999998,{"k":[999996,"#));
-            assert_eq!(crate::value::parse_json(&compact).ok().as_ref(), Some(&v));
-            assert_eq!(crate::value::parse_json(&v.to_pretty_json()).ok(), Some(v));
+            assert_eq!(
+                crate::value::parse::parse_json(&compact).ok().as_ref(),
+                Some(&v)
+            );
+            assert_eq!(
+                crate::value::parse::parse_json(&v.to_pretty_json()).ok(),
+                Some(v)
+            );
         });
         // Full pretty JSON is quadratic in the depth (SPEC §4.4), but iterative all the same.
         small_stack(|| {

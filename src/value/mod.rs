@@ -1,121 +1,29 @@
 //! The values templates and conditions work on: JSON with IEEE-754 doubles (so `1e400` is
-//! `+∞`), insertion-ordered objects, and no `undefined` (that is `Option::None` at use sites).
+//! `+∞`), insertion-ordered objects, and no `undefined` (that is `Option::None` at use sites);
+//! and the JavaScript semantics every stage shares: JS whitespace and `trim`, `Number()` and
+//! number formatting.
+//!
+//! Layout: `types.rs` ([`Value`], [`Map`]), `deep.rs` (their depth-proof traits), `js.rs` (JS
+//! whitespace), `number.rs` (JS numbers), `json.rs` (the writers), `parse.rs` (the strict
+//! parser).
 
 mod deep;
+#[cfg(test)]
+pub(crate) mod fixtures;
+mod js;
 mod json;
 mod number;
 mod parse;
-
-pub use json::{READABLE_DEPTH, write_compact, write_pretty, write_readable};
-pub use number::{format_number, js_number_value, write_number};
-pub use parse::{ParseError, parse_json};
-
 #[cfg(test)]
-pub(crate) use deep::fixtures;
+pub(crate) mod strategies;
+mod types;
+
+pub(crate) use js::{is_js_whitespace, js_trim, js_trim_end};
+pub use json::{READABLE_DEPTH, write_compact, write_pretty, write_readable};
+pub use number::write_number;
+pub(crate) use number::{format_number, js_number_value};
+pub use parse::{ParseError, parse_json};
+pub use types::{Map, Value};
+
 pub(crate) use json::{write_scalar, write_string};
 pub(crate) use parse::find_byte;
-#[cfg(test)]
-pub(crate) use parse::strategies;
-
-use indexmap::IndexMap;
-
-/// An ordered JSON object.
-pub type Map = IndexMap<String, Value, foldhash::fast::RandomState>;
-
-/// A JSON value. `Clone`, `PartialEq`, `Debug` and `Drop` are written by hand to walk nested
-/// containers with explicit stacks: values come from models and files, so their depth is
-/// bounded by memory only and must never be bounded by the call stack (see [`deep`]).
-#[derive(Default)]
-pub enum Value {
-    #[default]
-    Null,
-    Bool(bool),
-    Number(f64),
-    String(String),
-    Array(Vec<Value>),
-    Object(Map),
-}
-
-impl Value {
-    pub fn as_str(&self) -> Option<&str> {
-        match self {
-            Value::String(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    pub fn as_array(&self) -> Option<&Vec<Value>> {
-        match self {
-            Value::Array(a) => Some(a),
-            _ => None,
-        }
-    }
-
-    pub fn as_object(&self) -> Option<&Map> {
-        match self {
-            Value::Object(o) => Some(o),
-            _ => None,
-        }
-    }
-
-    /// The object's map, moved out (values implement `Drop`, so they cannot be destructured).
-    pub fn into_object(mut self) -> Option<Map> {
-        match &mut self {
-            Value::Object(m) => Some(std::mem::take(m)),
-            _ => None,
-        }
-    }
-
-    /// The JSON type name, as used in messages (`object`, `array`, …).
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            Value::Null => "null",
-            Value::Bool(_) => "boolean",
-            Value::Number(_) => "number",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        }
-    }
-
-    /// Compact JSON (`JSON.stringify(v)`): non-finite numbers become `null`.
-    pub fn to_json(&self) -> String {
-        let mut out = String::new();
-        write_compact(self, &mut out);
-        out
-    }
-
-    /// Two-space pretty JSON for people to read (run records, `--format json` output):
-    /// `JSON.stringify(v, null, 2)` down to [`READABLE_DEPTH`] levels, compact below, so that
-    /// deeply nested model output cannot blow a record up quadratically. Template text uses
-    /// [`write_pretty`], which indents every level as SPEC §4.4 requires.
-    pub fn to_pretty_json(&self) -> String {
-        let mut out = String::new();
-        write_readable(self, &mut out);
-        out
-    }
-}
-
-impl From<&str> for Value {
-    fn from(s: &str) -> Value {
-        Value::String(s.to_owned())
-    }
-}
-
-impl From<String> for Value {
-    fn from(s: String) -> Value {
-        Value::String(s)
-    }
-}
-
-impl From<f64> for Value {
-    fn from(n: f64) -> Value {
-        Value::Number(n)
-    }
-}
-
-impl From<bool> for Value {
-    fn from(b: bool) -> Value {
-        Value::Bool(b)
-    }
-}

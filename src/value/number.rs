@@ -3,12 +3,13 @@
 
 /// ECMAScript `Number::prototype.toString()`: the shortest round-trip digits, plain notation for
 /// `1e-6 <= |x| < 1e21`, exponent notation (`1e+21`, `1.5e-7`) otherwise; `-0` prints `0`.
-pub fn format_number(x: f64) -> String {
+pub(crate) fn format_number(x: f64) -> String {
     let mut out = String::new();
     write_number(x, &mut out);
     out
 }
 
+/// Append the JavaScript `String(x)` form of `x` (`1e+21`, `-0` as `0`, `NaN`, `Infinity`).
 pub fn write_number(x: f64, out: &mut String) {
     use std::fmt::Write;
     if x.is_nan() {
@@ -75,8 +76,8 @@ pub fn write_number(x: f64, out: &mut String) {
 /// The JS `Number()` value of a string (SPEC §6): JS-trimmed; decimal with optional sign,
 /// fraction and exponent; `0x`/`0o`/`0b` integers; `±Infinity`; anything else (and the empty
 /// string, which `Number()` maps to 0 but tfc never treats as numeric) is `NaN`.
-pub fn js_number_value(text: &str) -> f64 {
-    let t = crate::eval::js_trim(text);
+pub(crate) fn js_number_value(text: &str) -> f64 {
+    let t = super::js::js_trim(text);
     if t.is_empty() {
         return f64::NAN;
     }

@@ -16,6 +16,7 @@ use crate::agent::{Request, ToolPolicy};
 /// The claude preset.
 #[derive(Clone, Debug, Default)]
 pub struct Claude {
+    /// Binary, extra arguments, environment and kill grace.
     pub config: PresetConfig,
 }
 
@@ -81,7 +82,7 @@ fn argv(request: &Request, extra: &[String]) -> Vec<String> {
 
 /// A model id without claude's display suffixes: `claude-opus-4-8[1m]` (the 1M-context variant,
 /// as `system/init` names it) is `claude-opus-4-8`, the id the API answers as.
-pub fn model_id(model: &str) -> &str {
+pub(crate) fn model_id(model: &str) -> &str {
     let mut id = model.trim_end();
     while let Some(open) = id.strip_suffix(']').and_then(|rest| rest.rfind('[')) {
         id = id[..open].trim_end();

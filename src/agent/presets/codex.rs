@@ -19,6 +19,7 @@ use crate::agent::{Request, ToolPolicy};
 /// The codex preset.
 #[derive(Clone, Debug, Default)]
 pub struct Codex {
+    /// Binary, extra arguments, environment and kill grace.
     pub config: PresetConfig,
 }
 

@@ -17,6 +17,7 @@ use crate::agent::{Request, ToolPolicy};
 /// The gemini preset.
 #[derive(Clone, Debug, Default)]
 pub struct Gemini {
+    /// Binary, extra arguments, environment and kill grace.
     pub config: PresetConfig,
 }
 

@@ -4,7 +4,7 @@
 //! function — a pure function from the CLI's stdout to a [`Stream`] (answer, usage, model,
 //! whether the terminal event came, failure or protocol error). The preset struct
 //! ([`Claude`], [`Codex`], [`Opencode`], [`Gemini`], [`Pi`]) runs the CLI under the
-//! [supervisor](super::supervisor), feeds stdout to the same parser line by line, and turns
+//! [supervisor](crate::process), feeds stdout to the same parser line by line, and turns
 //! stream plus exit into an [`Outcome`]:
 //!
 //! - timeouts and cancellation first (the supervisor stopped the process);
@@ -46,15 +46,12 @@ use tempfile::NamedTempFile;
 
 use super::command::{check_cwd, spawn_failure, stopped, work_dir};
 use super::env::{self, EnvPolicy, EnvVars};
-use super::supervisor::{self, End, Keep, LineFlow, ProcessSpec, StdoutMode};
 use super::{Agent, Cancel, Outcome, Request, StopReason, Usage};
-use crate::eval::js_trim;
-
-/// The preset names, in auto-detection order (SPEC §9.2).
-pub const NAMES: [&str; 5] = ["claude", "codex", "opencode", "gemini", "pi"];
+use crate::process::{self, End, Keep, LineFlow, ProcessSpec, StdoutMode};
+use crate::value::js_trim;
 
 /// Argv prompts longer than this fail at once (SPEC §9.5; Linux caps one argv string at 128 KiB).
-pub const MAX_ARGV_PROMPT: usize = 120 * 1024;
+pub(crate) const MAX_ARGV_PROMPT: usize = 120 * 1024;
 
 /// A preset backend's configuration (`[backends.NAME]` with `preset = …`, SPEC §9.2).
 #[derive(Clone)]
@@ -91,7 +88,7 @@ impl Default for PresetConfig {
             extra_args: Vec::new(),
             env_allow: Vec::new(),
             base_env: None,
-            kill_grace: supervisor::KILL_GRACE,
+            kill_grace: process::KILL_GRACE,
         }
     }
 }
@@ -113,7 +110,9 @@ pub fn by_name(name: &str, config: PresetConfig) -> Option<Arc<dyn Agent>> {
 pub struct Stream {
     /// The answer (on failure: whatever partial answer there was).
     pub answer: String,
+    /// Tokens and cost the stream reported.
     pub usage: Usage,
+    /// The model the stream said answered.
     pub model: Option<String>,
     /// The terminal event came.
     pub terminal: bool,
@@ -128,6 +127,7 @@ pub struct Stream {
 /// What one event means for the stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
+    /// Keep reading.
     Continue,
     /// The terminal event.
     Terminal,
@@ -203,6 +203,7 @@ impl<E: Events> Parser<E> {
         }
     }
 
+    /// End of output: let the parser finish and hand over what the stream said.
     pub fn finish(mut self) -> Stream {
         self.events.finish(&mut self.stream);
         unmeasured_cost(&mut self.stream.usage);
@@ -211,7 +212,7 @@ impl<E: Events> Parser<E> {
 }
 
 /// Parse a whole recorded stream (stdout text) with `E`'s vocabulary.
-pub fn parse_text<E: Events>(text: &str) -> Stream {
+pub(crate) fn parse_text<E: Events>(text: &str) -> Stream {
     let mut p = Parser::<E>::default();
     for line in text.lines() {
         if p.line(line.as_bytes()) == LineFlow::Abort {
@@ -310,7 +311,7 @@ macro_rules! preset_agent {
                     .bin
                     .as_deref()
                     .unwrap_or(<$ty as $crate::agent::presets::Cli>::NAME);
-                $crate::agent::supervisor::program_available(bin)
+                $crate::process::program_available(bin)
             }
         }
     };
@@ -340,14 +341,14 @@ pub(crate) async fn run<C: Cli>(cli: &C, request: Request, cancel: Cancel) -> Ou
     spec.wall_timeout = request.wall_timeout;
     spec.kill_grace = config.kill_grace;
     spec.stdout = StdoutMode::Lines {
-        max_line: supervisor::MAX_LINE,
+        max_line: process::MAX_LINE,
     };
-    spec.stderr = Keep::Tail(supervisor::STDERR_TAIL);
+    spec.stderr = Keep::Tail(process::STDERR_TAIL);
     if let Some(failed) = check_cwd(&spec) {
         return failed;
     }
     let mut parser = Parser::<C::Events>::default();
-    let result = supervisor::run_process_lines(spec, cancel, &mut |line| parser.line(line)).await;
+    let result = process::run_process_lines(spec, cancel, &mut |line| parser.line(line)).await;
     drop(invocation.temp_files);
     let mut warnings = invocation.warnings;
     let result = match result {
@@ -364,7 +365,7 @@ pub(crate) async fn run<C: Cli>(cli: &C, request: Request, cancel: Cancel) -> Ou
             StopReason::ProtocolError,
             format!(
                 "{bin} wrote a stdout line longer than {} bytes",
-                supervisor::MAX_LINE
+                process::MAX_LINE
             ),
         )
     } else if let Some(p) = &stream.protocol_error {
@@ -572,7 +573,7 @@ mod tests {
 
     #[test]
     fn by_name_knows_every_preset() {
-        for n in NAMES {
+        for n in crate::agent::config::Preset::ALL.map(|p| p.as_str()) {
             let a = by_name(n, PresetConfig::default()).unwrap();
             assert_eq!(a.name(), n);
             assert!(a.reports_tokens());

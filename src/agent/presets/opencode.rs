@@ -24,12 +24,13 @@ use crate::agent::env::EnvPolicy;
 use crate::agent::{Request, ToolPolicy};
 
 /// The permission config of a read-only call.
-pub const READ_ONLY_PERMISSION: &str =
+pub(crate) const READ_ONLY_PERMISSION: &str =
     r#"{"*":"deny","read":"allow","grep":"allow","glob":"allow","list":"allow"}"#;
 
 /// The opencode preset.
 #[derive(Clone, Debug, Default)]
 pub struct Opencode {
+    /// Binary, extra arguments, environment and kill grace.
     pub config: PresetConfig,
 }
 

@@ -26,11 +26,12 @@ use crate::agent::env::EnvPolicy;
 use crate::agent::{Request, ToolPolicy};
 
 /// How long pi may take to exit after its agent loop ended.
-pub const SETTLE_GRACE: Duration = Duration::from_millis(1500);
+pub(crate) const SETTLE_GRACE: Duration = Duration::from_millis(1500);
 
 /// The pi preset.
 #[derive(Clone, Debug, Default)]
 pub struct Pi {
+    /// Binary, extra arguments, environment and kill grace.
     pub config: PresetConfig,
 }
 

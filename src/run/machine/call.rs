@@ -171,7 +171,7 @@ impl Machine {
             .unwrap_or(300_000);
         let json_stub = (p.output == OutputMode::Json && self.cfg.dry_run).then(|| {
             super::super::contract::stub(if lc.spec.contract {
-                p.expect.as_ref()
+                p.expect.as_deref()
             } else {
                 None
             })
@@ -237,11 +237,11 @@ impl Machine {
         let over_cap = o.output.len() > max_output
             || o.error
                 .as_deref()
-                .is_some_and(|e| e.starts_with(crate::agent::supervisor::OUTPUT_CAP_ERROR_START));
+                .is_some_and(|e| e.starts_with(crate::process::OUTPUT_CAP_ERROR_START));
         if over_cap {
             o.output = String::new();
             o.stop = StopReason::Failed.as_str().to_owned();
-            o.error = Some(crate::agent::supervisor::output_cap_error(max_output));
+            o.error = Some(crate::process::output_cap_error(max_output));
         }
         let usage: Usage = o.usage.into();
         lc.result.usage.add(&usage);

@@ -292,7 +292,7 @@ impl Exec {
         };
         let (dry, scripts) = (cx.cfg().dry_run, cx.cfg().dry_run_scripts);
         // Only processes care where they start: a pure dry run starts none.
-        let real = !dry || (scripts && phase.ty == PhaseType::Script);
+        let real = !dry || (scripts && phase.ty() == PhaseType::Script);
         let spec = match &cwd.value {
             Cwd::Path(p) if p.is_empty() => return self.run_kind(cx),
             Cwd::Path(p) => DirSpec::Existing {
@@ -305,7 +305,7 @@ impl Exec {
                     _ => None,
                 };
                 match value {
-                    Some(Value::String(s)) if !crate::eval::js_trim(s).is_empty() => {
+                    Some(Value::String(s)) if !crate::value::js_trim(s).is_empty() => {
                         DirSpec::Existing {
                             path: s.clone(),
                             shown: format!("{{args.{name}}} = \"{s}\""),

@@ -36,10 +36,10 @@ impl Graph {
         let mut dependents = vec![Vec::new(); n];
         for (i, p) in flow.phases.iter().enumerate() {
             let d: Vec<usize> = p
-                .deps()
-                .into_iter()
-                .filter_map(|id| ids.get(id).copied())
-                .filter(|&j| j != i)
+                .deps
+                .iter()
+                .map(|id| id.index())
+                .filter(|&j| j != i && j < n)
                 .collect();
             for &j in &d {
                 dependents[j].push(i);
@@ -65,7 +65,7 @@ pub(super) fn initial_records(flow: &Flow) -> Vec<PhaseRecord> {
     flow.phases
         .iter()
         .map(|p| {
-            let mut r = PhaseRecord::new(p.ty);
+            let mut r = PhaseRecord::new(p.ty());
             r.agent = runs_agent(p).then(|| p.agent.value.clone());
             r.optional = p.optional;
             r
@@ -182,7 +182,7 @@ impl Machine {
         };
         let phase = &flow.phases[i];
         let done = |j: usize| self.recs[j].status == PhaseStatus::Done;
-        if phase.ty == PhaseType::Reduce {
+        if phase.ty() == PhaseType::Reduce {
             let inputs: Vec<(String, String)> = phase
                 .from
                 .iter()
@@ -386,7 +386,7 @@ impl Machine {
         let d = j.deps[j.next];
         let depth = j.depth + 1;
         let scope = self.scope(d);
-        let mut fresh = PhaseRecord::new(self.flow.phases[d].ty);
+        let mut fresh = PhaseRecord::new(self.flow.phases[d].ty());
         fresh.agent = self.recs[d].agent.clone();
         fresh.optional = self.recs[d].optional;
         fresh.status = PhaseStatus::Running;
@@ -585,7 +585,7 @@ impl Machine {
                 self.record.warnings.push(format!("{}: {w}", p.id));
             }
             let r = if last && !graft(p) {
-                std::mem::replace(&mut self.recs[i], PhaseRecord::new(p.ty))
+                std::mem::replace(&mut self.recs[i], PhaseRecord::new(p.ty()))
             } else {
                 r.clone()
             };
@@ -684,7 +684,7 @@ fn referenced(p: &Phase, ids: &HashMap<&str, usize>) -> Vec<usize> {
                 .for_each(|path| add(path.step_id())),
         }
     }
-    for e in &p.eval {
+    for e in &p.gate_fields().eval {
         match &e.kind {
             EvalKind::Contains { lhs, .. } => {
                 lhs.paths().iter().for_each(|path| add(path.step_id()))
@@ -696,7 +696,7 @@ fn referenced(p: &Phase, ids: &HashMap<&str, usize>) -> Vec<usize> {
             EvalKind::Empty => {}
         }
     }
-    if let Some(score) = &p.score
+    if let Some(score) = &p.gate_fields().score
         && let Some(t) = &score.target
     {
         t.template

@@ -527,7 +527,7 @@ impl World {
             return Ok(());
         };
         let p = &self.flow.phases[i];
-        if !matches!(p.ty, PhaseType::Map | PhaseType::Parallel) {
+        if !matches!(p.ty(), PhaseType::Map | PhaseType::Parallel) {
             return Ok(());
         }
         let width = p
@@ -575,7 +575,7 @@ impl World {
                     return Err(format!("{phase} started after the budget was exceeded"));
                 }
                 let p = &self.flow.phases[i];
-                let deps: Vec<usize> = p.deps().iter().filter_map(|d| self.index(d)).collect();
+                let deps: Vec<usize> = p.deps.iter().map(|d| d.index()).collect();
                 let holds = if p.join == Join::Any && !deps.is_empty() {
                     deps.iter().any(|&j| self.satisfied(j))
                 } else {

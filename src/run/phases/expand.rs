@@ -7,18 +7,18 @@ use crate::flow::{ExpandMode, Flow, Phase, PhaseType};
 
 /// An expand phase whose fragment becomes phases of the parent run.
 pub(crate) fn graft(phase: &Phase) -> bool {
-    phase.ty == PhaseType::Expand && phase.expand_mode == ExpandMode::Graft
+    phase.ty() == PhaseType::Expand && phase.expand_fields().mode == ExpandMode::Graft
 }
 
 /// A fragment over `maxNodes` is not run (fail-open: the phase is done, with a `defError`).
 pub(super) fn too_large(ex: &mut Exec, phase: &Phase, child: &Flow) -> bool {
-    if child.phases.len() as f64 <= phase.max_nodes {
+    if child.phases.len() as f64 <= phase.expand_fields().max_nodes {
         return false;
     }
     ex.rec.def_error = Some(format!(
         "expand fragment has {} phases (maxNodes={})",
         child.phases.len(),
-        phase.max_nodes
+        phase.expand_fields().max_nodes
     ));
     ex.succeed(String::new());
     true

@@ -62,8 +62,8 @@ impl Fanout {
             KindEvent::Start => {
                 self.scope = ex.scope.clone();
                 self.width = width(cx, phase);
-                self.count = match phase.ty {
-                    PhaseType::Parallel => phase.branches.len(),
+                self.count = match phase.ty() {
+                    PhaseType::Parallel => phase.branches().len(),
                     PhaseType::Tournament => super::tournament::count(phase),
                     _ => match super::map::elements(self, ex, cx, phase) {
                         Ok(n) => n,
@@ -128,7 +128,7 @@ impl Fanout {
             .flatten()
             .collect();
         ex.rec.usage.add(&self.usage);
-        if phase.ty == PhaseType::Tournament {
+        if phase.ty() == PhaseType::Tournament {
             return super::tournament::judge(self, ex, cx, phase, items);
         }
         merge(ex, items);
@@ -143,7 +143,7 @@ impl Fanout {
         phase: &Phase,
         i: usize,
     ) -> (String, String, CallDir) {
-        let (text, agent, dir) = match phase.ty {
+        let (text, agent, dir) = match phase.ty() {
             PhaseType::Parallel => super::parallel::item(self, ex, cx, phase, i),
             PhaseType::Map => super::map::item(self, ex, cx, phase, i),
             _ => super::tournament::item(self, ex, cx, phase, i),

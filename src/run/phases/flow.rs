@@ -92,7 +92,7 @@ pub(super) fn loaded(
 pub(super) fn given(ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Map {
     let mut given = Map::default();
     let scope = ex.scope.clone();
-    for (k, v) in &phase.with {
+    for (k, v) in &phase.flow_fields().with {
         let value = match &v.value {
             WithValue::Template(t) => ex.render_value(cx, &format!("with.{k}"), t, &scope),
             WithValue::Literal(v) => v.clone(),

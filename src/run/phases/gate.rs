@@ -114,7 +114,7 @@ impl Gate {
                 ex.rec.gate = Some(GateInfo {
                     verdict: "pass",
                     reason: None,
-                    rounds: (phase.on_block == OnBlock::Retry).then_some(self.rounds),
+                    rounds: (phase.gate_fields().on_block == OnBlock::Retry).then_some(self.rounds),
                 });
                 ex.succeed(out);
                 Step::Done(Halt::None)
@@ -124,7 +124,7 @@ impl Gate {
                     .retry
                     .as_ref()
                     .map_or(1, |r| r.value.max.floor() as u32);
-                let can_retry = phase.on_block == OnBlock::Retry
+                let can_retry = phase.gate_fields().on_block == OnBlock::Retry
                     && ex.rework_depth < MAX_REWORK_DEPTH
                     && self.rounds < max_rounds
                     && !cx.aborted()
@@ -139,7 +139,7 @@ impl Gate {
                 ex.rec.gate = Some(GateInfo {
                     verdict: "block",
                     reason,
-                    rounds: (phase.on_block == OnBlock::Retry).then_some(self.rounds),
+                    rounds: (phase.gate_fields().on_block == OnBlock::Retry).then_some(self.rounds),
                 });
                 if can_retry && !deps.is_empty() {
                     cx.rework(deps, ex.rework_depth);
@@ -156,7 +156,7 @@ impl Gate {
         ex.rec.gate = Some(GateInfo {
             verdict: "block",
             reason: reason.clone(),
-            rounds: (phase.on_block == OnBlock::Retry).then_some(self.rounds),
+            rounds: (phase.gate_fields().on_block == OnBlock::Retry).then_some(self.rounds),
         });
         let out = std::mem::take(&mut ex.rec.output);
         ex.succeed(out);
@@ -166,10 +166,10 @@ impl Gate {
     /// One round: `eval` checks, scorers, the gate task. `None` while waiting.
     fn round(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Option<Round> {
         ex.rec.gate = None;
-        if !phase.eval.is_empty() {
+        if !phase.gate_fields().eval.is_empty() {
             let scope = ex.scope.clone();
             let mut all = true;
-            for entry in &phase.eval {
+            for entry in &phase.gate_fields().eval {
                 let o = eval_gate_entry(entry.src.value.as_str(), &scope);
                 for id in &o.read_phases {
                     ex.rec.read(id);
@@ -185,7 +185,7 @@ impl Gate {
                 ));
             }
         }
-        let Some(score) = &phase.score else {
+        let Some(score) = &phase.gate_fields().score else {
             self.task(ex, cx, phase, String::new());
             return None;
         };
@@ -240,7 +240,7 @@ impl Gate {
 
     /// Every scorer of the round has answered.
     fn scored(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Option<Round> {
-        let Some(score) = &phase.score else {
+        let Some(score) = &phase.gate_fields().score else {
             return None;
         };
         match decide(ex, cx, phase, score, &mut self.scoring) {
@@ -287,7 +287,7 @@ impl Gate {
 
     /// The score judge answered.
     fn judged(&mut self, ex: &mut Exec, phase: &Phase, r: CallResult) -> Round {
-        let Some(score) = &phase.score else {
+        let Some(score) = &phase.gate_fields().score else {
             return Round::Failed;
         };
         let sc = std::mem::take(&mut self.scoring);

@@ -6,8 +6,9 @@ use super::super::machine::{CallResult, Cx, Exec, Halt, KindEvent, Step};
 use super::super::record::LoopInfo;
 use super::super::scope::Layered;
 use crate::agent::Purpose;
-use crate::eval::{StepState, eval_until, js_trim};
+use crate::eval::{StepState, eval_until};
 use crate::flow::{OutputMode, Phase};
+use crate::value::js_trim;
 use crate::value::{Map, Value};
 
 pub const FIRST_ITERATION: &str = "_(first iteration — no prior feedback yet)_";
@@ -60,7 +61,7 @@ impl Loop {
         let phase = &flow.phases[ex.index];
         match ev {
             KindEvent::Start => {
-                self.max = phase.max_iterations.floor().clamp(1.0, 100.0) as u32;
+                self.max = phase.loop_fields().max_iterations.floor().clamp(1.0, 100.0) as u32;
                 self.iterate(ex, cx, phase)
             }
             KindEvent::Call(_, r) => self.ended(ex, cx, phase, r),
@@ -114,7 +115,7 @@ impl Loop {
         let scope = ex.scope.clone();
         let mut layered = Layered::new(&scope).with("loop", Value::Object(locals.clone()));
         self.locals = locals;
-        if phase.reflexion {
+        if phase.loop_fields().reflexion {
             let text = self
                 .summary
                 .clone()
@@ -125,7 +126,7 @@ impl Loop {
             Some(t) => ex.render(cx, "task", t, &layered),
             None => String::new(),
         };
-        if phase.reflexion
+        if phase.loop_fields().reflexion
             && !has_placeholder
             && let Some(s) = &self.summary
         {
@@ -133,7 +134,7 @@ impl Loop {
             task.push_str(s);
             ex.rec.warn(AUTO_APPEND_WARNING);
         }
-        if phase.reflexion && self.summary.is_some() {
+        if phase.loop_fields().reflexion && self.summary.is_some() {
             self.info.reflexion = self.summary.clone();
         }
         let prompt = ex.prompt(cx, &task);
@@ -164,7 +165,11 @@ impl Loop {
         for w in &r.warnings {
             ex.rec.warn(w.clone());
         }
-        let until = phase.until.as_ref().map_or("", |u| u.as_str());
+        let until = phase
+            .loop_fields()
+            .until
+            .as_ref()
+            .map_or("", |u| u.as_str());
         if !r.ok {
             let err = r
                 .error
@@ -175,7 +180,7 @@ impl Loop {
                 self.info.failures.remove(0);
             }
             self.last_failed = true;
-            if !phase.reflexion || r.timed_out || r.aborted {
+            if !phase.loop_fields().reflexion || r.timed_out || r.aborted {
                 self.info.stop = "failed";
                 ex.rec.loop_info = Some(self.info.clone());
                 ex.fail(self.last_success.take().unwrap_or_default(), err);
@@ -197,7 +202,7 @@ impl Loop {
         let prev = std::mem::replace(&mut self.last_output, r.output.clone());
         self.last_success = Some(r.output.clone());
         // `until` sees this iteration's locals and the loop's own output as `steps.<self>`.
-        if let Some(u) = &phase.until {
+        if let Some(u) = &phase.loop_fields().until {
             let scope = ex.scope.clone();
             let mut until_scope =
                 Layered::new(&scope).with("loop", Value::Object(std::mem::take(&mut self.locals)));
@@ -219,7 +224,7 @@ impl Loop {
                 return self.finish(ex, phase);
             }
         }
-        if phase.convergence && prev == self.last_output {
+        if phase.loop_fields().convergence && prev == self.last_output {
             self.info.stop = "converged";
             return self.finish(ex, phase);
         }
@@ -254,7 +259,7 @@ impl Loop {
 /// Collapse whitespace runs, JS-trim, and cut to `max` chars (`max − 1` + `…`).
 fn squeeze(text: &str, max: usize) -> String {
     let collapsed = text
-        .split(crate::eval::is_js_whitespace)
+        .split(crate::value::is_js_whitespace)
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
         .join(" ");

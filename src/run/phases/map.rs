@@ -35,7 +35,7 @@ pub(super) fn elements(
     let over = over_value(ex, cx, phase, &scope);
     let borrowed = matches!(over, Some(Cow::Borrowed(_)));
     let Some(elements) = over.as_deref().and_then(coerce_array) else {
-        let over = phase.over.as_ref().map_or("", |o| o.as_str());
+        let over = phase.map_fields().over.as_ref().map_or("", |o| o.as_str());
         ex.fail(
             String::new(),
             format!(
@@ -81,6 +81,7 @@ pub(super) fn item(
         Elements::Owned(v) => v.get(i),
         Elements::Scoped => {
             looked_up = phase
+                .map_fields()
                 .over
                 .as_ref()
                 .and_then(|o| crate::eval::resolve(&f.scope, &o.template.paths()[0]));
@@ -115,7 +116,7 @@ fn over_value<'s>(
     phase: &Phase,
     scope: &'s PhaseScope,
 ) -> Option<Cow<'s, Value>> {
-    let over = phase.over.as_ref()?;
+    let over = phase.map_fields().over.as_ref()?;
     let paths = over.template.paths();
     let whole = over.template.refs().len() == 1
         && over.template.refs()[0].span.range() == (0..over.as_str().len());

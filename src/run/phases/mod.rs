@@ -37,12 +37,12 @@ pub(crate) enum Kind {
     Loop(r#loop::Loop),
     Race(race::Race),
     Script(script::Script),
-    Subflow(subflow::Subflow),
+    Subflow(Box<subflow::Subflow>),
 }
 
 impl Kind {
     pub(crate) fn new(phase: &Phase) -> Kind {
-        match phase.ty {
+        match phase.ty() {
             PhaseType::Agent => Kind::Agent,
             PhaseType::Parallel | PhaseType::Map | PhaseType::Tournament => {
                 Kind::Fanout(fanout::Fanout::default())
@@ -53,7 +53,7 @@ impl Kind {
             PhaseType::Loop => Kind::Loop(r#loop::Loop::default()),
             PhaseType::Race => Kind::Race(race::Race::default()),
             PhaseType::Script => Kind::Script(script::Script::default()),
-            PhaseType::Flow | PhaseType::Expand => Kind::Subflow(subflow::Subflow::default()),
+            PhaseType::Flow | PhaseType::Expand => Kind::Subflow(Box::default()),
         }
     }
 
@@ -75,7 +75,7 @@ impl Kind {
 /// Whether a phase of this kind calls its own `agent`.
 pub(crate) fn runs_agent(p: &Phase) -> bool {
     !matches!(
-        p.ty,
+        p.ty(),
         PhaseType::Script | PhaseType::Approval | PhaseType::Flow | PhaseType::Expand
     )
 }

@@ -13,7 +13,7 @@ pub(super) fn item(
     phase: &Phase,
     i: usize,
 ) -> (String, String, CallDir) {
-    let b = &phase.branches[i];
+    let b = &phase.branches()[i];
     let text = match &b.task {
         Some(t) => ex.render(cx, &format!("branches[{i}].task"), t, &f.scope),
         None => String::new(),

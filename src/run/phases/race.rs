@@ -24,7 +24,7 @@ impl Race {
     pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
         let flow = cx.flow();
         let phase = &flow.phases[ex.index];
-        let n = phase.branches.len();
+        let n = phase.branches().len();
         match ev {
             KindEvent::Start => {
                 self.deadline_ms = phase
@@ -35,7 +35,7 @@ impl Race {
                 self.results = (0..n).map(|_| None).collect();
                 let scope = ex.scope.clone();
                 let mut specs = Vec::with_capacity(n);
-                for (i, b) in phase.branches.iter().enumerate() {
+                for (i, b) in phase.branches().iter().enumerate() {
                     let text = match &b.task {
                         Some(t) => ex.render(cx, &format!("branches[{i}].task"), t, &scope),
                         None => String::new(),
@@ -68,7 +68,7 @@ impl Race {
                 self.settled += 1;
                 if r.ok && self.winner.is_none() {
                     self.winner = Some(i);
-                    if phase.cancel_losers {
+                    if phase.race_fields().cancel_losers {
                         for j in 0..n {
                             if j != i && self.results[j].is_none() {
                                 cx.cancel_call(j as u32);
@@ -99,7 +99,7 @@ impl Race {
     }
 
     fn finish(&mut self, ex: &mut Exec, _cx: &mut Cx<'_>, phase: &Phase, late: bool) -> Step {
-        let n = phase.branches.len();
+        let n = phase.branches().len();
         let mut items = Vec::with_capacity(n);
         let mut errors = Vec::new();
         for (i, r) in self.results.iter().enumerate() {

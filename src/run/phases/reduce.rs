@@ -44,7 +44,8 @@ impl Reduce {
         match ev {
             KindEvent::Start => {
                 let inputs = inputs(ex, phase);
-                self.tree = phase.reduce_strategy == ReduceStrategy::Tree && inputs.len() >= 2;
+                self.tree =
+                    phase.reduce_fields().strategy == ReduceStrategy::Tree && inputs.len() >= 2;
                 if !self.tree {
                     let scope = ex.scope.clone();
                     let task = match &phase.task {
@@ -55,6 +56,7 @@ impl Reduce {
                     return Step::Wait;
                 }
                 self.batch = phase
+                    .reduce_fields()
                     .batch_size
                     .as_ref()
                     .map_or(2, |b| b.value as usize)

@@ -5,9 +5,9 @@
 use super::super::machine::{
     Command, Cx, Exec, Halt, KindEvent, OpKind, ScriptEnd, ScriptOutcome, ScriptRequest, Step,
 };
-use crate::eval::{js_trim, js_trim_end};
 use crate::flow::{Phase, Run};
 use crate::value::{Map, Value};
+use crate::value::{js_trim, js_trim_end};
 
 /// A script in progress: its command line, for the journal.
 #[derive(Debug, Default)]
@@ -29,7 +29,7 @@ impl Script {
 
 fn argv(ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Option<Vec<String>> {
     let scope = ex.scope.clone();
-    let run = phase.run.as_ref()?;
+    let run = phase.script_fields().run.as_ref()?;
     Some(match &run.value {
         Run::Shell(cmd) => vec!["sh".into(), "-c".into(), cmd.value.clone()],
         Run::Argv(items) => items
@@ -46,6 +46,7 @@ fn start(s: &mut Script, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Step 
     };
     let scope = ex.scope.clone();
     let input = phase
+        .script_fields()
         .input
         .as_ref()
         .map(|t| ex.render(cx, "input", t, &scope));
@@ -131,7 +132,7 @@ fn journal(s: &Script, cx: &mut Cx<'_>, phase: &Phase, result: &ScriptOutcome) {
     if !cx.cfg().journaling {
         return;
     }
-    let command = match phase.run.as_ref().map(|r| &r.value) {
+    let command = match phase.script_fields().run.as_ref().map(|r| &r.value) {
         Some(Run::Shell(cmd)) => Value::from(cmd.value.as_str()),
         _ => Value::Array(s.argv.iter().map(|a| Value::from(a.as_str())).collect()),
     };

@@ -67,10 +67,10 @@ impl Subflow {
 
     fn start(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Step {
         let scope = ex.scope.clone();
-        self.generated = cx.cfg().generated
-            || matches!(phase.def.as_ref().map(|d| &d.value), Some(Def::Template(_)));
-        match (&phase.use_flow, phase.def.as_ref().map(|d| &d.value)) {
-            (Some(name), _) if phase.ty == PhaseType::Flow => {
+        self.generated =
+            cx.cfg().generated || matches!(phase.def().map(|d| &d.value), Some(Def::Template(_)));
+        match (&phase.flow_fields().use_flow, phase.def().map(|d| &d.value)) {
+            (Some(name), _) if phase.ty() == PhaseType::Flow => {
                 super::flow::load_saved(self, ex, cx, phase, name.value.clone())
             }
             (_, Some(Def::Inline(flow))) => {
@@ -121,11 +121,11 @@ impl Subflow {
             ex.succeed(String::new());
             return Step::Done(Halt::None);
         }
-        if phase.ty == PhaseType::Expand && super::expand::too_large(ex, phase, &child) {
+        if phase.ty() == PhaseType::Expand && super::expand::too_large(ex, phase, &child) {
             return Step::Done(Halt::None);
         }
         // Arguments: `with` values for flow phases; the child's defaults for expand.
-        let given = match phase.ty {
+        let given = match phase.ty() {
             PhaseType::Flow => super::flow::given(ex, cx, phase),
             _ => Map::default(),
         };

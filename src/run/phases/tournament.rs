@@ -14,10 +14,10 @@ pub(super) const JUDGE: u32 = u32::MAX;
 
 /// How many variants run.
 pub(super) fn count(phase: &Phase) -> usize {
-    if phase.branches.len() >= 2 {
-        phase.branches.len()
+    if phase.branches().len() >= 2 {
+        phase.branches().len()
     } else {
-        phase.variants.floor().clamp(2.0, 20.0) as usize
+        phase.tournament_fields().variants.floor().clamp(2.0, 20.0) as usize
     }
 }
 
@@ -30,7 +30,7 @@ pub(super) fn item(
     i: usize,
 ) -> (String, String, CallDir) {
     let own = || phase.agent.value.clone();
-    let (text, agent) = match phase.branches.get(i) {
+    let (text, agent) = match phase.branches().get(i) {
         Some(b) => (
             b.task
                 .as_ref()
@@ -86,7 +86,7 @@ pub(super) fn judge(
         pick(ex, &items, first, n);
         return Step::Done(Halt::None);
     }
-    let rubric = match &phase.judge {
+    let rubric = match &phase.tournament_fields().judge {
         Some(j) => ex.render(cx, "judge", j, &f.scope),
         None => "Several candidates answered the same task independently. Judge them on correctness, completeness and usefulness.".to_owned(),
     };
@@ -110,7 +110,7 @@ pub(super) fn judge(
             )
         })
         .collect();
-    let directive = match phase.mode {
+    let directive = match phase.tournament_fields().mode {
         TournamentMode::Best => {
             "\n\nEnd your response with exactly one line in this form: WINNER: <number>"
         }
@@ -124,6 +124,7 @@ pub(super) fn judge(
     );
     let prompt = ex.prompt(cx, &text);
     let judge_agent = phase
+        .tournament_fields()
         .judge_agent
         .as_ref()
         .map_or_else(|| phase.agent.value.clone(), |a| a.value.clone());
@@ -166,7 +167,7 @@ pub(super) fn judged(f: &mut Fanout, ex: &mut Exec, phase: &Phase, r: CallResult
         return Step::Done(Halt::None);
     }
     ex.rec.tournament = Some((winner + 1, n));
-    match phase.mode {
+    match phase.tournament_fields().mode {
         TournamentMode::Best => ex.succeed(items[winner].output.clone()),
         TournamentMode::Aggregate => ex.succeed(r.output),
     }

@@ -19,9 +19,11 @@ pub type Node = Spanned<Expr>;
 /// A parsed condition: `None` for an empty or whitespace-only one (which is true).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cond {
+    /// The root expression.
     pub expr: Option<Node>,
 }
 
+/// A condition expression (SPEC §6 grammar, `grammar/condition.ebnf`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
     /// `a || b || …`, two or more operands.
@@ -46,7 +48,12 @@ pub enum Operand {
     /// A quoted string, unescaped.
     Str(String),
     /// A NUMBER with its lexeme (kept for printing: `1e400` is `Infinity` but prints as written).
-    Number { value: f64, text: Box<str> },
+    Number {
+        /// The value (`1e400` is `Infinity`).
+        value: f64,
+        /// The lexeme as written.
+        text: Box<str>,
+    },
     /// `true` / `false`.
     Bool(bool),
     /// `null`.
@@ -58,15 +65,22 @@ pub enum Operand {
 /// A comparison operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CmpOp {
+    /// `==`
     Eq,
+    /// `!=`
     Ne,
+    /// `>=`
     Ge,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `<`
     Lt,
 }
 
 impl CmpOp {
+    /// The operator as written.
     pub fn as_str(self) -> &'static str {
         match self {
             CmpOp::Eq => "==",

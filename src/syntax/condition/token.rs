@@ -28,7 +28,7 @@ use std::fmt;
 
 use logos::{Filter, Lexer, Logos};
 
-use crate::eval::is_js_whitespace;
+use crate::value::is_js_whitespace;
 
 /// A lexing failure; the parser turns it into a spanned [`super::ConditionError`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,26 +54,37 @@ pub enum Token {
     #[token("\"", lex_string)]
     #[token("'", lex_string)]
     Str,
+    /// `&&`
     #[token("&&")]
     AndAnd,
+    /// `||`
     #[token("||")]
     OrOr,
+    /// `==`
     #[token("==")]
     EqEq,
+    /// `!=`
     #[token("!=")]
     NotEq,
+    /// `>=`
     #[token(">=")]
     GtEq,
+    /// `<=`
     #[token("<=")]
     LtEq,
+    /// `>`
     #[token(">")]
     Gt,
+    /// `<`
     #[token("<")]
     Lt,
+    /// `!`
     #[token("!")]
     Bang,
+    /// `(`
     #[token("(")]
     LParen,
+    /// `)`
     #[token(")")]
     RParen,
     /// `-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`
@@ -116,24 +127,6 @@ impl Token {
             Token::Null => "`null`",
             Token::Bareword => "bareword",
         }
-    }
-
-    /// Is this one of the operator tokens (`&& || == != >= <= > < ! ( )`)?
-    pub fn is_operator(self) -> bool {
-        matches!(
-            self,
-            Token::AndAnd
-                | Token::OrOr
-                | Token::EqEq
-                | Token::NotEq
-                | Token::GtEq
-                | Token::LtEq
-                | Token::Gt
-                | Token::Lt
-                | Token::Bang
-                | Token::LParen
-                | Token::RParen
-        )
     }
 }
 
@@ -205,7 +198,7 @@ fn lex_string(lex: &mut Lexer<'_, Token>) -> Result<(), LexError> {
 }
 
 /// The value of a STRING lexeme (quotes included): `\X` ⇒ `X` for any X.
-pub fn unescape(lexeme: &str) -> String {
+pub(crate) fn unescape(lexeme: &str) -> String {
     let inner = lexeme.get(1..lexeme.len().saturating_sub(1)).unwrap_or("");
     let mut out = String::with_capacity(inner.len());
     let mut escaped = false;
@@ -367,7 +360,7 @@ mod tests {
         // The JS-trim set separates tokens and is skipped; nothing else is.
         let all_js_space: String = (0..=0x10ffff)
             .filter_map(char::from_u32)
-            .filter(|&c| crate::eval::is_js_whitespace(c))
+            .filter(|&c| crate::value::is_js_whitespace(c))
             .collect();
         assert_eq!(all_js_space.chars().count(), 25);
         assert_eq!(ok(&all_js_space), []);

@@ -7,6 +7,7 @@ use super::token::Token;
 use crate::source::Span;
 use crate::syntax::RefPath;
 
+/// One piece of a template.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Piece {
     /// Literal text; adjacent text (including lone braces) is merged into one piece.
@@ -18,6 +19,7 @@ pub enum Piece {
 /// A parsed template. Parsing never fails: text that is not a placeholder is literal.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TemplateAst {
+    /// Text and placeholders in order; together their spans cover the template.
     pub pieces: Vec<Piece>,
 }
 
@@ -48,27 +50,27 @@ fn parse_placeholder(src: &str, span: Span) -> Piece {
 }
 
 /// The path of the placeholder at `span`, without its braces.
-pub(super) fn placeholder_path(src: &str, span: Span) -> &str {
+pub(crate) fn placeholder_path(src: &str, span: Span) -> &str {
     &src[span.start as usize + 1..span.end as usize - 1]
 }
 
 /// A piece before its path is parsed.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum RawPiece {
+pub(crate) enum RawPiece {
     Text(Span),
     Placeholder(Span),
 }
 
 /// The pieces of a template in order, adjacent text merged, paths left unparsed (a compiled
 /// template parses each distinct path once).
-pub(super) struct Pieces<'s> {
+pub(crate) struct Pieces<'s> {
     lexer: logos::Lexer<'s, Token>,
     /// A token read past the end of a text run.
     pending: Option<RawPiece>,
 }
 
 impl<'s> Pieces<'s> {
-    pub(super) fn new(src: &'s str) -> Pieces<'s> {
+    pub(crate) fn new(src: &'s str) -> Pieces<'s> {
         Pieces {
             lexer: Token::lexer(src),
             pending: None,
@@ -127,5 +129,27 @@ mod tests {
             shown,
             ["T(a )", "P({b}|b)", "T( {)", "P({c}|c)", "T(} {d.e)"]
         );
+    }
+}
+
+#[cfg(test)]
+mod laws {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Spans are inside the input, ordered, and cover it exactly.
+        #[test]
+        fn pieces_tile_the_input(s in "\\PC*") {
+            let ast = parse_template(&s);
+            let mut at = 0;
+            for piece in &ast.pieces {
+                let span = match piece { Piece::Text(sp) | Piece::Placeholder(sp, _) => *sp };
+                prop_assert_eq!(span.start as usize, at);
+                prop_assert!(span.end > span.start);
+                at = span.end as usize;
+            }
+            prop_assert_eq!(at, s.len());
+        }
     }
 }

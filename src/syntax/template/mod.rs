@@ -1,13 +1,12 @@
-//! `{placeholder}` templates (SPEC §4): lexed with logos, parsed into a spanned AST, compiled to
-//! a flat op list once, rendered many times.
+//! `{placeholder}` templates (SPEC §4): lexed with logos and parsed into a spanned AST. The
+//! AST is compiled to a flat op list by [`crate::compile::template`] once and rendered many
+//! times by [`crate::eval`].
 //!
 //! A placeholder is exactly what `\{([a-zA-Z0-9_-]+(?:\.[a-zA-Z0-9_-]+)*)\}` matches, found left
 //! to right; every other byte, including `{ a }`, `{"k": 1}` and an unclosed `{`, is literal text.
 
 mod ast;
-mod render;
 mod token;
 
 pub use ast::{Piece, TemplateAst, parse_template};
-pub(crate) use render::read_phases;
-pub use render::{Oversize, Rendered, Template, TemplateRef};
+pub(crate) use ast::{Pieces, RawPiece, placeholder_path};

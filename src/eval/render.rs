@@ -1,49 +1,19 @@
-//! Compiled templates: a flat list of ops (copy literal text / resolve path), rendered in text
-//! mode (SPEC §4.4) or value mode (SPEC §4.5) against a [`Scope`].
+//! Rendering compiled templates (SPEC §4.4 text mode, §4.5 value mode) against a [`Scope`]:
+//! the ops of [`Template`] are run here, with the readSet and the missing placeholders
+//! recorded, and with an optional cap on the rendered size.
 
 use std::borrow::Cow;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use super::ast::{Piece, Pieces, RawPiece, TemplateAst, placeholder_path};
-use crate::eval::{Scope, resolve, write_text};
-use crate::source::Span;
-use crate::syntax::RefPath;
+use super::scope::{Scope, read_phases_of, resolve};
+use super::text::write_text;
+use crate::compile::template::{Op, Template};
 use crate::value::Value;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
-    /// Copy `src[start..end]`.
-    Lit(u32, u32),
-    /// Write occurrence `refs[i]` as text; unresolved ⇒ copy the placeholder verbatim.
-    Ref(u32),
-}
-
-/// One placeholder occurrence in a compiled template.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TemplateRef {
-    /// Index into [`Template::paths`]: occurrences of the same path share it.
-    pub path: u32,
-    /// The placeholder with its braces, relative to the template text.
-    pub span: Span,
-}
-
-/// A template compiled for repeated rendering.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Template {
-    src: Box<str>,
-    ops: Vec<Op>,
-    refs: Vec<TemplateRef>,
-    /// Distinct paths, in order of first appearance.
-    paths: Vec<RefPath>,
-    len_hint: LenHint,
-}
 
 /// The result of a text-mode render. Path lists hold indices into [`Template::paths`], distinct
 /// and in order of first appearance (which is also first-resolution order).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Rendered {
+    /// The rendered text.
     pub text: String,
     /// Unresolved placeholder paths.
     pub missing: Vec<u32>,
@@ -58,6 +28,7 @@ pub struct Oversize {
     /// that passed the cap counted at a lower bound of its size); 0 with `bytes` 0 when the
     /// template has no placeholder.
     pub path: u32,
+    /// The bytes that path contributed.
     pub bytes: usize,
     /// What was rendered before giving up.
     pub partial: Rendered,
@@ -154,34 +125,6 @@ fn largest(state: &[(usize, Seen)]) -> Option<(u32, usize)> {
         .map(|(i, (b, _))| (i as u32, *b))
 }
 
-/// The length of a template's last complete render: the next render reserves that much, so
-/// rendering the same template again does not grow its text.
-#[derive(Debug, Default)]
-struct LenHint(AtomicUsize);
-
-impl LenHint {
-    fn get(&self) -> usize {
-        self.0.load(Ordering::Relaxed)
-    }
-
-    fn set(&self, len: usize) {
-        self.0.store(len, Ordering::Relaxed);
-    }
-}
-
-impl Clone for LenHint {
-    fn clone(&self) -> LenHint {
-        LenHint(AtomicUsize::new(self.get()))
-    }
-}
-
-/// A hint is not part of what a template is.
-impl PartialEq for LenHint {
-    fn eq(&self, _: &LenHint) -> bool {
-        true
-    }
-}
-
 /// Per-render state of one distinct path.
 #[derive(Clone, Copy, PartialEq)]
 enum Seen {
@@ -190,150 +133,13 @@ enum Seen {
     Missing,
 }
 
-/// How many placeholders `src` can hold at most: one per `{` (counted 32 bytes at a time).
-fn max_placeholders(src: &str) -> usize {
-    let (blocks, tail) = src.as_bytes().as_chunks::<32>();
-    let mut n = tail.iter().filter(|&&b| b == b'{').count();
-    for block in blocks {
-        n += block.iter().map(|&b| usize::from(b == b'{')).sum::<usize>();
-    }
-    n
-}
-
-/// Lowers pieces to ops, interning each distinct path once.
-struct Builder<'s> {
-    src: &'s str,
-    ops: Vec<Op>,
-    refs: Vec<TemplateRef>,
-    paths: Vec<RefPath>,
-    /// The distinct paths as written, borrowed from `src`.
-    texts: Vec<&'s str>,
-    /// Most templates hold a few placeholders: a linear scan of `texts` interns them without a
-    /// map; past that, an index keeps interning linear.
-    ids: Option<HashMap<&'s str, u32, foldhash::fast::RandomState>>,
-}
-
-impl<'s> Builder<'s> {
-    fn new(src: &'s str) -> Builder<'s> {
-        // Reserve for the most placeholders the text can hold (one per `{`), so these never
-        // grow while parsing; distinct paths are fewer and grow as found.
-        let most = max_placeholders(src);
-        Builder {
-            src,
-            ops: Vec::with_capacity(2 * most + 1),
-            refs: Vec::with_capacity(most),
-            paths: Vec::new(),
-            texts: Vec::with_capacity(most),
-            ids: None,
-        }
-    }
-
-    fn text(&mut self, span: Span) {
-        match self.ops.last_mut() {
-            Some(Op::Lit(_, end)) if *end == span.start => *end = span.end,
-            _ => self.ops.push(Op::Lit(span.start, span.end)),
-        }
-    }
-
-    /// A placeholder at `span`; `path` is its parsed path when the caller has it already.
-    fn placeholder(&mut self, span: Span, path: Option<RefPath>) {
-        let text = placeholder_path(self.src, span);
-        if self.ids.is_none() && self.texts.len() >= 16 {
-            let most = self.refs.capacity().max(64);
-            let mut map = HashMap::with_capacity_and_hasher(most, Default::default());
-            map.extend(self.texts.iter().enumerate().map(|(i, t)| (*t, i as u32)));
-            self.ids = Some(map);
-        }
-        let known = match &self.ids {
-            Some(map) => map.get(text).copied(),
-            None => self.texts.iter().position(|t| *t == text).map(|i| i as u32),
-        };
-        let id = known.unwrap_or_else(|| {
-            let id = self.paths.len() as u32;
-            self.paths
-                .push(path.unwrap_or_else(|| RefPath::parse(text)));
-            self.texts.push(text);
-            if let Some(map) = self.ids.as_mut() {
-                map.insert(text, id);
-            }
-            id
-        });
-        self.ops.push(Op::Ref(self.refs.len() as u32));
-        self.refs.push(TemplateRef { path: id, span });
-    }
-
-    fn finish(self) -> Template {
-        Template {
-            src: self.src.into(),
-            ops: self.ops,
-            refs: self.refs,
-            paths: self.paths,
-            len_hint: LenHint::default(),
-        }
-    }
-}
-
 impl Template {
-    /// Parse and compile `src`: each distinct path is parsed once.
-    pub fn parse(src: &str) -> Template {
-        let mut b = Builder::new(src);
-        for piece in Pieces::new(src) {
-            match piece {
-                RawPiece::Text(span) => b.text(span),
-                RawPiece::Placeholder(span) => b.placeholder(span, None),
-            }
-        }
-        b.finish()
-    }
-
-    /// Lower an AST to ops, interning each distinct path once.
-    pub fn compile(src: &str, ast: &TemplateAst) -> Template {
-        Template::compile_owned(src, ast.clone())
-    }
-
-    /// [`Template::compile`] consuming the AST: its paths move into the template.
-    pub fn compile_owned(src: &str, ast: TemplateAst) -> Template {
-        let mut b = Builder::new(src);
-        for piece in ast.pieces {
-            match piece {
-                Piece::Text(span) => b.text(span),
-                Piece::Placeholder(span, path) => b.placeholder(span, Some(path)),
-            }
-        }
-        b.finish()
-    }
-
-    pub fn source(&self) -> &str {
-        &self.src
-    }
-
-    /// Every placeholder occurrence, in order.
-    pub fn refs(&self) -> &[TemplateRef] {
-        &self.refs
-    }
-
-    /// The distinct paths, in order of first appearance.
-    pub fn paths(&self) -> &[RefPath] {
-        &self.paths
-    }
-
-    pub fn has_placeholders(&self) -> bool {
-        !self.refs.is_empty()
-    }
-
-    /// The texts of a list of path indices (`Rendered::missing`, `Rendered::reads`).
-    pub fn path_texts(&self, ids: &[u32]) -> Vec<String> {
-        ids.iter()
-            .map(|&i| self.paths[i as usize].text.to_string())
-            .collect()
-    }
-
     /// The phase ids read through the resolved paths `reads`: `steps.ID…` and the phases
     /// chosen by `previous.output`; distinct, in first-read order.
     pub fn read_phases<S: Scope + ?Sized>(&self, scope: &S, reads: &[u32]) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for &i in reads {
-            for phase in read_phases(scope, &self.paths[i as usize]) {
+            for phase in read_phases_of(scope, &self.paths[i as usize]) {
                 if !out.iter().any(|p| p == phase) {
                     out.push(phase.to_owned());
                 }
@@ -459,18 +265,10 @@ impl Template {
     }
 }
 
-/// The phase ids a resolved path read.
-pub(crate) fn read_phases<'s, S: Scope + ?Sized>(scope: &'s S, path: &'s RefPath) -> Vec<&'s str> {
-    match path.target {
-        crate::syntax::Target::Previous => scope.previous_phases(),
-        _ => path.step_id().into_iter().collect(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::{Bindings, StepState};
+    use crate::eval::scope::{Bindings, StepState};
     use crate::value::Map;
 
     fn scope() -> Bindings {
@@ -574,15 +372,6 @@ mod tests {
     }
 
     #[test]
-    fn many_placeholders_are_interned_once() {
-        let text: String = (0..40).map(|i| format!("{{a{}}} ", i % 20)).collect();
-        let t = Template::parse(&text);
-        assert_eq!((t.refs().len(), t.paths().len()), (40, 20));
-        assert_eq!(t.refs()[25].path, 5);
-        assert_eq!(&*t.paths()[19].text, "a19");
-    }
-
-    #[test]
     fn no_escape_sequence() {
         assert_eq!(
             Template::parse("\\{args.dir}").render(&scope()).text,
@@ -598,7 +387,7 @@ mod tests {
 #[cfg(test)]
 mod laws {
     use super::*;
-    use crate::eval::Bindings;
+    use crate::eval::scope::Bindings;
     use crate::syntax::template::parse_template;
     use proptest::prelude::*;
 
@@ -628,27 +417,13 @@ mod laws {
             prop_assert_eq!(&direct, &Template::compile(&s, &parse_template(&s)));
             prop_assert_eq!(direct.render(&Bindings::default()).text, s);
         }
-
-        /// Spans are inside the input, ordered, and cover it exactly.
-        #[test]
-        fn pieces_tile_the_input(s in "\\PC*") {
-            let ast = parse_template(&s);
-            let mut at = 0;
-            for piece in &ast.pieces {
-                let span = match piece { Piece::Text(sp) | Piece::Placeholder(sp, _) => *sp };
-                prop_assert_eq!(span.start as usize, at);
-                prop_assert!(span.end > span.start);
-                at = span.end as usize;
-            }
-            prop_assert_eq!(at, s.len());
-        }
     }
 }
 
 #[cfg(test)]
 mod caps {
     use super::*;
-    use crate::eval::{Bindings, StepState};
+    use crate::eval::scope::{Bindings, StepState};
     use crate::value::Map;
 
     fn scope() -> Bindings {

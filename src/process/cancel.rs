@@ -21,11 +21,13 @@ impl Default for CancelSource {
 }
 
 impl CancelSource {
+    /// A source that has not fired.
     pub fn new() -> CancelSource {
         let (tx, rx) = async_channel::bounded(1);
         CancelSource { tx, rx }
     }
 
+    /// A token that observes this source.
     pub fn token(&self) -> Cancel {
         Cancel {
             rx: Some(self.rx.clone()),
@@ -44,6 +46,7 @@ impl Cancel {
         Cancel { rx: None }
     }
 
+    /// Has the source fired?
     pub fn is_cancelled(&self) -> bool {
         self.rx.as_ref().is_some_and(|rx| rx.is_closed())
     }

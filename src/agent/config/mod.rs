@@ -1,0 +1,701 @@
+//! Backend configuration (SPEC §9.2): `.tfc/config.toml` (project) over
+//! `$XDG_CONFIG_HOME/tfc/config.toml` (user), `TFC_CONFIG=<file>` replacing both, and
+//! auto-detection of installed agent CLIs (without spawning anything).
+//!
+//! Every key is checked: an unknown key or a value of the wrong type is an error naming the
+//! file and the dotted key. Merging is per entry: a project `[backends.x]` replaces the user's
+//! `[backends.x]` whole, likewise `[agents.NAME]` and `[roles]` entries, and scalars.
+//!
+//! Files: this one holds the configuration types, loading and merging; `file.rs` reads one
+//! file through serde derive (closed tables, the checks serde cannot express), over `de.rs`, a
+//! deserializer of parsed TOML whose errors name the dotted key in the words below; `detect.rs`
+//! is auto-detection. The [`ConfigRoster`](super::ConfigRoster) built from this lives in
+//! `config_roster.rs`; agent definition files in `definitions.rs`.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+
+use super::openai::OpenAiConfig;
+
+mod de;
+mod detect;
+mod file;
+
+pub(crate) use detect::OPENAI_ENV_VARS;
+pub use detect::{AutoPick, Detection, detect};
+
+/// The CLI agents tfc has presets for, in auto-detection order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Preset {
+    /// Anthropic's `claude` CLI.
+    Claude,
+    /// OpenAI's `codex` CLI.
+    Codex,
+    /// The `opencode` CLI.
+    Opencode,
+    /// Google's `gemini` CLI.
+    Gemini,
+    /// The `pi` coding agent CLI.
+    Pi,
+}
+
+impl Preset {
+    /// Auto-detection order.
+    pub const ALL: [Preset; 5] = [
+        Preset::Claude,
+        Preset::Codex,
+        Preset::Opencode,
+        Preset::Gemini,
+        Preset::Pi,
+    ];
+
+    /// The preset name, which is also its default binary.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Preset::Claude => "claude",
+            Preset::Codex => "codex",
+            Preset::Opencode => "opencode",
+            Preset::Gemini => "gemini",
+            Preset::Pi => "pi",
+        }
+    }
+
+    /// The preset named `s`, if there is one.
+    pub fn parse(s: &str) -> Option<Preset> {
+        Preset::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+}
+
+/// `[backends.NAME]` with `preset = "…"`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PresetSpec {
+    /// Which CLI.
+    pub preset: Preset,
+    /// The binary to run instead of the preset's name.
+    pub bin: Option<String>,
+    /// Arguments added to the preset's own.
+    pub extra_args: Vec<String>,
+    /// Extra environment variable names passed through the preset's allowlist.
+    pub env_allow: Vec<String>,
+    /// The model when neither the agent nor its definition names one.
+    pub model: Option<String>,
+}
+
+impl PresetSpec {
+    /// The preset with no options (`--backend claude` without a config entry).
+    pub fn plain(preset: Preset) -> PresetSpec {
+        PresetSpec {
+            preset,
+            bin: None,
+            extra_args: Vec::new(),
+            env_allow: Vec::new(),
+            model: None,
+        }
+    }
+}
+
+/// `[backends.NAME]` with `kind = "command"` (and `--agent-cmd`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandSpec {
+    /// argv; never empty.
+    pub command: Vec<String>,
+    /// The model when neither the agent nor its definition names one.
+    pub model: Option<String>,
+}
+
+/// One `[backends.NAME]` table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BackendSpec {
+    /// `preset = "…"`: a CLI agent.
+    Preset(PresetSpec),
+    /// `kind = "openai"`: an OpenAI-compatible HTTP server.
+    OpenAi(OpenAiConfig),
+    /// `kind = "command"`: any program, prompt on stdin.
+    Command(CommandSpec),
+}
+
+impl BackendSpec {
+    /// The backend's configured `model`.
+    pub fn model(&self) -> Option<&str> {
+        match self {
+            BackendSpec::Preset(p) => p.model.as_deref(),
+            BackendSpec::OpenAi(o) => o.model.as_deref(),
+            BackendSpec::Command(c) => c.model.as_deref(),
+        }
+    }
+
+    /// A short description for messages: `preset claude`, `openai http://…`, `command my-agent`.
+    pub fn describe(&self) -> String {
+        match self {
+            BackendSpec::Preset(p) => format!("preset {}", p.preset.as_str()),
+            BackendSpec::OpenAi(o) => format!("openai {}", o.base_url),
+            BackendSpec::Command(c) => format!("command {}", c.command.join(" ")),
+        }
+    }
+}
+
+/// One `[agents]` entry (`"*"` is the default for every agent).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgentSettings {
+    /// The backend that serves the agent.
+    pub backend: Option<String>,
+    /// The model, or a `{{role}}` mapped through `[roles]`.
+    pub model: Option<String>,
+    /// The thinking level passed to backends that have one.
+    pub thinking: Option<String>,
+    /// `None`: not set here (the definition's list applies).
+    pub tools: Option<Vec<String>>,
+}
+
+/// Whether a configuration file was there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileState {
+    /// Read and merged.
+    Loaded,
+    /// Not there (which is fine).
+    NotFound,
+}
+
+/// The merged configuration.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Config {
+    /// `default_backend`: the backend of agents nothing else assigns.
+    pub default_backend: Option<String>,
+    /// `[backends.NAME]`, in file order.
+    pub backends: IndexMap<String, BackendSpec>,
+    /// `[agents.NAME]` (`"*"`: every agent).
+    pub agents: IndexMap<String, AgentSettings>,
+    /// `[roles]`: role name → model, for `model = "{{role}}"`.
+    pub roles: IndexMap<String, String>,
+    /// `[safety] allow_unsandboxed_writes`.
+    pub allow_unsandboxed_writes: Option<bool>,
+    /// `[defaults] idle_timeout_ms`.
+    pub idle_timeout_ms: Option<u64>,
+    /// `[limits] max_output_bytes`: the most an agent call may return (default 16 MiB).
+    pub max_output_bytes: Option<u64>,
+    /// `[limits] max_prompt_bytes`: the most a rendered prompt may weigh (default 16 MiB).
+    pub max_prompt_bytes: Option<u64>,
+    /// The files looked at, highest precedence first.
+    pub checked: Vec<(PathBuf, FileState)>,
+}
+
+/// The environment configuration reads, captured once (tests build it by hand).
+#[derive(Clone, Debug, Default)]
+pub struct ConfigEnv {
+    /// `TFC_CONFIG`.
+    pub config_file: Option<PathBuf>,
+    /// `$XDG_CONFIG_HOME/tfc` (default `~/.config/tfc`).
+    pub user_dir: Option<PathBuf>,
+    /// `TFC_BACKEND`.
+    pub backend: Option<String>,
+    /// `PATH`.
+    pub path: Option<OsString>,
+    /// `TFC_OPENAI_BASE_URL`.
+    pub tfc_openai_base_url: Option<String>,
+    /// `OPENAI_BASE_URL`.
+    pub openai_base_url: Option<String>,
+    /// `OLLAMA_HOST`.
+    pub ollama_host: Option<String>,
+}
+
+impl ConfigEnv {
+    /// Read the process environment (empty values count as unset).
+    pub fn from_process() -> ConfigEnv {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        ConfigEnv {
+            config_file: var("TFC_CONFIG").map(PathBuf::from),
+            user_dir: crate::project::user_config_dir(),
+            backend: var("TFC_BACKEND"),
+            path: std::env::var_os("PATH"),
+            tfc_openai_base_url: var("TFC_OPENAI_BASE_URL"),
+            openai_base_url: var("OPENAI_BASE_URL"),
+            ollama_host: var("OLLAMA_HOST"),
+        }
+    }
+}
+
+impl Config {
+    /// Load and merge the configuration for a project: `TFC_CONFIG` alone when set (it must
+    /// exist), else `<project_root>/.tfc/config.toml` over `<user_dir>/config.toml` (either
+    /// may be missing).
+    pub fn load(project_root: &Path, env: &ConfigEnv) -> Result<Config, String> {
+        if let Some(f) = &env.config_file {
+            let text = std::fs::read_to_string(f).map_err(|e| {
+                format!(
+                    "TFC_CONFIG names '{}', which cannot be read: {e}",
+                    f.display()
+                )
+            })?;
+            let mut c = Config::parse(&text, f)?;
+            c.checked = vec![(f.clone(), FileState::Loaded)];
+            return Ok(c);
+        }
+        let mut files = vec![project_root.join(".tfc").join("config.toml")];
+        if let Some(u) = &env.user_dir {
+            files.push(u.join("config.toml"));
+        }
+        let mut merged = Config::default();
+        for f in files {
+            match std::fs::read_to_string(&f) {
+                Ok(text) => {
+                    let c = Config::parse(&text, &f)?;
+                    merged = merged.over(c);
+                    merged.checked.push((f, FileState::Loaded));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    merged.checked.push((f, FileState::NotFound));
+                }
+                Err(e) => return Err(format!("cannot read '{}': {e}", f.display())),
+            }
+        }
+        Ok(merged)
+    }
+
+    /// `self` (higher precedence) over `lower`, entry by entry.
+    pub fn over(mut self, lower: Config) -> Config {
+        for (k, v) in lower.backends {
+            self.backends.entry(k).or_insert(v);
+        }
+        for (k, v) in lower.agents {
+            self.agents.entry(k).or_insert(v);
+        }
+        for (k, v) in lower.roles {
+            self.roles.entry(k).or_insert(v);
+        }
+        self.default_backend = self.default_backend.or(lower.default_backend);
+        self.allow_unsandboxed_writes = self
+            .allow_unsandboxed_writes
+            .or(lower.allow_unsandboxed_writes);
+        self.idle_timeout_ms = self.idle_timeout_ms.or(lower.idle_timeout_ms);
+        self.max_output_bytes = self.max_output_bytes.or(lower.max_output_bytes);
+        self.max_prompt_bytes = self.max_prompt_bytes.or(lower.max_prompt_bytes);
+        self.checked.extend(lower.checked);
+        self
+    }
+
+    /// Parse one file's text; `file` names it in errors (`<file>: …`).
+    pub fn parse(text: &str, file: &Path) -> Result<Config, String> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| {
+            format!(
+                "{}: invalid TOML: {}",
+                file.display(),
+                e.to_string().trim_end()
+            )
+        })?;
+        file::read(&toml::Value::Table(table), file)
+    }
+}
+
+/// The reserved backend name of `--dry-run` (SPEC §9.2).
+pub(crate) const DRY_RUN: &str = "dry-run";
+/// Reserved backend names `replay:<file>` (SPEC §9.2).
+pub(crate) const REPLAY_PREFIX: &str = "replay:";
+
+/// `"read, grep,glob"` → `["read", "grep", "glob"]`.
+pub(crate) fn split_tools(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `{{name}}` → `Some("name")`.
+pub(crate) fn role_name(model: &str) -> Option<&str> {
+    model
+        .trim()
+        .strip_prefix("{{")
+        .and_then(|r| r.strip_suffix("}}"))
+        .map(str::trim)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::test_dir;
+
+    /// Every message of a bad file, word for word (they were written by the hand-walking
+    /// reader this one replaced; keep them).
+    #[test]
+    fn error_messages_word_for_word() {
+        let cases = [
+            (
+                "default_backend = 1",
+                "cfg.toml: default_backend: expected a string, found integer",
+            ),
+            (
+                "default_backend = 1979-05-27",
+                "cfg.toml: default_backend: expected a string, found datetime",
+            ),
+            (
+                "backends = 3",
+                "cfg.toml: backends: expected a table, found integer",
+            ),
+            (
+                "backends = []",
+                "cfg.toml: backends: expected a table, found array",
+            ),
+            (
+                "[backends]\nx = 5",
+                "cfg.toml: backends.x: expected a table, found integer",
+            ),
+            (
+                "[backends]\n\"dry-run\" = 5",
+                "cfg.toml: backends.dry-run: 'dry-run' is a reserved backend name",
+            ),
+            (
+                "[backends.x]\nkind = 5",
+                "cfg.toml: backends.x.kind: expected a string, found integer",
+            ),
+            (
+                "[backends.x]\npreset = 5",
+                "cfg.toml: backends.x.preset: expected a string, found integer",
+            ),
+            (
+                "[backends.x]\npreset = \"claude\"\nbin = 5",
+                "cfg.toml: backends.x.bin: expected a string, found integer",
+            ),
+            (
+                "[backends.x]\npreset = \"claude\"\nbase_url = \"h\"",
+                "cfg.toml: unknown key 'backends.x.base_url'; allowed here: preset, bin, extra_args, env_allow, model",
+            ),
+            (
+                "[backends.x]\npreset = \"claude\"\nextra_args = \"a\"",
+                "cfg.toml: backends.x.extra_args: expected an array of strings, found string",
+            ),
+            (
+                "[backends.x]\npreset = \"claude\"\nextra_args = [\"a\", true]",
+                "cfg.toml: backends.x.extra_args[1]: expected a string, found boolean",
+            ),
+            (
+                "[backends.x]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\nstream = \"no\"",
+                "cfg.toml: backends.x.stream: expected true or false, found string",
+            ),
+            (
+                "[backends.x]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\nstream = false\nprice = 3",
+                "cfg.toml: backends.x.price: expected a table, found integer",
+            ),
+            (
+                "[backends.x]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\nprice = { input_per_mtok = -1, output_per_mtok = 1 }",
+                "cfg.toml: backends.x.price.input_per_mtok: expected a non-negative number",
+            ),
+            (
+                "[backends.x]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\nprice = { input_per_mtok = \"a\", output_per_mtok = 1 }",
+                "cfg.toml: backends.x.price.input_per_mtok: expected a number, found string",
+            ),
+            (
+                "[backends.x]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\nprice = { input_per_mtok = 1, output_per_mtok = 2.5, extra = 1 }",
+                "cfg.toml: unknown key 'backends.x.price.extra'; allowed here: input_per_mtok, output_per_mtok",
+            ),
+            (
+                "[backends.x]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\ncommand = [\"a\"]",
+                "cfg.toml: unknown key 'backends.x.command'; allowed here: kind, base_url, model, api_key_env, stream, price",
+            ),
+            (
+                "[backends.x]\nkind = \"command\"\ncommand = \"a b\"",
+                "cfg.toml: backends.x.command: expected an array of strings, found string",
+            ),
+            (
+                "[backends.x]\nkind = \"command\"\ncommand = [\"\"]",
+                "cfg.toml: backends.x: kind = \"command\" requires `command = [\"program\", \"arg\", …]`",
+            ),
+            (
+                "[backends.x]\nkind = \"command\"\ncommand = [\"a\"]\nmodel = 1",
+                "cfg.toml: backends.x.model: expected a string, found integer",
+            ),
+            (
+                "[backends.x]\nkind = \"command\"\ncommand = [\"a\"]\nstream = true",
+                "cfg.toml: unknown key 'backends.x.stream'; allowed here: kind, command, model",
+            ),
+            (
+                "[backends.x]\nkind = \"grpc\"",
+                "cfg.toml: backends.x.kind: unknown kind 'grpc' (expected \"openai\" or \"command\"; CLI agents use `preset`)",
+            ),
+            (
+                "[backends.\"a b\"]\nkindd = \"openai\"",
+                "cfg.toml: backends.\"a b\": needs `preset = \"claude\"` (codex, opencode, gemini, pi) or `kind = \"openai\"` / `kind = \"command\"`",
+            ),
+            (
+                "[backends.\"a b\"]\npreset = \"pi\"\nmdel = 1",
+                "cfg.toml: unknown key 'backends.\"a b\".mdel' (did you mean 'model'?); allowed here: preset, bin, extra_args, env_allow, model",
+            ),
+            (
+                "agents = 1",
+                "cfg.toml: agents: expected a table, found integer",
+            ),
+            (
+                "[agents]\nx = 1",
+                "cfg.toml: agents.x: expected a table, found integer",
+            ),
+            (
+                "[agents]\nx = { tools = 1 }",
+                "cfg.toml: agents.x.tools: expected an array of strings, found integer",
+            ),
+            (
+                "[agents]\nx = { tools = [1] }",
+                "cfg.toml: agents.x.tools[0]: expected a string, found integer",
+            ),
+            (
+                "[agents]\nx = { tools = [\"a\"], backnd = 1 }",
+                "cfg.toml: unknown key 'agents.x.backnd' (did you mean 'backend'?); allowed here: backend, model, thinking, tools",
+            ),
+            (
+                "[agents.\"a.b\"]\nmodel = 2",
+                "cfg.toml: agents.\"a.b\".model: expected a string, found integer",
+            ),
+            (
+                "[roles]\nfast = 1",
+                "cfg.toml: roles.fast: expected a string, found integer",
+            ),
+            (
+                "roles = \"x\"",
+                "cfg.toml: roles: expected a table, found string",
+            ),
+            (
+                "[safety]\nallow_unsandboxed_writes = 1",
+                "cfg.toml: safety.allow_unsandboxed_writes: expected true or false, found integer",
+            ),
+            (
+                "[safety]\nallow = true",
+                "cfg.toml: unknown key 'safety.allow'; allowed here: allow_unsandboxed_writes",
+            ),
+            (
+                "safety = 1",
+                "cfg.toml: safety: expected a table, found integer",
+            ),
+            (
+                "[defaults]\nidle_timeout_ms = 999",
+                "cfg.toml: defaults.idle_timeout_ms: expected an integer number of milliseconds: 0 (off) or at least 1000",
+            ),
+            (
+                "[defaults]\nidle_timeout_ms = \"x\"",
+                "cfg.toml: defaults.idle_timeout_ms: expected an integer number of milliseconds: 0 (off) or at least 1000",
+            ),
+            (
+                "[defaults]\nidle_timeout_ms = 1000.0",
+                "cfg.toml: defaults.idle_timeout_ms: expected an integer number of milliseconds: 0 (off) or at least 1000",
+            ),
+            (
+                "[defaults]\nidle = 1",
+                "cfg.toml: unknown key 'defaults.idle'; allowed here: idle_timeout_ms",
+            ),
+            (
+                "[limits]\nmax_prompt_bytes = -1",
+                "cfg.toml: limits.max_prompt_bytes: expected a positive integer number of bytes, e.g. 16777216 for 16 MiB",
+            ),
+            (
+                "[limits]\nmax_prompt_bytes = 1.5",
+                "cfg.toml: limits.max_prompt_bytes: expected a positive integer number of bytes, e.g. 16777216 for 16 MiB",
+            ),
+            (
+                "zzz = 1\n[limits]\nmax_prompt_bytes = 7",
+                "cfg.toml: unknown key 'zzz'; allowed here: default_backend, backends, agents, roles, safety, defaults, limits",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse(text).unwrap_err(), want, "{text}");
+        }
+    }
+
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(text, Path::new("cfg.toml"))
+    }
+
+    #[test]
+    fn the_spec_example_parses() {
+        let c = parse(
+            r#"
+default_backend = "claude"
+[backends.claude]
+preset = "claude"
+[backends.local]
+kind = "openai"
+base_url = "http://127.0.0.1:11434/v1"
+model = "qwen2.5-coder"
+api_key_env = "OLLAMA_API_KEY"
+stream = true
+price = { input_per_mtok = 0.15, output_per_mtok = 0.6 }
+[backends.mine]
+kind = "command"
+command = ["my-agent", "--quiet"]
+[agents]
+"*" = { backend = "claude" }
+scout = { backend = "local", model = "qwen2.5-coder:7b", thinking = "low", tools = "read, grep" }
+[roles]
+fast = "claude-haiku-4-5"
+[safety]
+allow_unsandboxed_writes = false
+[defaults]
+idle_timeout_ms = 300000
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.default_backend.as_deref(), Some("claude"));
+        assert_eq!(
+            c.backends["claude"],
+            BackendSpec::Preset(PresetSpec::plain(Preset::Claude))
+        );
+        let BackendSpec::OpenAi(o) = &c.backends["local"] else {
+            panic!()
+        };
+        assert_eq!(o.model.as_deref(), Some("qwen2.5-coder"));
+        assert_eq!(o.price.unwrap().output_per_mtok, 0.6);
+        assert_eq!(
+            c.backends["mine"],
+            BackendSpec::Command(CommandSpec {
+                command: vec!["my-agent".into(), "--quiet".into()],
+                model: None
+            })
+        );
+        assert_eq!(c.agents["*"].backend.as_deref(), Some("claude"));
+        assert_eq!(
+            c.agents["scout"].tools,
+            Some(vec!["read".to_owned(), "grep".to_owned()])
+        );
+        assert_eq!(c.roles["fast"], "claude-haiku-4-5");
+        assert_eq!(c.allow_unsandboxed_writes, Some(false));
+        assert_eq!(c.idle_timeout_ms, Some(300_000));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_file_and_key() {
+        let e = parse(
+            "[backends.local]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\nmodle = \"x\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("cfg.toml: unknown key 'backends.local.modle' (did you mean 'model'?)"),
+            "{e}"
+        );
+        let e = parse("default_backnd = \"x\"").unwrap_err();
+        assert!(e.contains("unknown key 'default_backnd'"), "{e}");
+        let e = parse("[agents]\nscout = { backend = \"a\", colour = \"red\" }").unwrap_err();
+        assert!(e.contains("unknown key 'agents.scout.colour'"), "{e}");
+        let e = parse("[agents]\n\"*\" = { modle = \"x\" }").unwrap_err();
+        assert!(e.contains("unknown key 'agents.\"*\".modle'"), "{e}");
+        let e = parse("[safety]\nallow_unsandboxed_writes = \"yes\"").unwrap_err();
+        assert!(
+            e.contains("safety.allow_unsandboxed_writes: expected true or false"),
+            "{e}"
+        );
+        let e = parse("[backends.x]\npreset = \"cursor\"").unwrap_err();
+        assert!(e.contains("unknown preset 'cursor'"), "{e}");
+        let e = parse("[backends.x]\nbin = \"y\"").unwrap_err();
+        assert!(e.contains("backends.x: needs `preset"), "{e}");
+        let e = parse("[backends.x]\nkind = \"openai\"").unwrap_err();
+        assert!(e.contains("requires `base_url`"), "{e}");
+        let e = parse("[backends.x]\nkind = \"openai\"\nbase_url = \"localhost:1\"").unwrap_err();
+        assert!(e.contains("backends.x.base_url: invalid URL"), "{e}");
+        let e = parse("[backends.x]\nkind = \"command\"\ncommand = []").unwrap_err();
+        assert!(e.contains("requires `command"), "{e}");
+        let e = parse("[backends.x]\nkind = \"command\"\ncommand = [\"a\", 1]").unwrap_err();
+        assert!(
+            e.contains("backends.x.command[1]: expected a string"),
+            "{e}"
+        );
+        let e = parse("[backends.\"dry-run\"]\npreset = \"claude\"").unwrap_err();
+        assert!(e.contains("reserved"), "{e}");
+        let e = parse("[backends.\"replay:x\"]\npreset = \"claude\"").unwrap_err();
+        assert!(e.contains("reserved"), "{e}");
+        let e = parse("[limits]\nmax_output_bytes = 0").unwrap_err();
+        assert!(
+            e.contains("limits.max_output_bytes: expected a positive integer number of bytes"),
+            "{e}"
+        );
+        let e = parse("[limits]\nmax_answer = 5").unwrap_err();
+        assert!(e.contains("max_answer"), "{e}");
+        let c = parse("[limits]\nmax_output_bytes = 1024\nmax_prompt_bytes = 2048").unwrap();
+        assert_eq!(
+            (c.max_output_bytes, c.max_prompt_bytes),
+            (Some(1024), Some(2048))
+        );
+        let e = parse("[defaults]\nidle_timeout_ms = 5").unwrap_err();
+        assert!(e.contains("at least 1000"), "{e}");
+        let e = parse("[backends.x]\nkind = \"openai\"\nbase_url = \"http://h\"\nprice = { input_per_mtok = 1 }").unwrap_err();
+        assert!(e.contains("requires `output_per_mtok`"), "{e}");
+        let e = parse("[backends.x]\npreset = \"pi\"\nkind = \"command\"").unwrap_err();
+        assert!(e.contains("not both"), "{e}");
+        let e = parse("a = [").unwrap_err();
+        assert!(e.starts_with("cfg.toml: invalid TOML"), "{e}");
+    }
+
+    fn write(p: &Path, text: &str) {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn project_over_user_and_tfc_config_replacing_both() {
+        let d = test_dir("config-load");
+        let project = d.join("proj");
+        let user = d.join("user");
+        write(
+            &project.join(".tfc/config.toml"),
+            "default_backend = \"p\"\n[backends.p]\npreset = \"codex\"\n[backends.shared]\npreset = \"pi\"\n[agents]\nscout = { backend = \"p\" }\n[roles]\nfast = \"p-fast\"\n",
+        );
+        write(
+            &user.join("config.toml"),
+            "default_backend = \"u\"\n[backends.u]\npreset = \"gemini\"\n[backends.shared]\npreset = \"claude\"\n[agents]\nscout = { backend = \"u\", model = \"m\" }\nwriter = { backend = \"u\" }\n[roles]\nfast = \"u-fast\"\nslow = \"u-slow\"\n[safety]\nallow_unsandboxed_writes = true\n[defaults]\nidle_timeout_ms = 1000\n",
+        );
+        let env = ConfigEnv {
+            user_dir: Some(user.clone()),
+            ..ConfigEnv::default()
+        };
+        let c = Config::load(&project, &env).unwrap();
+        assert_eq!(c.default_backend.as_deref(), Some("p"));
+        assert_eq!(c.backends.len(), 3);
+        assert_eq!(
+            c.backends["shared"],
+            BackendSpec::Preset(PresetSpec::plain(Preset::Pi))
+        );
+        // Entries replace whole: the project's scout has no model.
+        assert_eq!(c.agents["scout"].backend.as_deref(), Some("p"));
+        assert_eq!(c.agents["scout"].model, None);
+        assert_eq!(c.agents["writer"].backend.as_deref(), Some("u"));
+        assert_eq!(
+            (c.roles["fast"].as_str(), c.roles["slow"].as_str()),
+            ("p-fast", "u-slow")
+        );
+        assert_eq!(c.allow_unsandboxed_writes, Some(true));
+        assert_eq!(c.idle_timeout_ms, Some(1000));
+        assert_eq!(c.checked.len(), 2);
+        assert!(c.checked.iter().all(|(_, s)| *s == FileState::Loaded));
+
+        let only = d.join("only.toml");
+        write(&only, "default_backend = \"x\"\n");
+        let env2 = ConfigEnv {
+            config_file: Some(only.clone()),
+            ..env.clone()
+        };
+        let c = Config::load(&project, &env2).unwrap();
+        assert_eq!(c.default_backend.as_deref(), Some("x"));
+        assert!(c.backends.is_empty() && c.roles.is_empty());
+        let env3 = ConfigEnv {
+            config_file: Some(d.join("missing.toml")),
+            ..env.clone()
+        };
+        assert!(
+            Config::load(&project, &env3)
+                .unwrap_err()
+                .starts_with("TFC_CONFIG names")
+        );
+
+        // Missing files are fine; a bad one is an error naming it.
+        let c = Config::load(&d.join("elsewhere"), &ConfigEnv::default()).unwrap();
+        assert_eq!(c.checked[0].1, FileState::NotFound);
+        write(&project.join(".tfc/config.toml"), "[oops]\n");
+        let e = Config::load(&project, &env).unwrap_err();
+        assert!(e.contains("config.toml: unknown key 'oops'"), "{e}");
+        std::fs::remove_dir_all(d).ok();
+    }
+
+    #[test]
+    fn roles_and_tools() {
+        assert_eq!(role_name("{{fast}}"), Some("fast"));
+        assert_eq!(role_name(" {{ fast }} "), Some("fast"));
+        assert_eq!(role_name("gpt-4o"), None);
+        assert_eq!(split_tools(" read,grep , ,glob"), ["read", "grep", "glob"]);
+    }
+}

@@ -1,0 +1,253 @@
+//! Templates compiled to a flat op list (SPEC §4): copy a literal run of the template text, or
+//! write placeholder occurrence `i`. Each distinct path is parsed and interned once; rendering
+//! (text and value mode) is [`crate::eval`]'s.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::source::Span;
+use crate::syntax::RefPath;
+use crate::syntax::template::{Piece, Pieces, RawPiece, TemplateAst, placeholder_path};
+
+/// One op of a compiled template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// Copy `src[start..end]`.
+    Lit(u32, u32),
+    /// Write occurrence `refs[i]` as text; unresolved ⇒ copy the placeholder verbatim.
+    Ref(u32),
+}
+
+/// One placeholder occurrence in a compiled template.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TemplateRef {
+    /// Index into [`Template::paths`]: occurrences of the same path share it.
+    pub path: u32,
+    /// The placeholder with its braces, relative to the template text.
+    pub span: Span,
+}
+
+/// A template compiled for repeated rendering: literal runs and placeholder occurrences, each
+/// distinct path parsed once. [`crate::eval`] renders it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Template {
+    /// The template text.
+    pub(crate) src: Box<str>,
+    /// The ops, run in order by a render.
+    pub(crate) ops: Vec<Op>,
+    /// Every placeholder occurrence, in order.
+    pub(crate) refs: Vec<TemplateRef>,
+    /// Distinct paths, in order of first appearance.
+    pub(crate) paths: Vec<RefPath>,
+    /// What the last complete render needed (rendering lives in `eval`).
+    pub(crate) len_hint: LenHint,
+}
+
+/// The length of a template's last complete render: the next render reserves that much, so
+/// rendering the same template again does not grow its text.
+#[derive(Debug, Default)]
+pub(crate) struct LenHint(AtomicUsize);
+
+impl LenHint {
+    /// The length of the last complete render (0 before the first).
+    pub(crate) fn get(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Remember a complete render's length.
+    pub(crate) fn set(&self, len: usize) {
+        self.0.store(len, Ordering::Relaxed);
+    }
+}
+
+impl Clone for LenHint {
+    fn clone(&self) -> LenHint {
+        LenHint(AtomicUsize::new(self.get()))
+    }
+}
+
+/// A hint is not part of what a template is.
+impl PartialEq for LenHint {
+    fn eq(&self, _: &LenHint) -> bool {
+        true
+    }
+}
+
+/// How many placeholders `src` can hold at most: one per `{` (counted 32 bytes at a time).
+fn max_placeholders(src: &str) -> usize {
+    let (blocks, tail) = src.as_bytes().as_chunks::<32>();
+    let mut n = tail.iter().filter(|&&b| b == b'{').count();
+    for block in blocks {
+        n += block.iter().map(|&b| usize::from(b == b'{')).sum::<usize>();
+    }
+    n
+}
+
+/// Lowers pieces to ops, interning each distinct path once.
+struct Builder<'s> {
+    src: &'s str,
+    ops: Vec<Op>,
+    refs: Vec<TemplateRef>,
+    paths: Vec<RefPath>,
+    /// The distinct paths as written, borrowed from `src`.
+    texts: Vec<&'s str>,
+    /// Most templates hold a few placeholders: a linear scan of `texts` interns them without a
+    /// map; past that, an index keeps interning linear.
+    ids: Option<HashMap<&'s str, u32, foldhash::fast::RandomState>>,
+}
+
+impl<'s> Builder<'s> {
+    fn new(src: &'s str) -> Builder<'s> {
+        // Reserve for the most placeholders the text can hold (one per `{`), so these never
+        // grow while parsing; distinct paths are fewer and grow as found.
+        let most = max_placeholders(src);
+        Builder {
+            src,
+            ops: Vec::with_capacity(2 * most + 1),
+            refs: Vec::with_capacity(most),
+            paths: Vec::new(),
+            texts: Vec::with_capacity(most),
+            ids: None,
+        }
+    }
+
+    fn text(&mut self, span: Span) {
+        match self.ops.last_mut() {
+            Some(Op::Lit(_, end)) if *end == span.start => *end = span.end,
+            _ => self.ops.push(Op::Lit(span.start, span.end)),
+        }
+    }
+
+    /// A placeholder at `span`; `path` is its parsed path when the caller has it already.
+    fn placeholder(&mut self, span: Span, path: Option<RefPath>) {
+        let text = placeholder_path(self.src, span);
+        if self.ids.is_none() && self.texts.len() >= 16 {
+            let most = self.refs.capacity().max(64);
+            let mut map = HashMap::with_capacity_and_hasher(most, Default::default());
+            map.extend(self.texts.iter().enumerate().map(|(i, t)| (*t, i as u32)));
+            self.ids = Some(map);
+        }
+        let known = match &self.ids {
+            Some(map) => map.get(text).copied(),
+            None => self.texts.iter().position(|t| *t == text).map(|i| i as u32),
+        };
+        let id = known.unwrap_or_else(|| {
+            let id = self.paths.len() as u32;
+            self.paths
+                .push(path.unwrap_or_else(|| RefPath::parse(text)));
+            self.texts.push(text);
+            if let Some(map) = self.ids.as_mut() {
+                map.insert(text, id);
+            }
+            id
+        });
+        self.ops.push(Op::Ref(self.refs.len() as u32));
+        self.refs.push(TemplateRef { path: id, span });
+    }
+
+    fn finish(self) -> Template {
+        Template {
+            src: self.src.into(),
+            ops: self.ops,
+            refs: self.refs,
+            paths: self.paths,
+            len_hint: LenHint::default(),
+        }
+    }
+}
+
+impl Template {
+    /// Parse and compile `src`: each distinct path is parsed once.
+    pub fn parse(src: &str) -> Template {
+        let mut b = Builder::new(src);
+        for piece in Pieces::new(src) {
+            match piece {
+                RawPiece::Text(span) => b.text(span),
+                RawPiece::Placeholder(span) => b.placeholder(span, None),
+            }
+        }
+        b.finish()
+    }
+
+    /// Lower an AST to ops, interning each distinct path once.
+    pub fn compile(src: &str, ast: &TemplateAst) -> Template {
+        Template::compile_owned(src, ast.clone())
+    }
+
+    /// [`Template::compile`] consuming the AST: its paths move into the template.
+    pub(crate) fn compile_owned(src: &str, ast: TemplateAst) -> Template {
+        let mut b = Builder::new(src);
+        for piece in ast.pieces {
+            match piece {
+                Piece::Text(span) => b.text(span),
+                Piece::Placeholder(span, path) => b.placeholder(span, Some(path)),
+            }
+        }
+        b.finish()
+    }
+
+    /// The template as written.
+    pub fn source(&self) -> &str {
+        &self.src
+    }
+
+    /// Every placeholder occurrence, in order.
+    pub fn refs(&self) -> &[TemplateRef] {
+        &self.refs
+    }
+
+    /// The distinct paths, in order of first appearance.
+    pub fn paths(&self) -> &[RefPath] {
+        &self.paths
+    }
+
+    /// Does the template hold at least one placeholder?
+    pub(crate) fn has_placeholders(&self) -> bool {
+        !self.refs.is_empty()
+    }
+
+    /// The texts of a list of path indices (`Rendered::missing`, `Rendered::reads`).
+    pub fn path_texts(&self, ids: &[u32]) -> Vec<String> {
+        ids.iter()
+            .map(|&i| self.paths[i as usize].text.to_string())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::template::parse_template;
+
+    #[test]
+    fn many_placeholders_are_interned_once() {
+        let text: String = (0..40).map(|i| format!("{{a{}}} ", i % 20)).collect();
+        let t = Template::parse(&text);
+        assert_eq!((t.refs().len(), t.paths().len()), (40, 20));
+        assert_eq!(t.refs()[25].path, 5);
+        assert_eq!(&*t.paths()[19].text, "a19");
+    }
+
+    #[test]
+    fn ops_merge_text_and_point_at_refs() {
+        let t = Template::parse("a {b} {c}{b} {d");
+        assert_eq!(
+            t.ops,
+            [
+                Op::Lit(0, 2),
+                Op::Ref(0),
+                Op::Lit(5, 6),
+                Op::Ref(1),
+                Op::Ref(2),
+                Op::Lit(12, 15)
+            ]
+        );
+        assert_eq!(t.path_texts(&[0, 1]), ["b", "c"]);
+        assert_eq!(t.refs()[2].path, 0);
+        assert!(t.has_placeholders() && !Template::parse("{ b }").has_placeholders());
+        assert_eq!(
+            Template::compile(t.source(), &parse_template(t.source())),
+            t
+        );
+    }
+}

@@ -1,0 +1,528 @@
+//! The value readers of lowering: closed field sets (unknown keys with a did-you-mean), and
+//! typed reads of strings, numbers, booleans, words and string lists, each reporting a wrong
+//! type or value with help on how to write it.
+
+use super::enums::Words;
+use super::fields::{ObjectKind, field_name, fields_of};
+use super::lower::Lowerer;
+use super::{Field, Text};
+use crate::diag::{Code, Diagnostic, did_you_mean};
+use crate::json::{Kind, Member, Node, Str};
+use crate::value::format_number;
+
+/// The known members of an object by field name, in file order (the first of a repeated key
+/// wins). An object has a handful of keys, so a vector beats any map here: this is on the
+/// check's hot path, once per phase.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Fields<'a>(Vec<(&'static str, &'a Member)>);
+
+impl<'a> Fields<'a> {
+    /// Room for `n` fields.
+    pub fn with_capacity(n: usize) -> Fields<'a> {
+        Fields(Vec::with_capacity(n))
+    }
+
+    /// Add `name` unless it is there already.
+    pub fn insert_first(&mut self, name: &'static str, m: &'a Member) {
+        if !self.contains_key(name) {
+            self.0.push((name, m));
+        }
+    }
+
+    /// The member of `name`.
+    pub fn get(&self, name: &str) -> Option<&&'a Member> {
+        self.0.iter().find(|(k, _)| *k == name).map(|(_, m)| m)
+    }
+
+    /// Was `name` written?
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.0.iter().any(|(k, _)| *k == name)
+    }
+
+    /// The fields in file order.
+    pub fn iter(&self) -> std::slice::Iter<'_, (&'static str, &'a Member)> {
+        self.0.iter()
+    }
+
+    /// The field names in file order.
+    pub fn keys(&self) -> impl Iterator<Item = &&'static str> + '_ {
+        self.0.iter().map(|(k, _)| k)
+    }
+}
+
+impl<'a> std::ops::Index<&str> for Fields<'a> {
+    type Output = &'a Member;
+    fn index(&self, name: &str) -> &&'a Member {
+        self.get(name)
+            .expect("a field checked with `get` or `contains_key` first")
+    }
+}
+
+impl<'a, 'f> IntoIterator for &'f Fields<'a> {
+    type Item = &'f (&'static str, &'a Member);
+    type IntoIter = std::slice::Iter<'f, (&'static str, &'a Member)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a> FromIterator<(&'static str, &'a Member)> for Fields<'a> {
+    fn from_iter<I: IntoIterator<Item = (&'static str, &'a Member)>>(iter: I) -> Fields<'a> {
+        let mut out = Fields::default();
+        for (k, m) in iter {
+            out.insert_first(k, m);
+        }
+        out
+    }
+}
+
+impl Lowerer {
+    /// Check an object's keys against its closed field set; return the known members by name.
+    /// `misplaced` marks known keys that are not allowed in this context.
+    pub(super) fn fields<'a>(
+        &mut self,
+        members: &'a [Member],
+        kind: ObjectKind,
+        misplaced: impl Fn(&str) -> bool,
+    ) -> Fields<'a> {
+        self.fields_at(members, kind, misplaced, kind.describe())
+    }
+
+    /// [`Lowerer::fields`], naming the object `at` in messages (`expect.properties.a`).
+    pub(super) fn fields_at<'a>(
+        &mut self,
+        members: &'a [Member],
+        kind: ObjectKind,
+        misplaced: impl Fn(&str) -> bool,
+        at: &str,
+    ) -> Fields<'a> {
+        let mut out = Fields::with_capacity(members.len());
+        for m in members {
+            let key = m.key.value.as_str();
+            match field_name(kind, key) {
+                Some(name) if !misplaced(key) => {
+                    out.insert_first(name, m);
+                }
+                Some(_) => self.push(
+                    Diagnostic::new(Code::UnknownField, format!("unknown field '{key}' in {at}"))
+                        .at(m.key.span)
+                        .with_label("only for chain/tasks/task documents")
+                        .help(format!("'{key}' belongs to the shorthand forms (chain/tasks/task), which a flow with 'phases' cannot use; move it into the phases")),
+                ),
+                None => self.unknown_field(m, kind, at),
+            }
+        }
+        out
+    }
+
+    pub(super) fn unknown_field(&mut self, m: &Member, kind: ObjectKind, at: &str) {
+        let key = m.key.value.as_str();
+        let names = fields_of(kind).iter().map(|f| f.name);
+        let help = match did_you_mean(key, names) {
+            Some(s) => format!("did you mean '{s}'?"),
+            None => format!(
+                "{} accepts: {}",
+                kind.describe(),
+                fields_of(kind)
+                    .iter()
+                    .map(|f| f.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let (code, message) = if kind == ObjectKind::Expect {
+            (
+                Code::InvalidContract,
+                format!(
+                    "{at}.{key}: unknown contract keyword (supported: type, properties, required, items, enum)"
+                ),
+            )
+        } else {
+            (Code::UnknownField, format!("unknown field '{key}' in {at}"))
+        };
+        self.push(
+            Diagnostic::new(code, message)
+                .at(m.key.span)
+                .with_label("unknown field")
+                .help(help),
+        );
+    }
+
+    /// The members of an object node, or an E0004 naming `what`.
+    pub(super) fn object_members<'a>(&mut self, m: &'a Member, what: &str) -> Option<&'a [Member]> {
+        match &m.value.kind {
+            Kind::Object(members) => Some(members),
+            _ => {
+                self.wrong_type(m, what);
+                None
+            }
+        }
+    }
+
+    pub(super) fn wrong_type(&mut self, m: &Member, expected: &str) {
+        let key = &m.key.value;
+        self.push(
+            Diagnostic::new(
+                Code::WrongType,
+                format!("'{key}' must be {expected}, found {}", m.value.type_name()),
+            )
+            .at(m.value.span)
+            .with_label(format!("expected {expected}"))
+            .help(type_help(key, expected, &m.value)),
+        );
+    }
+
+    pub(super) fn invalid_value(&mut self, m: &Member, allowed: &str) {
+        let shown = match &m.value.kind {
+            Kind::String(s) => format!("'{}'", s.value),
+            Kind::Number(n) => format_number(*n),
+            _ => m.value.type_name().to_owned(),
+        };
+        self.push(
+            Diagnostic::new(
+                Code::InvalidValue,
+                format!(
+                    "invalid value {shown} for '{}': expected {allowed}",
+                    m.key.value
+                ),
+            )
+            .at(m.value.span)
+            .with_label(format!("expected {allowed}"))
+            .help(format!("change '{}' to {allowed}", m.key.value)),
+        );
+    }
+
+    pub(super) fn string(&mut self, f: &Fields<'_>, name: &str) -> Option<Field<String>> {
+        let m = f.get(name)?;
+        match &m.value.kind {
+            Kind::String(s) => Some(Field::new(s.value.clone(), m.key.span, m.value.span)),
+            _ => {
+                self.wrong_type(m, "a string");
+                None
+            }
+        }
+    }
+
+    pub(super) fn str_node<'a>(
+        &mut self,
+        f: &Fields<'a>,
+        name: &str,
+    ) -> Option<(&'a Member, &'a Str)> {
+        let m = *f.get(name)?;
+        match &m.value.kind {
+            Kind::String(s) => Some((m, s)),
+            _ => {
+                self.wrong_type(m, "a string");
+                None
+            }
+        }
+    }
+
+    pub(super) fn text(&mut self, f: &Fields<'_>, name: &str) -> Option<Text> {
+        self.str_node(f, name).map(|(_, s)| Text::new(s.clone()))
+    }
+
+    pub(super) fn boolean(&mut self, f: &Fields<'_>, name: &str) -> Option<bool> {
+        let m = f.get(name)?;
+        match m.value.kind {
+            Kind::Bool(b) => Some(b),
+            _ => {
+                self.wrong_type(m, "true or false");
+                None
+            }
+        }
+    }
+
+    pub(super) fn number(&mut self, f: &Fields<'_>, name: &str) -> Option<Field<f64>> {
+        let m = f.get(name)?;
+        match m.value.kind {
+            Kind::Number(n) => Some(Field::new(n, m.key.span, m.value.span)),
+            _ => {
+                self.wrong_type(m, "a number");
+                None
+            }
+        }
+    }
+
+    /// A number that must lie in `lo..=hi` (E0005 otherwise).
+    pub(super) fn ranged(&mut self, f: &Fields<'_>, name: &str, lo: f64, hi: f64) -> Option<f64> {
+        let n = self.number(f, name)?;
+        if n.value >= lo && n.value <= hi {
+            Some(n.value)
+        } else {
+            let m = f[name];
+            self.invalid_value(
+                m,
+                &format!(
+                    "a number from {} to {}",
+                    format_number(lo),
+                    format_number(hi)
+                ),
+            );
+            None
+        }
+    }
+
+    /// One of the words of `W` (E0004 for a non-string, E0005 with a did-you-mean otherwise).
+    pub(super) fn word<W: Words>(&mut self, f: &Fields<'_>, name: &str) -> Option<W> {
+        let m = f.get(name)?;
+        let Kind::String(s) = &m.value.kind else {
+            self.wrong_type(m, "a string");
+            return None;
+        };
+        if let Some(v) = W::parse(&s.value) {
+            return Some(v);
+        }
+        self.invalid_value(m, &format!("one of {}", W::NAMES.join(", ")));
+        if let Some(s) = did_you_mean(&s.value, W::NAMES.iter().copied())
+            && let Some(d) = self.diags.last_mut()
+        {
+            d.help = Some(format!("did you mean '{s}'?"));
+        }
+        None
+    }
+
+    /// An array of strings; other elements are E0004 each.
+    pub(super) fn strings(&mut self, f: &Fields<'_>, name: &str) -> Option<Vec<Field<String>>> {
+        let key = f.get(name)?.key.span;
+        let (items, all_strings) = self.string_items(f, name)?;
+        all_strings.then(|| {
+            items
+                .into_iter()
+                .map(|s| Field::new(s.value.clone(), key, s.span))
+                .collect()
+        })
+    }
+
+    /// The string elements of an array field; other elements are E0004 each.
+    pub(super) fn str_nodes<'a>(&mut self, f: &Fields<'a>, name: &str) -> Option<Vec<&'a Str>> {
+        self.string_items(f, name).map(|(items, _)| items)
+    }
+
+    /// The string elements of an array field and whether every element was one (each other
+    /// element is an E0004); `None` when the field is absent or not an array.
+    pub(super) fn string_items<'a>(
+        &mut self,
+        f: &Fields<'a>,
+        name: &str,
+    ) -> Option<(Vec<&'a Str>, bool)> {
+        let m = f.get(name)?;
+        let Kind::Array(items) = &m.value.kind else {
+            self.wrong_type(m, "an array of strings");
+            return None;
+        };
+        let mut out = Vec::new();
+        let mut all_strings = true;
+        for item in items {
+            match &item.kind {
+                Kind::String(s) => out.push(s),
+                _ => {
+                    all_strings = false;
+                    self.push(
+                        Diagnostic::new(
+                            Code::WrongType,
+                            format!(
+                                "'{}' must contain only strings, found {}",
+                                m.key.value,
+                                item.type_name()
+                            ),
+                        )
+                        .at(item.span)
+                        .with_label("expected a string")
+                        .help(element_help(item)),
+                    );
+                }
+            }
+        }
+        Some((out, all_strings))
+    }
+
+    pub(super) fn idle_timeout(&mut self, f: &Fields<'_>) -> Option<Field<f64>> {
+        let n = self.number(f, "idleTimeout")?;
+        let v = n.value;
+        if v < 0.0 || !v.is_finite() || (v > 0.0 && v < 1000.0) {
+            self.push(
+                Diagnostic::new(
+                    Code::InvalidIdleTimeout,
+                    format!(
+                        "'idleTimeout' must be 0 (off) or at least 1000 ms, found {}",
+                        format_number(v)
+                    ),
+                )
+                .at(n.span)
+                .with_label("expected 0 or >= 1000 ms")
+                .help("use 0 to disable the idle watchdog, or a value >= 1000 (milliseconds)"),
+            );
+            return None;
+        }
+        Some(n)
+    }
+}
+
+/// `a string`, `an array`.
+pub(super) fn a_type_name(node: &Node) -> &'static str {
+    match node.kind {
+        Kind::Null => "null",
+        Kind::Bool(_) => "a boolean",
+        Kind::Number(_) => "a number",
+        Kind::String(_) => "a string",
+        Kind::Array(_) => "an array",
+        Kind::Object(_) => "an object",
+    }
+}
+
+/// How to fix a non-string element of a string list.
+pub(super) fn element_help(item: &Node) -> String {
+    match &item.kind {
+        Kind::Null => "remove the null entry".to_owned(),
+        Kind::Number(n) => format!("quote it: \"{}\"", format_number(*n)),
+        Kind::Bool(b) => format!("quote it: \"{b}\""),
+        _ => "every entry must be a string in double quotes".to_owned(),
+    }
+}
+
+/// How to write `key` with the `expected` type, using what was written when it helps
+/// (`"dependsOn": "scan"` ⇒ `"dependsOn": ["scan"]`).
+pub(super) fn type_help(key: &str, expected: &str, found: &Node) -> String {
+    let found_text = match &found.kind {
+        Kind::String(s) => Some(s.value.as_str()),
+        _ => None,
+    };
+    match expected {
+        "a string" => format!("write the value in double quotes: \"{key}\": \"…\""),
+        "true or false" => match found_text.map(str::trim) {
+            Some(t @ ("true" | "false")) => format!("drop the quotes: \"{key}\": {t}"),
+            _ => format!("write \"{key}\": true or \"{key}\": false (without quotes)"),
+        },
+        "a number" => match found_text.map(|t| (t, t.trim().parse::<f64>())) {
+            Some((t, Ok(_))) => format!("drop the quotes: \"{key}\": {}", t.trim()),
+            _ => format!("write a plain number, e.g. \"{key}\": 3"),
+        },
+        "an array of phases" if matches!(found.kind, Kind::Object(_)) => {
+            "wrap the phase in a list: \"phases\": [{…}]".to_owned()
+        }
+        e if e.starts_with("an array of strings") || e.starts_with("a string or an array") => {
+            match found_text {
+                Some(t) => format!("wrap it in a list: \"{key}\": [\"{t}\"]"),
+                None => format!("write a list of strings: \"{key}\": [\"…\", \"…\"]"),
+            }
+        }
+        _ => format!("change '{key}' to {expected}"),
+    }
+}
+
+/// Is `name` a valid agent name: `^[a-z][a-z0-9-]*$`?
+pub(super) fn valid_agent_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// E0112 for an invalid agent name in `field`.
+pub(super) fn invalid_agent(a: &Field<String>, field: &str, phase: &str) -> Diagnostic {
+    let d = Diagnostic::new(
+        Code::InvalidAgentName,
+        format!(
+            "{}{field} '{}' is not a valid agent name",
+            if phase.is_empty() {
+                String::new()
+            } else {
+                format!("{phase}: ")
+            },
+            a.value
+        ),
+    )
+    .at(a.span)
+    .with_label("not a valid agent name");
+    d.help(format!(
+        "agent names are lowercase letters, digits and hyphens, starting with a letter (e.g. \"{}\")",
+        agent_name_suggestion(&a.value)
+    ))
+}
+
+/// A valid agent name close to `name`: lowercase, other characters as single hyphens, and
+/// `agent-` in front when it would not start with a letter.
+fn agent_name_suggestion(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.trim().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out = out.trim_end_matches('-');
+    if out.starts_with(|c: char| c.is_ascii_lowercase()) {
+        out.to_owned()
+    } else if out.is_empty() {
+        "reviewer".to_owned()
+    } else {
+        format!("agent-{out}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{agent_name_suggestion, valid_agent_name};
+    use crate::check::testing::{check, find};
+
+    #[test]
+    fn wrong_types_say_how_to_write_the_field() {
+        let help = |phase: &str| {
+            let text = format!(r#"[{{"id": "a", "task": "x", {phase}}}]"#);
+            find(&check(&text), "E0004").help.unwrap()
+        };
+        assert_eq!(
+            help(r#""dependsOn": "b""#),
+            r#"wrap it in a list: "dependsOn": ["b"]"#
+        );
+        assert_eq!(
+            help(r#""optional": "true""#),
+            r#"drop the quotes: "optional": true"#
+        );
+        assert_eq!(
+            help(r#""timeout": "60000""#),
+            r#"drop the quotes: "timeout": 60000"#
+        );
+        assert_eq!(help(r#""tools": [1]"#), r#"quote it: "1""#);
+        assert_eq!(
+            help(r#""tools": "read""#),
+            r#"write it as a list: "tools": ["read"]"#
+        );
+        assert_eq!(
+            help(r#""tools": "read, grep""#),
+            r#"write it as a list: "tools": ["read", "grep"]"#
+        );
+        assert_eq!(
+            help(r#""tools": true"#),
+            r#"write a list of strings: "tools": ["…", "…"]"#
+        );
+        assert_eq!(
+            help(r#""model": 3"#),
+            r#"write the value in double quotes: "model": "…""#
+        );
+    }
+
+    #[test]
+    fn agent_name_suggestions_are_valid() {
+        for (bad, good) in [
+            ("Code_Reviewer", "code-reviewer"),
+            ("Judge 1", "judge-1"),
+            ("2nd-fixer", "agent-2nd-fixer"),
+            ("--X--", "x"),
+            ("日本", "reviewer"),
+        ] {
+            assert_eq!(agent_name_suggestion(bad), good);
+            assert!(valid_agent_name(good));
+        }
+    }
+
+    #[test]
+    fn agent_names() {
+        assert!(valid_agent_name("risk-reviewer2"));
+        assert!(!valid_agent_name("Risk"));
+        assert!(!valid_agent_name("2x"));
+        assert!(!valid_agent_name("a_b"));
+        assert!(!valid_agent_name(""));
+    }
+}
