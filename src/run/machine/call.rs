@@ -208,9 +208,9 @@ impl Machine {
         });
     }
 
-    /// One attempt ended.
-    pub(super) fn attempt_ended(&mut self, mut lc: Box<LogicalCall>, attempt: u32, end: CallEnd) {
-        let _ = attempt;
+    /// One attempt ended (the operation id names it; the input's node and attempt are for
+    /// the journal's reader).
+    pub(super) fn attempt_ended(&mut self, mut lc: Box<LogicalCall>, end: CallEnd) {
         let o = match end {
             CallEnd::NoBackend { message } | CallEnd::Refused { message } => {
                 lc.result.error = Some(message);

@@ -380,9 +380,7 @@ impl Machine {
             return;
         };
         match (owner, what) {
-            (Owner::Attempt(lc), Event::CallEnded { attempt, end, .. }) => {
-                self.attempt_ended(lc, attempt, end)
-            }
+            (Owner::Attempt(lc), Event::CallEnded { end, .. }) => self.attempt_ended(lc, end),
             (Owner::Backoff(lc), Event::TimerFired { .. }) => self.attempt(lc),
             (Owner::Child(e), what) => self.deliver(e, KindEvent::Child(Input { at, what })),
             (Owner::Exec(e, slot, _), what) => {
