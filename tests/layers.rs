@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 /// The stages, lowest first.
 const STAGES: &[&str] = &[
-    "value", "source", "diag", "json", "syntax", "compile", "eval",
+    "value", "source", "diag", "json", "syntax", "compile", "eval", "process",
 ];
 
 /// One source file: its module path (`["eval", "condition"]`) and its code with comments,
