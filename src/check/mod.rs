@@ -98,8 +98,13 @@ fn check_into(
     nested: bool,
     out: &mut Vec<Diagnostic>,
 ) {
+    let check_def = |def: &Flow| {
+        let mut found = dynamic_limits(def, 1);
+        found.extend(check_flow(def, &CheckOptions::default()));
+        found
+    };
     for p in &flow.phases {
-        kinds::phase_rules(flow, p, out);
+        kinds::phase_rules(flow, p, &check_def, out);
     }
     args::declarations(flow, out);
     let before = out.len();
