@@ -1,4 +1,3 @@
-
 use crate::check::testing::{check, codes, find, spans};
 
 #[test]
