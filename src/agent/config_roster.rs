@@ -244,7 +244,7 @@ impl ConfigRoster {
     pub fn max_prompt_bytes(&self) -> usize {
         self.config
             .max_prompt_bytes
-            .map_or(crate::run::DEFAULT_MAX_PROMPT, |n| {
+            .map_or(super::DEFAULT_MAX_PROMPT, |n| {
                 usize::try_from(n).unwrap_or(usize::MAX)
             })
     }

@@ -48,6 +48,9 @@ pub use record::{AgentCallRecord, RecordSink, Recorder, prompt_sha256};
 pub use replay::{Replay, is_replay_miss};
 pub use roster::{ResolvedAgent, Roster, SingleBackend};
 
+/// The default cap on a rendered prompt (`[limits] max_prompt_bytes`).
+pub const DEFAULT_MAX_PROMPT: usize = 16 * 1024 * 1024;
+
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;

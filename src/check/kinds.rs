@@ -44,7 +44,7 @@ fn names(types: &[PhaseType]) -> String {
 }
 
 /// Every per-phase rule: the kind's own (`flow/kinds/`) and the common ones below.
-pub fn phase_rules(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
+pub fn phase_rules(flow: &Flow, p: &Phase, check_def: DefChecker<'_>, out: &mut Vec<Diagnostic>) {
     if p.invalid.contains(&"type") {
         return;
     }
@@ -56,7 +56,7 @@ pub fn phase_rules(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
     timing(flow, p, out);
     caching(flow, p, out);
     cwd(flow, p, out);
-    string_def(p, out);
+    string_def(p, check_def, out);
     if p.expect.is_some() && p.output != OutputMode::Json && !p.invalid.contains(&"expect") {
         out.push(
             Diagnostic::new(
@@ -363,6 +363,10 @@ fn written_at(p: &Phase, field: &str) -> Option<Span> {
     p.written.get(field).copied()
 }
 
+/// The whole check of a sub-flow definition, passed in by the checker: a def is checked by the
+/// checker itself, and handing it in keeps this file from importing its parent.
+pub type DefChecker<'a> = &'a dyn Fn(&Flow) -> Vec<Diagnostic>;
+
 /// E0308: a string `def` that can never be a definition. A string def is interpolated and then
 /// safeParsed at run time (SPEC §3.8, §3.13), and every problem is fail-open: the phase ends
 /// `done` with an empty output, so a mistake such as `"def": "review.json"` silently does
@@ -370,7 +374,7 @@ fn written_at(p: &Phase, field: &str) -> Option<Span> {
 /// what is written, so the run-time outcome is known now. A string with a placeholder — one
 /// whole `{steps.plan.output}`, or a JSON text with values spliced in — may produce a
 /// definition (safeParse even finds JSON inside prose), so it is left to the run.
-fn string_def(p: &Phase, out: &mut Vec<Diagnostic>) {
+fn string_def(p: &Phase, check_def: DefChecker<'_>, out: &mut Vec<Diagnostic>) {
     let Some(Field {
         value: Def::Template(text),
         span,
@@ -382,7 +386,7 @@ fn string_def(p: &Phase, out: &mut Vec<Diagnostic>) {
     if !matches!(p.ty(), T::Flow | T::Expand) || text.template.has_placeholders() {
         return;
     }
-    let Err((why, label)) = fixed_def(text.as_str(), &p.id) else {
+    let Err((why, label)) = fixed_def(text.as_str(), &p.id, check_def) else {
         return;
     };
     let written = text.as_str().trim();
@@ -421,7 +425,11 @@ const NOT_JSON: &str = "not JSON, and no placeholder";
 
 /// What the run would make of a fixed def text (the steps of the run's own reading): `Err`
 /// with the reason and a label when it would end in a `defError`.
-fn fixed_def(text: &str, phase: &str) -> Result<(), (String, &'static str)> {
+fn fixed_def(
+    text: &str,
+    phase: &str,
+    check_def: DefChecker<'_>,
+) -> Result<(), (String, &'static str)> {
     let Some(value) = crate::eval::safe_parse::safe_parse(text).value else {
         return Err(("does not parse as JSON".into(), NOT_JSON));
     };
@@ -455,14 +463,7 @@ fn fixed_def(text: &str, phase: &str) -> Result<(), (String, &'static str)> {
         return Err(invalid(d));
     }
     let flow = lowered.flow.ok_or_else(not_a_flow)?;
-    let problems =
-        crate::check::dynamic_limits(&flow, 1)
-            .into_iter()
-            .chain(crate::check::check_flow(
-                &flow,
-                &crate::check::CheckOptions::default(),
-            ));
-    for d in problems {
+    for d in check_def(&flow) {
         if d.is_error() {
             return Err(invalid(&d));
         }
@@ -605,158 +606,4 @@ fn cwd(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
 }
 
 #[cfg(test)]
-mod flow_tests {
-    use crate::check::testing::{check, codes, find, spans};
-
-    #[test]
-    fn ignored_fields_name_the_kinds_whose_tables_hold_them() {
-        let help = |field: &str| {
-            let text = format!(r#"[{{"id": "a", "task": "x", {field}}}]"#);
-            find(&check(&text), "W0308").help.unwrap()
-        };
-        assert_eq!(
-            help(r#""branches": [{"task": "y"}]"#),
-            "remove it ('branches' is used by: parallel, tournament, race)"
-        );
-        assert_eq!(
-            help(r#""def": "{steps.a.output}""#),
-            "remove it ('def' is used by: flow, expand)"
-        );
-        assert_eq!(
-            help(r#""maxNodes": 3"#),
-            "remove it ('maxNodes' is used by: expand)"
-        );
-    }
-
-    #[test]
-    fn string_defs_without_placeholders_must_be_definitions() {
-        let def = |ty: &str, def: &str| {
-            let text = format!(r#"[{{"id": "sub", "type": "{ty}", "def": {def}}}]"#);
-            check(&text)
-                .into_iter()
-                .find(|d| d.code.as_str() == "E0308")
-                .map(|d| {
-                    assert_eq!(&text[d.span.unwrap().range()], def);
-                    (d.message, d.help.unwrap_or_default())
-                })
-        };
-        let (message, help) = def("flow", r#""review.json""#).expect("a file name");
-        assert!(message.contains("does not parse as JSON"), "{message}");
-        assert!(help.contains(r#""use": "review""#), "{help}");
-        let (_, help) = def("expand", r#""flows/fragment.json""#).expect("a file name");
-        assert!(help.contains(r#""def": {"phases": [...]}"#), "{help}");
-        assert!(!help.contains("\"use\""), "{help}");
-        let (_, help) = def("flow", r#""{ steps.plan.output }""#).expect("a spaced placeholder");
-        assert!(help.contains(r#""def": "{steps.plan.output}""#), "{help}");
-        let (message, _) = def("flow", r#""42""#).expect("a number");
-        assert!(message.contains("is not a Taskflow"), "{message}");
-        let (message, _) = def("flow", r#""[{\"id\": \"x\"}]""#).expect("no task");
-        assert!(message.contains("fails validation ([E0301]"), "{message}");
-        assert!(def("flow", r#""""#).is_some());
-        // Placeholders decide at run time; a fixed valid definition is fine.
-        for ok in [
-            r#""{steps.plan.output}""#,
-            r#""Use this plan: {steps.plan.output}""#,
-            r#""{\"phases\": [{\"id\": \"x\", \"task\": \"{args.topic}\"}]}""#,
-            r#""[{\"id\": \"x\", \"task\": \"t\"}]""#,
-        ] {
-            assert_eq!(def("flow", ok), None, "{ok}");
-        }
-        // Off flow/expand, 'def' is only ignored (W0308).
-        assert_eq!(def("agent", r#""review.json""#), None);
-    }
-
-    #[test]
-    fn empty_required_strings_are_missing() {
-        let text = r#"[{"id": "a", "task": " "},
-            {"id": "l", "type": "loop", "dependsOn": ["a"], "task": "t", "until": ""},
-            {"id": "g", "type": "gate", "dependsOn": ["l"], "task": "t", "eval": ["{steps.l.output} contains x", ""]},
-            {"id": "p", "type": "parallel", "dependsOn": ["g"], "branches": [{"task": "x"}, {"task": ""}]}]"#;
-        assert_eq!(
-            spans(text),
-            [
-                ("E0301", r#"" ""#.to_owned()),
-                ("E0301", r#""""#.to_owned()),
-                ("E0301", r#""""#.to_owned()),
-                ("E0301", r#""""#.to_owned()),
-            ]
-        );
-        let diags = check(text);
-        assert_eq!(
-            diags[0].message,
-            "a (agent) requires 'task', but 'task' is empty"
-        );
-        assert_eq!(
-            diags[1].message,
-            "l (loop) requires 'until', but 'until' is empty"
-        );
-        assert!(
-            diags[2].message.contains("entry 1 is empty"),
-            "{}",
-            diags[2].message
-        );
-        assert_eq!(
-            diags[3].label.as_deref(),
-            Some("this branch's 'task' is empty")
-        );
-        // A gate judged by scorers needs no task, empty or not.
-        let scored = r#"[{"id": "g", "type": "gate", "task": "", "score": {"target": "{args.x}", "scorers": [{"type": "contains", "value": "ok"}]}}]"#;
-        assert!(!codes(scored).contains(&"E0301"), "{:?}", codes(scored));
-    }
-
-    #[test]
-    fn neutral_values_of_foreign_fields_are_only_ignored() {
-        let text = r#"[{"id": "a", "task": "t", "reflexion": false},
-            {"id": "s", "type": "script", "dependsOn": ["a"], "run": "true", "retry": {"max": 0}}]"#;
-        assert_eq!(
-            spans(text),
-            [
-                ("W0308", r#""reflexion""#.to_owned()),
-                ("W0308", r#""retry""#.to_owned())
-            ]
-        );
-        assert_eq!(
-            find(&check(text), "W0308").message,
-            "a: \"reflexion\": false has no effect on an agent phase"
-        );
-        // Values that ask for something stay errors; on their own types they are fine.
-        let text = r#"[{"id": "a", "task": "t", "reflexion": true},
-            {"id": "s", "type": "script", "dependsOn": ["a"], "run": "true", "retry": {"max": 1}},
-            {"id": "l", "type": "loop", "dependsOn": ["s"], "task": "t", "until": "{loop.iteration} >= 2", "reflexion": false, "retry": {"max": 0}}]"#;
-        assert_eq!(codes(text), ["E0302", "E0302"]);
-    }
-
-    #[test]
-    fn types_take_the_right_article() {
-        let d = find(
-            &check(r#"[{"id": "a", "task": "x", "reflexion": true}]"#),
-            "E0302",
-        );
-        assert_eq!(d.message, "a: 'reflexion' is not allowed on an agent phase");
-    }
-
-    #[test]
-    fn ignored_fields_are_not_checked_for_references() {
-        // 'until' on an agent and 'over' on an agent do nothing: only the W03xx for them.
-        let text = r#"[{"id": "a", "task": "x", "until": "{steps.a.output} == x", "over": "{steps.zz.json}"}]"#;
-        assert_eq!(codes(text), ["W0302", "W0308"]);
-    }
-
-    #[test]
-    fn an_invalid_cache_is_not_also_a_missing_scope() {
-        let text = r#"{"incremental": true, "phases": [{"id": "a", "task": "x", "idempotent": false, "cache": {"scope": "never"}}]}"#;
-        assert_eq!(codes(text), ["E0405"]);
-        let text =
-            r#"{"incremental": true, "phases": [{"id": "a", "task": "x", "idempotent": false}]}"#;
-        assert_eq!(codes(text), ["W0305"]);
-    }
-
-    #[test]
-    fn unreferenceable_ids_get_a_suggestion() {
-        let d = find(&check(r#"[{"id": "scan.v2", "task": "x"}]"#), "W0205");
-        assert_eq!(
-            d.help.as_deref(),
-            Some("rename it using letters, digits and '-' only, e.g. \"scan-v2\"")
-        );
-    }
-}
+mod tests;

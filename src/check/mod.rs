@@ -31,6 +31,7 @@ pub trait FlowLoader {
     fn load(&self, name: &str) -> Result<(PathBuf, String), Vec<PathBuf>>;
 }
 
+/// What a check may know besides the document.
 #[derive(Default)]
 pub struct CheckOptions<'a> {
     /// `--strict` / `--no-strict`; `None` = the flow's `strictInterpolation`.
@@ -47,11 +48,14 @@ pub struct CheckOptions<'a> {
 
 /// A checked document: its IR (when it lowered) and every diagnostic, in file order.
 pub struct Checked {
+    /// The IR, when the document lowered (it may still have errors).
     pub flow: Option<Flow>,
+    /// Every problem found, errors and warnings, in file order.
     pub diagnostics: Vec<Diagnostic>,
 }
 
 impl Checked {
+    /// Did any diagnostic have error severity?
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
@@ -94,8 +98,13 @@ fn check_into(
     nested: bool,
     out: &mut Vec<Diagnostic>,
 ) {
+    let check_def = |def: &Flow| {
+        let mut found = dynamic_limits(def, 1);
+        found.extend(check_flow(def, &CheckOptions::default()));
+        found
+    };
     for p in &flow.phases {
-        kinds::phase_rules(flow, p, out);
+        kinds::phase_rules(flow, p, &check_def, out);
     }
     args::declarations(flow, out);
     let before = out.len();

@@ -161,8 +161,11 @@ mod tests {
 /// at most one bare positional value (bound to the first declared argument).
 #[derive(Clone, Debug, Default)]
 pub struct Invocation {
+    /// The `--args` object.
     pub json: crate::value::Map,
+    /// `K=V` pairs (and `--arg K=V`), in the order given.
     pub pairs: Vec<(String, String)>,
+    /// The one bare value, bound to the first declared argument.
     pub positional: Option<String>,
 }
 

@@ -5,18 +5,31 @@
 /// The objects of a flow file that have a closed field set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ObjectKind {
+    /// The document.
     Flow,
+    /// A phase object.
     Phase,
+    /// A `branches` entry.
     Branch,
+    /// A step of the `chain`/`tasks` shorthand.
     Step,
+    /// An `args` entry.
     ArgSpec,
+    /// `budget`.
     Budget,
+    /// `retry`.
     Retry,
+    /// `cache`.
     Cache,
+    /// A gate's `score`.
     Score,
+    /// A `score.scorers` entry.
     Scorer,
+    /// `score.judge`.
     Judge,
+    /// An `expect` contract (and its nested schemas).
     Expect,
+    /// `lint`.
     Lint,
 }
 
@@ -44,14 +57,21 @@ impl ObjectKind {
 /// The JSON shape a field takes, for the schema and for type errors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldType {
+    /// A string.
     String,
+    /// A boolean.
     Bool,
+    /// A number.
     Number,
+    /// An integer.
     Integer,
+    /// An array of strings.
     StringArray,
     /// One of these strings.
     OneOf(&'static [&'static str]),
+    /// An object with a closed field set.
     Object(ObjectKind),
+    /// An array of such objects.
     ArrayOf(ObjectKind),
     /// An object whose values are all of this kind (`args`, `properties`).
     MapOf(ObjectKind),
@@ -65,6 +85,7 @@ pub enum FieldType {
     AnyObject,
     /// An array of phases or strings/steps (`phases`, `chain`, `tasks`).
     Phases,
+    /// The steps of the `chain`/`tasks` shorthand.
     Steps,
 }
 

@@ -55,6 +55,7 @@ pub mod env;
 mod kill;
 mod spawn;
 mod spec;
+mod text;
 mod watchdog;
 
 pub use cancel::{Cancel, CancelSource};

@@ -14,7 +14,7 @@ use smol::Timer;
 use smol::io::{AsyncRead, AsyncWrite};
 use smol::process::{ChildStderr, ChildStdin, ChildStdout};
 
-use super::Cancel;
+use super::cancel::Cancel;
 use super::capture::{Capture, Fed, feed_lines};
 use super::kill::{GroupGuard, Stopper};
 use super::spec::{End, Keep, LineFlow, ProcessResult, ProcessSpec, StdoutMode};

@@ -8,7 +8,7 @@ use std::process::ExitStatus;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::capture::{head_text, tail_text};
+use super::text::{head_text, tail_text};
 
 /// The default SIGTERM → SIGKILL grace (SPEC §9.4).
 pub const KILL_GRACE: Duration = Duration::from_secs(5);

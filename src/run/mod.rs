@@ -26,8 +26,7 @@ mod tests;
 
 pub use ctx::{ProgressNote, ProgressSink, RunOptions};
 
-/// The default cap on a rendered prompt (`[limits] max_prompt_bytes`).
-pub const DEFAULT_MAX_PROMPT: usize = 16 * 1024 * 1024;
+pub use crate::agent::DEFAULT_MAX_PROMPT;
 pub use record::{PhaseRecord, PhaseStatus, RunRecord, RunStatus};
 
 use std::collections::HashMap;

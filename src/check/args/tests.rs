@@ -1,0 +1,61 @@
+use crate::check::testing::{check_args, find};
+
+const FLOW: &str = r#"{"args": {"n": {"type": "number", "maximum": 5}, "codebase": {"type": "string"}},
+        "phases": [{"id": "a", "task": "{args.n} {args.codebase}"}]}"#;
+
+#[test]
+fn invalid_values_say_what_fits() {
+    let d = find(&check_args(FLOW, &[("n", "9"), ("codebase", "x")]), "E0502");
+    assert_eq!(d.message, "Argument 'n' invocation must be <= 5 (got 9)");
+    assert_eq!(d.help.as_deref(), Some("pass a number <= 5, e.g. n=10"));
+    assert_eq!(&FLOW[d.span.unwrap().range()], r#""n""#);
+}
+
+#[test]
+fn unknown_arguments_of_a_declaring_flow_are_errors() {
+    let text = r#"{"args": {"pr": {}, "feature": {}}, "phases": [{"id": "a", "task": "{args.pr} {args.feature}"}]}"#;
+    let diags = check_args(text, &[("pr", "1"), ("fetaure", "x")]);
+    let d = find(&diags, "E0504");
+    assert!(d.is_error());
+    assert_eq!(
+        d.message,
+        "unknown argument 'fetaure' (did you mean 'feature'?); declared: pr, feature"
+    );
+    assert_eq!(&text[d.span.unwrap().range()], r#""args""#);
+    assert_eq!(d.label.as_deref(), Some("declares only: pr, feature"));
+    // Strict or not: the same error, and no W0203 beside it.
+    let strict = text.replacen('{', r#"{"strictInterpolation": true, "#, 1);
+    let diags = check_args(&strict, &[("pr", "1"), ("feature", "y"), ("zzz", "2")]);
+    assert_eq!(
+        find(&diags, "E0504").message,
+        "unknown argument 'zzz'; declared: pr, feature"
+    );
+    assert!(diags.iter().all(|d| d.code.as_str() != "W0203"));
+    // `"args": {}` declares that there are none.
+    let none = r#"{"args": {}, "phases": [{"id": "a", "task": "t"}]}"#;
+    let d = find(&check_args(none, &[("x", "1")]), "E0504");
+    assert_eq!(
+        d.message,
+        "unknown argument 'x'; the flow declares no arguments"
+    );
+}
+
+#[test]
+fn a_flow_without_declarations_accepts_any_argument() {
+    let text = r#"{"phases": [{"id": "a", "task": "{args.pr}"}]}"#;
+    assert!(check_args(text, &[("pr", "1"), ("other", "2")]).is_empty());
+    let strict = r#"{"strictInterpolation": true, "phases": [{"id": "a", "task": "{args.pr}"}]}"#;
+    let d = find(&check_args(strict, &[("pr", "1")]), "W0203");
+    assert!(d.message.contains("'pr'"), "{}", d.message);
+}
+
+#[test]
+fn codebase_mismatch_leaves_the_machine_out() {
+    let diags = check_args(FLOW, &[("n", "1"), ("codebase", "/elsewhere")]);
+    let d = find(&diags, "W0310");
+    assert!(!d.message.contains("/work/here"), "{}", d.message);
+    assert!(d.span.is_some());
+    // Relative or matching paths are fine.
+    assert!(check_args(FLOW, &[("n", "1"), ("codebase", "/work/here")]).is_empty());
+    assert!(check_args(FLOW, &[("n", "1"), ("codebase", "rel")]).is_empty());
+}
