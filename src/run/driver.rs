@@ -157,8 +157,10 @@ impl Driver {
                 .as_ref()
                 .filter(|s| s.is_dirty())
                 .map(RunStore::wait);
+            // Held for one turn on the stack: not worth a box per input.
+            #[allow(clippy::large_enum_variant)]
             enum Next {
-                Msg(Box<Msg>),
+                Msg(Msg),
                 Cancelled,
                 Flush,
             }
@@ -167,7 +169,7 @@ impl Driver {
             let next = future::or(
                 async {
                     match rx.recv().await {
-                        Ok(e) => Next::Msg(Box::new(e)),
+                        Ok(e) => Next::Msg(e),
                         Err(_) => Next::Cancelled,
                     }
                 },
@@ -192,7 +194,7 @@ impl Driver {
             )
             .await;
             match next {
-                Next::Msg(m) => match *m {
+                Next::Msg(m) => match m {
                     Msg::Input(what) => {
                         self.pending.push_back(Input { at: now_ms(), what });
                     }
