@@ -70,6 +70,8 @@ pub(crate) struct Driver {
     dirs: HashMap<u64, super::workdir::WorkDir>,
     store_errors: Vec<String>,
     finished: Option<Box<RunRecord>>,
+    /// The commands of the input being handled (reused).
+    cmds: Vec<Command>,
 }
 
 impl Driver {
@@ -103,6 +105,7 @@ impl Driver {
             dirs: HashMap::new(),
             store_errors: Vec::new(),
             finished: None,
+            cmds: Vec::new(),
         }
     }
 
@@ -245,8 +248,13 @@ impl Driver {
             _ => {}
         }
         self.keep(&input);
-        let cmds = self.machine.handle(input);
-        self.execute(cmds);
+        // One buffer for every input's commands.
+        let mut cmds = std::mem::take(&mut self.cmds);
+        self.machine.handle_into(input, &mut cmds);
+        for c in cmds.drain(..) {
+            self.command(c);
+        }
+        self.cmds = cmds;
     }
 
     fn execute(&mut self, cmds: Vec<Command>) {
