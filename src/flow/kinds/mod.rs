@@ -1,8 +1,8 @@
 //! The phase kinds: one file each, holding the kind's fields, its field table (which drives
 //! unknown-field detection, did-you-mean and `tfc schema`), its lowering and its checks.
 //!
-//! Adding a kind means: its file here, one line in [`PhaseType`](super::PhaseType), and the arms
-//! the compiler then asks for ([`PhaseKind`](super::PhaseKind) and the `match`es below).
+//! Adding a kind means: its file here, one line in [`PhaseType`](crate::flow::PhaseType), and the arms
+//! the compiler then asks for ([`PhaseKind`](crate::flow::PhaseKind) and the `match`es below).
 
 mod agent;
 mod approval;
