@@ -15,6 +15,8 @@ dict_for() {
     template) echo dict/template.dict ;;
     condition) echo dict/condition.dict ;;
     safe_parse | json_diff) echo dict/safe_parse.dict ;;
+    journal) echo dict/journal.dict ;;
+    machine) ;;
     *) echo dict/flow.dict ;;
   esac
 }
@@ -23,7 +25,8 @@ dict_for() {
 max_len_for() {
   case "$1" in
     check | check_render) echo 16384 ;;
-    deep | flow_shape) echo 4096 ;;
+    deep | flow_shape | machine) echo 4096 ;;
+    journal) echo 65536 ;;
     *) echo 1048576 ;;
   esac
 }
@@ -41,8 +44,9 @@ for t in "${targets[@]}"; do
   mkdir -p "$scratch/$t"
   echo "== fuzz $t (${secs}s)"
   status=0
+  dict="$(dict_for "$t")"
   cargo fuzz run -s none "$t" "$scratch/$t" "$(corpus_for "$t")" -- \
-    -max_total_time="$secs" -dict="$(dict_for "$t")" -max_len="$(max_len_for "$t")" -rss_limit_mb=4096 \
+    -max_total_time="$secs" ${dict:+-dict="$dict"} -max_len="$(max_len_for "$t")" -rss_limit_mb=4096 \
     -print_final_stats=1 >"$scratch/$t.log" 2>&1 || status=$?
   grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|^#[0-9]+ +DONE" "$scratch/$t.log" || true
   if [[ $status -ne 0 ]]; then

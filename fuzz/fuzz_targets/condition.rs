@@ -7,8 +7,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tfc::eval::eval_gate_entry;
 use tfc::compile::Condition;
+use tfc::eval::eval_gate_entry;
 use tfc::syntax::condition::parse_cond;
 
 fuzz_target!(|data: &[u8]| {

@@ -11,9 +11,9 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
+use tfc::compile::Template;
 use tfc::eval::Bindings;
 use tfc::eval::safe_parse::safe_parse;
-use tfc::compile::Template;
 use tfc::value::{Map, Value, parse_json};
 use tfc_fuzz::{has_non_finite, same};
 

@@ -8,8 +8,8 @@ use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
 use regex::Regex;
-use tfc::eval::Bindings;
 use tfc::compile::Template;
+use tfc::eval::Bindings;
 use tfc::syntax::template::{Piece, parse_template};
 
 static PLACEHOLDER: LazyLock<Regex> =

@@ -122,3 +122,47 @@ pub fn check_options(inv: &tfc::flow::Invocation) -> [tfc::check::CheckOptions<'
         tfc::check::CheckOptions::default(),
     ]
 }
+
+/// Small flows that between them use every decision the run machine makes: retries with
+/// backoff, `when`, `join: any`, `optional`, map over a JSON output, reduce, a gate with
+/// rework, a loop, parallel, race, tournament, approval, a script, an inline sub-flow and a
+/// token budget. Each checks clean (asserted on first use).
+pub const MACHINE_FLOWS: [&str; 6] = [
+    r#"{"phases":[{"id":"a","task":"A","retry":{"max":2,"backoffMs":10}},{"id":"b","task":"B {steps.a.output}","dependsOn":["a"],"when":"{steps.a.output} != skip"},{"id":"c","task":"C","dependsOn":["a","b"],"join":"any","optional":true}]}"#,
+    r#"{"phases":[{"id":"list","task":"list","output":"json"},{"id":"m","type":"map","over":"{steps.list.json}","task":"do {item}","dependsOn":["list"]},{"id":"r","type":"reduce","from":["m"],"task":"sum {previous.output}"}]}"#,
+    r#"{"phases":[{"id":"w","task":"work"},{"id":"g","type":"gate","task":"judge {steps.w.output}, end with VERDICT","dependsOn":["w"],"onBlock":"retry"},{"id":"l","type":"loop","task":"improve {steps.w.output}","until":"{loop.iteration} >= 2","maxIterations":3,"dependsOn":["g"]}]}"#,
+    r#"{"phases":[{"id":"p","type":"parallel","branches":[{"task":"x"},{"task":"y"}]},{"id":"r","type":"race","branches":[{"task":"x"},{"task":"y"}],"dependsOn":["p"]},{"id":"t","type":"tournament","task":"t {steps.r.output}","variants":2,"dependsOn":["r"]}]}"#,
+    r#"{"phases":[{"id":"ap","type":"approval","task":"ok?"},{"id":"s","type":"script","run":["cat"],"input":"hi","dependsOn":["ap"]},{"id":"sub","type":"flow","def":{"phases":[{"id":"inner","task":"in"}]},"dependsOn":["s"]}]}"#,
+    r#"{"budget":{"maxTokens":100},"phases":[{"id":"a","task":"A"},{"id":"b","task":"B","dependsOn":["a"]},{"id":"c","type":"map","over":"{steps.a.json}","task":"c {item}","dependsOn":["a"]}]}"#,
+];
+
+/// The flows of [`MACHINE_FLOWS`], lowered and checked once.
+pub fn machine_flows() -> &'static [std::sync::Arc<tfc::flow::Flow>] {
+    static FLOWS: std::sync::OnceLock<Vec<std::sync::Arc<tfc::flow::Flow>>> =
+        std::sync::OnceLock::new();
+    FLOWS.get_or_init(|| {
+        MACHINE_FLOWS
+            .iter()
+            .map(|text| {
+                let checked = tfc::check::check_source(
+                    text,
+                    &tfc::flow::LowerOptions::default(),
+                    &tfc::check::CheckOptions::default(),
+                );
+                assert!(!checked.has_errors(), "a machine flow has errors: {text}");
+                std::sync::Arc::new(checked.flow.expect("lowered"))
+            })
+            .collect()
+    })
+}
+
+/// The configuration the machine targets run with.
+pub fn machine_config(ask: bool) -> tfc::run::machine::Config {
+    tfc::run::machine::Config {
+        run_id: "fuzz".into(),
+        ask,
+        max_output: 1 << 20,
+        max_prompt: 1 << 20,
+        ..tfc::run::machine::Config::default()
+    }
+}
