@@ -48,7 +48,7 @@ for t in "${targets[@]}"; do
   cargo fuzz run -s none "$t" "$scratch/$t" "$(corpus_for "$t")" -- \
     -max_total_time="$secs" ${dict:+-dict="$dict"} -max_len="$(max_len_for "$t")" -rss_limit_mb=4096 \
     -print_final_stats=1 >"$scratch/$t.log" 2>&1 || status=$?
-  grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|^#[0-9]+ +DONE" "$scratch/$t.log" || true
+  grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|^#[0-9]+[[:space:]]+DONE" "$scratch/$t.log" || true
   if [[ $status -ne 0 ]]; then
     tail -n 60 "$scratch/$t.log" >&2
     echo "fuzz target $t failed (exit $status); a crashing input is kept in fuzz/artifacts/$t" >&2
