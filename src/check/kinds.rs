@@ -557,13 +557,7 @@ fn caching(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
 /// E0410: `{args.X}` working directories (branch directories: `flow/kinds/`).
 fn cwd(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
     let mut bad = |span: Span, msg: String, help: &str| {
-        out.push(
-            Diagnostic::new(Code::InvalidCwd, format!("{}: {msg}", p.id))
-                .at(span)
-                .with_label("invalid working directory")
-                .phase(&p.id)
-                .help(help.to_owned()),
-        );
+        out.push(crate::flow::kinds::invalid_cwd(p, span, msg, help));
     };
     if let Some(Field {
         value: Cwd::Arg(name),

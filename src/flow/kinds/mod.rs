@@ -340,6 +340,15 @@ pub(crate) fn branch_cwd_not_allowed(p: &Phase, branches: &[Branch], out: &mut V
     }
 }
 
+/// E0410 on phase `p`: a working directory that cannot be used.
+pub(crate) fn invalid_cwd(p: &Phase, span: Span, msg: String, help: &str) -> Diagnostic {
+    Diagnostic::new(Code::InvalidCwd, format!("{}: {msg}", p.id))
+        .at(span)
+        .with_label("invalid working directory")
+        .phase(&p.id)
+        .help(help.to_owned())
+}
+
 /// E0410: a branch `cwd` must be a literal path, and cannot sit under a keyword or `{args.X}`
 /// phase `cwd` (parallel).
 pub(crate) fn branch_cwd_literal(p: &Phase, branches: &[Branch], out: &mut Vec<Diagnostic>) {
@@ -348,15 +357,7 @@ pub(crate) fn branch_cwd_literal(p: &Phase, branches: &[Branch], out: &mut Vec<D
         p.cwd.as_ref().map(|c| &c.value),
         Some(Cwd::Temp | Cwd::Dedicated | Cwd::Worktree | Cwd::Arg(_))
     );
-    let mut bad = |span: Span, msg: String, help: &str| {
-        out.push(
-            Diagnostic::new(Code::InvalidCwd, format!("{}: {msg}", p.id))
-                .at(span)
-                .with_label("invalid working directory")
-                .phase(&p.id)
-                .help(help.to_owned()),
-        );
-    };
+    let mut bad = |span: Span, msg: String, help: &str| out.push(invalid_cwd(p, span, msg, help));
     for b in branches {
         let Some(c) = &b.cwd else { continue };
         let dynamic = crate::compile::Template::parse(&c.value).has_placeholders()
