@@ -1,7 +1,6 @@
 //! Scheduling: the dependency graph, joins, `when`, cascades, halts, the budget stop, gate
 //! reworks, and the end of the run with its status and final output (SPEC §8.1–§8.9).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::super::phases::{aggregate, graft, runs_agent};
@@ -26,12 +25,6 @@ pub(super) struct Graph {
 impl Graph {
     pub fn new(flow: &Flow) -> Graph {
         let n = flow.phases.len();
-        let ids: HashMap<&str, usize> = flow
-            .phases
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.id.as_str(), i))
-            .collect();
         let mut deps = Vec::with_capacity(n);
         let mut dependents = vec![Vec::new(); n];
         for (i, p) in flow.phases.iter().enumerate() {
@@ -46,7 +39,7 @@ impl Graph {
             }
             deps.push(d);
         }
-        let refs: Vec<Vec<usize>> = flow.phases.iter().map(|p| referenced(p, &ids)).collect();
+        let refs: Vec<Vec<usize>> = flow.phases.iter().map(|p| referenced(p, flow)).collect();
         let mut is_referenced = vec![false; n];
         for &j in refs.iter().flatten() {
             is_referenced[j] = true;
@@ -661,10 +654,10 @@ pub(crate) fn stop_reason(stop: &Stop) -> String {
 }
 
 /// The phases a phase's templates and conditions reference, plus its `from` inputs.
-fn referenced(p: &Phase, ids: &HashMap<&str, usize>) -> Vec<usize> {
+fn referenced(p: &Phase, flow: &Flow) -> Vec<usize> {
     let mut out: Vec<usize> = Vec::new();
     let mut add = |id: Option<&str>| {
-        if let Some(&j) = id.and_then(|id| ids.get(id))
+        if let Some(j) = id.and_then(|id| flow.index_of(id))
             && !out.contains(&j)
         {
             out.push(j);
