@@ -261,20 +261,21 @@ impl StopReason {
         }
     }
 
+    /// Every reason.
+    pub const ALL: [StopReason; 8] = [
+        StopReason::Completed,
+        StopReason::Failed,
+        StopReason::IdleTimeout,
+        StopReason::WallTimeout,
+        StopReason::Cancelled,
+        StopReason::ProtocolError,
+        StopReason::PermissionDenied,
+        StopReason::BackendMissing,
+    ];
+
     /// The reason spelled `s`, if any.
     pub fn parse(s: &str) -> Option<StopReason> {
-        [
-            StopReason::Completed,
-            StopReason::Failed,
-            StopReason::IdleTimeout,
-            StopReason::WallTimeout,
-            StopReason::Cancelled,
-            StopReason::ProtocolError,
-            StopReason::PermissionDenied,
-            StopReason::BackendMissing,
-        ]
-        .into_iter()
-        .find(|r| r.as_str() == s)
+        StopReason::ALL.into_iter().find(|r| r.as_str() == s)
     }
 }
 
@@ -384,16 +385,7 @@ mod tests {
 
     #[test]
     fn stop_reasons_serialize_as_they_are_spelled() {
-        for r in [
-            StopReason::Completed,
-            StopReason::Failed,
-            StopReason::IdleTimeout,
-            StopReason::WallTimeout,
-            StopReason::Cancelled,
-            StopReason::ProtocolError,
-            StopReason::PermissionDenied,
-            StopReason::BackendMissing,
-        ] {
+        for r in StopReason::ALL {
             assert_eq!(wire::to_value(&r), crate::value::Value::from(r.as_str()));
             assert_eq!(StopReason::parse(r.as_str()), Some(r));
         }

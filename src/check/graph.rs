@@ -22,21 +22,7 @@ pub struct Graph {
 impl Graph {
     /// The graph of `flow`'s resolved edges.
     pub fn new(flow: &Flow) -> Graph {
-        let n = flow.phases.len();
-        let mut deps = Vec::with_capacity(n);
-        let mut dependents = vec![Vec::new(); n];
-        for (i, p) in flow.phases.iter().enumerate() {
-            let d: Vec<usize> = p
-                .deps
-                .iter()
-                .map(|j| j.index())
-                .filter(|&j| j != i)
-                .collect();
-            for &j in &d {
-                dependents[j].push(i);
-            }
-            deps.push(d);
-        }
+        let (deps, dependents) = flow.edges();
         let topo = topo_order(&deps, &dependents);
         Graph {
             deps,

@@ -181,6 +181,28 @@ impl Flow {
         self.index_of(id).map(|i| &self.phases[i])
     }
 
+    /// Every phase's resolved edges by index: `(deps, dependents)`, where `deps[i]` lists the
+    /// phases `i` depends on (dependsOn first, then from, de-duplicated) and `dependents[i]`
+    /// the phases that depend on `i`. Self-edges are left out (reported on their own, E0105).
+    pub fn edges(&self) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+        let n = self.phases.len();
+        let mut deps = Vec::with_capacity(n);
+        let mut dependents = vec![Vec::new(); n];
+        for (i, p) in self.phases.iter().enumerate() {
+            let d: Vec<usize> = p
+                .deps
+                .iter()
+                .map(|j| j.index())
+                .filter(|&j| j != i && j < n)
+                .collect();
+            for &j in &d {
+                dependents[j].push(i);
+            }
+            deps.push(d);
+        }
+        (deps, dependents)
+    }
+
     /// The position of the phase with this id (the first, if the id is repeated).
     pub fn index_of(&self, id: &str) -> Option<usize> {
         self.ids.get(id, &self.phases).map(PhaseId::index)

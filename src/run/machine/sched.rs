@@ -25,20 +25,7 @@ pub(super) struct Graph {
 impl Graph {
     pub fn new(flow: &Flow) -> Graph {
         let n = flow.phases.len();
-        let mut deps = Vec::with_capacity(n);
-        let mut dependents = vec![Vec::new(); n];
-        for (i, p) in flow.phases.iter().enumerate() {
-            let d: Vec<usize> = p
-                .deps
-                .iter()
-                .map(|id| id.index())
-                .filter(|&j| j != i && j < n)
-                .collect();
-            for &j in &d {
-                dependents[j].push(i);
-            }
-            deps.push(d);
-        }
+        let (deps, dependents) = flow.edges();
         let refs: Vec<Vec<usize>> = flow.phases.iter().map(|p| referenced(p, flow)).collect();
         let mut is_referenced = vec![false; n];
         for &j in refs.iter().flatten() {
