@@ -266,14 +266,20 @@ fn backends(t: &mut String, config: &Config, env: &ConfigEnv) {
 fn store(t: &mut String, root: &Path) {
     let dir = runs::runs_dir(root);
     let (list, corrupt) = runs::list_checked(root, None);
-    let mut by_status: Vec<(String, usize)> = Vec::new();
-    for e in &list {
-        match by_status.iter_mut().find(|(s, _)| *s == e.status) {
-            Some((_, n)) => *n += 1,
-            None => by_status.push((e.status.clone(), 1)),
-        }
-    }
-    let counts: Vec<String> = by_status.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    let counts: Vec<String> = [
+        "running",
+        "interrupted",
+        "paused",
+        "completed",
+        "failed",
+        "blocked",
+    ]
+    .iter()
+    .filter_map(|s| {
+        let n = list.iter().filter(|e| e.status == *s).count();
+        (n > 0).then(|| format!("{n} {s}"))
+    })
+    .collect();
     t.push_str(&format!(
         "  {}: {} run{}{}, {}\n",
         dir.display(),

@@ -147,7 +147,7 @@ pub(crate) fn config_toml(d: &Detection) -> String {
     }
     for (preset, path) in &d.found {
         t.push_str(&format!(
-            "\n# found {} on PATH\n[backends.{name}]\npreset = {}\n# model = \"…\"            # the model when the agent names none\n# extra_args = []           # added to the preset's own arguments\n",
+            "\n# found {} on PATH\n[backends.{name}]\npreset = {}\n# model = \"…\"       # the model when the agent names none\n# extra_args = []    # added to the preset's own arguments\n",
             path.display(),
             quoted(preset.as_str()),
             name = preset.as_str(),

@@ -40,9 +40,10 @@ pub fn run(a: ListArgs) -> Exit {
     for (scope, dir) in &dirs {
         for (name, path) in flow_files(dir) {
             let shadowed = flows.iter().any(|f| f.name == name);
-            let doc = read(&path);
+            let shown = path.strip_prefix(&cwd).unwrap_or(&path).to_path_buf();
+            let doc = read(&shown);
             if let Err(e) = &doc {
-                sayln!("warning: saved flow {}: {e}", path.display());
+                sayln!("warning: saved flow {}: {e}", shown.display());
             }
             flows.push(Saved {
                 name,

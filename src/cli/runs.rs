@@ -132,7 +132,7 @@ fn json_line(e: &RunEntry) -> Value {
 fn text_line(e: &RunEntry, now: u64) -> String {
     let r = &e.record;
     let started = str_field(r, "startedAt").unwrap_or("-");
-    let duration = duration_of(r, &e.status, now);
+    let duration = duration_of(r, e.status == "running", now);
     let calls = calls(r);
     let usage = field(r, "usage");
     let mut line = format!(
@@ -175,13 +175,13 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Wall time of a run or phase record: `endedAt - startedAt`; still running: until now;
-/// never started or never ended: `-`.
-pub(crate) fn duration_of(r: &Value, status: &str, now: u64) -> String {
+/// Wall time of a run or phase record: `endedAt - startedAt`; not ended and `live` (the run
+/// is still going): until now; never started, or cut off: `-`.
+pub(crate) fn duration_of(r: &Value, live: bool, now: u64) -> String {
     let t = |k| str_field(r, k).and_then(runs::parse_timestamp);
     match (t("startedAt"), t("endedAt")) {
         (Some(s), Some(e)) => duration(e.saturating_sub(s)),
-        (Some(s), None) if status == "running" => duration(now.saturating_sub(s)),
+        (Some(s), None) if live => duration(now.saturating_sub(s)),
         _ => "-".to_owned(),
     }
 }

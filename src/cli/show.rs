@@ -116,7 +116,7 @@ fn run_text(e: &RunEntry, cwd: &Path) -> String {
     line(
         "ended",
         &match str_field(r, "endedAt") {
-            Some(end) => format!("{end}  ({})", duration_of(r, &e.status, now)),
+            Some(end) => format!("{end}  ({})", duration_of(r, false, now)),
             None => "-".to_owned(),
         },
     );
@@ -157,7 +157,7 @@ fn run_text(e: &RunEntry, cwd: &Path) -> String {
                     "{attempts} {}",
                     if attempts == 1 { "call" } else { "calls" }
                 ),
-                duration_of(p, str_field(p, "status").unwrap_or(""), now),
+                duration_of(p, e.status == "running", now),
             ]
         })
         .collect();
@@ -242,7 +242,7 @@ fn phase_text(e: &RunEntry, id: &str, p: &Value, prompts: &[Value], limit: usize
     let mut stats = format!(
         "{} calls  {}  {} tok  {}",
         num_field(p, "attempts").unwrap_or(0.0).max(0.0) as u64,
-        duration_of(p, str_field(p, "status").unwrap_or(""), now_ms()),
+        duration_of(p, e.status == "running", now_ms()),
         tokens(usage),
         cost(usage)
     );
@@ -265,7 +265,10 @@ fn phase_text(e: &RunEntry, id: &str, p: &Value, prompts: &[Value], limit: usize
         heading(&mut t, &format!("prompt {node} (attempt {attempt})"));
         t.push_str(&cut(str_field(call, "prompt").unwrap_or(""), limit));
     }
-    if prompts.is_empty() && num_field(p, "attempts").unwrap_or(0.0) > 0.0 {
+    if prompts.is_empty()
+        && num_field(p, "attempts").unwrap_or(0.0) > 0.0
+        && str_field(p, "type") != Some("script")
+    {
         heading(&mut t, "prompt");
         t.push_str("(no agent calls of this phase in the journal)\n");
     }
