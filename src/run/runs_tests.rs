@@ -331,3 +331,98 @@ fn listing_a_thousand_runs_is_fast() {
     // Generous for a debug build on a shared machine; the release figure is far lower.
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
+
+mod props {
+    use super::*;
+    use crate::value::strategies::arb_value;
+    use proptest::prelude::*;
+
+    /// The summary of a record = the record parsed whole, minus what a summary leaves out.
+    fn expected(v: &Value) -> Value {
+        let Some(o) = v.as_object() else {
+            return Value::Null;
+        };
+        let mut out = Map::default();
+        for (k, x) in o {
+            if SKIPPED.contains(&k.as_str()) {
+                continue;
+            }
+            if k == "phases"
+                && let Some(ps) = x.as_object()
+            {
+                let phases = ps
+                    .iter()
+                    .map(|(id, p)| {
+                        let kept = match p.as_object() {
+                            Some(po) => Value::Object(
+                                po.iter()
+                                    .filter(|(pk, _)| PHASE_KEPT.contains(&pk.as_str()))
+                                    .map(|(pk, pv)| (pk.clone(), pv.clone()))
+                                    .collect(),
+                            ),
+                            None => p.clone(),
+                        };
+                        (id.clone(), kept)
+                    })
+                    .collect();
+                out.insert(k.clone(), Value::Object(phases));
+                continue;
+            }
+            out.insert(k.clone(), x.clone());
+        }
+        Value::Object(out)
+    }
+
+    fn record() -> impl Strategy<Value = Value> {
+        let keys = prop_oneof![
+            Just("runId".to_owned()),
+            Just("def".to_owned()),
+            Just("finalOutput".to_owned()),
+            Just("phases".to_owned()),
+            Just("usage".to_owned()),
+            "[a-z\"é\\\\]{0,4}",
+        ];
+        let phase = prop::collection::vec(
+            (
+                prop_oneof![
+                    Just("status".to_owned()),
+                    Just("attempts".to_owned()),
+                    Just("output".to_owned()),
+                    "[a-z]{0,3}",
+                ],
+                arb_value(),
+            ),
+            0..5,
+        )
+        .prop_map(|kv| Value::Object(kv.into_iter().collect()));
+        let phases =
+            prop::collection::vec(("[a-z#\"]{0,3}", prop_oneof![phase, arb_value()]), 0..4)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect()));
+        prop::collection::vec((keys, prop_oneof![arb_value(), phases]), 0..7)
+            .prop_map(|kv| Value::Object(kv.into_iter().collect()))
+    }
+
+    proptest! {
+        #[test]
+        fn summaries_agree_with_full_parses(v in record(), pretty in any::<bool>()) {
+            let text = if pretty { v.to_pretty_json() } else { v.to_json() };
+            let parsed = parse_json(&text).expect("valid");
+            let sum = summarize(&text).expect("summary of valid JSON");
+            prop_assert_eq!(sum, expected(&parsed));
+        }
+
+        #[test]
+        fn the_scanner_never_panics(text in ".{0,64}", cut in 0usize..400, v in record()) {
+            let _ = summarize(&text);
+            let full = v.to_json();
+            let mut end = cut.min(full.len());
+            while !full.is_char_boundary(end) {
+                end -= 1;
+            }
+            let prefix = &full[..end];
+            if end < full.len() {
+                prop_assert!(summarize(prefix).is_err(), "{}", prefix);
+            }
+        }
+    }
+}
