@@ -230,6 +230,32 @@ fn running_with_a_dead_lock_is_interrupted() {
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(list(r, None)[0].status, "interrupted");
     child.wait().expect("wait");
+    // A live process that started after the lock was written: the pid was reused.
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .expect("spawn sleep");
+    std::fs::write(dir.join("lock"), format!("{}\n", child.id())).expect("lock");
+    assert_eq!(list(r, None)[0].status, "running");
+    let old = std::fs::File::options()
+        .write(true)
+        .open(dir.join("lock"))
+        .expect("open");
+    old.set_modified(SystemTime::now() - Duration::from_secs(3600))
+        .expect("mtime");
+    drop(old);
+    assert_eq!(list(r, None)[0].status, "interrupted");
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    assert!(
+        process_start_ms(std::process::id() as i32).is_some_and(|ms| {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .expect("now")
+                .as_millis() as u64;
+            ms <= now && now - ms < 3_600_000
+        })
+    );
     std::fs::write(dir.join("lock"), "garbage").expect("lock");
     assert_eq!(list(r, None)[0].status, "interrupted");
     // Other statuses are what the record says.
