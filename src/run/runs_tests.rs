@@ -452,3 +452,82 @@ mod props {
         }
     }
 }
+
+#[test]
+fn a_live_record_is_brought_up_to_date_from_its_journal() {
+    let root = tempfile::tempdir().expect("tmp");
+    let r = root.path();
+    let id = put(r, "f", T0, "aaaaaa", "running");
+    let dir = runs_dir(r).join("f").join(&id);
+    // The snapshot: `a` done, `b` pending, `c` pending.
+    let p = dir.join("run.json");
+    let text = std::fs::read_to_string(&p).expect("read");
+    let text = text.replace(
+        r#""b": {"status": "skipped", "output": "", "attempts": 0, "cacheHit": "run-only"}"#,
+        r#""b": {"status": "pending", "startedAt": null}, "c": {"status": "pending"}, "d": {"status": "pending"}"#,
+    );
+    std::fs::write(&p, text).expect("write");
+    let journal = [
+        r#"{"type":"run-start","ts":"2026-11-30T10:00:00.000Z","runId":"x"}"#,
+        r#"{"type":"input","ts":"2026-11-30T10:00:00.000Z","input":{"what":{"kind":"start"}}}"#,
+        r#"{"type":"phase-start","ts":"2026-11-30T10:00:01.000Z","phase":"a"}"#,
+        r#"{"type":"phase-start","ts":"2026-11-30T10:00:02.000Z","phase":"b"}"#,
+        r#"{"type":"agent-call","ts":"2026-11-30T10:00:03.000Z","node":"b#1","agent":"x","attempt":2,"prompt":"P1"}"#,
+        r#"{"type":"agent-call","ts":"2026-11-30T10:00:03.000Z","node":"bb","agent":"x","attempt":1,"prompt":"not b"}"#,
+        r#"{"type":"agent-call","ts":"2026-11-30T10:00:03.000Z","node":"b/inner@2","agent":"x","attempt":1,"prompt":"P2"}"#,
+        r#"{"type":"phase-end","ts":"2026-11-30T10:00:04.000Z","phase":"b","status":"failed","error":"boom","cacheHit":"cross-run"}"#,
+        r#"{"type":"phase-start","ts":"2026-11-30T10:00:05.000Z","phase":"c"}"#,
+        r#"{"type":"phase-end","ts":"2026-11-30T10:00:05.0"#,
+    ];
+    std::fs::write(dir.join("journal.jsonl"), journal.join("\n")).expect("journal");
+    let mut rec = read_record(&dir).expect("rec");
+    assert_eq!(
+        overlay_journal(&dir, &mut rec),
+        0,
+        "a torn last line is no error"
+    );
+    let phase = |id: &str| {
+        get(&rec, "phases")
+            .and_then(|ps| get(ps, id))
+            .cloned()
+            .expect(id)
+    };
+    // `a` was done in the snapshot already: unchanged.
+    assert_eq!(get_str(&phase("a"), "status"), Some("done"));
+    assert_eq!(get_str(&phase("a"), "startedAt"), None);
+    let b = phase("b");
+    assert_eq!(get_str(&b, "status"), Some("failed"));
+    assert_eq!(get_str(&b, "error"), Some("boom"));
+    assert_eq!(get_str(&b, "cacheHit"), Some("cross-run"));
+    assert_eq!(get_str(&b, "startedAt"), Some("2026-11-30T10:00:02.000Z"));
+    assert_eq!(get_str(&b, "endedAt"), Some("2026-11-30T10:00:04.000Z"));
+    assert_eq!(get_str(&phase("c"), "status"), Some("running"));
+    assert_eq!(get_str(&phase("d"), "status"), Some("pending"));
+    assert_eq!(get_str(&rec, "status"), Some("running"));
+    // The prompts of `b`: its items and its sub-flow's nodes, not another phase's.
+    let prompts = phase_prompts(&dir, "b");
+    let texts: Vec<&str> = prompts
+        .iter()
+        .filter_map(|p| get_str(p, "prompt"))
+        .collect();
+    assert_eq!(texts, ["P1", "P2"]);
+    assert_eq!(get(&prompts[0], "attempt"), Some(&Value::Number(2.0)));
+    // A line broken in the middle of the journal is counted; a run-end ends the run.
+    let mut lines = journal[..9].to_vec();
+    lines.insert(3, "{not json");
+    lines.push(r#"{"type":"run-end","ts":"2026-11-30T10:00:09.000Z","status":"failed","reason":"phase 'b' failed"}"#);
+    std::fs::write(dir.join("journal.jsonl"), lines.join("\n") + "\n").expect("journal");
+    let mut rec = read_record(&dir).expect("rec");
+    assert_eq!(overlay_journal(&dir, &mut rec), 1);
+    assert_eq!(get_str(&rec, "status"), Some("failed"));
+    assert_eq!(get_str(&rec, "reason"), Some("phase 'b' failed"));
+    // Finished records are left as they are.
+    let mut done = read_record(&dir).expect("rec");
+    if let Value::Object(o) = &mut done {
+        o.insert("status".into(), Value::from("completed"));
+    }
+    let before = done.clone();
+    overlay_journal(&dir, &mut done);
+    assert_eq!(done, before);
+    assert!(node_of_phase("b", "b") && node_of_phase("b#judge", "b") && !node_of_phase("b2", "b"));
+}
