@@ -28,6 +28,8 @@ pub struct Carried {
     pub states: HashMap<String, (String, Value)>,
     /// Non-idempotent phases the parent had `done` (they run again, with a warning).
     pub rerun_warn: Vec<String>,
+    /// The parent's finished map items: node (`map#3`) → (key, output).
+    pub items: IndexMap<String, (String, String)>,
 }
 
 /// One lookup the driver answers (see `Command::CacheLookup`).
@@ -115,6 +117,8 @@ pub struct Parent {
     pub launch: Option<Value>,
     /// Problems met reading it (a torn journal line): warnings, never errors.
     pub warnings: Vec<String>,
+    /// Its finished map items (`item-end` journal lines): node → (key, output).
+    pub items: IndexMap<String, (String, String)>,
 }
 
 /// Read a run directory: `run.json`, and the journal when the record may lag behind it.
@@ -162,6 +166,7 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
             .map(usage_from_value),
         launch: m.get("launch").cloned(),
         warnings: Vec::new(),
+        items: IndexMap::new(),
     };
     if let Some(Value::Object(phases)) = m.get("phases") {
         for (id, v) in phases {
@@ -175,6 +180,9 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
     }
     if parent.status == "running" {
         replay_journal(&mut parent);
+    }
+    if let Ok(text) = std::fs::read_to_string(dir.join("journal.jsonl")) {
+        parent.items = super::journal::item_ends(&text);
     }
     Ok(parent)
 }
@@ -320,6 +328,12 @@ pub fn plan(
         spent_before: Some(spent),
         ..Carried::default()
     };
+    for (node, state) in &parent.items {
+        let phase = node.split('#').next().unwrap_or("");
+        if !dropped.iter().any(|d| d == phase) && !idempotent.iter().any(|d| d == phase) {
+            carried.items.insert(node.clone(), state.clone());
+        }
+    }
     for (id, r) in &parent.phases {
         if r.status != PhaseStatus::Done || dropped.contains(id) {
             continue;
