@@ -245,14 +245,16 @@ impl Interpreter {
             Some(root) if !self.opts.dry_run => Some(root.clone()),
             _ => None,
         };
-        let def = crate::json::parse(&src.text).root.map(|r| r.to_value());
+        // The definition: kept in `run.json`, and the source of each phase's `phasefp:` key
+        // part (keys are computed only when a store keeps them).
+        let def = store_root
+            .as_ref()
+            .and_then(|_| crate::json::parse(&src.text).root.map(|r| r.to_value()));
         let fps = def
             .as_ref()
             .map(|d| cache::phase_fps(d, flow.phases.len()))
             .unwrap_or_default();
         let cfg = self.config(&flow, &agents, cwd.clone(), store_root.is_some(), fps);
-        // The flow's definition goes into `run.json` only: without a store it is not needed.
-        let def = def.filter(|_| store_root.is_some());
         let flow = Arc::new(flow);
         let setup = self
             .keep_inputs

@@ -217,20 +217,32 @@ fn replay_journal(parent: &mut Parent) {
         return;
     };
     let args = super::journal::start_args(&text).unwrap_or_else(|| parent.args.clone());
+    // As the original ran: journaling (its lines are dropped here) decides that keys are
+    // computed, so every phase gets its `inputHash` back.
     let cfg = Config {
-        journaling: false,
+        journaling: true,
         progress: false,
         ..cfg
     };
     let mut m = Machine::new(Arc::new(flow), args, cfg);
     let mut out = Vec::new();
+    let mut finished = None;
     for input in inputs {
         m.handle_into(input, &mut out);
-        out.clear();
+        for c in out.drain(..) {
+            if let super::machine::Command::Finish(r) = c {
+                finished = Some(r);
+            }
+        }
     }
-    let (record, _) = m.snapshot();
+    // A run killed after its last input but before its final `run.json`: the machine's own
+    // final record.
+    let record = match finished {
+        Some(r) => *r,
+        None => m.snapshot().0.clone(),
+    };
     parent.usage = record.usage;
-    parent.phases = record.phases.clone();
+    parent.phases = record.phases;
 }
 
 /// Lower a stored definition (no checks: the caller checks the child's).
@@ -565,6 +577,32 @@ mod tests {
         reused.sort();
         assert_eq!(reused, vec!["a", "b"]);
         assert_eq!(p.carried.parent_run_id, rec.run_id);
+    }
+
+    #[test]
+    fn a_run_killed_after_its_last_input_is_rebuilt_whole() {
+        let tmp = tempfile::tempdir().expect("temp");
+        let rec = run(tmp.path());
+        let dir = run_dir(tmp.path(), &rec.run_id);
+        let text = std::fs::read_to_string(dir.join("run.json")).expect("run.json");
+        let stale = text.replacen("\"status\": \"completed\"", "\"status\": \"running\"", 1);
+        assert_ne!(stale, text);
+        std::fs::write(dir.join("run.json"), stale).expect("write");
+        let parent = open(&dir).expect("opens");
+        assert!(parent.warnings.is_empty(), "{:?}", parent.warnings);
+        assert_eq!(parent.phases.len(), 4);
+        assert!(
+            parent
+                .phases
+                .values()
+                .all(|p| p.status == PhaseStatus::Done)
+        );
+        let p = plan(&parent, "interrupted", None, Caps::default()).expect("plan");
+        assert_eq!(
+            p.carried.states.len(),
+            3,
+            "all but the idempotent:false phase"
+        );
     }
 
     #[test]

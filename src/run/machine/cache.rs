@@ -67,7 +67,8 @@ impl Exec {
             .or_else(|| cfg.models.get(agent).cloned())
             .unwrap_or_default();
         let prefix = format!("{}{}", cfg.prompt_prefix, self.pre_read);
-        let render = |t: &crate::flow::Text| t.template.render(&self.scope).text;
+        let cap = cfg.max_prompt;
+        let render = |t: &crate::flow::Text| capped(t, &self.scope, cap);
         let task = phase.task.as_ref().map(render).unwrap_or_default();
         let id = phase.id.clone();
         let kind = match phase.ty() {
@@ -92,7 +93,7 @@ impl Exec {
                 ]
             }
             PhaseType::Map => {
-                let prompts = map_prompts(phase, &self.scope, &prefix);
+                let prompts = map_prompts(phase, &self.scope, &prefix, cap);
                 vec![id, model.clone(), json_strings(&prompts)]
             }
             PhaseType::Parallel | PhaseType::Race => {
@@ -196,6 +197,15 @@ impl Exec {
     }
 }
 
+/// A field rendered for the key, never past `cap` bytes (the phase itself fails on such a
+/// prompt; its key only has to be cheap and deterministic).
+fn capped<S: crate::eval::Scope + ?Sized>(t: &crate::flow::Text, scope: &S, cap: usize) -> String {
+    match t.template.render_capped(scope, cap) {
+        Ok(r) => r.text,
+        Err(over) => over.partial.text,
+    }
+}
+
 /// `cwd` as written.
 fn cwd_text(c: &Cwd) -> String {
     match c {
@@ -212,6 +222,7 @@ fn map_prompts(
     phase: &Phase,
     scope: &super::super::scope::PhaseScope,
     prefix: &str,
+    cap: usize,
 ) -> Vec<String> {
     let Some(over) = phase.map_fields().over.as_ref() else {
         return Vec::new();
@@ -225,7 +236,7 @@ fn map_prompts(
             other => Some(other.clone()),
         })
     } else {
-        crate::eval::safe_parse::safe_parse(&over.template.render(scope).text).value
+        crate::eval::safe_parse::safe_parse(&capped(over, scope, cap)).value
     };
     let Some(items) = value.as_ref().and_then(coerce_array) else {
         return Vec::new();
@@ -241,7 +252,7 @@ fn map_prompts(
             let t = phase
                 .task
                 .as_ref()
-                .map(|t| t.template.render(&item).text)
+                .map(|t| capped(t, &item, cap))
                 .unwrap_or_default();
             format!("{prefix}{t}")
         })

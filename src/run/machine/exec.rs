@@ -320,6 +320,10 @@ impl Exec {
         let (scope, may) = super::cache::lookup_scope(phase, cfg.incremental);
         let cross = scope == Scope::CrossRun && !cfg.dry_run;
         self.reuse.cross_run = cross;
+        if !(cfg.journaling || cfg.lookups || cross) {
+            // Nothing keeps or looks for the key (an in-memory run): not computed.
+            return self.dir(cx);
+        }
         let parts = self.key_parts(cx);
         let cfg = cx.cfg();
         if may && !cfg.dry_run && (cfg.lookups || cross) {
