@@ -16,7 +16,7 @@ fn project(name: &str, flow: &str) -> PathBuf {
     // The answer of a prompt that mentions `input` carries input.txt's content.
     std::fs::write(
         &agent,
-        "#!/bin/sh\np=$(cat)\necho \"$TFC_NODE\" >> calls.log\ncase \"$p\" in *input*) echo \"read: $(cat input.txt)\";; *two\\ items*) echo '[1,2]';; *) echo \"answer to: $p\";; esac\n",
+        "#!/bin/sh\np=$(cat)\necho \"$TFC_NODE\" >> calls.log\ncase \"$p\" in *input*) echo \"read: $(cat input.txt)\";; *two\\ items*) cat items.txt;; *) echo \"answer to: $p\";; esac\n",
     )
     .expect("write agent");
     use std::os::unix::fs::PermissionsExt;
@@ -41,7 +41,7 @@ fn calls(dir: &Path) -> Vec<String> {
 const FLOW: &str = r#"{"name":"inc","incremental":true,"phases":[
  {"id":"read","task":"summarise the input","cache":{"fingerprint":["file:input.txt"]}},
  {"id":"plan","dependsOn":["read"],"task":"plan from {steps.read.output}"},
- {"id":"other","task":"list two items"},
+ {"id":"other","task":"list two items","cache":{"fingerprint":["file:items.txt"]}},
  {"id":"items","type":"map","over":"{steps.other.output}","dependsOn":["other"],"task":"item {item}"},
  {"id":"once","task":"no reuse","cache":{"scope":"off"}},
  {"id":"end","final":true,"dependsOn":["plan","items","once"],"task":"end {steps.plan.output}"}
@@ -51,6 +51,7 @@ const FLOW: &str = r#"{"name":"inc","incremental":true,"phases":[
 fn a_second_incremental_run_makes_no_agent_calls_but_uncached_phases() {
     let dir = project("cache-incremental", FLOW);
     std::fs::write(dir.join("input.txt"), "v1").expect("input");
+    std::fs::write(dir.join("items.txt"), "[1,2]").expect("items");
     let out = run(&dir, &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
@@ -72,6 +73,11 @@ fn a_second_incremental_run_makes_no_agent_calls_but_uncached_phases() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(calls(&dir), vec!["end", "once", "plan", "read"]);
     assert!(out.stdout.contains("v2"), "{}", out.stdout);
+    // Maps cache per item: one new item is the only item called.
+    std::fs::write(dir.join("items.txt"), "[1,3]").expect("items");
+    let out = run(&dir, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(calls(&dir), vec!["items#1", "once", "other"]);
     // --no-incremental: the default scope is run-only again; nothing is reused.
     let out = run(&dir, &["--no-incremental"]);
     assert_eq!(out.code, 0, "{}", out.stderr);

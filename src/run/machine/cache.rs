@@ -36,11 +36,16 @@ impl Exec {
     /// The key of map item `index` whose full prompt is `prompt` (SPEC §10.5 "map item":
     /// id, agent, model, item prompt).
     pub(crate) fn item_key(&self, cx: &Cx<'_>, agent: &str, prompt: &str) -> String {
+        self.item_parts(cx, agent, prompt).key(None)
+    }
+
+    /// The key parts of a map item (see [`Exec::item_key`]).
+    pub(crate) fn item_parts(&self, cx: &Cx<'_>, agent: &str, prompt: &str) -> KeyParts {
         let flow = cx.flow();
         let phase = &flow.phases[self.index];
         let model = self.model_of(cx, agent);
         let kind = vec![phase.id.clone(), agent.to_owned(), model, prompt.to_owned()];
-        self.key_parts_with(cx, kind).key(None)
+        self.key_parts_with(cx, kind)
     }
 
     /// The model a call of `agent` in this phase runs on, when known.

@@ -34,7 +34,8 @@ pub(crate) enum KindEvent {
     /// Run id, backends, error.
     Resolved(String, Vec<(String, String)>, Option<String>),
     /// The cache lookup ended: the key, a reusable state, a warning.
-    Cached(String, Option<Box<super::CacheHit>>, Option<String>),
+    /// Slot, key, a reusable state, a warning.
+    Cached(u32, String, Option<Box<super::CacheHit>>, Option<String>),
     /// A rework ended: the gate's fresh view, or `None` when it could not happen.
     Reworked(Option<PhaseScope>),
     /// An input for the sub-flow running inside.
@@ -271,7 +272,7 @@ impl Exec {
                 self.pre_read = text;
                 self.cache(cx)
             }
-            (Stage::Cache, KindEvent::Cached(key, hit, warning)) => {
+            (Stage::Cache, KindEvent::Cached(_, key, hit, warning)) => {
                 self.cached(cx, key, hit, warning)
             }
             (Stage::Dir, KindEvent::Dir(path, warning)) => match path {

@@ -429,7 +429,7 @@ impl Machine {
                     Event::FlowLoaded { text, .. } => KindEvent::Loaded(text),
                     Event::CacheChecked {
                         key, hit, warning, ..
-                    } => KindEvent::Cached(key, hit, warning),
+                    } => KindEvent::Cached(slot, key, hit, warning),
                     Event::AgentsResolved {
                         run_id,
                         backends,
