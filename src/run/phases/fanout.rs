@@ -39,6 +39,15 @@ pub(crate) struct Fanout {
     pub(super) elements: super::map::Elements,
     /// A tournament's items, kept for the judge.
     pub(super) items: Vec<ItemDone>,
+    /// Map items' cache keys, by index, while their calls run (SPEC §10.5: maps cache per
+    /// item).
+    keys: Vec<Option<String>>,
+    /// Whether map items may be reused (the phase's cache scope is not `off`).
+    reusable: bool,
+    /// Map items are looked up in, and stored to, the cross-run cache.
+    cross: bool,
+    /// Items whose cross-run lookup is out: agent, prompt, directory.
+    looking: Vec<Option<(String, String, CallDir)>>,
 }
 
 /// Fan-out width: phase `concurrency`, else the flow's, else 8.
@@ -72,9 +81,25 @@ impl Fanout {
                 };
                 self.done = (0..self.count).map(|_| None).collect();
                 self.agents = vec![String::new(); self.count];
+                self.keys = vec![None; self.count];
+                let cfg = cx.cfg();
+                self.reusable = phase.ty() == PhaseType::Map
+                    && (cfg.journaling || !cfg.item_states.is_empty())
+                    && !cfg.dry_run
+                    && crate::run::cache::scope(phase, cfg.incremental)
+                        != crate::run::cache::Scope::Off;
+                self.cross = phase.ty() == PhaseType::Map
+                    && !cfg.dry_run
+                    && crate::run::cache::scope(phase, cfg.incremental)
+                        == crate::run::cache::Scope::CrossRun;
+                self.looking = (0..self.count).map(|_| None).collect();
                 self.fill(ex, cx, phase)
             }
             KindEvent::Call(JUDGE, r) => super::tournament::judged(self, ex, phase, r),
+            KindEvent::Cached(slot, key, hit, warning) => {
+                self.looked_up(ex, cx, phase, slot as usize, key, hit, warning);
+                self.fill(ex, cx, phase)
+            }
             KindEvent::Call(slot, r) => {
                 self.item_ended(ex, cx, phase, slot as usize, r);
                 self.fill(ex, cx, phase)
@@ -89,36 +114,30 @@ impl Fanout {
             let i = self.next;
             self.next += 1;
             let (agent, prompt, dir) = self.item(ex, cx, phase, i);
-            if cx.aborted() {
-                self.done[i] = Some(ItemDone {
-                    index: i,
-                    agent,
-                    status: PhaseStatus::Failed,
-                    output: String::new(),
-                    error: Some("Aborted".into()),
-                });
-                continue;
+            if self.reusable {
+                let key = ex.item_key(cx, &agent, &prompt);
+                let node = cx.node(&format!("{}#{i}", phase.id));
+                let reused = cx
+                    .cfg()
+                    .item_states
+                    .get(&node)
+                    .filter(|(k, _)| *k == key)
+                    .map(|(_, out)| out.clone());
+                if let Some(output) = reused {
+                    item_end(cx, &node, i, &key, &output);
+                    self.done[i] = Some(ItemDone {
+                        index: i,
+                        agent,
+                        status: PhaseStatus::Done,
+                        output,
+                        error: None,
+                    });
+                    self.finished += 1;
+                    continue;
+                }
+                self.keys[i] = Some(key);
             }
-            if cx.over().is_some() {
-                ex.rec.budget_truncated = true;
-                self.done[i] = Some(ItemDone {
-                    index: i,
-                    agent,
-                    status: PhaseStatus::Skipped,
-                    output: String::new(),
-                    error: Some("(skipped: budget exceeded)".into()),
-                });
-                continue;
-            }
-            self.running += 1;
-            let mut spec = ex
-                .spec(format!("{}#{i}", phase.id), &agent, prompt, Purpose::Task)
-                .checked(phase);
-            spec.cwd = dir;
-            spec.item_index = Some(i);
-            spec.caught = true;
-            self.agents[i] = agent;
-            cx.call(ex, i as u32, spec);
+            self.launch(ex, cx, phase, i, agent, prompt, dir);
         }
         if self.running > 0 || self.next < self.count {
             return Step::Wait;
@@ -133,6 +152,134 @@ impl Fanout {
         }
         merge(ex, items);
         Step::Done(Halt::None)
+    }
+
+    /// The cross-run lookup of item `i` ended: a hit is the item's result, else it runs.
+    #[allow(clippy::too_many_arguments)]
+    fn looked_up(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        phase: &Phase,
+        i: usize,
+        key: String,
+        hit: Option<Box<super::super::machine::CacheHit>>,
+        warning: Option<String>,
+    ) {
+        let Some((agent, prompt, dir)) = self.looking.get_mut(i).and_then(Option::take) else {
+            return;
+        };
+        self.running -= 1;
+        if let Some(w) = warning {
+            cx.notice(&phase.id, &w);
+            ex.rec.warn(w);
+        }
+        let output = hit.and_then(|h| match &h.record {
+            serde_json::Value::Object(m)
+                if m.get("status").and_then(|s| s.as_str()) == Some("done") =>
+            {
+                m.get("output").and_then(|o| o.as_str()).map(str::to_owned)
+            }
+            _ => None,
+        });
+        if let Some(output) = output {
+            let node = cx.node(&format!("{}#{i}", phase.id));
+            item_end(cx, &node, i, &key, &output);
+            self.done[i] = Some(ItemDone {
+                index: i,
+                agent,
+                status: PhaseStatus::Done,
+                output,
+                error: None,
+            });
+            self.finished += 1;
+            return;
+        }
+        self.keys[i] = Some(key);
+        self.start_item(ex, cx, phase, i, agent, prompt, dir);
+    }
+
+    /// Item `i` was not reused: look it up across runs, or start it.
+    #[allow(clippy::too_many_arguments)]
+    fn launch(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        phase: &Phase,
+        i: usize,
+        agent: String,
+        prompt: String,
+        dir: CallDir,
+    ) {
+        if self.cross && !cx.aborted() && cx.over().is_none() {
+            let parts = ex.item_parts(cx, &agent, &prompt).parts(None);
+            let node = cx.node(&format!("{}#{i}", phase.id));
+            let fingerprints = crate::run::cache::fingerprints(phase);
+            let ttl_ms = crate::run::cache::ttl_ms(phase);
+            let cwd = cx.cfg().cwd.clone();
+            self.looking[i] = Some((agent, prompt, dir));
+            self.running += 1;
+            cx.io(i as u32, super::super::machine::OpKind::Other, |op| {
+                super::super::machine::Command::CacheLookup {
+                    op,
+                    node,
+                    parts,
+                    fingerprints,
+                    run_only: false,
+                    cross_run: true,
+                    ttl_ms,
+                    cwd,
+                }
+            });
+            return;
+        }
+        self.start_item(ex, cx, phase, i, agent, prompt, dir);
+    }
+
+    /// Start item `i`'s call (or end it at once: aborted, over budget).
+    #[allow(clippy::too_many_arguments)]
+    fn start_item(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        phase: &Phase,
+        i: usize,
+        agent: String,
+        prompt: String,
+        dir: CallDir,
+    ) {
+        {
+            if cx.aborted() {
+                self.done[i] = Some(ItemDone {
+                    index: i,
+                    agent,
+                    status: PhaseStatus::Failed,
+                    output: String::new(),
+                    error: Some("Aborted".into()),
+                });
+                return;
+            }
+            if cx.over().is_some() {
+                ex.rec.budget_truncated = true;
+                self.done[i] = Some(ItemDone {
+                    index: i,
+                    agent,
+                    status: PhaseStatus::Skipped,
+                    output: String::new(),
+                    error: Some("(skipped: budget exceeded)".into()),
+                });
+                return;
+            }
+            self.running += 1;
+            let mut spec = ex
+                .spec(format!("{}#{i}", phase.id), &agent, prompt, Purpose::Task)
+                .checked(phase);
+            spec.cwd = dir;
+            spec.item_index = Some(i);
+            spec.caught = true;
+            self.agents[i] = agent;
+            cx.call(ex, i as u32, spec);
+        }
     }
 
     /// Item `i`'s agent, prompt and directory.
@@ -171,6 +318,21 @@ impl Fanout {
             ex.rec.warn(w);
         }
         let agent = std::mem::take(&mut self.agents[i]);
+        if let Some(key) = self.keys.get_mut(i).and_then(Option::take)
+            && r.ok
+        {
+            let node = cx.node(&format!("{}#{i}", phase.id));
+            item_end(cx, &node, i, &key, &r.output);
+            if self.cross {
+                let mut m = crate::value::Map::default();
+                m.insert("status".into(), Value::from("done"));
+                m.insert("output".into(), Value::from(r.output.as_str()));
+                cx.push(super::super::machine::Command::CacheStore {
+                    key,
+                    record: Value::Object(m),
+                });
+            }
+        }
         self.done[i] = Some(ItemDone {
             index: i,
             agent,
@@ -195,6 +357,17 @@ impl Fanout {
             cx.push(super::super::machine::Command::Progress(note));
         }
     }
+}
+
+/// Journal a finished map item with its key and output (`item-end`): a resumed run reuses
+/// it when its key is unchanged.
+fn item_end(cx: &mut Cx<'_>, node: &str, index: usize, key: &str, output: &str) {
+    cx.m.journal("item-end", |m| {
+        m.insert("node".into(), Value::from(node));
+        m.insert("index".into(), Value::Number(index as f64));
+        m.insert("inputHash".into(), Value::from(key));
+        m.insert("output".into(), Value::from(output));
+    });
 }
 
 /// The shared merge of map and parallel items (SPEC §3.3).
