@@ -32,6 +32,10 @@ pub struct Graph {
     pub sizes: Vec<(f64, f64)>,
     /// `(from, to)` pairs; self-loops and out-of-range indices are not drawn.
     pub edges: Vec<(usize, usize)>,
+    /// Where edges attach, per node (optional): the centre of the attachment span measured from
+    /// the box's start along the layer, and the span's length. Several edges on one side of a
+    /// node are spread over the span, ordered by where they come from. Default: the middle 60%.
+    pub ports: Vec<(f64, f64)>,
 }
 
 /// A placed box: top-left corner and size.
@@ -94,7 +98,7 @@ struct Vnode {
 ///
 /// ```
 /// use tfc::report::layout::{Graph, Orientation, layout};
-/// let g = Graph { sizes: vec![(80.0, 40.0); 3], edges: vec![(0, 1), (0, 2)] };
+/// let g = Graph { sizes: vec![(80.0, 40.0); 3], edges: vec![(0, 1), (0, 2)], ports: vec![] };
 /// let l = layout(&g, Orientation::TopDown);
 /// assert!(l.nodes[1].y > l.nodes[0].y + 40.0);
 /// assert_eq!(l.nodes[1].y, l.nodes[2].y);
@@ -249,16 +253,48 @@ pub fn layout(g: &Graph, orientation: Orientation) -> Layout {
         Orientation::TopDown => (c, m),
         Orientation::LeftRight => (m, c),
     };
+    // Ports: the edges leaving (entering) a node spread along its border, ordered by the
+    // position of the next (previous) node of their chain.
+    let port = |i: usize| {
+        g.ports
+            .get(i)
+            .copied()
+            .unwrap_or((v[i].cross / 2.0, v[i].cross * 0.6))
+    };
+    let mut out_ports: Vec<Vec<(f64, usize)>> = vec![Vec::new(); n];
+    let mut in_ports: Vec<Vec<(f64, usize)>> = vec![Vec::new(); n];
+    for (k, chain) in chains.iter().enumerate() {
+        if let [first, second, ..] = chain[..] {
+            out_ports[first].push((center[second], k));
+        }
+        if let [.., before, last] = chain[..] {
+            in_ports[last].push((center[before], k));
+        }
+    }
+    let mut out_at = vec![0.0; chains.len()];
+    let mut in_at = vec![0.0; chains.len()];
+    for (ports, at) in [(&mut out_ports, &mut out_at), (&mut in_ports, &mut in_at)] {
+        for (i, list) in ports.iter_mut().enumerate() {
+            list.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let (mid, span) = port(i);
+            let start = boxes[i].0 + mid;
+            let k = list.len() as f64;
+            for (j, &(_, e)) in list.iter().enumerate() {
+                at[e] = start + span * ((j as f64 + 1.0) / (k + 1.0) - 0.5);
+            }
+        }
+    }
     let edges_out = chains
         .iter()
         .zip(&reversed)
-        .map(|(chain, &rev)| {
+        .enumerate()
+        .map(|(k, (chain, &rev))| {
             let (Some(&first), Some(&last)) = (chain.first(), chain.last()) else {
                 return Vec::new();
             };
-            let mut pts = Vec::with_capacity(chain.len());
-            let (c, m, _, mw) = boxes[first];
-            pts.push(point(c + v[first].cross / 2.0, m + mw));
+            let mut pts = Vec::with_capacity(chain.len() * 2);
+            let (_, m, _, mw) = boxes[first];
+            pts.push(point(out_at[k], m + mw));
             for &d in &chain[1..chain.len() - 1] {
                 let (c, _, _, _) = boxes[d];
                 let r = v[d].rank;
@@ -266,8 +302,8 @@ pub fn layout(g: &Graph, orientation: Orientation) -> Layout {
                 pts.push(point(c, main_at[r]));
                 pts.push(point(c, main_at[r] + thick[r]));
             }
-            let (c, m, _, _) = boxes[last];
-            pts.push(point(c + v[last].cross / 2.0, m));
+            let (_, m, _, _) = boxes[last];
+            pts.push(point(in_at[k], m));
             if rev {
                 pts.reverse();
             }
@@ -518,6 +554,7 @@ mod tests {
         let g = Graph {
             sizes: boxes(4),
             edges: vec![(0, 1), (1, 2), (2, 3)],
+            ports: vec![],
         };
         let l = layout(&g, Orientation::TopDown);
         for w in l.nodes.windows(2) {
@@ -533,6 +570,7 @@ mod tests {
         let g = Graph {
             sizes: vec![(100.0, 30.0); 2],
             edges: vec![(0, 1)],
+            ports: vec![],
         };
         let l = layout(&g, Orientation::LeftRight);
         assert_eq!(l.nodes[0].y, l.nodes[1].y);
@@ -558,6 +596,7 @@ mod tests {
                 (0, 7),
                 (8, 7),
             ],
+            ports: vec![],
         };
         let l = layout(&g, Orientation::TopDown);
         for (i, a) in l.nodes.iter().enumerate() {
@@ -589,6 +628,7 @@ mod tests {
         let g = Graph {
             sizes: boxes(6),
             edges: vec![(0, 5), (1, 4), (2, 3)],
+            ports: vec![],
         };
         let l = layout(&g, Orientation::TopDown);
         let x = |i: usize| l.nodes[i].x;
@@ -601,6 +641,7 @@ mod tests {
         let g = Graph {
             sizes: boxes(3),
             edges: vec![(0, 1), (1, 2), (2, 0), (1, 1), (0, 9)],
+            ports: vec![],
         };
         let l = layout(&g, Orientation::TopDown);
         assert_eq!(l.nodes.len(), 3);
@@ -622,6 +663,7 @@ mod tests {
         let g = Graph {
             sizes: boxes(3),
             edges: vec![(0, 1), (0, 2)],
+            ports: vec![],
         };
         let l = layout(&g, Orientation::TopDown);
         let mid = (l.nodes[1].center().0 + l.nodes[2].center().0) / 2.0;
@@ -638,6 +680,7 @@ mod tests {
                 .map(|i| (i - 1, i))
                 .chain((0..n - 1).map(|i| (i, n - 1)))
                 .collect(),
+            ports: vec![],
         };
         let t = std::time::Instant::now();
         let l = layout(&g, Orientation::TopDown);
