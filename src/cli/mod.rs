@@ -23,6 +23,7 @@ mod eval;
 mod graph;
 mod input;
 mod progress;
+mod report;
 mod run;
 mod schema;
 
@@ -49,6 +50,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Print the graph of a flow (Mermaid, SVG or Graphviz), its problems marked.
     Graph(graph::GraphArgs),
+    /// Write the self-contained HTML report of a run.
+    Report(report::ReportArgs),
     /// Print the JSON Schema (draft 2020-12) of flow files, for editor completion.
     Schema(schema::SchemaArgs),
 }
@@ -76,6 +79,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Graph(args) => graph::run(args),
+        Command::Report(args) => report::run(args),
         Command::Schema(args) => schema::run(args),
     };
     exit.into()
