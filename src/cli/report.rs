@@ -14,7 +14,7 @@ use super::{Exit, usage_error};
 use tfc::project::project_root;
 use tfc::report::html::{Input, TEXT_LIMIT, html};
 use tfc::run::runs;
-use tfc::value::Value;
+use tfc::value::{Value, parse_json};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -53,6 +53,36 @@ pub fn run(a: ReportArgs) -> Exit {
             Exit::Ok
         }
         Err(m) => usage_error(m),
+    }
+}
+
+/// `tfc run --report`: write `report.html` beside the run's record. A problem is a warning:
+/// the run's own exit code stands.
+pub fn after_run(run_json: &Path) {
+    let dir = run_json.parent().unwrap_or(Path::new("."));
+    let record = match std::fs::read(run_json) {
+        Ok(bytes) => match parse_json(&String::from_utf8_lossy(&bytes)) {
+            Ok(v) => v,
+            Err(e) => {
+                sayln!(
+                    "warning: no report: the run record {} is not valid JSON ({e}); try `tfc report` later",
+                    run_json.display()
+                );
+                return;
+            }
+        },
+        Err(e) => {
+            sayln!(
+                "warning: no report: cannot read the run record {}: {e}",
+                run_json.display()
+            );
+            return;
+        }
+    };
+    let path = dir.join("report.html");
+    match write(&path, &render(dir, &record, None)) {
+        Ok(()) => sayln!("report: {}", path.display()),
+        Err(m) => sayln!("warning: no report: {m}"),
     }
 }
 

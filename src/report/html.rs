@@ -598,7 +598,7 @@ pre{background:#f6f7f9;border:1px solid #e3e5ea;padding:8px;white-space:pre-wrap
 .pill.st-paused,.pill.st-interrupted,.pill.st-blocked{background:#fff1c9;color:#6b4d00}\
 table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #eceef2;padding:3px 8px;text-align:left;vertical-align:top}\
 th{background:#f6f7f9;position:sticky;top:0}td.r{text-align:right;white-space:nowrap}\
-.tl{font-size:12px}.tlr{display:flex;align-items:center;min-height:16px}.tlr .lb{width:240px;flex:none;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;padding-right:8px}\
+.tl{font-size:12px}.tlr{display:flex;align-items:center;min-height:16px}.tlr .lb{width:240px;box-sizing:border-box;flex:none;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;padding-right:8px}\
 .tlr.sub .lb{padding-left:16px;color:#667}.tlr .tr{position:relative;flex:1;height:14px;border-left:1px solid #dde}\
 .tlr.ax .tr{height:16px;border-left:none}.tick{position:absolute;top:0;color:#889;font-size:11px;white-space:nowrap}\
 .bar{position:absolute;top:2px;height:10px;min-width:2px;border-radius:2px;background:#9ab}\
