@@ -76,6 +76,8 @@ pub struct Drawing<'f> {
     pub width: f64,
     /// Total height.
     pub height: f64,
+    /// Which way the ranks grow.
+    pub orientation: Orientation,
 }
 
 /// Place `flow` with the phases named by `diagnostics` marked.
@@ -286,6 +288,7 @@ fn place<'f>(level: &Level<'f>, prefix: &str, depth: usize, o: Orientation) -> D
         clusters,
         width: l.width,
         height: l.height,
+        orientation: o,
     }
 }
 

@@ -8,6 +8,7 @@
 use std::fmt::Write;
 
 use super::dag::{Drawing, Node, label_lines, when_label};
+use super::layout::Orientation;
 use crate::diag::Severity;
 use crate::flow::PhaseType;
 
@@ -96,7 +97,11 @@ pub fn svg(d: &Drawing, deco: &dyn Fn(&Node) -> Deco) -> String {
             esc(&c.title)
         );
         if c.link.len() >= 2 {
-            let _ = writeln!(out, "<path class=\"dl\" d=\"{}\"/>", path(&c.link));
+            let _ = writeln!(
+                out,
+                "<path class=\"dl\" d=\"{}\"/>",
+                path(&c.link, d.orientation)
+            );
         }
     }
     for e in &d.edges {
@@ -107,7 +112,7 @@ pub fn svg(d: &Drawing, deco: &dyn Fn(&Node) -> Deco) -> String {
         let _ = writeln!(
             out,
             "<path class=\"{class}\" d=\"{}\" marker-end=\"url(#tfc-arrow)\"/>",
-            path(&e.points)
+            path(&e.points, d.orientation)
         );
     }
     // `when` labels after every edge, so no edge runs over one: one per conditional phase,
@@ -310,16 +315,39 @@ fn shape(out: &mut String, ty: PhaseType, x: f64, y: f64, w: f64, h: f64) {
     }
 }
 
-/// `M x,y L x,y …`.
-fn path(points: &[(f64, f64)]) -> String {
-    let mut d = String::with_capacity(points.len() * 16);
-    for (k, (x, y)) in points.iter().enumerate() {
+/// A smooth path through `points`: each step a cubic curve leaving and entering along the rank
+/// axis (straight where a long edge runs through a layer), so edges meet boxes head-on.
+fn path(points: &[(f64, f64)], o: Orientation) -> String {
+    let mut d = String::with_capacity(points.len() * 40);
+    let Some(&(x0, y0)) = points.first() else {
+        return d;
+    };
+    let _ = write!(d, "M{},{}", num(x0), num(y0));
+    for w in points.windows(2) {
+        let ((ax, ay), (bx, by)) = (w[0], w[1]);
+        if ax == bx || ay == by {
+            let _ = write!(d, "L{},{}", num(bx), num(by));
+            continue;
+        }
+        let (c1, c2) = match o {
+            Orientation::TopDown => {
+                let m = (ay + by) / 2.0;
+                ((ax, m), (bx, m))
+            }
+            Orientation::LeftRight => {
+                let m = (ax + bx) / 2.0;
+                ((m, ay), (m, by))
+            }
+        };
         let _ = write!(
             d,
-            "{}{},{}",
-            if k == 0 { 'M' } else { 'L' },
-            num(*x),
-            num(*y)
+            "C{},{} {},{} {},{}",
+            num(c1.0),
+            num(c1.1),
+            num(c2.0),
+            num(c2.1),
+            num(bx),
+            num(by)
         );
     }
     d
@@ -399,6 +427,20 @@ mod tests {
         // `w` is a dead end (W0101).
         let s = picture(r#"[{"id": "w", "task": "t"}, {"id": "f", "task": "t", "final": true}]"#);
         assert!(s.contains("<g class=\"n warn\" id=\"p_w\" data-phase=\"w\"><title>w (agent, agent default)\ncheck: warning</title><rect"), "{s}");
+    }
+
+    #[test]
+    fn edges_are_curves_that_leave_and_enter_along_the_ranks() {
+        let pts = [(10.0, 0.0), (30.0, 40.0), (30.0, 80.0)];
+        assert_eq!(
+            path(&pts, Orientation::TopDown),
+            "M10,0C10,20 30,20 30,40L30,80"
+        );
+        assert_eq!(
+            path(&pts[..2], Orientation::LeftRight),
+            "M10,0C20,0 20,40 30,40"
+        );
+        assert_eq!(path(&[], Orientation::TopDown), "");
     }
 
     #[test]
