@@ -195,3 +195,33 @@ fn a_torn_journal_and_a_killed_run_still_report() {
     // The phase that was running counts as not started.
     assert!(page.contains("<g class=\"n st-pending\" id=\"p_evil_i_\""));
 }
+
+#[test]
+fn a_dry_run_says_it_has_no_report() {
+    // (The dry answers are no JSON array, so the map fails and the run with it: exit 1.)
+    let (out, project) = run("report-e2e-dry", &["--dry-run", "--report"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("note: a dry run keeps no run record, so --report writes no report"),
+        "{}",
+        out.stderr
+    );
+    assert!(!project.join(".tfc/runs").exists() || walk_has_no_report(&project.join(".tfc/runs")));
+}
+
+/// No `report.html` anywhere under `dir`.
+fn walk_has_no_report(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .all(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                walk_has_no_report(&p)
+            } else {
+                p.file_name().is_none_or(|n| n != "report.html")
+            }
+        })
+}
