@@ -111,3 +111,41 @@ fn check_problems_are_outlined_and_the_exit_code_kept() {
     let bad = tfc_in(Some(&cwd), &["graph", "bad.json", "--format", "png"], b"");
     assert_eq!(bad.code, 2, "{bad:?}");
 }
+
+#[test]
+fn dot_output_is_read_by_graphviz() {
+    if std::process::Command::new("dot")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        println!("note: Graphviz `dot` not found; skipping the Graphviz parse of the DOT output");
+        return;
+    }
+    let cwd = scratch("graph-formats-graphviz");
+    std::fs::write(
+        cwd.join("f.json"),
+        r#"{"name": "q\"uote", "phases": [
+            {"id": "a\\b", "task": "x"},
+            {"id": "s", "type": "flow", "dependsOn": ["a\\b"], "def": {"phases": [{"id": "x", "task": "t"}]}},
+            {"id": "c", "join": "any", "dependsOn": ["a\\b", "s"], "when": "{steps.s.output} == \"y\\n\"", "task": "t", "final": true}]}"#,
+    )
+    .expect("write flow");
+    let out = tfc_in(Some(&cwd), &["graph", "f.json", "--format", "dot"], b"");
+    assert_eq!(out.code, 0, "{out:?}");
+    std::fs::write(cwd.join("f.dot"), &out.stdout).expect("write dot");
+    let gv = std::process::Command::new("dot")
+        .args(["-Tsvg", "-o"])
+        .arg(cwd.join("f.svg"))
+        .arg(cwd.join("f.dot"))
+        .output()
+        .expect("run dot");
+    let stderr = String::from_utf8_lossy(&gv.stderr);
+    assert!(
+        gv.status.success() && stderr.trim().is_empty(),
+        "{stderr}\n{}",
+        out.stdout
+    );
+    let svg = std::fs::read_to_string(cwd.join("f.svg")).expect("dot wrote svg");
+    assert!(svg.contains("a\\b"), "{svg}");
+}
