@@ -44,6 +44,11 @@ struct Load {
 
 /// Load `page` headless with `mode` (`--dump-dom` or `--screenshot=…`), isolated in `work`.
 fn load(browser: &Path, work: &Path, page: &Path, mode: &str) -> Load {
+    load_at(browser, work, page, "", mode)
+}
+
+/// [`load`] with a `#fragment` on the page's URL.
+fn load_at(browser: &Path, work: &Path, page: &Path, fragment: &str, mode: &str) -> Load {
     let profile = work.join("profile");
     let netlog = work.join("net.json");
     let _ = std::fs::remove_file(&netlog);
@@ -67,7 +72,7 @@ fn load(browser: &Path, work: &Path, page: &Path, mode: &str) -> Load {
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("--log-net-log={}", netlog.display()))
         .arg(mode)
-        .arg(format!("file://{}", page.display()))
+        .arg(format!("file://{}{fragment}", page.display()))
         .current_dir(work)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -180,6 +185,16 @@ fn the_report_renders_in_headless_chromium_without_network() {
         "the report made requests: {:?}",
         dom.page_requests
     );
+
+    // A link from the graph opens the phase's details.
+    let linked = load_at(&browser, &work, &page, "#ph-p_flaky", "--dump-dom");
+    assert!(
+        linked
+            .stdout
+            .contains("<details class=\"ph\" id=\"ph-p_flaky\" data-row=\"flaky\" data-status=\"done\" open=\"\">"),
+        "the linked details were not opened"
+    );
+    assert_eq!(linked.stdout.matches(" open=\"\"").count(), 1);
 
     // A screenshot: the page renders (a blank or failed page is a few KB at most).
     let shot = work.join("report.png");

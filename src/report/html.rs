@@ -593,7 +593,8 @@ details.ph summary{cursor:pointer;padding:3px 0}\
 #filters{margin:18px 0 0;position:sticky;top:0;background:#fff;padding:6px 0;z-index:1}\
 footer{margin:32px 0 8px;color:#889;font-size:12px}";
 
-/// The only script: filter rows and details by text and status; open or close all details.
+/// The only script: filter rows and details by text and status; open or close all details;
+/// open the details a link (from the DAG, the timeline or the table) jumps to.
 const JS: &str = "(function(){\
 var q=document.getElementById('q'),s=document.getElementById('qs');\
 var rows=document.querySelectorAll('[data-row]');\
@@ -605,6 +606,8 @@ q.addEventListener('input',f);s.addEventListener('change',f);\
 function all(o){var d=document.querySelectorAll('details.ph');for(var i=0;i<d.length;i++){d[i].open=o;}}\
 document.getElementById('open-all').addEventListener('click',function(){all(true);});\
 document.getElementById('close-all').addEventListener('click',function(){all(false);});\
+function reveal(){var h=location.hash.slice(1),d=h&&document.getElementById(h);if(d&&d.tagName==='DETAILS'){d.open=true;}}\
+window.addEventListener('hashchange',reveal);reveal();\
 document.getElementById('filters').hidden=false;\
 document.documentElement.setAttribute('data-ready','1');\
 })();";
