@@ -19,13 +19,18 @@ macro_rules! sayln {
 }
 
 mod check;
+mod doctor;
 mod eval;
 mod graph;
+mod init;
 mod input;
+mod list;
 mod progress;
 mod report;
 mod run;
+mod runs;
 mod schema;
+mod show;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -54,6 +59,16 @@ enum Command {
     Report(report::ReportArgs),
     /// Print the JSON Schema (draft 2020-12) of flow files, for editor completion.
     Schema(schema::SchemaArgs),
+    /// List this project's runs, newest first.
+    Runs(runs::RunsArgs),
+    /// Show a run (or one phase of it): status, usage, phases; prompts and outputs.
+    Show(show::ShowArgs),
+    /// List saved flows (project and user) with their arguments.
+    List(list::ListArgs),
+    /// Write a starter .tfc/config.toml for the backends found here, and a default agent.
+    Init(init::InitArgs),
+    /// Show what tfc sees: backend CLIs, configuration, project root, run store.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Exit codes shared by every command.
@@ -81,6 +96,11 @@ pub fn main() -> ExitCode {
         Command::Graph(args) => graph::run(args),
         Command::Report(args) => report::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Runs(args) => runs::run(args),
+        Command::Show(args) => show::run(args),
+        Command::List(args) => list::run(args),
+        Command::Init(args) => init::run(args),
+        Command::Doctor(args) => doctor::run(args),
     };
     exit.into()
 }

@@ -119,10 +119,14 @@ fn valid_id(name: &str) -> bool {
 /// The epoch ms of a run id `<name>-<ms base36>-<hex>`.
 fn id_millis(id: &str) -> Option<u64> {
     let mut parts = id.rsplitn(3, '-');
-    let _hex = parts.next()?;
+    let hex = parts.next()?;
     let b36 = parts.next()?;
     parts.next()?;
-    if b36.is_empty() || b36.len() > 12 {
+    if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    // Epoch ms in base 36 has 8 digits from 1973 to 2058, 9 after.
+    if !(7..=10).contains(&b36.len()) {
         return None;
     }
     let mut ms: u64 = 0;
@@ -256,15 +260,172 @@ pub fn list(root: &Path, flow: Option<&str>) -> Vec<RunEntry> {
 
 /// [`list`], plus a [`LookupError::Corrupt`] for each run whose record cannot be read.
 pub fn list_checked(root: &Path, flow: Option<&str>) -> (Vec<RunEntry>, Vec<LookupError>) {
+    list_where(root, flow, None, |_| true)
+}
+
+/// The newest runs (of `flow`, or all) that `keep` accepts, at most `limit` of them, and the
+/// corrupt records met on the way. Records are read newest first and only until `limit` runs
+/// are kept.
+pub fn list_where(
+    root: &Path,
+    flow: Option<&str>,
+    limit: Option<usize>,
+    keep: impl Fn(&RunEntry) -> bool,
+) -> (Vec<RunEntry>, Vec<LookupError>) {
     let mut runs = Vec::new();
     let mut corrupt = Vec::new();
     for d in run_dirs(root, flow) {
+        if limit.is_some_and(|n| runs.len() >= n) {
+            break;
+        }
         match read_summary(&d.dir) {
-            Ok(record) => runs.push(entry(d, record)),
+            Ok(record) => {
+                let e = entry(d, record);
+                if keep(&e) {
+                    runs.push(e);
+                }
+            }
             Err(e) => corrupt.push(e),
         }
     }
     (runs, corrupt)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The journal, for what a live run's snapshot lacks.
+
+/// The events of a run's `journal.jsonl` other than machine inputs, in order. A torn last line
+/// (a run killed mid-write) is left out; so is any other line that is not a JSON object, each
+/// counted in the second value.
+pub fn journal_events(dir: &Path) -> (Vec<Value>, usize) {
+    let Ok(text) = std::fs::read_to_string(dir.join("journal.jsonl")) else {
+        return (Vec::new(), 0);
+    };
+    let mut events = Vec::new();
+    let mut bad = 0;
+    let complete = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("{\"type\":\"input\"") || line.trim().is_empty() {
+            continue;
+        }
+        match parse_json(line) {
+            Ok(v @ Value::Object(_)) => events.push(v),
+            _ if i + 1 == lines.len() && !complete => {}
+            _ => bad += 1,
+        }
+    }
+    (events, bad)
+}
+
+fn get<'v>(v: &'v Value, key: &str) -> Option<&'v Value> {
+    v.as_object().and_then(|o| o.get(key))
+}
+
+fn get_str<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
+    get(v, key).and_then(Value::as_str)
+}
+
+/// Bring a `running` record up to date from the journal (SPEC §10.2: `run.json` is rewritten
+/// at most every so often, the journal at once): phases started or ended after the last
+/// snapshot get their status, times, error, skip reason and cache hit, and a `run-end` the
+/// snapshot missed ends the run. Records of finished runs are left as they are. Returns how
+/// many unreadable journal lines were skipped.
+pub fn overlay_journal(dir: &Path, record: &mut Value) -> usize {
+    if get_str(record, "status") != Some("running") {
+        return 0;
+    }
+    let (events, bad) = journal_events(dir);
+    let Value::Object(rec) = record else {
+        return bad;
+    };
+    for ev in &events {
+        let ts = get_str(ev, "ts").map(Value::from).unwrap_or_default();
+        match get_str(ev, "type") {
+            Some("phase-start") => {
+                if let Some(p) = get_str(ev, "phase").and_then(|id| phase_mut(rec, id))
+                    && p.get("status").and_then(Value::as_str) == Some("pending")
+                {
+                    p.insert("status".into(), Value::from("running"));
+                    if p.get("startedAt").is_none_or(|v| matches!(v, Value::Null)) {
+                        p.insert("startedAt".into(), ts);
+                    }
+                }
+            }
+            Some("phase-end") => {
+                if let Some(p) = get_str(ev, "phase").and_then(|id| phase_mut(rec, id))
+                    && matches!(
+                        p.get("status").and_then(Value::as_str),
+                        Some("pending" | "running")
+                    )
+                {
+                    for k in ["status", "error", "skipReason", "cacheHit"] {
+                        if let Some(v) = get(ev, k) {
+                            p.insert(k.into(), v.clone());
+                        }
+                    }
+                    p.insert("endedAt".into(), ts);
+                }
+            }
+            Some("run-end") => {
+                if let Some(st) = get(ev, "status") {
+                    rec.insert("status".into(), st.clone());
+                    rec.insert(
+                        "reason".into(),
+                        get(ev, "reason").cloned().unwrap_or_default(),
+                    );
+                    rec.insert("endedAt".into(), ts);
+                }
+            }
+            _ => {}
+        }
+    }
+    bad
+}
+
+fn phase_mut<'r>(rec: &'r mut Map, id: &str) -> Option<&'r mut Map> {
+    match rec.get_mut("phases")? {
+        Value::Object(phases) => match phases.get_mut(id)? {
+            Value::Object(p) => Some(p),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Is `node` (a node path, SPEC §9.3) one of phase `phase`'s: the phase itself, an item,
+/// iteration, judge or round of it (`#`, `@`), or a node of its sub-flow (`/`)?
+pub fn node_of_phase(node: &str, phase: &str) -> bool {
+    node.strip_prefix(phase)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['#', '@', '/']))
+}
+
+/// The agent calls phase `phase` made, from the journal, in order: `{node, attempt, agent,
+/// model, ok, durationMs, prompt}` each.
+pub fn phase_prompts(dir: &Path, phase: &str) -> Vec<Value> {
+    let (events, _) = journal_events(dir);
+    events
+        .into_iter()
+        .filter(|ev| {
+            get_str(ev, "type") == Some("agent-call")
+                && get_str(ev, "node").is_some_and(|n| node_of_phase(n, phase))
+        })
+        .map(|ev| {
+            let mut o = Map::default();
+            for k in [
+                "node",
+                "attempt",
+                "agent",
+                "model",
+                "ok",
+                "durationMs",
+                "prompt",
+            ] {
+                o.insert(k.into(), get(&ev, k).cloned().unwrap_or_default());
+            }
+            Value::Object(o)
+        })
+        .collect()
 }
 
 fn read_run_json(dir: &Path) -> Result<String, LookupError> {
@@ -339,15 +500,48 @@ pub fn effective_status(dir: &Path, record: &Value) -> String {
 }
 
 /// Whether the run's lock names a live process (SPEC §10.1: a lock is stale when its pid is
-/// dead). A zombie (killed, not yet reaped) counts as dead.
+/// dead). A zombie (killed, not yet reaped) counts as dead, and so does a process that started
+/// after the lock was written: the pid was reused (after a reboot, say) by another program.
 pub(crate) fn lock_alive(dir: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(dir.join("lock")) else {
+    let lock = dir.join("lock");
+    let Ok(text) = std::fs::read_to_string(&lock) else {
         return false;
     };
     let Ok(pid) = text.trim().parse::<i32>() else {
         return false;
     };
-    pid_alive(pid)
+    if !pid_alive(pid) {
+        return false;
+    }
+    let written = std::fs::metadata(&lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as u64);
+    match (process_start_ms(pid), written) {
+        // Generous slack: for clock ticks, file-time granularity and the wall clock being
+        // adjusted while the run went on; a pid reused after a crash and reboot starts later.
+        (Some(started), Some(written)) => started <= written + 30_000,
+        _ => true,
+    }
+}
+
+/// When process `pid` started (epoch ms), from `/proc` (Linux; `None` elsewhere). The start
+/// is in clock ticks since boot, which user space sees at 100 Hz.
+fn process_start_ms(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 22; the fields after the command name (which may hold spaces and parentheses)
+    // start at field 3.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let ticks: u64 = rest.split_whitespace().nth(19)?.parse().ok()?;
+    let boot: u64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(boot * 1000 + ticks * 10)
 }
 
 fn pid_alive(pid: i32) -> bool {
@@ -576,8 +770,12 @@ impl Scanner<'_> {
     fn value(&mut self) -> Result<Value, String> {
         let start = self.pos;
         self.skip_value()?;
-        parse_json(&self.text[start..self.pos])
-            .map_err(|e| format!("{} at byte {}", e.message, start + e.offset))
+        let raw = &self.text[start..self.pos];
+        // Plain strings (most kept members) need no parser.
+        if raw.len() >= 2 && raw.starts_with('"') && !raw.bytes().any(|b| b == b'\\' || b < 0x20) {
+            return Ok(Value::from(&raw[1..raw.len() - 1]));
+        }
+        parse_json(raw).map_err(|e| format!("{} at byte {}", e.message, start + e.offset))
     }
 
     /// `phases`: each phase reduced to [`PHASE_KEPT`].
