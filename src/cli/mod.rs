@@ -26,6 +26,7 @@ mod init;
 mod input;
 mod list;
 mod progress;
+mod report;
 mod resume;
 mod run;
 mod runs;
@@ -55,8 +56,10 @@ enum Command {
     Resume(Box<resume::ResumeArgs>),
     /// Evaluate a template, condition or safeParse against an eval context.
     Eval(eval::EvalArgs),
-    /// Print the Mermaid flowchart of a flow, its problems marked.
+    /// Print the graph of a flow (Mermaid, SVG or Graphviz), its problems marked.
     Graph(graph::GraphArgs),
+    /// Write the self-contained HTML report of a run.
+    Report(report::ReportArgs),
     /// Print the JSON Schema (draft 2020-12) of flow files, for editor completion.
     Schema(schema::SchemaArgs),
     /// List this project's runs, newest first.
@@ -95,6 +98,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Graph(args) => graph::run(args),
+        Command::Report(args) => report::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Show(args) => show::run(args),
