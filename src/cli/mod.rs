@@ -22,6 +22,7 @@ mod check;
 mod eval;
 mod graph;
 mod input;
+mod mcp;
 mod progress;
 mod run;
 mod schema;
@@ -51,6 +52,8 @@ enum Command {
     Graph(graph::GraphArgs),
     /// Print the JSON Schema (draft 2020-12) of flow files, for editor completion.
     Schema(schema::SchemaArgs),
+    /// Serve the Model Context Protocol on stdio, for coding-agent hosts.
+    Mcp(mcp::McpArgs),
 }
 
 /// Exit codes shared by every command.
@@ -77,6 +80,7 @@ pub fn main() -> ExitCode {
         Command::Eval(args) => eval::run(args),
         Command::Graph(args) => graph::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Mcp(args) => mcp::run(args),
     };
     exit.into()
 }

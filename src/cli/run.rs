@@ -80,6 +80,9 @@ pub struct RunArgs {
     quiet: bool,
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
+    /// The run id to use (internal: `tfc mcp` names a run before starting its process).
+    #[arg(long = "run-id", value_name = "ID", hide = true)]
+    run_id: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -115,6 +118,15 @@ pub fn run(a: RunArgs) -> ExitCode {
             return ExitCode::from(code::INVALID);
         }
     };
+    if let Some(id) = &a.run_id
+        && !valid_run_id(id)
+    {
+        usage_error(format!(
+            "--run-id '{id}' is not a valid run id: letters, digits, '.', '_' and '-', at most \
+             160 chars, no '..'"
+        ));
+        return ExitCode::from(code::INVALID);
+    }
     let invocation = match invocation(&a) {
         Ok(i) => i,
         Err(m) => {
@@ -221,7 +233,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         project_root: Some(root.clone()),
         cwd: Some(cwd.clone()),
         default_idle_timeout_ms: roster.idle_timeout_ms(),
-        run_id: None,
+        run_id: a.run_id.clone(),
         progress: Some(super::progress::sink(color)),
         max_output_bytes: Some(roster.max_output_bytes()),
         max_prompt_bytes: Some(roster.max_prompt_bytes()),
@@ -305,6 +317,16 @@ pub fn run(a: RunArgs) -> ExitCode {
         RunStatus::Blocked => code::BLOCKED,
         RunStatus::Paused => code::PAUSED,
     })
+}
+
+/// A run id fit for `--run-id` (SPEC §10.2): `[A-Za-z0-9._-]+`, ≤ 160 chars, no `..`.
+pub fn valid_run_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 160
+        && !id.contains("..")
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
 /// Whether the final output may go to stdout (SPEC §8.9): always, unless the run failed or
