@@ -16,6 +16,7 @@ pub mod journal;
 pub mod machine;
 mod phases;
 pub mod record;
+pub mod runs;
 mod scope;
 pub mod store;
 mod verdict;

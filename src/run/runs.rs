@@ -1,0 +1,700 @@
+//! The run store as a whole (SPEC §10.1, §10.2, §11.4): every run under `.tfc/runs/<flow>/<runId>/`,
+//! found by id, unique prefix or `last`; listed newest first; reported with the status `tfc runs`
+//! shows (`interrupted` for a `running` record whose lock's pid is dead); pruned by retention.
+//!
+//! Order: a run id carries its start time (`<name>-<epoch ms base36>-<hex>`, §10.2), so runs are
+//! ordered — and `last`, prefix lookup and retention decide — from directory names alone; only
+//! the runs a command shows are read. A listing reads each `run.json` with a scanner that copies
+//! the small top-level fields and skips phase outputs and `def` without building them, so
+//! listing stays linear in the runs and cheap in the size of their records.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::value::{Map, Value, parse_json};
+
+/// Retention keeps at least this many runs (SPEC §10.1)…
+pub const KEEP_NEWEST: usize = 100;
+/// …and every run younger than this.
+pub const KEEP_FOR: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// One run of the store.
+#[derive(Clone, Debug)]
+pub struct RunEntry {
+    /// The run id (its directory's name).
+    pub run_id: String,
+    /// The flow's directory name under `.tfc/runs/`.
+    pub flow: String,
+    /// The run's directory.
+    pub dir: PathBuf,
+    /// The status as `tfc runs` reports it: `completed`, `failed`, `blocked`, `paused`,
+    /// `running` or `interrupted`.
+    pub status: String,
+    /// `run.json` parsed. From [`find`]: the whole record. From [`list`]: a summary — every
+    /// top-level field except `def`, `finalOutput` and `warnings`, and `phases` reduced to
+    /// `{status, attempts, cacheHit?}` per phase (read the whole record with [`read_record`]).
+    pub record: Value,
+}
+
+/// Why a run could not be found or read. `Display` is the message for the user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LookupError {
+    /// No run has this id or prefix (the query; `last` when the store is empty).
+    NotFound(String),
+    /// More than one run id starts with the query (the matching ids, newest first).
+    Ambiguous(Vec<String>),
+    /// The run exists but its record cannot be read (what is wrong, with the path).
+    Corrupt(String),
+}
+
+/// How many matching ids an ambiguity message lists.
+const AMBIGUOUS_SHOWN: usize = 10;
+
+impl std::fmt::Display for LookupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LookupError::NotFound(q) if q == "last" => {
+                write!(
+                    f,
+                    "no run found: this project has no runs yet (start one with `tfc run FLOW`)"
+                )
+            }
+            LookupError::NotFound(q) => write!(
+                f,
+                "no run found with id or id prefix '{q}'; `tfc runs` lists this project's runs"
+            ),
+            LookupError::Ambiguous(ids) => {
+                write!(
+                    f,
+                    "ambiguous run id prefix: it matches {} runs: ",
+                    ids.len()
+                )?;
+                let shown: Vec<&str> = ids
+                    .iter()
+                    .take(AMBIGUOUS_SHOWN)
+                    .map(String::as_str)
+                    .collect();
+                write!(f, "{}", shown.join(", "))?;
+                if ids.len() > AMBIGUOUS_SHOWN {
+                    write!(f, ", … ({} more)", ids.len() - AMBIGUOUS_SHOWN)?;
+                }
+                write!(f, "; give more characters of the id")
+            }
+            LookupError::Corrupt(what) => write!(
+                f,
+                "corrupt run record: {what}; the run cannot be shown or resumed (remove its directory to drop it)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LookupError {}
+
+/// `<root>/.tfc/runs`.
+pub fn runs_dir(root: &Path) -> PathBuf {
+    root.join(".tfc").join("runs")
+}
+
+/// A run directory found in the store, not read yet.
+#[derive(Clone, Debug)]
+pub(crate) struct RunDir {
+    run_id: String,
+    flow: String,
+    dir: PathBuf,
+    /// Start time (epoch ms): from the id, else the directory's modification time.
+    started_ms: u64,
+}
+
+/// Is `name` a possible run id (SPEC §10.2: `[A-Za-z0-9._-]+`, ≤160 chars, no `..`)?
+fn valid_id(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 160
+        && !name.contains("..")
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
+/// The epoch ms of a run id `<name>-<ms base36>-<hex>`.
+fn id_millis(id: &str) -> Option<u64> {
+    let mut parts = id.rsplitn(3, '-');
+    let _hex = parts.next()?;
+    let b36 = parts.next()?;
+    parts.next()?;
+    if b36.is_empty() || b36.len() > 12 {
+        return None;
+    }
+    let mut ms: u64 = 0;
+    for c in b36.bytes() {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'z' => c - b'a' + 10,
+            _ => return None,
+        };
+        ms = ms.checked_mul(36)?.checked_add(u64::from(d))?;
+    }
+    Some(ms)
+}
+
+fn mtime_ms(path: &Path) -> u64 {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The flow directories to look in: one (`flow`, by its name or directory name) or all.
+fn flow_dirs(root: &Path, flow: Option<&str>) -> Vec<(String, PathBuf)> {
+    let base = runs_dir(root);
+    if let Some(f) = flow {
+        let name = super::store::flow_dir_name(f);
+        let dir = base.join(&name);
+        return if dir.is_dir() {
+            vec![(name, dir)]
+        } else {
+            Vec::new()
+        };
+    }
+    let Ok(rd) = std::fs::read_dir(&base) else {
+        return Vec::new();
+    };
+    rd.filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            (!name.starts_with('.')).then(|| (name, e.path()))
+        })
+        .collect()
+}
+
+/// Every run directory (of `flow`, or all), newest first; nothing is read but directory names
+/// (and a modification time for ids that carry no time).
+pub(crate) fn run_dirs(root: &Path, flow: Option<&str>) -> Vec<RunDir> {
+    let mut out = Vec::new();
+    for (flow_name, fdir) in flow_dirs(root, flow) {
+        let Ok(rd) = std::fs::read_dir(&fdir) else {
+            continue;
+        };
+        for e in rd.filter_map(Result::ok) {
+            let Ok(run_id) = e.file_name().into_string() else {
+                continue;
+            };
+            // Hidden entries are runs still being created (`.<id>.creating`).
+            if !valid_id(&run_id) || !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let dir = e.path();
+            let started_ms = id_millis(&run_id).unwrap_or_else(|| mtime_ms(&dir));
+            out.push(RunDir {
+                run_id,
+                flow: flow_name.clone(),
+                dir,
+                started_ms,
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        b.started_ms
+            .cmp(&a.started_ms)
+            .then_with(|| b.run_id.cmp(&a.run_id))
+    });
+    out
+}
+
+/// Find a run by id, unique id prefix, or `last` (the newest run; of `flow` when given). The
+/// record is read whole.
+pub fn find(root: &Path, query: &str, flow: Option<&str>) -> Result<RunEntry, LookupError> {
+    let dirs = run_dirs(root, flow);
+    let hit = if query == "last" {
+        dirs.into_iter()
+            .next()
+            .ok_or_else(|| LookupError::NotFound(query.to_owned()))?
+    } else {
+        if !valid_id(query) {
+            return Err(LookupError::NotFound(query.to_owned()));
+        }
+        if let Some(exact) = dirs.iter().find(|d| d.run_id == query) {
+            exact.clone()
+        } else {
+            let mut matches: Vec<RunDir> = dirs
+                .into_iter()
+                .filter(|d| d.run_id.starts_with(query))
+                .collect();
+            match matches.len() {
+                0 => return Err(LookupError::NotFound(query.to_owned())),
+                1 => matches.remove(0),
+                _ => {
+                    return Err(LookupError::Ambiguous(
+                        matches.into_iter().map(|d| d.run_id).collect(),
+                    ));
+                }
+            }
+        }
+    };
+    let record = read_record(&hit.dir)?;
+    Ok(entry(hit, record))
+}
+
+fn entry(d: RunDir, record: Value) -> RunEntry {
+    let status = effective_status(&d.dir, &record);
+    RunEntry {
+        run_id: d.run_id,
+        flow: d.flow,
+        dir: d.dir,
+        status,
+        record,
+    }
+}
+
+/// Every readable run (of `flow`, or all), newest first; corrupt runs are skipped (see
+/// [`list_checked`] to have them reported). Records are summaries (see [`RunEntry::record`]).
+pub fn list(root: &Path, flow: Option<&str>) -> Vec<RunEntry> {
+    list_checked(root, flow).0
+}
+
+/// [`list`], plus a [`LookupError::Corrupt`] for each run whose record cannot be read.
+pub fn list_checked(root: &Path, flow: Option<&str>) -> (Vec<RunEntry>, Vec<LookupError>) {
+    let mut runs = Vec::new();
+    let mut corrupt = Vec::new();
+    for d in run_dirs(root, flow) {
+        match read_summary(&d.dir) {
+            Ok(record) => runs.push(entry(d, record)),
+            Err(e) => corrupt.push(e),
+        }
+    }
+    (runs, corrupt)
+}
+
+fn read_run_json(dir: &Path) -> Result<String, LookupError> {
+    let path = dir.join("run.json");
+    std::fs::read(&path)
+        .map_err(|e| {
+            let what = if e.kind() == std::io::ErrorKind::NotFound {
+                "has no run.json".to_owned()
+            } else {
+                format!("run.json cannot be read ({e})")
+            };
+            LookupError::Corrupt(format!("{} {what}", dir.display()))
+        })
+        .and_then(|bytes| {
+            String::from_utf8(bytes)
+                .map_err(|_| LookupError::Corrupt(format!("{} is not UTF-8 text", path.display())))
+        })
+}
+
+fn corrupt(path: &Path, what: impl std::fmt::Display) -> LookupError {
+    LookupError::Corrupt(format!("{} {what}", path.join("run.json").display()))
+}
+
+/// A run's whole `run.json`.
+pub fn read_record(dir: &Path) -> Result<Value, LookupError> {
+    let text = read_run_json(dir)?;
+    match parse_json(&text) {
+        Ok(v @ Value::Object(_)) => check_record(dir, v),
+        Ok(other) => Err(corrupt(
+            dir,
+            format_args!("holds {} instead of a run record", other.type_name()),
+        )),
+        Err(e) => Err(corrupt(dir, format_args!("is not valid JSON ({e})"))),
+    }
+}
+
+/// A run's `run.json` without its bulk (see [`RunEntry::record`]).
+pub fn read_summary(dir: &Path) -> Result<Value, LookupError> {
+    let text = read_run_json(dir)?;
+    let v = summarize(&text).map_err(|e| corrupt(dir, format_args!("is not valid JSON ({e})")))?;
+    check_record(dir, v)
+}
+
+/// A record needs a string `runId` and `status` to be listed or looked at.
+fn check_record(dir: &Path, v: Value) -> Result<Value, LookupError> {
+    let ok = |k: &str| {
+        v.as_object()
+            .and_then(|o| o.get(k))
+            .and_then(Value::as_str)
+            .is_some()
+    };
+    if ok("runId") && ok("status") {
+        Ok(v)
+    } else {
+        Err(corrupt(dir, "is not a run record (no runId or status)"))
+    }
+}
+
+/// The status of a run as `tfc runs` reports it: the record's `status`, except that a
+/// `running` record whose run is gone (the lock's pid is dead, or the lock is missing or
+/// unreadable) is `interrupted`.
+pub fn effective_status(dir: &Path, record: &Value) -> String {
+    let status = record
+        .as_object()
+        .and_then(|o| o.get("status"))
+        .and_then(Value::as_str)
+        .unwrap_or("failed");
+    if status == "running" && !lock_alive(dir) {
+        return "interrupted".into();
+    }
+    status.to_owned()
+}
+
+/// Whether the run's lock names a live process (SPEC §10.1: a lock is stale when its pid is
+/// dead). A zombie (killed, not yet reaped) counts as dead.
+pub(crate) fn lock_alive(dir: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join("lock")) else {
+        return false;
+    };
+    let Ok(pid) = text.trim().parse::<i32>() else {
+        return false;
+    };
+    pid_alive(pid)
+}
+
+fn pid_alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    use nix::errno::Errno;
+    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
+        Ok(()) | Err(Errno::EPERM) => {}
+        Err(_) => return false,
+    }
+    // On Linux, a zombie still answers signal 0.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_none_or(|state| state != "Z" && state != "X"),
+        Err(_) => true,
+    }
+}
+
+/// Retention (SPEC §10.1): delete the runs that are terminal (`completed`, `failed`,
+/// `blocked`), beyond the project's newest [`KEEP_NEWEST`], and ended more than [`KEEP_FOR`]
+/// before `now`. Running, paused and interrupted runs and unreadable records are never
+/// touched. Returns how many runs were deleted.
+pub fn prune(root: &Path, now: SystemTime) -> usize {
+    let now_ms = now
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let cutoff = now_ms.saturating_sub(KEEP_FOR.as_millis() as u64);
+    let mut removed = 0;
+    for d in run_dirs(root, None).into_iter().skip(KEEP_NEWEST) {
+        // A run ends after it starts: one started within the window ended within it.
+        if d.started_ms >= cutoff {
+            continue;
+        }
+        let Ok(record) = read_summary(&d.dir) else {
+            continue;
+        };
+        if !matches!(
+            effective_status(&d.dir, &record).as_str(),
+            "completed" | "failed" | "blocked"
+        ) {
+            continue;
+        }
+        let field = |k: &str| {
+            record
+                .as_object()
+                .and_then(|o| o.get(k))
+                .and_then(Value::as_str)
+                .and_then(parse_timestamp)
+        };
+        let ended = field("endedAt")
+            .or_else(|| field("startedAt"))
+            .unwrap_or(d.started_ms);
+        if ended >= cutoff {
+            continue;
+        }
+        if std::fs::remove_dir_all(&d.dir).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// Epoch ms of an RFC 3339 UTC timestamp as the record writes them
+/// (`2026-11-30T10:00:00.000Z`; fraction optional).
+pub fn parse_timestamp(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = s.get(r)?;
+        t.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| t.parse().ok())?
+    };
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
+        return None;
+    }
+    let rest = &s[19..];
+    let (frac, tail) = match rest.strip_prefix('.') {
+        Some(r) => {
+            let n = r.bytes().take_while(u8::is_ascii_digit).count();
+            (&r[..n], &r[n..])
+        }
+        None => ("", rest),
+    };
+    if tail != "Z" {
+        return None;
+    }
+    let ms = frac
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(3)
+        .fold(0i64, |acc, c| acc * 10 + i64::from(c - b'0'));
+    // Days from civil (proleptic Gregorian).
+    let yy = if mo <= 2 { y - 1 } else { y };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let total = ((days * 86_400 + h * 3600 + mi * 60 + se) * 1000) + ms;
+    u64::try_from(total).ok()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The summary scanner: a run.json's top level, with the bulky members skipped, not built.
+
+/// Top-level members a summary leaves out.
+const SKIPPED: &[&str] = &["def", "finalOutput", "warnings"];
+/// Per-phase members a summary keeps.
+const PHASE_KEPT: &[&str] = &["status", "attempts", "cacheHit"];
+
+/// The summary of a run record's text (see [`RunEntry::record`]). The skipped members are
+/// checked for balanced brackets and terminated strings, not parsed.
+pub(crate) fn summarize(text: &str) -> Result<Value, String> {
+    let mut s = Scanner { text, pos: 0 };
+    let mut out = Map::default();
+    s.members(|s, key| {
+        if key == "phases" {
+            let v = s.phases()?;
+            out.insert(key, v);
+        } else if SKIPPED.contains(&key.as_str()) {
+            s.skip_value()?;
+        } else {
+            let v = s.value()?;
+            out.insert(key, v);
+        }
+        Ok(())
+    })?;
+    s.ws();
+    if s.pos != text.len() {
+        return Err(format!(
+            "unexpected text after the record at byte {}",
+            s.pos
+        ));
+    }
+    Ok(Value::Object(out))
+}
+
+struct Scanner<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl Scanner<'_> {
+    fn ws(&mut self) {
+        let b = self.text.as_bytes();
+        while self.pos < b.len() && matches!(b[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
+            self.pos += 1;
+        }
+    }
+
+    fn err<T>(&self, what: &str) -> Result<T, String> {
+        Err(format!("{what} at byte {}", self.pos))
+    }
+
+    fn eat(&mut self, c: u8) -> Result<(), String> {
+        self.ws();
+        if self.text.as_bytes().get(self.pos) == Some(&c) {
+            self.pos += 1;
+            Ok(())
+        } else if self.pos >= self.text.len() {
+            self.err("unexpected end of input")
+        } else {
+            self.err(&format!("expected '{}'", c as char))
+        }
+    }
+
+    /// Call `f` with each member's key, positioned at its value (which `f` must consume).
+    fn members(
+        &mut self,
+        mut f: impl FnMut(&mut Self, String) -> Result<(), String>,
+    ) -> Result<(), String> {
+        self.eat(b'{')?;
+        self.ws();
+        if self.text.as_bytes().get(self.pos) == Some(&b'}') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            self.ws();
+            let start = self.pos;
+            self.skip_string()?;
+            let raw = &self.text[start..self.pos];
+            let key = if raw.contains('\\') {
+                match parse_json(raw) {
+                    Ok(v) => match v.as_str() {
+                        Some(k) => k.to_owned(),
+                        None => return self.err("invalid key"),
+                    },
+                    Err(_) => return self.err("invalid key"),
+                }
+            } else {
+                raw[1..raw.len() - 1].to_owned()
+            };
+            self.eat(b':')?;
+            self.ws();
+            f(self, key)?;
+            self.ws();
+            match self.text.as_bytes().get(self.pos) {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                None => return self.err("unexpected end of input"),
+                _ => return self.err("expected ',' or '}'"),
+            }
+        }
+    }
+
+    /// Parse the value here.
+    fn value(&mut self) -> Result<Value, String> {
+        let start = self.pos;
+        self.skip_value()?;
+        parse_json(&self.text[start..self.pos])
+            .map_err(|e| format!("{} at byte {}", e.message, start + e.offset))
+    }
+
+    /// `phases`: each phase reduced to [`PHASE_KEPT`].
+    fn phases(&mut self) -> Result<Value, String> {
+        self.ws();
+        if self.text.as_bytes().get(self.pos) != Some(&b'{') {
+            return self.value();
+        }
+        let mut out = Map::default();
+        self.members(|s, id| {
+            s.ws();
+            if s.text.as_bytes().get(s.pos) != Some(&b'{') {
+                let v = s.value()?;
+                out.insert(id, v);
+                return Ok(());
+            }
+            let mut phase = Map::default();
+            s.members(|s, key| {
+                if PHASE_KEPT.contains(&key.as_str()) {
+                    let v = s.value()?;
+                    phase.insert(key, v);
+                } else {
+                    s.skip_value()?;
+                }
+                Ok(())
+            })?;
+            out.insert(id, Value::Object(phase));
+            Ok(())
+        })?;
+        Ok(Value::Object(out))
+    }
+
+    fn skip_string(&mut self) -> Result<(), String> {
+        let b = self.text.as_bytes();
+        if b.get(self.pos) != Some(&b'"') {
+            return self.err("expected a string");
+        }
+        let mut i = self.pos + 1;
+        loop {
+            match memchr::memchr2(b'"', b'\\', &b[i..]) {
+                Some(n) if b[i + n] == b'"' => {
+                    self.pos = i + n + 1;
+                    return Ok(());
+                }
+                Some(n) => i += n + 2,
+                None => {
+                    self.pos = b.len();
+                    return self.err("unterminated string");
+                }
+            }
+            if i > b.len() {
+                self.pos = b.len();
+                return self.err("unterminated string");
+            }
+        }
+    }
+
+    /// Step over one value: strings and brackets are matched, scalars taken as they come
+    /// (checked by the parser when a value is kept).
+    fn skip_value(&mut self) -> Result<(), String> {
+        self.ws();
+        let b = self.text.as_bytes();
+        let mut stack: Vec<u8> = Vec::new();
+        loop {
+            self.ws();
+            let Some(&c) = b.get(self.pos) else {
+                return self.err("unexpected end of input");
+            };
+            match c {
+                b'"' => self.skip_string()?,
+                b'{' | b'[' => {
+                    stack.push(if c == b'{' { b'}' } else { b']' });
+                    self.pos += 1;
+                    continue;
+                }
+                b'}' | b']' => {
+                    if stack.pop() != Some(c) {
+                        return self.err("mismatched bracket");
+                    }
+                    self.pos += 1;
+                }
+                b',' | b':' if !stack.is_empty() => {
+                    self.pos += 1;
+                    continue;
+                }
+                _ => {
+                    let n = b[self.pos..]
+                        .iter()
+                        .take_while(|c| {
+                            !matches!(
+                                c,
+                                b',' | b'}'
+                                    | b']'
+                                    | b':'
+                                    | b' '
+                                    | b'\t'
+                                    | b'\n'
+                                    | b'\r'
+                                    | b'"'
+                                    | b'{'
+                                    | b'['
+                            )
+                        })
+                        .count();
+                    if n == 0 {
+                        return self.err("unexpected character");
+                    }
+                    self.pos += n;
+                }
+            }
+            if stack.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "runs_tests.rs"]
+mod tests;

@@ -1,0 +1,333 @@
+use super::*;
+use crate::run::record::timestamp;
+
+const DAY: u64 = 24 * 3600 * 1000;
+/// 2026-11-30T10:00:00.000Z
+const T0: u64 = 1_796_032_800_000;
+
+fn b36(mut ms: u64) -> String {
+    let mut out = Vec::new();
+    while ms > 0 {
+        out.push(b"0123456789abcdefghijklmnopqrstuvwxyz"[(ms % 36) as usize]);
+        ms /= 36;
+    }
+    out.reverse();
+    String::from_utf8(out).expect("ascii")
+}
+
+fn ts(ms: u64) -> String {
+    timestamp(UNIX_EPOCH + Duration::from_millis(ms))
+}
+
+/// Write a run of `flow` started at `ms` with `status`; returns its id.
+fn put(root: &Path, flow: &str, ms: u64, hex: &str, status: &str) -> String {
+    let id = format!("{flow}-{}-{hex}", b36(ms));
+    let dir = runs_dir(root).join(flow).join(&id);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let record = format!(
+        r#"{{
+  "schemaVersion": 1, "runId": "{id}", "flow": "{flow}", "parentRunId": null,
+  "status": "{status}", "reason": null, "finalOutput": "big \"final\" output",
+  "outputPhase": "b", "args": {{"n": 1}}, "startedAt": "{}", "endedAt": "{}",
+  "usage": {{"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "costUSD": null, "turns": 2}},
+  "spentBefore": null, "warnings": ["a: w"], "backends": {{}},
+  "phases": {{
+    "a": {{"status": "done", "output": "x[{{\"}}", "json": [1, {{"k": [2]}}], "attempts": 2, "reads": []}},
+    "b": {{"status": "skipped", "output": "", "attempts": 0, "cacheHit": "run-only"}}
+  }},
+  "def": {{"phases": [{{"id": "a", "task": "t"}}]}}
+}}
+"#,
+        ts(ms),
+        ts(ms + 1000)
+    );
+    std::fs::write(dir.join("run.json"), record).expect("write");
+    id
+}
+
+fn ids(entries: &[RunEntry]) -> Vec<&str> {
+    entries.iter().map(|e| e.run_id.as_str()).collect()
+}
+
+#[test]
+fn ids_carry_their_start_time() {
+    let id = crate::run::store::new_run_id("my-flow-x");
+    let ms = id_millis(&id).expect("time in id");
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("now")
+        .as_millis() as u64;
+    assert!(now.abs_diff(ms) < 60_000, "{id} {ms}");
+    assert_eq!(id_millis("plain"), None);
+    assert_eq!(id_millis("a-B!-x"), None);
+}
+
+#[test]
+fn timestamps_parse_back() {
+    for ms in [0, T0, T0 + 123, 951_782_400_000, 4_102_444_800_999] {
+        assert_eq!(parse_timestamp(&ts(ms)), Some(ms), "{}", ts(ms));
+    }
+    assert_eq!(parse_timestamp("2026-11-30T10:00:00Z"), Some(T0));
+    for bad in [
+        "",
+        "2026-13-01T00:00:00.000Z",
+        "2026-11-30 10:00:00.000Z",
+        "2026-11-30T10:00:00.000",
+    ] {
+        assert_eq!(parse_timestamp(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn summaries_keep_the_small_fields_and_skip_the_bulk() {
+    let root = tempfile::tempdir().expect("tmp");
+    let id = put(root.path(), "f", T0, "aaaaaa", "completed");
+    let dir = runs_dir(root.path()).join("f").join(&id);
+    let full = read_record(&dir).expect("full");
+    let sum = read_summary(&dir).expect("summary");
+    let o = sum.as_object().expect("object");
+    assert!(o.get("def").is_none() && o.get("finalOutput").is_none());
+    assert_eq!(
+        o.get("runId"),
+        full.as_object().and_then(|f| f.get("runId"))
+    );
+    assert_eq!(
+        o.get("usage"),
+        full.as_object().and_then(|f| f.get("usage"))
+    );
+    let phases = o.get("phases").and_then(Value::as_object).expect("phases");
+    let a = phases.get("a").and_then(Value::as_object).expect("a");
+    assert_eq!(a.get("attempts"), Some(&Value::Number(2.0)));
+    assert_eq!(a.get("status").and_then(Value::as_str), Some("done"));
+    assert!(a.get("output").is_none() && a.get("json").is_none());
+    let b = phases.get("b").and_then(Value::as_object).expect("b");
+    assert_eq!(b.get("cacheHit").and_then(Value::as_str), Some("run-only"));
+}
+
+#[test]
+fn broken_records_are_corrupt_not_missing() {
+    let root = tempfile::tempdir().expect("tmp");
+    let id = put(root.path(), "f", T0, "aaaaaa", "completed");
+    let p = runs_dir(root.path()).join("f").join(id).join("run.json");
+    let text = std::fs::read_to_string(&p).expect("read");
+    // Every truncation of a record is refused by the scanner.
+    for cut in (1..text.trim_end().len()).step_by(7) {
+        if let Some(prefix) = text.get(..cut) {
+            assert!(summarize(prefix).is_err(), "cut at {cut}: {prefix}");
+        }
+    }
+    assert!(summarize(&text).is_ok());
+    assert!(summarize("{\"a\": [1, 2}").is_err());
+    assert!(summarize("{} x").is_err());
+
+    let id = put(root.path(), "f", T0, "bbbbbb", "completed");
+    let dir = runs_dir(root.path()).join("f").join(&id);
+    std::fs::write(dir.join("run.json"), "{\"runId\": \"x\", ").expect("write");
+    let err = find(root.path(), &id, None).expect_err("corrupt");
+    assert!(matches!(err, LookupError::Corrupt(_)), "{err:?}");
+    assert!(err.to_string().contains("corrupt run record"), "{err}");
+    assert!(err.to_string().contains("run.json"), "{err}");
+    std::fs::remove_file(dir.join("run.json")).expect("rm");
+    let err = find(root.path(), &id, None).expect_err("missing");
+    assert!(err.to_string().contains("has no run.json"), "{err}");
+    std::fs::write(dir.join("run.json"), "[1]").expect("write");
+    assert!(matches!(
+        find(root.path(), &id, None),
+        Err(LookupError::Corrupt(_))
+    ));
+    std::fs::write(dir.join("run.json"), "{\"status\": \"failed\"}").expect("write");
+    assert!(matches!(
+        find(root.path(), &id, None),
+        Err(LookupError::Corrupt(_))
+    ));
+    // The corrupt run is left out of listings, and reported by list_checked.
+    put(root.path(), "f", T0 + 5, "cccccc", "completed");
+    let (runs, bad) = list_checked(root.path(), None);
+    assert_eq!(runs.len(), 2);
+    assert_eq!(bad.len(), 1);
+    assert!(matches!(
+        find(root.path(), "nope", None),
+        Err(LookupError::NotFound(_))
+    ));
+}
+
+#[test]
+fn lookup_by_id_prefix_and_last() {
+    let root = tempfile::tempdir().expect("tmp");
+    let r = root.path();
+    assert_eq!(
+        find(r, "last", None).expect_err("empty"),
+        LookupError::NotFound("last".into())
+    );
+    let a1 = put(r, "alpha", T0, "111111", "completed");
+    let a2 = put(r, "alpha", T0 + 10, "222222", "failed");
+    let b1 = put(r, "beta", T0 + 5, "333333", "paused");
+    // Newest first, across flows.
+    assert_eq!(
+        ids(&list(r, None)),
+        vec![a2.as_str(), b1.as_str(), a1.as_str()]
+    );
+    assert_eq!(ids(&list(r, Some("alpha"))), vec![a2.as_str(), a1.as_str()]);
+    assert!(list(r, Some("gamma")).is_empty());
+    assert_eq!(find(r, "last", None).expect("last").run_id, a2);
+    assert_eq!(find(r, "last", Some("beta")).expect("last beta").run_id, b1);
+    let e = find(r, &a1, None).expect("exact");
+    assert_eq!((e.flow.as_str(), e.status.as_str()), ("alpha", "completed"));
+    assert!(e.record.as_object().is_some_and(|o| o.contains_key("def")));
+    assert_eq!(find(r, "beta-", None).expect("prefix").run_id, b1);
+    match find(r, "alpha-", None) {
+        Err(LookupError::Ambiguous(m)) => assert_eq!(m, vec![a2.clone(), a1.clone()]),
+        other => panic!("{other:?}"),
+    }
+    let msg = find(r, "alpha-", None).expect_err("ambiguous").to_string();
+    assert!(
+        msg.contains(&a1) && msg.contains(&a2) && msg.contains("ambiguous"),
+        "{msg}"
+    );
+    // The flow narrows the prefix search.
+    assert!(matches!(
+        find(r, "alpha-", Some("beta")),
+        Err(LookupError::NotFound(_))
+    ));
+    // Paths are never followed.
+    assert!(matches!(
+        find(r, "../alpha", None),
+        Err(LookupError::NotFound(_))
+    ));
+    assert!(matches!(find(r, "", None), Err(LookupError::NotFound(_))));
+    // Runs still being created are not runs.
+    std::fs::create_dir_all(runs_dir(r).join("alpha").join(".alpha-x.creating")).expect("mk");
+    assert_eq!(list(r, None).len(), 3);
+}
+
+#[test]
+fn running_with_a_dead_lock_is_interrupted() {
+    let root = tempfile::tempdir().expect("tmp");
+    let r = root.path();
+    let id = put(r, "f", T0, "aaaaaa", "running");
+    let dir = runs_dir(r).join("f").join(&id);
+    // No lock: nobody runs it.
+    assert_eq!(find(r, &id, None).expect("run").status, "interrupted");
+    // Our own pid: alive.
+    std::fs::write(dir.join("lock"), format!("{}\n", std::process::id())).expect("lock");
+    assert_eq!(find(r, &id, None).expect("run").status, "running");
+    // A process that has exited and been reaped.
+    let mut child = std::process::Command::new("true")
+        .spawn()
+        .expect("spawn true");
+    let pid = child.id();
+    child.wait().expect("wait");
+    std::fs::write(dir.join("lock"), format!("{pid}\n")).expect("lock");
+    assert_eq!(find(r, &id, None).expect("run").status, "interrupted");
+    // A killed process not yet reaped (a zombie) is dead too.
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .expect("spawn sleep");
+    std::fs::write(dir.join("lock"), format!("{}\n", child.id())).expect("lock");
+    assert_eq!(list(r, None)[0].status, "running");
+    child.kill().expect("kill");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(list(r, None)[0].status, "interrupted");
+    child.wait().expect("wait");
+    std::fs::write(dir.join("lock"), "garbage").expect("lock");
+    assert_eq!(list(r, None)[0].status, "interrupted");
+    // Other statuses are what the record says.
+    let rec = read_record(&dir).expect("rec");
+    let mut o = rec.into_object().expect("obj");
+    o.insert("status".into(), Value::from("paused"));
+    assert_eq!(effective_status(&dir, &Value::Object(o)), "paused");
+}
+
+#[test]
+fn prune_keeps_the_newest_hundred_and_the_last_month() {
+    let root = tempfile::tempdir().expect("tmp");
+    let r = root.path();
+    let now = T0 + 400 * DAY;
+    // 110 old terminal runs (one a day, ending 1 s after they start), 300+ days old.
+    let mut old = Vec::new();
+    for i in 0..110u64 {
+        let status = ["completed", "failed", "blocked"][(i % 3) as usize];
+        old.push(put(r, "old", T0 + i * DAY, &format!("{i:06x}"), status));
+    }
+    // Non-terminal runs older still: never pruned.
+    let paused = put(r, "keep", T0 - 5 * DAY, "aaaaaa", "paused");
+    let interrupted = put(r, "keep", T0 - 6 * DAY, "bbbbbb", "running");
+    // Ten recent runs.
+    for i in 0..10u64 {
+        put(r, "new", now - i * DAY, &format!("{i:06x}"), "completed");
+    }
+    let removed = prune(r, UNIX_EPOCH + Duration::from_millis(now));
+    // 122 runs; the newest 100 are kept: 10 new + 90 old; of the other 20 old ones, all go.
+    assert_eq!(removed, 20);
+    let left = list(r, None);
+    assert_eq!(left.len(), 102);
+    assert!(find(r, &paused, None).is_ok() && find(r, &interrupted, None).is_ok());
+    assert!(find(r, &old[19], None).is_err() && find(r, &old[20], None).is_ok());
+    // Runs inside the 30 days are kept even beyond the newest 100.
+    let root2 = tempfile::tempdir().expect("tmp");
+    let r2 = root2.path();
+    for i in 0..120u64 {
+        put(
+            r2,
+            "f",
+            now - i * 3600 * 1000,
+            &format!("{i:06x}"),
+            "completed",
+        );
+    }
+    assert_eq!(prune(r2, UNIX_EPOCH + Duration::from_millis(now)), 0);
+    assert_eq!(list(r2, None).len(), 120);
+    // A run started long ago that ended recently is kept.
+    let root3 = tempfile::tempdir().expect("tmp");
+    let r3 = root3.path();
+    for i in 0..101u64 {
+        put(r3, "f", now - i * 1000, &format!("{i:06x}"), "completed");
+    }
+    let long = put(r3, "f", T0, "ffffff", "completed");
+    let p = runs_dir(r3).join("f").join(&long).join("run.json");
+    let t = std::fs::read_to_string(&p).expect("read");
+    std::fs::write(&p, t.replace(&ts(T0 + 1000), &ts(now - DAY))).expect("write");
+    assert_eq!(prune(r3, UNIX_EPOCH + Duration::from_millis(now)), 0);
+    assert!(find(r3, &long, None).is_ok());
+}
+
+#[test]
+fn listing_a_thousand_runs_is_fast() {
+    let root = tempfile::tempdir().expect("tmp");
+    let r = root.path();
+    for i in 0..1000u64 {
+        put(
+            r,
+            &format!("f{}", i % 7),
+            T0 + i,
+            &format!("{i:06x}"),
+            "completed",
+        );
+    }
+    // One big record: 2,000 phases with 1 KiB outputs each.
+    let big = put(r, "f0", T0 + 5000, "ffffff", "completed");
+    let p = runs_dir(r).join("f0").join(&big).join("run.json");
+    let mut phases = Map::default();
+    for i in 0..2000 {
+        let mut o = Map::default();
+        o.insert("status".into(), Value::from("done"));
+        o.insert("output".into(), Value::from("y".repeat(1024)));
+        o.insert("attempts".into(), Value::Number(1.0));
+        phases.insert(format!("p{i}"), Value::Object(o));
+    }
+    let mut rec = read_record(p.parent().expect("dir"))
+        .expect("rec")
+        .into_object()
+        .expect("o");
+    rec.insert("phases".into(), Value::Object(phases));
+    std::fs::write(&p, Value::Object(rec).to_pretty_json()).expect("write");
+    let t = std::time::Instant::now();
+    let all = list(r, None);
+    let took = t.elapsed();
+    assert_eq!(all.len(), 1001);
+    assert_eq!(all[0].run_id, big);
+    eprintln!("list of 1001 runs (one of 2,000 phases): {took:?}");
+    // Generous for a debug build on a shared machine; the release figure is far lower.
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
