@@ -45,8 +45,9 @@ enum Format {
     Json,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum Color {
+    #[default]
     Auto,
     Always,
     Never,

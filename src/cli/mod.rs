@@ -24,6 +24,7 @@ mod graph;
 mod input;
 mod mcp;
 mod progress;
+mod resume;
 mod run;
 mod schema;
 
@@ -46,6 +47,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Check, then run a flow: only the final output on stdout.
     Run(Box<run::RunArgs>),
+    /// Fork a failed, paused or interrupted run and continue it, reusing its finished phases.
+    Resume(Box<resume::ResumeArgs>),
     /// Evaluate a template, condition or safeParse against an eval context.
     Eval(eval::EvalArgs),
     /// Print the Mermaid flowchart of a flow, its problems marked.
@@ -76,6 +79,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let exit = match cli.command {
         Command::Run(args) => return run::run(*args),
+        Command::Resume(args) => return resume::run(*args),
         Command::Check(args) => check::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Graph(args) => graph::run(args),

@@ -17,82 +17,89 @@ use tfc::project::{SavedFlows, locate_flow, project_root};
 use tfc::run::{FlowSource, Interpreter, PhaseStatus, RunError, RunOptions, RunRecord, RunStatus};
 use tfc::source::Source;
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Default)]
 pub struct RunArgs {
     /// The flow file, or a saved flow's name.
     #[arg(value_name = "FLOW")]
-    flow: String,
+    pub(super) flow: String,
     /// Invocation arguments: NAME=VALUE (one bare VALUE binds to the first declared arg).
     #[arg(value_name = "K=V")]
-    pairs: Vec<String>,
+    pub(super) pairs: Vec<String>,
     /// Invocation arguments as a JSON object (K=V pairs override it).
     #[arg(long = "args", value_name = "JSON")]
-    args_json: Option<String>,
+    pub(super) args_json: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
+    pub(super) format: Format,
     /// Print each resolved prompt instead of calling a model (`--dry-run=scripts` also runs scripts).
     #[arg(long, value_name = "scripts", num_args = 0..=1, default_missing_value = "prompts")]
-    dry_run: Option<String>,
+    pub(super) dry_run: Option<String>,
     /// Serve every agent with this backend (a configured name, `dry-run`, `replay:FILE`).
     #[arg(long)]
-    backend: Option<String>,
+    pub(super) backend: Option<String>,
     /// Serve one agent with a backend: AGENT=NAME (repeatable).
     #[arg(long = "agent-backend", value_name = "AGENT=NAME")]
-    agent_backend: Vec<String>,
+    pub(super) agent_backend: Vec<String>,
     /// Serve every agent with this command (prompt on stdin, answer on stdout).
     #[arg(long = "agent-cmd", value_name = "CMD")]
-    agent_cmd: Option<String>,
+    pub(super) agent_cmd: Option<String>,
     /// Answer every call from a recorded fixture (`--backend replay:FILE`).
     #[arg(long, value_name = "FILE")]
-    replay: Option<PathBuf>,
+    pub(super) replay: Option<PathBuf>,
     /// Append every agent call to this fixture file.
     #[arg(long, value_name = "FILE")]
-    record: Option<PathBuf>,
+    pub(super) record: Option<PathBuf>,
     /// Approve this approval phase (repeatable).
     #[arg(long, value_name = "PHASE")]
-    approve: Vec<String>,
+    pub(super) approve: Vec<String>,
     /// Approve every approval phase.
     #[arg(long)]
-    approve_all: bool,
+    pub(super) approve_all: bool,
     /// Reject this approval phase (repeatable).
     #[arg(long, value_name = "PHASE")]
-    reject: Vec<String>,
+    pub(super) reject: Vec<String>,
     /// The note recorded with --reject.
     #[arg(long)]
-    reason: Option<String>,
+    pub(super) reason: Option<String>,
     /// Let agents use write/edit/bash tools on unsandboxed backends.
     #[arg(long)]
-    allow_writes: bool,
+    pub(super) allow_writes: bool,
     /// Max phases running at once (overrides the flow's concurrency).
     #[arg(long)]
-    concurrency: Option<usize>,
+    pub(super) concurrency: Option<usize>,
     /// Cost cap in USD for this invocation.
     #[arg(long = "max-usd")]
-    max_usd: Option<f64>,
+    pub(super) max_usd: Option<f64>,
     /// Token cap for this invocation.
     #[arg(long = "max-tokens")]
-    max_tokens: Option<f64>,
+    pub(super) max_tokens: Option<f64>,
     /// Do not report this warning: a code (W0102) or a name (gate-sole-path); repeatable.
     #[arg(long, value_name = "CODE")]
-    allow: Vec<String>,
+    pub(super) allow: Vec<String>,
     /// Print no warnings (errors, progress and the result still print).
     #[arg(long, short = 'q')]
-    quiet: bool,
+    pub(super) quiet: bool,
     #[arg(long, value_enum, default_value_t = Color::Auto)]
-    color: Color,
+    pub(super) color: Color,
+    /// Reuse `done` phase results across runs (the default cache scope becomes cross-run).
+    #[arg(long, overrides_with = "no_incremental")]
+    pub(super) incremental: bool,
+    /// Do not reuse results across runs, whatever the flow's `incremental` says.
+    #[arg(long = "no-incremental", overrides_with = "incremental")]
+    pub(super) no_incremental: bool,
     /// The run id to use (internal: `tfc mcp` names a run before starting its process).
     #[arg(long = "run-id", value_name = "ID", hide = true)]
-    run_id: Option<String>,
+    pub(super) run_id: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Format {
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub(super) enum Format {
+    #[default]
     Text,
     Json,
 }
 
 /// Exit codes of `tfc run` (SPEC §1).
-mod code {
+pub(super) mod code {
     pub const COMPLETED: u8 = 0;
     pub const FAILED: u8 = 1;
     pub const INVALID: u8 = 2;
@@ -103,7 +110,6 @@ mod code {
 
 pub fn run(a: RunArgs) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let color = a.color.enabled();
     let Some((path, stem)) = locate_flow(&a.flow, &cwd) else {
         usage_error(format!(
             "cannot read flow '{}': no such file, and no saved flow of that name",
@@ -118,6 +124,20 @@ pub fn run(a: RunArgs) -> ExitCode {
             return ExitCode::from(code::INVALID);
         }
     };
+    launch(a, Source::new(path.display().to_string(), text), stem, None)
+}
+
+/// Everything `tfc run` does once the flow's text is in hand, shared with `tfc resume`: the
+/// full check, backends and preflight, the run, its output and exit code. `resume`: what a
+/// resumed run carries from its parent.
+pub(super) fn launch(
+    a: RunArgs,
+    source: Source,
+    stem: String,
+    resume: Option<Arc<tfc::run::resume::Carried>>,
+) -> ExitCode {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let color = a.color.enabled();
     if let Some(id) = &a.run_id
         && !valid_run_id(id)
     {
@@ -142,7 +162,6 @@ pub fn run(a: RunArgs) -> ExitCode {
         }
     };
     // The full check first: any error stops the run before anything executes.
-    let source = Source::new(path.display().to_string(), text);
     let saved = SavedFlows::new(&cwd);
     let checked = check_source(
         &source.text,
@@ -237,6 +256,13 @@ pub fn run(a: RunArgs) -> ExitCode {
         progress: Some(super::progress::sink(color)),
         max_output_bytes: Some(roster.max_output_bytes()),
         max_prompt_bytes: Some(roster.max_prompt_bytes()),
+        incremental: match (a.incremental, a.no_incremental) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
+        resume,
+        launch: Some(launch_value(&a)),
     };
     let interp = Interpreter::new(Arc::new(roster))
         .options(opts)
@@ -320,13 +346,38 @@ pub fn run(a: RunArgs) -> ExitCode {
 }
 
 /// A run id fit for `--run-id` (SPEC §10.2): `[A-Za-z0-9._-]+`, ≤ 160 chars, no `..`.
-pub fn valid_run_id(id: &str) -> bool {
+fn valid_run_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 160
         && !id.contains("..")
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
+/// How the run chose its backends (`launch` in `run.json`): `tfc resume` uses them again.
+fn launch_value(a: &RunArgs) -> tfc::value::Value {
+    use tfc::value::Value;
+    let mut m = tfc::value::Map::default();
+    let opt = |s: &Option<String>| s.as_deref().map_or(Value::Null, Value::from);
+    m.insert("backend".into(), opt(&a.backend));
+    m.insert(
+        "agentBackend".into(),
+        Value::Array(
+            a.agent_backend
+                .iter()
+                .map(|s| Value::from(s.as_str()))
+                .collect(),
+        ),
+    );
+    m.insert("agentCmd".into(), opt(&a.agent_cmd));
+    m.insert(
+        "replay".into(),
+        a.replay
+            .as_ref()
+            .map_or(Value::Null, |p| Value::from(p.display().to_string())),
+    );
+    Value::Object(m)
 }
 
 /// Whether the final output may go to stdout (SPEC §8.9): always, unless the run failed or

@@ -43,6 +43,13 @@ pub struct RunOptions {
     /// `[limits] max_prompt_bytes`: a prompt that would weigh more fails its phase without a
     /// call (default 16 MiB).
     pub max_prompt_bytes: Option<usize>,
+    /// `--incremental` (`Some(true)`) / `--no-incremental` (`Some(false)`): overrides the
+    /// flow's `incremental` (SPEC §10.5).
+    pub incremental: Option<bool>,
+    /// The run resumes another (SPEC §10.4): what it may reuse and carries over.
+    pub resume: Option<Arc<super::resume::Carried>>,
+    /// How the caller chose backends, kept in `run.json` as `launch` (resume uses it again).
+    pub launch: Option<crate::value::Value>,
 }
 
 impl RunOptions {

@@ -55,6 +55,8 @@ pub(crate) struct Driver {
     pub store: Option<RunStore>,
     /// The flow's definition, for `run.json`.
     pub def: Option<Value>,
+    /// `gitCommit` and `flowDefHash` for `run.json` (SPEC §10.1).
+    meta: crate::value::Map,
     /// The invocation directory, for `run.json`.
     pub cwd: PathBuf,
     pub executor: Arc<smol::Executor<'static>>,
@@ -93,6 +95,7 @@ impl Driver {
             opts,
             cancel,
             store: None,
+            meta: def.as_ref().map(flow_def_hash).unwrap_or_default(),
             def,
             cwd,
             executor: Arc::new(smol::Executor::new()),
@@ -119,6 +122,12 @@ impl Driver {
         self.keep(&input);
         let mut cmds = self.machine.handle(input);
         if let Some(root) = root {
+            if let Some(l) = &self.opts.launch {
+                self.meta.insert("launch".into(), l.clone());
+            }
+            let commit = super::cache::fingerprint::head_commit(&self.cwd);
+            self.meta
+                .insert("gitCommit".into(), commit.map_or(Value::Null, Value::from));
             let first = match cmds.first() {
                 Some(Command::Journal(Line::Event(v))) => v.clone(),
                 _ => Value::Null,
@@ -131,7 +140,14 @@ impl Driver {
             record.store_errors = self.store_errors.clone();
             let flow = record.flow.clone();
             let run_id = record.run_id.clone();
-            let (value, _) = stored_value(&record, &versions, None, self.def.as_ref(), &self.cwd);
+            let (value, _) = stored_value(
+                &record,
+                &versions,
+                None,
+                self.def.as_ref(),
+                &self.cwd,
+                &self.meta,
+            );
             self.store = Some(RunStore::create(root, &flow, &run_id, &value, &first)?);
         }
         self.execute(cmds);
@@ -392,6 +408,51 @@ impl Driver {
                     });
                 }
             }
+            Command::CacheLookup {
+                op,
+                node,
+                parts,
+                fingerprints,
+                run_only,
+                cross_run,
+                ttl_ms,
+                cwd,
+            } => {
+                let root = self.opts.project_root.clone();
+                let resume = self.opts.resume.clone().filter(|_| run_only);
+                let quick = fingerprints.is_empty();
+                let look = move || {
+                    super::resume::look_up(super::resume::Lookup {
+                        op,
+                        node: &node,
+                        parts,
+                        fingerprints: &fingerprints,
+                        resumed: resume.as_deref(),
+                        store: root.as_deref().filter(|_| cross_run),
+                        ttl_ms,
+                        cwd: &cwd,
+                        now: now_ms(),
+                    })
+                };
+                if quick {
+                    // Quick: answered at once.
+                    let e = look();
+                    self.now(e);
+                } else {
+                    // Fingerprints read files and run git: off this thread.
+                    self.send(Box::pin(smol::unblock(look)));
+                }
+            }
+            Command::CacheStore { key, record } => {
+                if let Some(root) = &self.opts.project_root
+                    && let Err(e) = super::cache::store::store(root, &key, &record, now_ms())
+                {
+                    self.store_error(std::io::Error::new(
+                        e.kind(),
+                        format!("the cross-run cache entry {key} could not be written: {e}"),
+                    ));
+                }
+            }
             Command::Journal(line) => self.journal(line),
             Command::Save => self.save(false),
             Command::Finish(record) => self.finished = Some(record),
@@ -581,6 +642,7 @@ impl Driver {
             self.store.as_mut(),
             self.def.as_ref(),
             &self.cwd,
+            &self.meta,
         );
         for e in errors {
             self.store_error(e);
@@ -607,6 +669,7 @@ impl Driver {
             Some(&mut store),
             self.def.as_ref(),
             &self.cwd,
+            &self.meta,
         );
         for e in late {
             self.store_error(e);
@@ -630,6 +693,14 @@ impl Driver {
             self.store_errors.push(msg);
         }
     }
+}
+
+/// `flowDefHash`: 16 hex digits of sha256 of the definition's canonical JSON.
+fn flow_def_hash(def: &Value) -> crate::value::Map {
+    let mut m = crate::value::Map::default();
+    let hash = super::cache::key::hex16(super::cache::key::canonical_json(def).as_bytes());
+    m.insert("flowDefHash".into(), Value::from(hash));
+    m
 }
 
 /// The journal line of an input.
@@ -656,9 +727,10 @@ fn stored_value_with_errors(
     store: Option<&mut RunStore>,
     def: Option<&Value>,
     cwd: &Path,
+    meta: &crate::value::Map,
 ) -> (Value, Vec<std::io::Error>) {
     record.store_errors = store_errors.to_vec();
-    stored_value(record, versions, store, def, cwd)
+    stored_value(record, versions, store, def, cwd, meta)
 }
 
 /// `run.json`: the record plus `def`, `cwd`, `tfcVersion`; outputs over
@@ -670,6 +742,7 @@ fn stored_value(
     mut store: Option<&mut RunStore>,
     def: Option<&Value>,
     cwd: &Path,
+    meta: &crate::value::Map,
 ) -> (Value, Vec<std::io::Error>) {
     let limit = super::store::INLINE_OUTPUT_MAX;
     let mut errors = Vec::new();
@@ -706,6 +779,9 @@ fn stored_value(
             m.insert("def".into(), def.clone());
             m.insert("cwd".into(), Value::from(cwd.display().to_string()));
             m.insert("tfcVersion".into(), Value::from(env!("CARGO_PKG_VERSION")));
+            for (k, v) in meta {
+                m.insert(k.clone(), v.clone());
+            }
         }
     }
     (v, errors)

@@ -61,3 +61,92 @@ pub fn inputs(journal: &str) -> Result<Vec<Input>, String> {
     }
     Ok(out)
 }
+
+/// [`inputs`] that never fails on what a crash leaves: a last line cut short (no newline, or
+/// not valid JSON) is ignored with a warning; a bad line elsewhere is skipped with one too.
+pub fn inputs_lenient(journal: &str) -> (Vec<Input>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut warnings = Vec::new();
+    let total = journal.lines().count();
+    let torn_tail = !journal.is_empty() && !journal.ends_with('\n');
+    for (n, line) in journal.lines().enumerate() {
+        let last = n + 1 == total;
+        if !line.starts_with("{\"type\":\"input\"") {
+            if last && torn_tail {
+                warnings.push(format!(
+                    "journal line {} is incomplete (the run stopped while writing it); ignored",
+                    n + 1
+                ));
+            }
+            continue;
+        }
+        let parsed = serde_json::from_str::<serde_json::Value>(line)
+            .ok()
+            .and_then(|v| v.get("input").cloned())
+            .and_then(|i| serde_json::from_value::<Input>(i).ok());
+        match parsed {
+            Some(i) => out.push(i),
+            None if last => warnings.push(format!(
+                "journal line {} is incomplete (the run stopped while writing it); ignored",
+                n + 1
+            )),
+            None => warnings.push(format!("journal line {} could not be read; skipped", n + 1)),
+        }
+    }
+    (out, warnings)
+}
+
+/// The `run-start` line's object.
+fn run_start(journal: &str) -> Option<crate::value::Value> {
+    let first = journal.lines().next()?;
+    let v = crate::json::parse(first).root?.to_value();
+    match &v {
+        crate::value::Value::Object(m)
+            if m.get("type").and_then(crate::value::Value::as_str) == Some("run-start") =>
+        {
+            Some(v)
+        }
+        _ => None,
+    }
+}
+
+/// The machine configuration the `run-start` line keeps (journals written before it was
+/// kept have none).
+pub fn start_config(journal: &str) -> Option<Config> {
+    match &run_start(journal)? {
+        crate::value::Value::Object(m) => Config::from_value(m.get("config")?),
+        _ => None,
+    }
+}
+
+/// The effective arguments of the `run-start` line.
+pub fn start_args(journal: &str) -> Option<Map> {
+    match &run_start(journal)? {
+        crate::value::Value::Object(m) => match m.get("args")? {
+            crate::value::Value::Object(a) => Some(a.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod lenient_tests {
+    use super::*;
+
+    #[test]
+    fn a_torn_last_line_is_a_warning() {
+        let good = r#"{"type":"input","ts":"x","input":{"at":5,"what":{"kind":"start"}}}"#;
+        let text = format!("{good}\n{good}\n{{\"type\":\"input\",\"ts\":\"x\",\"inp");
+        let (inputs, warnings) = inputs_lenient(&text);
+        assert_eq!(inputs.len(), 2);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("line 3 is incomplete"), "{warnings:?}");
+        // A torn event line too.
+        let (inputs, warnings) = inputs_lenient(&format!("{good}\n{{\"type\":\"phase-e"));
+        assert_eq!((inputs.len(), warnings.len()), (1, 1));
+        // A complete journal: no warning.
+        let (inputs, warnings) = inputs_lenient(&format!("{good}\n"));
+        assert_eq!((inputs.len(), warnings.len()), (1, 0));
+    }
+}

@@ -9,6 +9,7 @@
 //! calls, scripts, timers, the store), `journal` (replaying a run's inputs), `scope` (what a
 //! phase can read), `record` (the run record), `store` (run.json + journal).
 
+pub mod cache;
 mod contract;
 mod ctx;
 pub(crate) mod driver;
@@ -16,6 +17,7 @@ pub mod journal;
 pub mod machine;
 mod phases;
 pub mod record;
+pub mod resume;
 pub mod runs;
 mod scope;
 pub mod store;
@@ -244,11 +246,14 @@ impl Interpreter {
             Some(root) if !self.opts.dry_run => Some(root.clone()),
             _ => None,
         };
-        let cfg = self.config(&flow, &agents, cwd.clone(), store_root.is_some());
-        // The flow's definition goes into `run.json` only: without a store it is not needed.
-        let def = store_root
+        let def = crate::json::parse(&src.text).root.map(|r| r.to_value());
+        let fps = def
             .as_ref()
-            .and_then(|_| crate::json::parse(&src.text).root.map(|r| r.to_value()));
+            .map(|d| cache::phase_fps(d, flow.phases.len()))
+            .unwrap_or_default();
+        let cfg = self.config(&flow, &agents, cwd.clone(), store_root.is_some(), fps);
+        // The flow's definition goes into `run.json` only: without a store it is not needed.
+        let def = def.filter(|_| store_root.is_some());
         let flow = Arc::new(flow);
         let setup = self
             .keep_inputs
@@ -293,6 +298,7 @@ impl Interpreter {
         agents: &HashMap<String, crate::agent::ResolvedAgent>,
         cwd: PathBuf,
         journaling: bool,
+        phase_fps: Vec<String>,
     ) -> machine::Config {
         use std::io::IsTerminal;
         let opts = &self.opts;
@@ -339,8 +345,43 @@ impl Interpreter {
             flow_stack: Vec::new(),
             depth: 0,
             generated: false,
+            incremental: opts.incremental.unwrap_or(flow.incremental),
+            lookups: opts.resume.is_some(),
+            phase_fps: Arc::new(phase_fps),
+            agent_defs: agents
+                .iter()
+                .map(|(name, a)| (name.clone(), agent_def(a)))
+                .collect(),
+            models: agents
+                .iter()
+                .filter_map(|(name, a)| Some((name.clone(), a.model.clone()?)))
+                .collect(),
+            parent_run_id: opts.resume.as_ref().map(|r| r.parent_run_id.clone()),
+            spent_before: opts.resume.as_ref().and_then(|r| r.spent_before),
+            rerun_warn: opts
+                .resume
+                .as_ref()
+                .map(|r| r.rerun_warn.clone())
+                .unwrap_or_default(),
         }
     }
+}
+
+/// The `agents:` key part of one agent: its definition as canonical JSON.
+fn agent_def(a: &crate::agent::ResolvedAgent) -> String {
+    let mut m = Map::default();
+    m.insert("systemPrompt".into(), a.system_prompt.as_str().into());
+    if let Some(model) = &a.model {
+        m.insert("model".into(), model.as_str().into());
+    }
+    if let Some(t) = &a.thinking {
+        m.insert("thinking".into(), t.as_str().into());
+    }
+    m.insert(
+        "tools".into(),
+        crate::value::Value::Array(a.tools.iter().map(|t| t.as_str().into()).collect()),
+    );
+    cache::key::canonical_json(&crate::value::Value::Object(m))
 }
 
 /// Read, lower and check a flow source; errors and bad arguments stop here.

@@ -171,6 +171,10 @@ pub struct PhaseRecord {
     pub sub_run: Option<Box<RunRecord>>,
     /// (chars, estimated tokens)
     pub prompt_stats: Option<(usize, usize)>,
+    /// The cache key of its inputs (SPEC §10.5), set when it ends.
+    pub input_hash: Option<String>,
+    /// `run-only` or `cross-run` when its `done` state was reused instead of run.
+    pub cache_hit: Option<&'static str>,
 }
 
 impl PhaseRecord {
@@ -203,6 +207,8 @@ impl PhaseRecord {
             def_error: None,
             sub_run: None,
             prompt_stats: None,
+            input_hash: None,
+            cache_hit: None,
         }
     }
 
@@ -271,6 +277,12 @@ impl PhaseRecord {
         }
         if let Some(m) = &self.model {
             o.insert("model".into(), s(m));
+        }
+        if let Some(h) = &self.input_hash {
+            o.insert("inputHash".into(), s(h));
+        }
+        if let Some(h) = self.cache_hit {
+            o.insert("cacheHit".into(), s(h));
         }
         for (key, flag) in [
             ("timedOut", self.timed_out),
@@ -510,5 +522,167 @@ mod tests {
             timestamp(UNIX_EPOCH + Duration::from_secs(951_782_400)),
             "2000-02-29T00:00:00.000Z"
         );
+    }
+}
+
+impl PhaseStatus {
+    /// Parse the record's spelling.
+    pub fn parse(s: &str) -> Option<PhaseStatus> {
+        Some(match s {
+            "pending" => PhaseStatus::Pending,
+            "running" => PhaseStatus::Running,
+            "done" => PhaseStatus::Done,
+            "failed" => PhaseStatus::Failed,
+            "skipped" => PhaseStatus::Skipped,
+            _ => return None,
+        })
+    }
+}
+
+impl RunStatus {
+    /// Parse the record's spelling.
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        Some(match s {
+            "running" => RunStatus::Running,
+            "completed" => RunStatus::Completed,
+            "failed" => RunStatus::Failed,
+            "paused" => RunStatus::Paused,
+            "blocked" => RunStatus::Blocked,
+            _ => return None,
+        })
+    }
+}
+
+/// One of `known`, as the `'static` spelling the record keeps.
+fn known(v: Option<&Value>, known: &[&'static str]) -> Option<&'static str> {
+    let s = v?.as_str()?;
+    known.iter().copied().find(|k| *k == s)
+}
+
+/// [`Usage`] from its record form (`null` or missing fields are zero / unknown cost).
+pub fn usage_from_value(v: &Value) -> Usage {
+    let n = |k: &str| match v {
+        Value::Object(m) => match m.get(k) {
+            Some(Value::Number(x)) if x.is_finite() && *x >= 0.0 => Some(*x),
+            _ => None,
+        },
+        _ => None,
+    };
+    Usage {
+        input: n("input").unwrap_or(0.0) as u64,
+        output: n("output").unwrap_or(0.0) as u64,
+        cache_read: n("cacheRead").unwrap_or(0.0) as u64,
+        cache_write: n("cacheWrite").unwrap_or(0.0) as u64,
+        cost_usd: n("costUSD"),
+        turns: n("turns").unwrap_or(0.0) as u32,
+    }
+}
+
+impl PhaseRecord {
+    /// Read a phase record back from its §11.1 form (`run.json`, a cache entry); `ty` when
+    /// the record does not say. `None` when it is not a phase record. An output kept in a
+    /// file (`outputFile`) is not read here: such a record has an empty `output`.
+    pub fn from_value(v: &Value, ty: PhaseType) -> Option<PhaseRecord> {
+        let Value::Object(m) = v else {
+            return None;
+        };
+        let status = PhaseStatus::parse(m.get("status")?.as_str()?)?;
+        let text = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
+        let list = |k: &str| match m.get(k) {
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let flag = |k: &str| matches!(m.get(k), Some(Value::Bool(true)));
+        let num = |o: &Map, k: &str| match o.get(k) {
+            Some(Value::Number(x)) if x.is_finite() && *x >= 0.0 => Some(*x),
+            _ => None,
+        };
+        let mut r = PhaseRecord::new(
+            text("type")
+                .and_then(|t| PhaseType::parse(&t))
+                .unwrap_or(ty),
+        );
+        r.status = status;
+        r.output = text("output").unwrap_or_default();
+        r.json = m.get("json").cloned();
+        r.warnings = list("warnings");
+        r.attempts = num(m, "attempts").unwrap_or(0.0) as u32;
+        r.reads = list("reads");
+        r.usage = m.get("usage").map(usage_from_value).unwrap_or_default();
+        r.started_at = text("startedAt");
+        r.ended_at = text("endedAt");
+        r.error = text("error");
+        r.skip_reason = text("skipReason");
+        r.agent = text("agent");
+        r.model = text("model");
+        r.input_hash = text("inputHash");
+        r.cache_hit = known(m.get("cacheHit"), &["run-only", "cross-run"]);
+        r.timed_out = flag("timedOut");
+        r.budget_truncated = flag("budgetTruncated");
+        r.side_effect = flag("sideEffect");
+        r.optional = flag("optional");
+        if let Some(Value::Object(g)) = m.get("gate") {
+            r.gate = Some(GateInfo {
+                verdict: known(g.get("verdict"), &["pass", "block"]).unwrap_or("pass"),
+                reason: g.get("reason").and_then(Value::as_str).map(str::to_owned),
+                rounds: num(g, "rounds").map(|x| x as u32),
+            });
+        }
+        if let Some(Value::Object(a)) = m.get("approval") {
+            r.approval = Some(ApprovalInfo {
+                decision: known(a.get("decision"), &["approve", "edit", "reject", "pending"])
+                    .unwrap_or("pending"),
+                note: a.get("note").and_then(Value::as_str).map(str::to_owned),
+                source: known(a.get("source"), &["tty", "flag"]),
+            });
+        }
+        if let Some(Value::Object(l)) = m.get("loop") {
+            r.loop_info = Some(LoopInfo {
+                iterations: num(l, "iterations").unwrap_or(0.0) as u32,
+                stop: known(
+                    l.get("stop"),
+                    &["until", "converged", "max", "budget", "failed"],
+                )
+                .unwrap_or("max"),
+                reflexion: l
+                    .get("reflexion")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                failures: Vec::new(),
+            });
+        }
+        if let Some(Value::Object(t)) = m.get("tournament") {
+            r.tournament = Some((
+                num(t, "winner").unwrap_or(0.0) as usize,
+                num(t, "variants").unwrap_or(0.0) as usize,
+            ));
+        }
+        if let Some(Value::Array(items)) = m.get("items") {
+            r.items = Some(
+                items
+                    .iter()
+                    .filter_map(|it| match it {
+                        Value::Object(o) => Some(ItemInfo {
+                            index: num(o, "index")? as usize,
+                            status: PhaseStatus::parse(o.get("status")?.as_str()?)?,
+                            error: o.get("error").and_then(Value::as_str).map(str::to_owned),
+                        }),
+                        _ => None,
+                    })
+                    .collect(),
+            );
+        }
+        r.def_error = text("defError");
+        if let Some(Value::Object(p)) = m.get("promptStats") {
+            r.prompt_stats = Some((
+                num(p, "chars").unwrap_or(0.0) as usize,
+                num(p, "estTokens").unwrap_or(0.0) as usize,
+            ));
+        }
+        Some(r)
     }
 }

@@ -33,6 +33,8 @@ pub(crate) enum KindEvent {
     Loaded(Option<String>),
     /// Run id, backends, error.
     Resolved(String, Vec<(String, String)>, Option<String>),
+    /// The cache lookup ended: the key, a reusable state, a warning.
+    Cached(String, Option<Box<super::CacheHit>>, Option<String>),
     /// A rework ended: the gate's fresh view, or `None` when it could not happen.
     Reworked(Option<PhaseScope>),
     /// An input for the sub-flow running inside.
@@ -53,6 +55,7 @@ pub(crate) enum Step {
 enum Stage {
     New,
     Context,
+    Cache,
     Dir,
     Kind,
 }
@@ -74,6 +77,8 @@ pub(crate) struct Exec {
     /// with.
     pub oversize: Option<String>,
     purpose: Purpose,
+    /// The phase's key and whether it stores its result across runs.
+    pub(crate) reuse: super::cache::Reuse,
     dir_op: Option<u64>,
     stage: Stage,
     kind: Option<Box<Kind>>,
@@ -159,6 +164,7 @@ impl Machine {
             work_dir: Arc::from(self.cfg.cwd.as_path()),
             oversize: None,
             purpose,
+            reuse: super::cache::Reuse::default(),
             dir_op: None,
             stage: Stage::New,
             kind: None,
@@ -217,6 +223,22 @@ impl Machine {
         if let Some(op) = ex.dir_op {
             self.out.push(Command::ReleaseDir { op });
         }
+        if ex.purpose == Purpose::Main {
+            if rec.input_hash.is_none() {
+                rec.input_hash = ex.reuse.key.clone();
+            }
+            if rec.status == PhaseStatus::Done
+                && rec.cache_hit.is_none()
+                && ex.reuse.cross_run
+                && !self.cfg.dry_run
+                && let Some(key) = &ex.reuse.key
+            {
+                self.out.push(Command::CacheStore {
+                    key: key.clone(),
+                    record: rec.to_value(),
+                });
+            }
+        }
         match ex.purpose {
             Purpose::Main => self.end(ex.index, rec, halt),
             Purpose::Rework(job) => self.reworked(job, rec),
@@ -232,7 +254,7 @@ impl Exec {
                 self.rec.started_at.get_or_insert(ts);
                 let paths = self.context_paths(cx);
                 if paths.is_empty() {
-                    return self.dir(cx);
+                    return self.cache(cx);
                 }
                 let limit = cx.flow().phases[self.index].context_limit.max(0.0) as usize;
                 self.stage = Stage::Context;
@@ -247,7 +269,10 @@ impl Exec {
             }
             (Stage::Context, KindEvent::Context(text)) => {
                 self.pre_read = text;
-                self.dir(cx)
+                self.cache(cx)
+            }
+            (Stage::Cache, KindEvent::Cached(key, hit, warning)) => {
+                self.cached(cx, key, hit, warning)
             }
             (Stage::Dir, KindEvent::Dir(path, warning)) => match path {
                 Ok(dir) => {
@@ -274,6 +299,78 @@ impl Exec {
             }
             _ => Step::Wait,
         }
+    }
+
+    /// Compute the phase's key; ask for a reusable state when one may exist (SPEC §10.4,
+    /// §10.5), else go on to the working directory.
+    fn cache(&mut self, cx: &mut Cx<'_>) -> Step {
+        use super::super::cache::{Scope, fingerprints, ttl_ms};
+        if self.purpose != Purpose::Main {
+            return self.dir(cx);
+        }
+        let flow = cx.flow();
+        let phase = &flow.phases[self.index];
+        let cfg = cx.cfg();
+        if cfg.rerun_warn.iter().any(|p| p == &phase.id) {
+            let w = "idempotent:false phase re-executed on resume (a prior attempt had completed) — its side effect fired again";
+            cx.notice(&phase.id, w);
+            self.rec.warn(w);
+        }
+        let cfg = cx.cfg();
+        let (scope, may) = super::cache::lookup_scope(phase, cfg.incremental);
+        let cross = scope == Scope::CrossRun && !cfg.dry_run;
+        self.reuse.cross_run = cross;
+        let parts = self.key_parts(cx);
+        let cfg = cx.cfg();
+        if may && !cfg.dry_run && (cfg.lookups || cross) {
+            self.stage = Stage::Cache;
+            let (run_only, cwd) = (cfg.lookups, cfg.cwd.clone());
+            let node = cx.node(&phase.id);
+            let fingerprints = if cross {
+                fingerprints(phase)
+            } else {
+                Vec::new()
+            };
+            let ttl = ttl_ms(phase);
+            let parts = parts.parts(None);
+            cx.io(0, OpKind::Other, |op| Command::CacheLookup {
+                op,
+                node,
+                parts,
+                fingerprints,
+                run_only,
+                cross_run: cross,
+                ttl_ms: ttl,
+                cwd,
+            });
+            return Step::Wait;
+        }
+        self.reuse.key = Some(parts.key(None));
+        self.dir(cx)
+    }
+
+    /// The driver's answer to the lookup: a hit ends the phase with the reused state.
+    fn cached(
+        &mut self,
+        cx: &mut Cx<'_>,
+        key: String,
+        hit: Option<Box<super::CacheHit>>,
+        warning: Option<String>,
+    ) -> Step {
+        self.reuse.key = Some(key.clone());
+        if let Some(w) = warning {
+            let id = cx.flow().phases[self.index].id.clone();
+            cx.notice(&id, &w);
+            self.rec.warn(w);
+        }
+        if let Some(hit) = hit {
+            let stored = Value::from(&hit.record);
+            if let Some(r) = super::cache::restored(&stored, &self.rec, &key, &hit.source) {
+                self.rec = r;
+                return Step::Done(Halt::None);
+            }
+        }
+        self.dir(cx)
     }
 
     fn run_kind(&mut self, cx: &mut Cx<'_>) -> Step {

@@ -94,6 +94,17 @@ pub enum Event {
         /// The flow's source text.
         text: Option<String>,
     },
+    /// A cache lookup ended ([`Command::CacheLookup`]).
+    CacheChecked {
+        /// The operation that asked.
+        op: u64,
+        /// The phase's key (with its fingerprint digest, when it has fingerprints).
+        key: String,
+        /// The reusable `done` state found, if any.
+        hit: Option<Box<super::cache::CacheHit>>,
+        /// A cache entry that could not be used (a miss all the same).
+        warning: Option<String>,
+    },
     /// The agents of a sub-flow were resolved.
     AgentsResolved {
         /// The operation that asked for them.
@@ -351,6 +362,34 @@ pub enum Command {
         names: Vec<String>,
         /// The sub-flow's name (its run id is made from it).
         flow: String,
+    },
+    /// Look for a reusable `done` state of a phase ([`Event::CacheChecked`]): the driver
+    /// completes the key (the fingerprint digest), then checks the resumed run's states
+    /// (`run_only`) and the cross-run store (`cross_run`).
+    CacheLookup {
+        /// The operation id.
+        op: u64,
+        /// The phase's node path.
+        node: String,
+        /// The key's parts without the fingerprint part.
+        parts: Vec<String>,
+        /// `cache.fingerprint` (cross-run only).
+        fingerprints: Vec<String>,
+        /// Look at the resumed run's states.
+        run_only: bool,
+        /// Look in `.tfc/cache/`.
+        cross_run: bool,
+        /// `cache.ttl` in ms.
+        ttl_ms: Option<u64>,
+        /// Where fingerprints resolve.
+        cwd: PathBuf,
+    },
+    /// Keep a `done` phase state in the cross-run cache.
+    CacheStore {
+        /// The key.
+        key: String,
+        /// The phase record (SPEC §11.1 form).
+        record: Value,
     },
     /// A progress note.
     Progress(Progress),

@@ -5,9 +5,11 @@
 //! decided: no I/O, no async, no clock (time arrives with each input), no randomness. Phase
 //! kinds contribute their logic as small state structs in `run/phases/`, driven from here.
 
+mod cache;
 mod call;
 mod exec;
 pub mod io;
+mod persist;
 mod sched;
 
 #[cfg(test)]
@@ -19,6 +21,7 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
+pub use cache::CacheHit;
 pub use io::{
     CallDir, CallEnd, CallOutcome, CallRequest, Command, Decision, DirSpec, Event, Input, Line,
     Progress, ScriptEnd, ScriptOutcome, ScriptRequest, UsageData,
@@ -85,6 +88,22 @@ pub struct Config {
     pub depth: usize,
     /// Inside a flow generated at run time.
     pub generated: bool,
+    /// `--incremental`: the default cache scope is cross-run.
+    pub incremental: bool,
+    /// `done` states of a resumed run may be reused: phases ask the driver.
+    pub lookups: bool,
+    /// Per phase: `phasefp:` (sha256 of its definition's canonical JSON, 16 hex digits).
+    pub phase_fps: Arc<Vec<String>>,
+    /// Agent name → canonical definition (the `agents:` key part).
+    pub agent_defs: IndexMap<String, String>,
+    /// Agent name → the model it runs on, when known.
+    pub models: IndexMap<String, String>,
+    /// The run this one resumes.
+    pub parent_run_id: Option<String>,
+    /// Spend of the runs this one resumes (SPEC §10.4).
+    pub spent_before: Option<crate::agent::Usage>,
+    /// Non-idempotent phases the resumed run had `done`: they run again, with a warning.
+    pub rerun_warn: Vec<String>,
 }
 
 /// The spend so far and the caps (SPEC §8.7).
@@ -240,7 +259,7 @@ impl Machine {
         let record = RunRecord {
             run_id: cfg.run_id.clone(),
             flow: flow.name.clone(),
-            parent_run_id: None,
+            parent_run_id: cfg.parent_run_id.clone(),
             status: RunStatus::Running,
             reason: None,
             final_output: String::new(),
@@ -253,14 +272,17 @@ impl Machine {
             started_at: String::new(),
             ended_at: None,
             usage: crate::agent::Usage::default(),
-            spent_before: None,
+            spent_before: cfg.spent_before,
             warnings: Vec::new(),
             backends: cfg.backends.clone(),
             phases: IndexMap::new(),
             replay: cfg.replay,
             store_errors: Vec::new(),
         };
-        let meter = Meter::new(cfg.max_usd, cfg.max_tokens);
+        let mut meter = Meter::new(cfg.max_usd, cfg.max_tokens);
+        if let Some(before) = &cfg.spent_before {
+            meter.add(before);
+        }
         let g = sched::Graph::new(&flow);
         let n = flow.phases.len();
         Machine {
@@ -333,8 +355,15 @@ impl Machine {
                 m.insert("ts".into(), Value::from(self.ts()));
                 m.insert("runId".into(), Value::from(self.record.run_id.as_str()));
                 m.insert("flow".into(), Value::from(self.record.flow.as_str()));
-                m.insert("parentRunId".into(), Value::Null);
+                m.insert(
+                    "parentRunId".into(),
+                    match &self.cfg.parent_run_id {
+                        Some(p) => Value::from(p.as_str()),
+                        None => Value::Null,
+                    },
+                );
                 m.insert("args".into(), Value::Object(self.record.args.clone()));
+                m.insert("config".into(), self.cfg.to_value());
                 self.out
                     .push(Command::Journal(Line::Event(Value::Object(m))));
             }
@@ -372,6 +401,7 @@ impl Machine {
             | Event::ContextRead { op, .. }
             | Event::ScorerEnded { op, .. }
             | Event::FlowLoaded { op, .. }
+            | Event::CacheChecked { op, .. }
             | Event::AgentsResolved { op, .. } => *op,
             Event::Start | Event::Interrupt => return,
         };
@@ -394,6 +424,9 @@ impl Machine {
                         KindEvent::Scorer(slot, pass, detail)
                     }
                     Event::FlowLoaded { text, .. } => KindEvent::Loaded(text),
+                    Event::CacheChecked {
+                        key, hit, warning, ..
+                    } => KindEvent::Cached(key, hit, warning),
                     Event::AgentsResolved {
                         run_id,
                         backends,

@@ -217,12 +217,19 @@ impl Machine {
             let flow = self.flow.clone();
             let id = flow.phases[i].id.as_str();
             let (status_text, error) = (r.status.as_str(), r.error.clone());
+            let (hit, hash) = (r.cache_hit, r.input_hash.clone());
             let warnings = r.warnings.clone();
             self.journal("phase-end", |m| {
                 m.insert("phase".into(), Value::from(id));
                 m.insert("status".into(), Value::from(status_text));
                 if let Some(e) = &error {
                     m.insert("error".into(), Value::from(e.as_str()));
+                }
+                if let Some(h) = hit {
+                    m.insert("cacheHit".into(), Value::from(h));
+                }
+                if let Some(h) = &hash {
+                    m.insert("inputHash".into(), Value::from(h.as_str()));
                 }
             });
             for w in warnings {
@@ -256,7 +263,11 @@ impl Machine {
             let note = Progress {
                 phase: self.node(&self.flow.phases[i].id),
                 status: r.status.as_str(),
-                detail: r.error.clone().or(r.skip_reason.clone()),
+                detail: r
+                    .error
+                    .clone()
+                    .or(r.skip_reason.clone())
+                    .or(r.cache_hit.map(|h| format!("reused ({h})"))),
                 attempts: r.attempts,
                 tokens: r.usage.billable_tokens(),
                 cost_usd: r.usage.cost_usd,

@@ -173,6 +173,13 @@ impl Subflow {
             flow_stack,
             depth: parent.depth + 1,
             generated: self.generated,
+            // The child's phases are not the parent's: no per-index fingerprints, no
+            // resumed states of its own, and the spend is the parent's meter.
+            phase_fps: Arc::new(Vec::new()),
+            lookups: false,
+            parent_run_id: None,
+            spent_before: None,
+            rerun_warn: Vec::new(),
             ..parent.clone()
         };
         let args = std::mem::take(&mut self.args);
@@ -220,6 +227,7 @@ impl Subflow {
                 | Command::ReadContext { op, .. }
                 | Command::RunScorer { op, .. }
                 | Command::LoadFlow { op, .. }
+                | Command::CacheLookup { op, .. }
                 | Command::ResolveAgents { op, .. } => {
                     cx.m.ops.insert(op, Owner::Child(cx.exec));
                     cx.push(c);
@@ -228,9 +236,10 @@ impl Subflow {
                     cx.m.ops.remove(&op);
                     cx.push(c);
                 }
-                Command::Cancel { .. } | Command::ReleaseDir { .. } | Command::Progress(_) => {
-                    cx.push(c)
-                }
+                Command::Cancel { .. }
+                | Command::ReleaseDir { .. }
+                | Command::Progress(_)
+                | Command::CacheStore { .. } => cx.push(c),
                 Command::Journal(_) | Command::Save => {}
                 Command::Finish(record) => finished = Some(record),
             }

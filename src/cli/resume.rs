@@ -1,0 +1,267 @@
+//! `tfc resume RUN …` (SPEC §1, §10.4): fork a failed, paused or interrupted run into a new
+//! run that reuses its parent's `done` phases; same output, progress and exit codes as
+//! `tfc run`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+
+use super::check::Color;
+use super::run::{Format, RunArgs, code, launch};
+use super::usage_error;
+use tfc::project::project_root;
+use tfc::run::resume::{Caps, Patch, open, plan};
+use tfc::source::Source;
+
+#[derive(Args, Debug)]
+pub struct ResumeArgs {
+    /// The run: its id, a unique prefix of it, or `last`.
+    #[arg(value_name = "RUN")]
+    run: String,
+    /// Approve this pending approval (repeatable).
+    #[arg(long, value_name = "PHASE")]
+    approve: Vec<String>,
+    /// Approve every approval.
+    #[arg(long)]
+    approve_all: bool,
+    /// Reject this pending approval (repeatable).
+    #[arg(long, value_name = "PHASE")]
+    reject: Vec<String>,
+    /// The note recorded with --reject.
+    #[arg(long)]
+    reason: Option<String>,
+    /// Patch this phase (with --task/--model/--timeout/--idle-timeout) and run it and its
+    /// descendants again.
+    #[arg(long, value_name = "P")]
+    phase: Option<String>,
+    /// The patched phase's new task.
+    #[arg(long, requires = "phase")]
+    task: Option<String>,
+    /// The patched phase's new model.
+    #[arg(long, requires = "phase")]
+    model: Option<String>,
+    /// The patched phase's new timeout (ms).
+    #[arg(long, requires = "phase", value_name = "MS")]
+    timeout: Option<f64>,
+    /// The patched phase's new idle timeout (ms).
+    #[arg(long = "idle-timeout", requires = "phase", value_name = "MS")]
+    idle_timeout: Option<f64>,
+    /// Cost cap in USD (applies to the total, the parent's spend included).
+    #[arg(long = "max-usd")]
+    max_usd: Option<f64>,
+    /// Token cap (applies to the total, the parent's spend included).
+    #[arg(long = "max-tokens")]
+    max_tokens: Option<f64>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Serve every agent with this backend (default: as the parent run did).
+    #[arg(long)]
+    backend: Option<String>,
+    /// Serve one agent with a backend: AGENT=NAME (default: as the parent run did).
+    #[arg(long = "agent-backend", value_name = "AGENT=NAME")]
+    agent_backend: Vec<String>,
+    /// Serve every agent with this command (default: as the parent run did).
+    #[arg(long = "agent-cmd", value_name = "CMD")]
+    agent_cmd: Option<String>,
+    /// Print no warnings.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+    /// The child run's id (internal: `tfc mcp` names a run before starting its process).
+    #[arg(long = "run-id", value_name = "ID", hide = true)]
+    run_id: Option<String>,
+}
+
+pub fn run(a: ResumeArgs) -> ExitCode {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let root = project_root(&cwd);
+    let (dir, status) = match find(&root, &a.run) {
+        Ok(found) => found,
+        Err(m) => {
+            usage_error(m);
+            return ExitCode::from(code::INVALID);
+        }
+    };
+    let parent = match open(&dir) {
+        Ok(p) => p,
+        Err(m) => {
+            usage_error(m);
+            return ExitCode::from(code::INVALID);
+        }
+    };
+    if !a.quiet {
+        for w in &parent.warnings {
+            sayln!("warning: run '{}': {w}", parent.run_id);
+        }
+    }
+    let patch = a.phase.as_ref().map(|p| Patch {
+        phase: p.clone(),
+        task: a.task.clone(),
+        model: a.model.clone(),
+        timeout: a.timeout,
+        idle_timeout: a.idle_timeout,
+    });
+    let caps = Caps {
+        max_usd: a.max_usd,
+        max_tokens: a.max_tokens,
+    };
+    let planned = match plan(&parent, &status, patch.as_ref(), caps) {
+        Ok(p) => p,
+        Err(m) => {
+            sayln!("error: {m}");
+            return ExitCode::from(code::INVALID);
+        }
+    };
+    let launch_flags = parent.launch.as_ref();
+    let flag = |k: &str| {
+        launch_flags
+            .and_then(|l| match l {
+                tfc::value::Value::Object(m) => m.get(k),
+                _ => None,
+            })
+            .and_then(tfc::value::Value::as_str)
+            .map(str::to_owned)
+    };
+    let parent_agent_backends: Vec<String> = match launch_flags {
+        Some(tfc::value::Value::Object(m)) => match m.get("agentBackend") {
+            Some(tfc::value::Value::Array(list)) => list
+                .iter()
+                .filter_map(tfc::value::Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    let given_backend = a.backend.is_some() || a.agent_cmd.is_some();
+    let args = RunArgs {
+        flow: parent.flow.clone(),
+        args_json: Some(tfc::value::Value::Object(parent.args.clone()).to_json()),
+        format: a.format,
+        backend: a
+            .backend
+            .clone()
+            .or_else(|| flag("backend").filter(|_| !given_backend)),
+        agent_backend: if a.agent_backend.is_empty() {
+            parent_agent_backends
+        } else {
+            a.agent_backend.clone()
+        },
+        agent_cmd: a
+            .agent_cmd
+            .clone()
+            .or_else(|| flag("agentCmd").filter(|_| !given_backend)),
+        replay: flag("replay").filter(|_| !given_backend).map(PathBuf::from),
+        approve: a.approve.clone(),
+        approve_all: a.approve_all,
+        reject: a.reject.clone(),
+        reason: a.reason.clone(),
+        max_usd: a.max_usd,
+        max_tokens: a.max_tokens,
+        quiet: a.quiet,
+        color: a.color,
+        run_id: a.run_id.clone(),
+        ..RunArgs::default()
+    };
+    let text = planned.def.to_pretty_json();
+    let source = Source::new(
+        format!("{} (resumed from {})", parent.flow, parent.run_id),
+        text,
+    );
+    launch(
+        args,
+        source,
+        parent.flow.clone(),
+        Some(Arc::new(planned.carried)),
+    )
+}
+
+/// The run directory `query` names (an id, a unique prefix, `last`) with its effective
+/// status (`interrupted`: a `running` record whose lock's process is gone).
+fn find(root: &Path, query: &str) -> Result<(PathBuf, String), String> {
+    let runs = root.join(".tfc").join("runs");
+    let mut all: Vec<(String, PathBuf)> = Vec::new();
+    if let Ok(flows) = std::fs::read_dir(&runs) {
+        for f in flows.flatten() {
+            if let Ok(rd) = std::fs::read_dir(f.path()) {
+                for r in rd.flatten() {
+                    let name = r.file_name().to_string_lossy().into_owned();
+                    if !name.starts_with('.') && r.path().join("run.json").exists() {
+                        all.push((name, r.path()));
+                    }
+                }
+            }
+        }
+    }
+    let chosen = if query == "last" {
+        all.iter()
+            .max_by_key(|(_, p)| {
+                std::fs::metadata(p.join("journal.jsonl"))
+                    .or_else(|_| std::fs::metadata(p.join("run.json")))
+                    .and_then(|m| m.created().or_else(|_| m.modified()))
+                    .ok()
+            })
+            .cloned()
+    } else if let Some(exact) = all.iter().find(|(id, _)| id == query) {
+        Some(exact.clone())
+    } else {
+        let matching: Vec<&(String, PathBuf)> =
+            all.iter().filter(|(id, _)| id.starts_with(query)).collect();
+        match matching.as_slice() {
+            [one] => Some((*one).clone()),
+            [] => None,
+            many => {
+                let ids: Vec<&str> = many.iter().map(|(id, _)| id.as_str()).collect();
+                return Err(format!(
+                    "run '{query}' is ambiguous: it starts {}; pass more of the id",
+                    ids.join(", ")
+                ));
+            }
+        }
+    };
+    let Some((_, dir)) = chosen else {
+        return Err(format!(
+            "no run '{query}' under {}; `tfc runs` lists the runs",
+            runs.display()
+        ));
+    };
+    let text = std::fs::read_to_string(dir.join("run.json"))
+        .map_err(|e| format!("cannot read {}: {e}", dir.join("run.json").display()))?;
+    let status = tfc::json::parse(&text)
+        .root
+        .map(|r| r.to_value())
+        .and_then(|v| match v {
+            tfc::value::Value::Object(ref m) => m
+                .get("status")
+                .and_then(tfc::value::Value::as_str)
+                .map(str::to_owned),
+            _ => None,
+        })
+        .ok_or_else(|| {
+            format!(
+                "the run record {} is corrupt (no status); it cannot be resumed",
+                dir.join("run.json").display()
+            )
+        })?;
+    let status = if status == "running" && !lock_alive(&dir) {
+        "interrupted".to_owned()
+    } else {
+        status
+    };
+    Ok((dir, status))
+}
+
+/// Whether the run's lock names a live process.
+fn lock_alive(dir: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join("lock")) else {
+        return false;
+    };
+    let Ok(pid) = text.trim().parse::<i32>() else {
+        return false;
+    };
+    // Signal 0: does the process exist?
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+}

@@ -1,0 +1,460 @@
+//! Resume (SPEC §10.4): open a parent run's directory, rebuild its state — from the journal
+//! when it has one that can be replayed (an interrupted run's `run.json` may lag), else from
+//! `run.json` — and plan the child: which `done` states it may reuse, the spend it carries,
+//! the patched definition. The parent is only read, never written.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use super::cache::key::hash_parts;
+use super::cache::{fingerprint, store};
+use super::machine::{CacheHit, Config, Event, Machine};
+use super::record::{PhaseRecord, PhaseStatus, usage_from_value};
+use crate::agent::Usage;
+use crate::flow::{LowerOptions, PhaseType};
+use crate::value::{Map, Value};
+
+/// What a resumed run carries from its parent.
+#[derive(Clone, Debug, Default)]
+pub struct Carried {
+    /// The parent's run id.
+    pub parent_run_id: String,
+    /// The parent's `spentBefore` plus its usage.
+    pub spent_before: Option<Usage>,
+    /// Node path → (inputHash, record) of the parent's reusable `done` states.
+    pub states: HashMap<String, (String, Value)>,
+    /// Non-idempotent phases the parent had `done` (they run again, with a warning).
+    pub rerun_warn: Vec<String>,
+}
+
+/// One lookup the driver answers (see `Command::CacheLookup`).
+pub(crate) struct Lookup<'a> {
+    pub op: u64,
+    pub node: &'a str,
+    pub parts: Vec<String>,
+    pub fingerprints: &'a [String],
+    pub resumed: Option<&'a Carried>,
+    pub store: Option<&'a Path>,
+    pub ttl_ms: Option<u64>,
+    pub cwd: &'a Path,
+    pub now: u64,
+}
+
+fn to_serde(v: &Value) -> serde_json::Value {
+    serde_json::from_str(&v.to_json()).unwrap_or(serde_json::Value::Null)
+}
+
+/// Complete the key, then look in the parent's states and the cross-run store.
+pub(crate) fn look_up(l: Lookup<'_>) -> Event {
+    let mut parts = l.parts;
+    if !l.fingerprints.is_empty() {
+        parts.push(format!("fp:{}", fingerprint::digest(l.fingerprints, l.cwd)));
+    }
+    let key = hash_parts(&parts);
+    let mut warning = None;
+    let mut hit = None;
+    if let Some((k, rec)) = l.resumed.and_then(|c| c.states.get(l.node))
+        && *k == key
+    {
+        hit = Some(Box::new(CacheHit {
+            source: "run-only".into(),
+            record: to_serde(rec),
+        }));
+    }
+    if hit.is_none()
+        && let Some(root) = l.store
+    {
+        match store::lookup(root, &key, l.now, l.ttl_ms) {
+            store::Lookup::Hit(rec) => {
+                hit = Some(Box::new(CacheHit {
+                    source: "cross-run".into(),
+                    record: to_serde(&rec),
+                }))
+            }
+            store::Lookup::Corrupt(w) => warning = Some(w),
+            store::Lookup::Miss => {}
+        }
+    }
+    Event::CacheChecked {
+        op: l.op,
+        key,
+        hit,
+        warning,
+    }
+}
+
+/// A parent run, read.
+#[derive(Debug)]
+pub struct Parent {
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Its run id.
+    pub run_id: String,
+    /// Its flow's name.
+    pub flow: String,
+    /// Its status as stored (`running` for an interrupted run).
+    pub status: String,
+    /// Its reason.
+    pub reason: Option<String>,
+    /// The flow definition it ran.
+    pub def: Value,
+    /// Its invocation arguments.
+    pub args: Map,
+    /// Where it ran.
+    pub cwd: Option<PathBuf>,
+    /// Its phases' states (rebuilt from the journal when it could be replayed).
+    pub phases: IndexMap<String, PhaseRecord>,
+    /// Its own spend.
+    pub usage: Usage,
+    /// What it carried from its own parents.
+    pub spent_before: Option<Usage>,
+    /// How it was launched (`launch` in `run.json`): backend flags to use again.
+    pub launch: Option<Value>,
+    /// Problems met reading it (a torn journal line): warnings, never errors.
+    pub warnings: Vec<String>,
+}
+
+/// Read a run directory: `run.json`, and the journal when the record may lag behind it.
+pub fn open(dir: &Path) -> Result<Parent, String> {
+    let path = dir.join("run.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let record = crate::json::parse(&text)
+        .root
+        .map(|r| r.to_value())
+        .ok_or_else(|| {
+            format!(
+                "{} is not valid JSON; the run cannot be resumed",
+                path.display()
+            )
+        })?;
+    let Value::Object(m) = &record else {
+        return Err(format!("{} is not a run record", path.display()));
+    };
+    let text_of = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
+    let run_id = text_of("runId").ok_or_else(|| format!("{} has no runId", path.display()))?;
+    let def = m.get("def").cloned().ok_or_else(|| {
+        format!(
+            "{} has no flow definition (`def`); only runs recorded with a store can be resumed",
+            path.display()
+        )
+    })?;
+    let mut parent = Parent {
+        dir: dir.to_path_buf(),
+        run_id,
+        flow: text_of("flow").unwrap_or_default(),
+        status: text_of("status").unwrap_or_default(),
+        reason: text_of("reason"),
+        def,
+        args: match m.get("args") {
+            Some(Value::Object(a)) => a.clone(),
+            _ => Map::default(),
+        },
+        cwd: text_of("cwd").map(PathBuf::from),
+        phases: IndexMap::new(),
+        usage: m.get("usage").map(usage_from_value).unwrap_or_default(),
+        spent_before: m
+            .get("spentBefore")
+            .filter(|v| !matches!(v, Value::Null))
+            .map(usage_from_value),
+        launch: m.get("launch").cloned(),
+        warnings: Vec::new(),
+    };
+    if let Some(Value::Object(phases)) = m.get("phases") {
+        for (id, v) in phases {
+            if let Some(mut r) = PhaseRecord::from_value(v, PhaseType::Agent) {
+                if let Value::Object(pm) = v {
+                    restore_files(dir, pm, &mut r);
+                }
+                parent.phases.insert(id.clone(), r);
+            }
+        }
+    }
+    if parent.status == "running" {
+        replay_journal(&mut parent);
+    }
+    Ok(parent)
+}
+
+/// Outputs kept in files of their own (`outputFile`, `jsonFile`) are read back.
+fn restore_files(dir: &Path, m: &Map, r: &mut PhaseRecord) {
+    if let Some(f) = m.get("outputFile").and_then(Value::as_str)
+        && let Ok(t) = std::fs::read_to_string(dir.join(f))
+    {
+        r.output = t;
+    }
+    if let Some(f) = m.get("jsonFile").and_then(Value::as_str)
+        && let Ok(t) = std::fs::read_to_string(dir.join(f))
+    {
+        r.json = crate::json::parse(&t).root.map(|j| j.to_value());
+    }
+}
+
+/// The journal is the source of truth of a run that did not end: its inputs, replayed into
+/// a machine built like the original, give every phase's state at the last line written.
+fn replay_journal(parent: &mut Parent) {
+    let path = parent.dir.join("journal.jsonl");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return;
+    };
+    let (inputs, warnings) = super::journal::inputs_lenient(&text);
+    parent.warnings.extend(warnings);
+    let Some(cfg) = super::journal::start_config(&text) else {
+        return;
+    };
+    let Some(flow) = lower_def(&parent.def, &parent.flow) else {
+        return;
+    };
+    let args = super::journal::start_args(&text).unwrap_or_else(|| parent.args.clone());
+    let cfg = Config {
+        journaling: false,
+        progress: false,
+        ..cfg
+    };
+    let mut m = Machine::new(Arc::new(flow), args, cfg);
+    let mut out = Vec::new();
+    for input in inputs {
+        m.handle_into(input, &mut out);
+        out.clear();
+    }
+    let (record, _) = m.snapshot();
+    parent.usage = record.usage;
+    parent.phases = record.phases.clone();
+}
+
+/// Lower a stored definition (no checks: the caller checks the child's).
+fn lower_def(def: &Value, name: &str) -> Option<crate::flow::Flow> {
+    let text = def.to_json();
+    let parsed = crate::json::parse(&text);
+    let root = parsed.root?;
+    crate::flow::lower(
+        &root,
+        &LowerOptions {
+            default_name: Some(name.to_owned()),
+        },
+    )
+    .flow
+}
+
+/// `--phase P` and what to change in it.
+#[derive(Clone, Debug, Default)]
+pub struct Patch {
+    /// The phase id.
+    pub phase: String,
+    /// `--task`.
+    pub task: Option<String>,
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--timeout` (ms).
+    pub timeout: Option<f64>,
+    /// `--idle-timeout` (ms).
+    pub idle_timeout: Option<f64>,
+}
+
+/// The caps the child runs under (flow or flags), for the budget refusal.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Caps {
+    /// Cost cap.
+    pub max_usd: Option<f64>,
+    /// Token cap.
+    pub max_tokens: Option<f64>,
+}
+
+/// The child's plan: its definition and what it carries.
+#[derive(Debug)]
+pub struct Plan {
+    /// The (patched) definition.
+    pub def: Value,
+    /// What it carries.
+    pub carried: Carried,
+}
+
+/// Whether the parent may be resumed (`status` = its effective status, `interrupted` for a
+/// running record whose lock is stale), the budget refusal, the patch; `flag_caps` are
+/// `--max-usd/--max-tokens`. `Err` = the message (exit 2).
+pub fn plan(
+    parent: &Parent,
+    status: &str,
+    patch: Option<&Patch>,
+    flag_caps: Caps,
+) -> Result<Plan, String> {
+    if !matches!(status, "failed" | "paused" | "interrupted") {
+        return Err(format!(
+            "Run '{}' has status '{status}' and is not resumable (expected failed or paused)",
+            parent.run_id
+        ));
+    }
+    let mut spent = parent.spent_before.unwrap_or_default();
+    spent.add(&parent.usage);
+    let mut def = parent.def.clone();
+    let mut dropped: Vec<String> = Vec::new();
+    if let Some(p) = patch {
+        apply_patch(&mut def, p)?;
+        dropped = descendants(&def, &p.phase);
+    }
+    if let Some(reason) = parent
+        .reason
+        .as_deref()
+        .and_then(|r| r.strip_prefix("budget exceeded: "))
+    {
+        let budget = def_budget(&def);
+        let caps = Caps {
+            max_usd: flag_caps.max_usd.or(budget.max_usd),
+            max_tokens: flag_caps.max_tokens.or(budget.max_tokens),
+        };
+        let mut meter = super::machine::Meter::new(caps.max_usd, caps.max_tokens);
+        meter.add(&spent);
+        if meter.over().is_some() {
+            return Err(format!(
+                "Run '{}' stopped at its budget ({reason}); pass --max-usd/--max-tokens above the amount already spent to continue",
+                parent.run_id
+            ));
+        }
+    }
+    let idempotent = non_idempotent(&def);
+    let mut carried = Carried {
+        parent_run_id: parent.run_id.clone(),
+        spent_before: Some(spent),
+        ..Carried::default()
+    };
+    for (id, r) in &parent.phases {
+        if r.status != PhaseStatus::Done || dropped.contains(id) {
+            continue;
+        }
+        if idempotent.contains(id) {
+            carried.rerun_warn.push(id.clone());
+            continue;
+        }
+        if let Some(h) = &r.input_hash {
+            carried.states.insert(id.clone(), (h.clone(), r.to_value()));
+        }
+    }
+    Ok(Plan { def, carried })
+}
+
+/// The phases array of a definition.
+fn phases_mut(def: &mut Value) -> Option<&mut Vec<Value>> {
+    match def {
+        Value::Array(a) => Some(a),
+        Value::Object(m) => match m.get_mut("phases") {
+            Some(Value::Array(a)) => Some(a),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn apply_patch(def: &mut Value, p: &Patch) -> Result<(), String> {
+    if p.task.is_none() && p.model.is_none() && p.timeout.is_none() && p.idle_timeout.is_none() {
+        return Err(format!(
+            "--phase {} needs at least one of --task, --model, --timeout, --idle-timeout",
+            p.phase
+        ));
+    }
+    let phases = phases_mut(def).ok_or("the stored definition has no phases array")?;
+    let ids: Vec<String> = phases
+        .iter()
+        .filter_map(|ph| match ph {
+            Value::Object(m) => m.get("id").and_then(Value::as_str).map(str::to_owned),
+            _ => None,
+        })
+        .collect();
+    let Some(Value::Object(m)) = phases.iter_mut().find(|ph| match ph {
+        Value::Object(m) => m.get("id").and_then(Value::as_str) == Some(p.phase.as_str()),
+        _ => false,
+    }) else {
+        return Err(format!(
+            "--phase {}: the run's flow has no such phase (its phases: {})",
+            p.phase,
+            ids.join(", ")
+        ));
+    };
+    if let Some(t) = &p.task {
+        m.insert("task".into(), Value::from(t.as_str()));
+    }
+    if let Some(t) = &p.model {
+        m.insert("model".into(), Value::from(t.as_str()));
+    }
+    if let Some(t) = p.timeout {
+        m.insert("timeout".into(), Value::Number(t));
+    }
+    if let Some(t) = p.idle_timeout {
+        m.insert("idleTimeout".into(), Value::Number(t));
+    }
+    Ok(())
+}
+
+/// `phase` and every phase that depends on it, directly or not (edges: `dependsOn ∪ from`).
+fn descendants(def: &Value, phase: &str) -> Vec<String> {
+    let mut def = def.clone();
+    let Some(phases) = phases_mut(&mut def) else {
+        return vec![phase.to_owned()];
+    };
+    let edges: Vec<(String, Vec<String>)> = phases
+        .iter()
+        .filter_map(|ph| {
+            let Value::Object(m) = ph else { return None };
+            let id = m.get("id")?.as_str()?.to_owned();
+            let mut deps = Vec::new();
+            for k in ["dependsOn", "from"] {
+                match m.get(k) {
+                    Some(Value::Array(a)) => {
+                        deps.extend(a.iter().filter_map(Value::as_str).map(str::to_owned))
+                    }
+                    Some(Value::String(s)) => deps.push(s.clone()),
+                    _ => {}
+                }
+            }
+            Some((id, deps))
+        })
+        .collect();
+    let mut out = vec![phase.to_owned()];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (id, deps) in &edges {
+            if !out.contains(id) && deps.iter().any(|d| out.contains(d)) {
+                out.push(id.clone());
+                changed = true;
+            }
+        }
+    }
+    out
+}
+
+/// Phase ids with `idempotent: false`.
+fn non_idempotent(def: &Value) -> Vec<String> {
+    let mut def = def.clone();
+    phases_mut(&mut def)
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|ph| {
+                    let Value::Object(m) = ph else { return None };
+                    matches!(m.get("idempotent"), Some(Value::Bool(false)))
+                        .then(|| m.get("id")?.as_str().map(str::to_owned))?
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The definition's `budget` caps.
+fn def_budget(def: &Value) -> Caps {
+    let Value::Object(m) = def else {
+        return Caps::default();
+    };
+    let Some(Value::Object(b)) = m.get("budget") else {
+        return Caps::default();
+    };
+    let n = |k: &str| match b.get(k) {
+        Some(Value::Number(x)) => Some(*x),
+        _ => None,
+    };
+    Caps {
+        max_usd: n("maxUSD").or(n("maxUsd")),
+        max_tokens: n("maxTokens"),
+    }
+}
