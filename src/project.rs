@@ -22,7 +22,7 @@ pub fn project_root(cwd: &Path) -> PathBuf {
 }
 
 /// The user configuration directory: `$XDG_CONFIG_HOME/tfc`, default `~/.config/tfc`.
-pub(crate) fn user_config_dir() -> Option<PathBuf> {
+pub fn user_config_dir() -> Option<PathBuf> {
     match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
         Some(x) => Some(PathBuf::from(x).join("tfc")),
         None => std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config").join("tfc")),

@@ -19,14 +19,19 @@ macro_rules! sayln {
 }
 
 mod check;
+mod doctor;
 mod eval;
 mod graph;
+mod init;
 mod input;
+mod list;
 mod mcp;
 mod progress;
 mod resume;
 mod run;
+mod runs;
 mod schema;
+mod show;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -55,6 +60,16 @@ enum Command {
     Graph(graph::GraphArgs),
     /// Print the JSON Schema (draft 2020-12) of flow files, for editor completion.
     Schema(schema::SchemaArgs),
+    /// List this project's runs, newest first.
+    Runs(runs::RunsArgs),
+    /// Show a run (or one phase of it): status, usage, phases; prompts and outputs.
+    Show(show::ShowArgs),
+    /// List saved flows (project and user) with their arguments.
+    List(list::ListArgs),
+    /// Write a starter .tfc/config.toml for the backends found here, and a default agent.
+    Init(init::InitArgs),
+    /// Show what tfc sees: backend CLIs, configuration, project root, run store.
+    Doctor(doctor::DoctorArgs),
     /// Serve the Model Context Protocol on stdio, for coding-agent hosts.
     Mcp(mcp::McpArgs),
 }
@@ -84,6 +99,11 @@ pub fn main() -> ExitCode {
         Command::Eval(args) => eval::run(args),
         Command::Graph(args) => graph::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Runs(args) => runs::run(args),
+        Command::Show(args) => show::run(args),
+        Command::List(args) => list::run(args),
+        Command::Init(args) => init::run(args),
+        Command::Doctor(args) => doctor::run(args),
         Command::Mcp(args) => mcp::run(args),
     };
     exit.into()

@@ -235,6 +235,10 @@ pub(super) fn launch(
     }
     let final_id = flow.final_phase().map(|i| flow.phases[i].id.clone());
     let root = project_root(&cwd);
+    if !dry_run {
+        // Retention (SPEC §10.1): old finished runs beyond the newest 100 go.
+        tfc::run::runs::prune(&root, std::time::SystemTime::now());
+    }
     let cancel = tfc::agent::CancelSource::new();
     let token = cancel.token();
     install_interrupts(cancel);

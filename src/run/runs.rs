@@ -256,15 +256,172 @@ pub fn list(root: &Path, flow: Option<&str>) -> Vec<RunEntry> {
 
 /// [`list`], plus a [`LookupError::Corrupt`] for each run whose record cannot be read.
 pub fn list_checked(root: &Path, flow: Option<&str>) -> (Vec<RunEntry>, Vec<LookupError>) {
+    list_where(root, flow, None, |_| true)
+}
+
+/// The newest runs (of `flow`, or all) that `keep` accepts, at most `limit` of them, and the
+/// corrupt records met on the way. Records are read newest first and only until `limit` runs
+/// are kept.
+pub fn list_where(
+    root: &Path,
+    flow: Option<&str>,
+    limit: Option<usize>,
+    keep: impl Fn(&RunEntry) -> bool,
+) -> (Vec<RunEntry>, Vec<LookupError>) {
     let mut runs = Vec::new();
     let mut corrupt = Vec::new();
     for d in run_dirs(root, flow) {
+        if limit.is_some_and(|n| runs.len() >= n) {
+            break;
+        }
         match read_summary(&d.dir) {
-            Ok(record) => runs.push(entry(d, record)),
+            Ok(record) => {
+                let e = entry(d, record);
+                if keep(&e) {
+                    runs.push(e);
+                }
+            }
             Err(e) => corrupt.push(e),
         }
     }
     (runs, corrupt)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The journal, for what a live run's snapshot lacks.
+
+/// The events of a run's `journal.jsonl` other than machine inputs, in order. A torn last line
+/// (a run killed mid-write) is left out; so is any other line that is not a JSON object, each
+/// counted in the second value.
+pub fn journal_events(dir: &Path) -> (Vec<Value>, usize) {
+    let Ok(text) = std::fs::read_to_string(dir.join("journal.jsonl")) else {
+        return (Vec::new(), 0);
+    };
+    let mut events = Vec::new();
+    let mut bad = 0;
+    let complete = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("{\"type\":\"input\"") || line.trim().is_empty() {
+            continue;
+        }
+        match parse_json(line) {
+            Ok(v @ Value::Object(_)) => events.push(v),
+            _ if i + 1 == lines.len() && !complete => {}
+            _ => bad += 1,
+        }
+    }
+    (events, bad)
+}
+
+fn get<'v>(v: &'v Value, key: &str) -> Option<&'v Value> {
+    v.as_object().and_then(|o| o.get(key))
+}
+
+fn get_str<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
+    get(v, key).and_then(Value::as_str)
+}
+
+/// Bring a `running` record up to date from the journal (SPEC §10.2: `run.json` is rewritten
+/// at most every so often, the journal at once): phases started or ended after the last
+/// snapshot get their status, times, error, skip reason and cache hit, and a `run-end` the
+/// snapshot missed ends the run. Records of finished runs are left as they are. Returns how
+/// many unreadable journal lines were skipped.
+pub fn overlay_journal(dir: &Path, record: &mut Value) -> usize {
+    if get_str(record, "status") != Some("running") {
+        return 0;
+    }
+    let (events, bad) = journal_events(dir);
+    let Value::Object(rec) = record else {
+        return bad;
+    };
+    for ev in &events {
+        let ts = get_str(ev, "ts").map(Value::from).unwrap_or_default();
+        match get_str(ev, "type") {
+            Some("phase-start") => {
+                if let Some(p) = get_str(ev, "phase").and_then(|id| phase_mut(rec, id))
+                    && p.get("status").and_then(Value::as_str) == Some("pending")
+                {
+                    p.insert("status".into(), Value::from("running"));
+                    if p.get("startedAt").is_none_or(|v| matches!(v, Value::Null)) {
+                        p.insert("startedAt".into(), ts);
+                    }
+                }
+            }
+            Some("phase-end") => {
+                if let Some(p) = get_str(ev, "phase").and_then(|id| phase_mut(rec, id))
+                    && matches!(
+                        p.get("status").and_then(Value::as_str),
+                        Some("pending" | "running")
+                    )
+                {
+                    for k in ["status", "error", "skipReason", "cacheHit"] {
+                        if let Some(v) = get(ev, k) {
+                            p.insert(k.into(), v.clone());
+                        }
+                    }
+                    p.insert("endedAt".into(), ts);
+                }
+            }
+            Some("run-end") => {
+                if let Some(st) = get(ev, "status") {
+                    rec.insert("status".into(), st.clone());
+                    rec.insert(
+                        "reason".into(),
+                        get(ev, "reason").cloned().unwrap_or_default(),
+                    );
+                    rec.insert("endedAt".into(), ts);
+                }
+            }
+            _ => {}
+        }
+    }
+    bad
+}
+
+fn phase_mut<'r>(rec: &'r mut Map, id: &str) -> Option<&'r mut Map> {
+    match rec.get_mut("phases")? {
+        Value::Object(phases) => match phases.get_mut(id)? {
+            Value::Object(p) => Some(p),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Is `node` (a node path, SPEC §9.3) one of phase `phase`'s: the phase itself, an item,
+/// iteration, judge or round of it (`#`, `@`), or a node of its sub-flow (`/`)?
+pub fn node_of_phase(node: &str, phase: &str) -> bool {
+    node.strip_prefix(phase)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['#', '@', '/']))
+}
+
+/// The agent calls phase `phase` made, from the journal, in order: `{node, attempt, agent,
+/// model, ok, durationMs, prompt}` each.
+pub fn phase_prompts(dir: &Path, phase: &str) -> Vec<Value> {
+    let (events, _) = journal_events(dir);
+    events
+        .into_iter()
+        .filter(|ev| {
+            get_str(ev, "type") == Some("agent-call")
+                && get_str(ev, "node").is_some_and(|n| node_of_phase(n, phase))
+        })
+        .map(|ev| {
+            let mut o = Map::default();
+            for k in [
+                "node",
+                "attempt",
+                "agent",
+                "model",
+                "ok",
+                "durationMs",
+                "prompt",
+            ] {
+                o.insert(k.into(), get(&ev, k).cloned().unwrap_or_default());
+            }
+            Value::Object(o)
+        })
+        .collect()
 }
 
 fn read_run_json(dir: &Path) -> Result<String, LookupError> {

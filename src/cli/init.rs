@@ -1,0 +1,241 @@
+//! `tfc init [--dry-run]` (SPEC §13.4): a starter `.tfc/config.toml` naming the backends found
+//! on this machine (preset CLIs on `PATH`, an OpenAI-compatible server from the environment)
+//! with commented examples of `command` and `openai` backends, and `.tfc/agents/default.md`,
+//! the agent of phases that name none. Files already there are kept as they are, so running it
+//! again changes nothing. Every file is printed with what happened to it.
+//!
+//! The work is a plan of [`Change`]s, applied (or, with `--dry-run`, printed) at the end; host
+//! registrations (`--host`, SPEC §13.4) add their own changes to the same plan.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::{Exit, usage_error};
+use tfc::agent::ConfigEnv;
+use tfc::agent::config::{Detection, Preset, detect};
+use tfc::project::project_root;
+
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// Print what would be written, write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// One file of the plan: its new content, or kept as it is.
+pub(crate) struct Change {
+    /// The file.
+    pub path: PathBuf,
+    /// What to write; `None`: the file is there and stays as it is.
+    pub content: Option<String>,
+    /// Whether the file exists (an update rather than a creation).
+    pub exists: bool,
+}
+
+impl Change {
+    /// A file written only when it is not there yet.
+    pub(crate) fn create_unless_present(path: PathBuf, content: String) -> Change {
+        let exists = path.exists();
+        Change {
+            content: (!exists).then_some(content),
+            path,
+            exists,
+        }
+    }
+}
+
+/// `tfc init`.
+pub fn run(a: InitArgs) -> Exit {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let root = project_root(&cwd);
+    let env = ConfigEnv::from_process();
+    let detection = detect(&env);
+    let tfc_dir = root.join(".tfc");
+    let plan = vec![
+        Change::create_unless_present(tfc_dir.join("config.toml"), config_toml(&detection)),
+        Change::create_unless_present(
+            tfc_dir.join("agents").join("default.md"),
+            DEFAULT_AGENT.to_owned(),
+        ),
+    ];
+    match apply(&plan, a.dry_run, &cwd) {
+        Ok(()) => {
+            if !a.dry_run && plan[0].content.is_some() {
+                next_steps(&detection);
+            }
+            Exit::Ok
+        }
+        Err(e) => usage_error(e),
+    }
+}
+
+/// Write (or with `dry_run` print) every change; one line per file on stdout.
+pub(crate) fn apply(plan: &[Change], dry_run: bool, cwd: &Path) -> Result<(), String> {
+    for c in plan {
+        let shown = c.path.strip_prefix(cwd).unwrap_or(&c.path).display();
+        let Some(content) = &c.content else {
+            outln!("kept {shown} (already present)");
+            continue;
+        };
+        let verb = if c.exists { "update" } else { "create" };
+        if dry_run {
+            outln!("would {verb} {shown}:");
+            for line in content.lines() {
+                outln!("  | {line}");
+            }
+            continue;
+        }
+        if let Some(dir) = c.path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        std::fs::write(&c.path, content)
+            .map_err(|e| format!("cannot write {}: {e}", c.path.display()))?;
+        outln!("{verb}d {shown}");
+    }
+    Ok(())
+}
+
+fn next_steps(d: &Detection) {
+    if d.found.is_empty() && d.openai.is_none() {
+        sayln!(
+            "note: no agent CLI ({}) is on PATH and no OpenAI-compatible server is set in the \
+             environment; name a backend in .tfc/config.toml (examples inside); `tfc doctor` \
+             shows what tfc sees",
+            preset_names()
+        );
+    } else {
+        sayln!("note: `tfc doctor` shows the backends tfc sees");
+    }
+}
+
+fn preset_names() -> String {
+    Preset::ALL
+        .iter()
+        .map(|p| p.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A TOML basic string.
+fn quoted(s: &str) -> String {
+    toml::Value::String(s.to_owned()).to_string()
+}
+
+/// The starter configuration for what `d` found.
+pub(crate) fn config_toml(d: &Detection) -> String {
+    let mut t = String::from(
+        "# tfc configuration for this project (written by `tfc init`; edit freely).\n\
+         # Flows name agents; this file says which backend answers them. Precedence: command-line\n\
+         # flags > TFC_BACKEND > this file > the user's config.toml > auto-detection.\n\n",
+    );
+    let openai_name = "openai";
+    let default = d
+        .found
+        .first()
+        .map(|(p, _)| p.as_str())
+        .or(d.openai.as_ref().map(|_| openai_name));
+    match default {
+        Some(name) => t.push_str(&format!("default_backend = {}\n", quoted(name))),
+        None => t.push_str(&format!(
+            "# No agent CLI was found on PATH ({}), and no OpenAI-compatible\n\
+             # server is set (TFC_OPENAI_BASE_URL, OPENAI_BASE_URL, OLLAMA_HOST): uncomment an\n\
+             # example below and name it here.\n# default_backend = \"mine\"\n",
+            preset_names()
+        )),
+    }
+    for (preset, path) in &d.found {
+        t.push_str(&format!(
+            "\n# found {} on PATH\n[backends.{name}]\npreset = {}\n# model = \"…\"       # the model when the agent names none\n# extra_args = []    # added to the preset's own arguments\n",
+            path.display(),
+            quoted(preset.as_str()),
+            name = preset.as_str(),
+        ));
+    }
+    if let Some((var, url)) = &d.openai {
+        t.push_str(&format!(
+            "\n# an OpenAI-compatible server ({var} is set)\n[backends.{openai_name}]\nkind = \"openai\"\nbase_url = {}\n# model = \"…\"\n",
+            quoted(url)
+        ));
+        if *var != "OLLAMA_HOST" {
+            t.push_str("api_key_env = \"OPENAI_API_KEY\"\n");
+        }
+    }
+    t.push_str(EXAMPLES);
+    t
+}
+
+const EXAMPLES: &str = r#"
+# Examples (uncomment to use):
+#
+# Any program that reads the prompt on stdin and answers on stdout:
+# [backends.mine]
+# kind = "command"
+# command = ["my-agent", "--quiet"]
+#
+# An OpenAI-compatible HTTP server, e.g. a local Ollama:
+# [backends.local]
+# kind = "openai"
+# base_url = "http://127.0.0.1:11434/v1"
+# model = "qwen2.5-coder"
+# api_key_env = "OLLAMA_API_KEY"   # the variable holding the key (never the key itself)
+# price = { input_per_mtok = 0.15, output_per_mtok = 0.6 }
+#
+# Which backend serves which agent ("*": every agent):
+# [agents]
+# "*" = { backend = "local" }
+# scout = { backend = "local", model = "qwen2.5-coder:7b" }
+#
+# [limits]
+# max_output_bytes = 16777216
+# max_prompt_bytes = 16777216
+"#;
+
+const DEFAULT_AGENT: &str = "---
+name: default
+description: The agent of phases that name none; a careful, concise software engineer.
+---
+You are a careful software engineer working in this repository. Do exactly the task you are
+given, read the code before you change or judge it, and say plainly what you did and what you
+could not do. When the task asks for JSON, answer with the JSON only.
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parses(text: &str) -> tfc::agent::Config {
+        tfc::agent::Config::parse(text, Path::new("config.toml"))
+            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    #[test]
+    fn starter_configs_are_valid() {
+        let none = config_toml(&Detection::default());
+        assert_eq!(parses(&none).default_backend, None);
+        assert!(none.contains("kind = \"command\"") && none.contains("kind = \"openai\""));
+        let d = Detection {
+            found: vec![
+                (Preset::Codex, PathBuf::from("/opt/bin/codex")),
+                (Preset::Pi, PathBuf::from("/opt/bin/pi")),
+            ],
+            openai: Some(("OPENAI_BASE_URL", "http://h:1/v1\"x".into())),
+        };
+        let c = parses(&config_toml(&d));
+        assert_eq!(c.default_backend.as_deref(), Some("codex"));
+        let mut names: Vec<&str> = c.backends.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["codex", "openai", "pi"]);
+        let only_ollama = Detection {
+            found: Vec::new(),
+            openai: Some(("OLLAMA_HOST", "http://127.0.0.1:11434/v1".into())),
+        };
+        assert_eq!(
+            parses(&config_toml(&only_ollama))
+                .default_backend
+                .as_deref(),
+            Some("openai")
+        );
+    }
+}
