@@ -1,4 +1,5 @@
-//! `tfc graph FLOW [--direction td|lr]`: the Mermaid flowchart of a checked flow (SPEC §11.3).
+//! `tfc graph FLOW [--direction td|lr] [--format mermaid|svg|dot]`: the Mermaid flowchart of a
+//! checked flow (SPEC §11.3), or the same graph as an SVG drawing or Graphviz text (§11.5).
 //!
 //! Exit codes: 0 the chart of a flow without errors · 1 the flow has check errors (the chart is
 //! still printed, the phases marked) or does not lower at all (diagnostics only, on stderr) ·
@@ -14,6 +15,10 @@ use tfc::check::{CheckOptions, Checked, check_source};
 use tfc::diag::render::render_file;
 use tfc::flow::LowerOptions;
 use tfc::project::SavedFlows;
+use tfc::report::dag::draw;
+use tfc::report::dot::dot;
+use tfc::report::layout::Orientation;
+use tfc::report::svg::{check_deco, svg};
 use tfc::report::{Direction, mermaid};
 use tfc::source::Source;
 
@@ -25,6 +30,16 @@ pub struct GraphArgs {
     /// Top-down (`td`) or left-to-right (`lr`).
     #[arg(long, value_enum, default_value_t = Dir::Td)]
     direction: Dir,
+    /// `mermaid` (the default), `svg` (the drawing, check problems outlined) or `dot` (Graphviz).
+    #[arg(long, value_enum, default_value_t = Format::Mermaid)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Mermaid,
+    Svg,
+    Dot,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -75,11 +90,15 @@ pub fn run(a: GraphArgs) -> Exit {
     let Some(flow) = &checked.flow else {
         return Exit::Failure;
     };
-    let direction = match a.direction {
-        Dir::Td => Direction::TopDown,
-        Dir::Lr => Direction::LeftRight,
+    let (direction, orientation) = match a.direction {
+        Dir::Td => (Direction::TopDown, Orientation::TopDown),
+        Dir::Lr => (Direction::LeftRight, Orientation::LeftRight),
     };
-    let chart = mermaid(flow, &checked.diagnostics, direction);
+    let chart = match a.format {
+        Format::Mermaid => mermaid(flow, &checked.diagnostics, direction),
+        Format::Svg => svg(&draw(flow, &checked.diagnostics, orientation), &check_deco),
+        Format::Dot => dot(flow, &checked.diagnostics, orientation),
+    };
     // A closed pipe (`tfc graph f | head`) is not an error.
     let _ = std::io::stdout().lock().write_all(chart.as_bytes());
     if checked.has_errors() {

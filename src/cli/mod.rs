@@ -56,7 +56,7 @@ enum Command {
     Resume(Box<resume::ResumeArgs>),
     /// Evaluate a template, condition or safeParse against an eval context.
     Eval(eval::EvalArgs),
-    /// Print the Mermaid flowchart of a flow, its problems marked.
+    /// Print the graph of a flow (Mermaid, SVG or Graphviz), its problems marked.
     Graph(graph::GraphArgs),
     /// Print the JSON Schema (draft 2020-12) of flow files, for editor completion.
     Schema(schema::SchemaArgs),

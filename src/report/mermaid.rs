@@ -79,23 +79,23 @@ pub fn mermaid(flow: &Flow, diagnostics: &[Diagnostic], direction: Direction) ->
 }
 
 /// One flow of the chart (the document, or an object `def` inside it) with its node ids.
-struct Level<'f> {
-    flow: &'f Flow,
+/// Shared with the SVG and DOT drawings, so the three name and mark phases alike.
+pub(crate) struct Level<'f> {
+    pub(crate) flow: &'f Flow,
     /// The node id of each phase, by index.
-    nodes: Vec<String>,
-    /// Phase id → index of its first occurrence.
+    pub(crate) nodes: Vec<String>,
     /// Object defs: (def span, phase index, subgraph id, the def's level), in file order.
-    defs: Vec<(Span, usize, String, Level<'f>)>,
+    pub(crate) defs: Vec<(Span, usize, String, Level<'f>)>,
     /// The phases' spans sorted by start, with their indices (for diagnostics without a phase).
     spans: Vec<(Span, usize)>,
     /// The worst diagnostic severity per phase.
-    marks: Vec<Option<Severity>>,
+    pub(crate) marks: Vec<Option<Severity>>,
 }
 
 impl<'f> Level<'f> {
     /// Assign node ids: this level's phases first (so they keep the plain form when a
     /// sanitised id collides), then each def's subgraph and children.
-    fn new(flow: &'f Flow, prefix: &str, used: &mut HashSet<String>) -> Level<'f> {
+    pub(crate) fn new(flow: &'f Flow, prefix: &str, used: &mut HashSet<String>) -> Level<'f> {
         let nodes: Vec<String> = flow
             .phases
             .iter()
@@ -125,7 +125,7 @@ impl<'f> Level<'f> {
 
     /// Mark the phase `d` belongs to: inside an object def when its span is, else the phase it
     /// names, else the phase whose object holds its span. Returns whether a phase was found.
-    fn mark(&mut self, d: &Diagnostic) -> bool {
+    pub(crate) fn mark(&mut self, d: &Diagnostic) -> bool {
         if let Some(span) = d.span
             && let Some(k) = containing(&self.defs, |e| e.0, span)
             && self.defs[k].3.mark(d)
