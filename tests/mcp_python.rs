@@ -54,5 +54,8 @@ fn the_official_python_sdk_drives_every_tool() {
         out.status.success(),
         "SDK client failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
-    assert!(stdout.contains("every result matched its outputSchema"), "{stdout}");
+    assert!(
+        stdout.contains("every result matched its outputSchema"),
+        "{stdout}"
+    );
 }

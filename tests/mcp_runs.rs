@@ -82,7 +82,8 @@ fn a_run_is_followed_to_its_end_with_progress() {
         "tfc_show",
         json!({"runId": run_id, "phase": "b", "limit": 4}),
     ));
-    assert_eq!(phase["prompts"], json!(["beta[… 6 more chars]"]));
+    assert_eq!(phase["prompts"][0]["prompt"], "beta[… 6 more chars]");
+    assert_eq!(phase["prompts"][0]["node"], "b");
     assert_eq!(phase["output"], "beta[… 6 more chars]");
     let e = err(&s.call(7, "tfc_show", json!({"runId": run_id, "phase": "zz"})));
     assert!(e.contains("'phase'") && e.contains("a, b, c"), "{e}");

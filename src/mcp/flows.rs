@@ -10,7 +10,14 @@ use crate::check::{CheckOptions, Checked, check_source};
 use crate::diag::render::{render_file, to_json};
 use crate::flow::{Invocation, LowerOptions, lower_source};
 use crate::project::SavedFlows;
+use crate::report::dag::draw;
+use crate::report::dot::dot;
+use crate::report::layout::Orientation;
+use crate::report::svg::{check_deco, svg};
 use crate::report::{Direction, mermaid};
+
+/// The drawings `tfc_graph` makes (as `tfc graph --format`).
+pub const GRAPH_FORMATS: [&str; 3] = ["mermaid", "svg", "dot"];
 use crate::source::Source;
 
 /// A flow named by a tool's arguments, read.
@@ -221,9 +228,9 @@ pub fn tool_check(mut args: Args, root: &Path) -> Result<ToolOutput, ToolError> 
 pub fn tool_graph(mut args: Args, root: &Path) -> Result<ToolOutput, ToolError> {
     let input = flow_input(&mut args, root)?;
     let format = args.opt_str("format")?.unwrap_or_else(|| "mermaid".into());
-    let direction = match args.opt_str("direction")?.as_deref() {
-        None | Some("td") => Direction::TopDown,
-        Some("lr") => Direction::LeftRight,
+    let (direction, orientation) = match args.opt_str("direction")?.as_deref() {
+        None | Some("td") => (Direction::TopDown, Orientation::TopDown),
+        Some("lr") => (Direction::LeftRight, Orientation::LeftRight),
         Some(other) => {
             return Err(ToolError::arg(
                 "direction",
@@ -232,10 +239,10 @@ pub fn tool_graph(mut args: Args, root: &Path) -> Result<ToolOutput, ToolError> 
         }
     };
     args.finish(&["path", "name", "flow", "format", "direction"])?;
-    if format != "mermaid" {
+    if !GRAPH_FORMATS.contains(&format.as_str()) {
         return Err(ToolError::arg(
             "format",
-            format!("'{format}' is not a drawing format this server has; use 'mermaid'"),
+            format!("'{format}' is not one of {}", GRAPH_FORMATS.join(", ")),
         ));
     }
     let checked = check(&input, root, None, None);
@@ -246,14 +253,25 @@ pub fn tool_graph(mut args: Args, root: &Path) -> Result<ToolOutput, ToolError> 
             detail: Some(report),
         });
     };
-    let chart = mermaid(flow, &checked.diagnostics, direction);
+    let chart = match format.as_str() {
+        "svg" => svg(&draw(flow, &checked.diagnostics, orientation), &check_deco),
+        "dot" => dot(flow, &checked.diagnostics, orientation),
+        _ => mermaid(flow, &checked.diagnostics, direction),
+    };
     let structured = json!({
         "format": format,
         "text": chart,
         "ok": report["ok"],
         "diagnostics": report["diagnostics"],
     });
-    Ok(ToolOutput::new(structured, chart))
+    let mut out = ToolOutput::new(structured, chart.clone());
+    if format == "svg" {
+        use b64::encode;
+        out.extra
+            .push(json!({"type": "image", "mimeType": "image/svg+xml",
+                              "data": encode(chart.as_bytes())}));
+    }
+    Ok(out)
 }
 
 /// `tfc_flows`: the saved flows, project first, as `tfc list`.
@@ -405,6 +423,31 @@ pub fn tool_save(mut args: Args, root: &Path) -> Result<ToolOutput, ToolError> {
     ))
 }
 
+/// Standard base64 (RFC 4648, padded) for image content: small enough not to need a crate.
+mod b64 {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+    pub fn encode(bytes: &[u8]) -> String {
+        let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+        for chunk in bytes.chunks(3) {
+            let b = [
+                chunk[0],
+                chunk.get(1).copied().unwrap_or(0),
+                chunk.get(2).copied().unwrap_or(0),
+            ];
+            let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+            for i in 0..4 {
+                if i <= chunk.len() {
+                    out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Write through a temporary file in the same folder, then rename.
 fn write_atomic(file: &Path, text: &str) -> std::io::Result<()> {
     let dir = file.parent().unwrap_or(Path::new("."));
@@ -435,6 +478,21 @@ mod tests {
         assert!(e.contains("outside the root"), "{e}");
         let e = inside_root("missing.json", &root).unwrap_err();
         assert!(e.contains("cannot read"), "{e}");
+    }
+
+    #[test]
+    fn base64_matches_rfc_4648() {
+        for (plain, coded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(b64::encode(plain.as_bytes()), coded);
+        }
     }
 
     #[test]

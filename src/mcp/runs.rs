@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use super::call::{Args, Call, ToolError, ToolOutput};
 use super::flows::{check, check_report, flow_input};
-use super::store::{RunEntry, find, list, lock_pid, runs_dir};
+use super::store::{RunEntry, find, list, lock_pid, phase_prompts, runs_dir};
 use crate::run::store::{flow_dir_name, new_run_id};
 
 /// How often a waiting call looks at the store.
@@ -333,7 +333,12 @@ impl Runner {
             ));
         };
         cut_outputs(&mut p, limit);
-        let prompts = prompts_of(&entry.dir, &phase, limit);
+        let mut prompts = phase_prompts(&entry.dir, &phase);
+        for p in &mut prompts {
+            if let Some(Value::String(text)) = p.get_mut("prompt") {
+                *text = cut(text, limit);
+            }
+        }
         let text = format!(
             "{phase}: {}\n{}",
             p["status"].as_str().unwrap_or("?"),
@@ -651,18 +656,6 @@ fn cut_outputs(phase: &mut Value, limit: usize) {
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
-}
-
-/// The prompts a phase sent, from the journal's `agent-call` events.
-fn prompts_of(dir: &Path, phase: &str, limit: usize) -> Vec<Value> {
-    let Ok(text) = std::fs::read_to_string(dir.join("journal.jsonl")) else {
-        return Vec::new();
-    };
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["type"] == "agent-call" && e["node"] == phase)
-        .filter_map(|e| e["prompt"].as_str().map(|p| Value::from(cut(p, limit))))
-        .collect()
 }
 
 #[cfg(test)]

@@ -166,9 +166,9 @@ pub fn tools() -> Vec<Value> {
         tool(
             "tfc_graph",
             "Draw a flow",
-            "The flow's graph as Mermaid text, check problems marked.",
+            "The flow's graph as Mermaid text (or an SVG drawing, also sent as an image, or Graphviz dot), check problems marked.",
             with_flow(
-                json!({"format": {"type": "string", "enum": ["mermaid"], "default": "mermaid"},
+                json!({"format": {"type": "string", "enum": super::flows::GRAPH_FORMATS, "default": "mermaid"},
                               "direction": {"type": "string", "enum": ["td", "lr"], "default": "td"}}),
             ),
             json!({"type": "object", "properties": {"format": {"type": "string"}, "text": {"type": "string"},

@@ -45,10 +45,22 @@ pub fn list(root: &Path, flow: Option<&str>) -> Vec<RunEntry> {
 
 /// The run `query` names: an id, a unique prefix of one, or `last`; the message says what
 /// is wrong otherwise (not found, ambiguous, corrupt).
+/// A live run's record is brought up to date from its journal first (as `tfc show` does).
 pub fn find(root: &Path, query: &str) -> Result<RunEntry, String> {
-    runs::find(root, query, None)
-        .map(Into::into)
-        .map_err(|e| format!("{e}; list runs with tfc_runs"))
+    let mut e =
+        runs::find(root, query, None).map_err(|e| format!("{e}; list runs with tfc_runs"))?;
+    runs::overlay_journal(&e.dir, &mut e.record);
+    e.status = runs::effective_status(&e.dir, &e.record);
+    Ok(e.into())
+}
+
+/// The agent calls a phase made, from the journal: `{node, attempt, agent, model, ok,
+/// durationMs, prompt}` each.
+pub fn phase_prompts(dir: &Path, phase: &str) -> Vec<Value> {
+    runs::phase_prompts(dir, phase)
+        .iter()
+        .map(to_wire)
+        .collect()
 }
 
 /// The pid in a run's lock file.

@@ -108,7 +108,7 @@ async def main(tfc, root):
             if shown["status"] != "completed" or shown["phases"]["two"]["output"] != "second first":
                 fail(f"tfc_show: {shown}")
             phase, _ = await call("tfc_show", {"runId": run_id, "phase": "one"})
-            if phase["prompts"] != ["first"]:
+            if [p["prompt"] for p in phase["prompts"]] != ["first"]:
                 fail(f"tfc_show phase: {phase}")
 
             slow, _ = await call("tfc_run", {"path": "flow.json", "backend": "slow"})
