@@ -22,6 +22,7 @@
 mod call;
 mod eval;
 mod flows;
+pub mod hosts;
 mod rpc;
 mod runs;
 mod schema;
