@@ -130,6 +130,29 @@ pub fn start_args(journal: &str) -> Option<Map> {
     }
 }
 
+/// The finished map items a journal records (`item-end` lines): node → (key, output). A
+/// torn line is skipped.
+pub fn item_ends(journal: &str) -> indexmap::IndexMap<String, (String, String)> {
+    let mut out = indexmap::IndexMap::new();
+    for line in journal.lines() {
+        if !line.starts_with("{\"type\":\"item-end\"") {
+            continue;
+        }
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let (Some(node), Some(key), Some(output)) = (
+            v.get("node").and_then(|x| x.as_str()),
+            v.get("inputHash").and_then(|x| x.as_str()),
+            v.get("output").and_then(|x| x.as_str()),
+        ) else {
+            continue;
+        };
+        out.insert(node.to_owned(), (key.to_owned(), output.to_owned()));
+    }
+    out
+}
+
 #[cfg(test)]
 mod lenient_tests {
     use super::*;

@@ -363,6 +363,12 @@ impl Interpreter {
                 .as_ref()
                 .map(|r| r.rerun_warn.clone())
                 .unwrap_or_default(),
+            item_states: Arc::new(
+                opts.resume
+                    .as_ref()
+                    .map(|r| r.items.clone())
+                    .unwrap_or_default(),
+            ),
         }
     }
 }

@@ -506,25 +506,6 @@ pub fn now() -> String {
     timestamp(std::time::SystemTime::now())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::{Duration, UNIX_EPOCH};
-
-    #[test]
-    fn timestamps() {
-        assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-        assert_eq!(
-            timestamp(UNIX_EPOCH + Duration::from_millis(1_796_032_800_123)),
-            "2026-11-30T10:00:00.123Z"
-        );
-        assert_eq!(
-            timestamp(UNIX_EPOCH + Duration::from_secs(951_782_400)),
-            "2000-02-29T00:00:00.000Z"
-        );
-    }
-}
-
 impl PhaseStatus {
     /// Parse the record's spelling.
     pub fn parse(s: &str) -> Option<PhaseStatus> {
@@ -684,5 +665,24 @@ impl PhaseRecord {
             ));
         }
         Some(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            timestamp(UNIX_EPOCH + Duration::from_millis(1_796_032_800_123)),
+            "2026-11-30T10:00:00.123Z"
+        );
+        assert_eq!(
+            timestamp(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00.000Z"
+        );
     }
 }

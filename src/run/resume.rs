@@ -28,6 +28,8 @@ pub struct Carried {
     pub states: HashMap<String, (String, Value)>,
     /// Non-idempotent phases the parent had `done` (they run again, with a warning).
     pub rerun_warn: Vec<String>,
+    /// The parent's finished map items: node (`map#3`) → (key, output).
+    pub items: IndexMap<String, (String, String)>,
 }
 
 /// One lookup the driver answers (see `Command::CacheLookup`).
@@ -115,6 +117,8 @@ pub struct Parent {
     pub launch: Option<Value>,
     /// Problems met reading it (a torn journal line): warnings, never errors.
     pub warnings: Vec<String>,
+    /// Its finished map items (`item-end` journal lines): node → (key, output).
+    pub items: IndexMap<String, (String, String)>,
 }
 
 /// Read a run directory: `run.json`, and the journal when the record may lag behind it.
@@ -162,6 +166,7 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
             .map(usage_from_value),
         launch: m.get("launch").cloned(),
         warnings: Vec::new(),
+        items: IndexMap::new(),
     };
     if let Some(Value::Object(phases)) = m.get("phases") {
         for (id, v) in phases {
@@ -175,6 +180,9 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
     }
     if parent.status == "running" {
         replay_journal(&mut parent);
+    }
+    if let Ok(text) = std::fs::read_to_string(dir.join("journal.jsonl")) {
+        parent.items = super::journal::item_ends(&text);
     }
     Ok(parent)
 }
@@ -320,6 +328,12 @@ pub fn plan(
         spent_before: Some(spent),
         ..Carried::default()
     };
+    for (node, state) in &parent.items {
+        let phase = node.split('#').next().unwrap_or("");
+        if !dropped.iter().any(|d| d == phase) && !idempotent.iter().any(|d| d == phase) {
+            carried.items.insert(node.clone(), state.clone());
+        }
+    }
     for (id, r) in &parent.phases {
         if r.status != PhaseStatus::Done || dropped.contains(id) {
             continue;
@@ -456,5 +470,133 @@ fn def_budget(def: &Value) -> Caps {
     Caps {
         max_usd: n("maxUSD").or(n("maxUsd")),
         max_tokens: n("maxTokens"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{FnAgent, Outcome};
+    use crate::run::{Interpreter, RunOptions, RunStatus};
+
+    const FLOW: &str = r#"{"name": "r", "phases": [
+        {"id": "a", "task": "one"},
+        {"id": "b", "dependsOn": ["a"], "task": "two {steps.a.output}"},
+        {"id": "c", "dependsOn": ["b"], "task": "three {steps.b.output}", "idempotent": false},
+        {"id": "d", "dependsOn": ["c"], "task": "four"}
+    ]}"#;
+
+    fn run(root: &Path) -> crate::run::RunRecord {
+        let agent = FnAgent::new("echo", |req| Outcome::ok(format!("<{}>", req.prompt)));
+        Interpreter::with_agent(agent)
+            .options(RunOptions {
+                project_root: Some(root.to_path_buf()),
+                cwd: Some(root.to_path_buf()),
+                ..RunOptions::default()
+            })
+            .eval_text("r", FLOW, Map::default())
+            .expect("runs")
+    }
+
+    fn run_dir(root: &Path, id: &str) -> PathBuf {
+        root.join(".tfc/runs/r").join(id)
+    }
+
+    #[test]
+    fn a_completed_run_is_refused_verbatim() {
+        let tmp = tempfile::tempdir().expect("temp");
+        let rec = run(tmp.path());
+        assert_eq!(rec.status, RunStatus::Completed);
+        let parent = open(&run_dir(tmp.path(), &rec.run_id)).expect("opens");
+        let err = plan(&parent, "completed", None, Caps::default()).expect_err("refused");
+        assert_eq!(
+            err,
+            format!(
+                "Run '{}' has status 'completed' and is not resumable (expected failed or paused)",
+                rec.run_id
+            )
+        );
+        // Every phase recorded its key the moment it ended.
+        for p in parent.phases.values() {
+            assert!(p.input_hash.as_ref().is_some_and(|h| h.len() == 16));
+        }
+    }
+
+    #[test]
+    fn an_interrupted_run_is_rebuilt_from_its_journal_despite_a_torn_line() {
+        let tmp = tempfile::tempdir().expect("temp");
+        let rec = run(tmp.path());
+        let dir = run_dir(tmp.path(), &rec.run_id);
+        // What a kill leaves: the journal up to b's end plus half a line, and a run.json
+        // that still says `running` with nothing done (its rewrite lagged).
+        let journal = std::fs::read_to_string(dir.join("journal.jsonl")).expect("journal");
+        let cut = journal
+            .find("{\"type\":\"phase-end\",\"ts\"")
+            .and_then(|first| {
+                journal[first + 1..]
+                    .find("{\"type\":\"phase-end\"")
+                    .map(|i| i + first + 1)
+            })
+            .expect("b's phase-end");
+        let end = cut + journal[cut..].find('\n').expect("line end") + 1;
+        let torn = format!("{}{{\"type\":\"input\",\"ts\":\"2026", &journal[..end]);
+        std::fs::write(dir.join("journal.jsonl"), torn).expect("write");
+        let mut stale = rec.to_value();
+        if let Value::Object(m) = &mut stale {
+            m.insert("status".into(), Value::from("running"));
+            m.insert("phases".into(), Value::Object(Map::default()));
+            let text = std::fs::read_to_string(dir.join("run.json")).expect("run.json");
+            let stored = crate::json::parse(&text).root.expect("json").to_value();
+            if let Value::Object(s) = &stored {
+                m.insert("def".into(), s.get("def").cloned().expect("def"));
+            }
+        }
+        std::fs::write(dir.join("run.json"), stale.to_json()).expect("write");
+        let parent = open(&dir).expect("opens");
+        assert_eq!(parent.warnings.len(), 1, "{:?}", parent.warnings);
+        assert!(parent.warnings[0].contains("incomplete"));
+        let status = |id: &str| parent.phases.get(id).map(|p| p.status);
+        assert_eq!(status("a"), Some(PhaseStatus::Done));
+        assert_eq!(status("b"), Some(PhaseStatus::Done));
+        assert_ne!(status("c"), Some(PhaseStatus::Done));
+        assert_eq!(parent.phases["b"].output, "<two <one>>");
+        let p = plan(&parent, "interrupted", None, Caps::default()).expect("plan");
+        let mut reused: Vec<&String> = p.carried.states.keys().collect();
+        reused.sort();
+        assert_eq!(reused, vec!["a", "b"]);
+        assert_eq!(p.carried.parent_run_id, rec.run_id);
+    }
+
+    #[test]
+    fn patches_drop_the_phase_and_its_descendants_and_side_effects_rerun() {
+        let tmp = tempfile::tempdir().expect("temp");
+        let rec = run(tmp.path());
+        let parent = open(&run_dir(tmp.path(), &rec.run_id)).expect("opens");
+        let patch = Patch {
+            phase: "b".into(),
+            model: Some("bigger".into()),
+            ..Patch::default()
+        };
+        let p = plan(&parent, "failed", Some(&patch), Caps::default()).expect("plan");
+        let keys: Vec<&String> = p.carried.states.keys().collect();
+        assert_eq!(keys, vec!["a"]);
+        // c is idempotent:false: it runs again with a warning, never reused.
+        assert!(
+            p.carried.rerun_warn.is_empty(),
+            "c was dropped by the patch"
+        );
+        let p = plan(&parent, "failed", None, Caps::default()).expect("plan");
+        assert_eq!(p.carried.rerun_warn, vec!["c"]);
+        assert!(!p.carried.states.contains_key("c"));
+        let Value::Object(def) = &plan(&parent, "paused", Some(&patch), Caps::default())
+            .expect("plan")
+            .def
+        else {
+            panic!("object def");
+        };
+        let Some(Value::Array(phases)) = def.get("phases") else {
+            panic!("phases");
+        };
+        assert!(phases[1].to_json().contains("\"model\":\"bigger\""));
     }
 }

@@ -120,3 +120,56 @@ pub fn phase_fps(def: &crate::value::Value, count: usize) -> Vec<String> {
     }
     phases.iter().map(key::phase_fp).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(text: &str) -> crate::flow::Flow {
+        let root = crate::json::parse(text).root.expect("json");
+        crate::flow::lower(&root, &crate::flow::LowerOptions::default())
+            .flow
+            .expect("lowers")
+    }
+
+    #[test]
+    fn scope_rules() {
+        let f = flow(
+            r#"{"name": "s", "args": {"dir": {"type": "string"}}, "phases": [
+            {"id": "plain", "task": "x"},
+            {"id": "written", "task": "x", "cache": {"scope": "cross-run"}},
+            {"id": "off", "task": "x", "cache": {"scope": "off"}},
+            {"id": "side", "task": "x", "idempotent": false, "cache": {"scope": "cross-run"}},
+            {"id": "g", "type": "gate", "task": "x", "cache": {"scope": "cross-run"}},
+            {"id": "s", "type": "script", "run": "true"},
+            {"id": "at", "task": "x", "cwd": "{args.dir}", "cache": {"scope": "cross-run"}},
+            {"id": "lp", "type": "loop", "task": "x", "until": "true", "max": 2},
+            {"id": "ev", "type": "gate", "eval": ["1 == 1"]}
+        ]}"#,
+        );
+        let s = |id: &str, inc: bool| scope(f.phase(id).expect("phase"), inc);
+        assert_eq!(s("plain", false), Scope::RunOnly);
+        assert_eq!(s("plain", true), Scope::CrossRun);
+        assert_eq!(s("written", false), Scope::CrossRun);
+        assert_eq!(s("off", true), Scope::Off);
+        assert_eq!(s("side", true), Scope::Off);
+        assert_eq!(
+            s("g", false),
+            Scope::RunOnly,
+            "gates are capped at run-only"
+        );
+        assert_eq!(
+            s("s", true),
+            Scope::RunOnly,
+            "scripts are capped at run-only"
+        );
+        assert_eq!(
+            s("at", true),
+            Scope::Off,
+            "an {{args.X}} cwd turns caching off"
+        );
+        assert!(always_reruns(f.phase("lp").expect("lp")));
+        assert!(always_reruns(f.phase("ev").expect("ev")));
+        assert!(!always_reruns(f.phase("g").expect("g")));
+    }
+}

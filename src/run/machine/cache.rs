@@ -33,6 +33,27 @@ pub struct CacheHit {
 }
 
 impl Exec {
+    /// The key of map item `index` whose full prompt is `prompt` (SPEC §10.5 "map item":
+    /// id, agent, model, item prompt).
+    pub(crate) fn item_key(&self, cx: &Cx<'_>, agent: &str, prompt: &str) -> String {
+        let flow = cx.flow();
+        let phase = &flow.phases[self.index];
+        let model = self.model_of(cx, agent);
+        let kind = vec![phase.id.clone(), agent.to_owned(), model, prompt.to_owned()];
+        self.key_parts_with(cx, kind).key(None)
+    }
+
+    /// The model a call of `agent` in this phase runs on, when known.
+    fn model_of(&self, cx: &Cx<'_>, agent: &str) -> String {
+        let flow = cx.flow();
+        flow.phases[self.index]
+            .model
+            .as_ref()
+            .map(|m| m.value.clone())
+            .or_else(|| cx.cfg().models.get(agent).cloned())
+            .unwrap_or_default()
+    }
+
     /// The key parts of this phase's execution, rendered against its scope now.
     pub(crate) fn key_parts(&self, cx: &Cx<'_>) -> KeyParts {
         let flow = cx.flow();
@@ -134,6 +155,16 @@ impl Exec {
                 ]
             }
         };
+        self.key_parts_with(cx, kind)
+    }
+
+    /// The key parts around the kind's own (`kind`).
+    fn key_parts_with(&self, cx: &Cx<'_>, kind: Vec<String>) -> KeyParts {
+        let flow = cx.flow();
+        let phase = &flow.phases[self.index];
+        let cfg = cx.cfg();
+        let agent = phase.agent.value.as_str();
+        let model = self.model_of(cx, agent);
         let agents: Map = super::super::phase_agent_names(phase)
             .into_iter()
             .map(|a| {

@@ -370,6 +370,20 @@ impl Exec {
                 return Step::Done(Halt::None);
             }
         }
+        // The run halted (budget, block, Ctrl-C) while the lookup was out: the phase had
+        // started but does no work now; it fails with the halt's reason (a resume runs it).
+        let halted = match &cx.m.stop {
+            Some(super::Stop::Abort) => Some("Aborted".to_owned()),
+            Some(other) => Some(super::sched::stop_reason(other)),
+            None if cx.aborted() => Some("Aborted".to_owned()),
+            None => cx
+                .over()
+                .map(|r| super::sched::stop_reason(&super::Stop::Budget(r))),
+        };
+        if let Some(reason) = halted {
+            self.fail(String::new(), reason);
+            return Step::Done(Halt::None);
+        }
         self.dir(cx)
     }
 

@@ -104,6 +104,9 @@ pub struct Config {
     pub spent_before: Option<crate::agent::Usage>,
     /// Non-idempotent phases the resumed run had `done`: they run again, with a warning.
     pub rerun_warn: Vec<String>,
+    /// Finished map items of the resumed run: node (`map#3`) → (key, output). An item whose
+    /// key is unchanged is not called again.
+    pub item_states: Arc<IndexMap<String, (String, String)>>,
 }
 
 /// The spend so far and the caps (SPEC §8.7).

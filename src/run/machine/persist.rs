@@ -76,6 +76,20 @@ impl Config {
                 .map_or(Value::Null, crate::agent::Usage::to_value),
         );
         m.insert("rerunWarn".into(), strings(&self.rerun_warn));
+        m.insert(
+            "itemStates".into(),
+            Value::Object(
+                self.item_states
+                    .iter()
+                    .map(|(k, (key, out))| {
+                        (
+                            k.clone(),
+                            Value::Array(vec![key.as_str().into(), out.as_str().into()]),
+                        )
+                    })
+                    .collect(),
+            ),
+        );
         Value::Object(m)
     }
 
@@ -140,6 +154,22 @@ impl Config {
                 .filter(|v| !matches!(v, Value::Null))
                 .map(crate::run::record::usage_from_value),
             rerun_warn: list("rerunWarn"),
+            item_states: Arc::new(match m.get("itemStates") {
+                Some(Value::Object(o)) => o
+                    .iter()
+                    .filter_map(|(k, v)| match v {
+                        Value::Array(a) => Some((
+                            k.clone(),
+                            (
+                                a.first()?.as_str()?.to_owned(),
+                                a.get(1)?.as_str()?.to_owned(),
+                            ),
+                        )),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => IndexMap::new(),
+            }),
             ..Config::default()
         })
     }
@@ -173,6 +203,11 @@ mod tests {
                 ..Default::default()
             }),
             rerun_warn: vec!["side".into()],
+            item_states: Arc::new(
+                [("m#1".to_owned(), ("k".to_owned(), "out".to_owned()))]
+                    .into_iter()
+                    .collect(),
+            ),
             ..Config::default()
         };
         let back = Config::from_value(&cfg.to_value()).expect("reads back");

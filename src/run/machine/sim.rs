@@ -241,6 +241,8 @@ enum Pending {
     },
     Dir,
     Context,
+    /// A cache lookup (always a miss here: nothing was stored before this run).
+    Cache,
     Scorer,
     Load,
     Resolve {
@@ -290,6 +292,7 @@ pub(crate) fn simulate(seed: u64) -> Result<Option<Outcome>, String> {
         journaling: true,
         progress: true,
         cwd: "/sim".into(),
+        incremental: rng.chance(20),
         ..Config::default()
     };
     let mut cfg = cfg;
@@ -495,6 +498,16 @@ impl World {
             Command::ReadContext { op, .. } => {
                 self.pending.insert(op, Pending::Context);
             }
+            Command::CacheLookup { op, .. } => {
+                self.pending.insert(op, Pending::Cache);
+            }
+            Command::CacheStore { key, record } => {
+                let done = matches!(&record, crate::value::Value::Object(m)
+                    if m.get("status").and_then(crate::value::Value::as_str) == Some("done"));
+                if !done {
+                    return Err(format!("cache entry {key} stored for a phase not done"));
+                }
+            }
             Command::RunScorer { op, .. } => {
                 self.pending.insert(op, Pending::Scorer);
             }
@@ -681,6 +694,12 @@ impl World {
             Pending::Dir => Event::DirReady {
                 op,
                 path: Ok("/sim".into()),
+                warning: None,
+            },
+            Pending::Cache => Event::CacheChecked {
+                op,
+                key: format!("{op:016x}"),
+                hit: None,
                 warning: None,
             },
             Pending::Context => Event::ContextRead {

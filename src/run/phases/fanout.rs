@@ -39,6 +39,11 @@ pub(crate) struct Fanout {
     pub(super) elements: super::map::Elements,
     /// A tournament's items, kept for the judge.
     pub(super) items: Vec<ItemDone>,
+    /// Map items' cache keys, by index, while their calls run (SPEC §10.5: maps cache per
+    /// item).
+    keys: Vec<Option<String>>,
+    /// Whether map items may be reused (the phase's cache scope is not `off`).
+    reusable: bool,
 }
 
 /// Fan-out width: phase `concurrency`, else the flow's, else 8.
@@ -72,6 +77,13 @@ impl Fanout {
                 };
                 self.done = (0..self.count).map(|_| None).collect();
                 self.agents = vec![String::new(); self.count];
+                self.keys = vec![None; self.count];
+                let cfg = cx.cfg();
+                self.reusable = phase.ty() == PhaseType::Map
+                    && (cfg.journaling || !cfg.item_states.is_empty())
+                    && !cfg.dry_run
+                    && crate::run::cache::scope(phase, cfg.incremental)
+                        != crate::run::cache::Scope::Off;
                 self.fill(ex, cx, phase)
             }
             KindEvent::Call(JUDGE, r) => super::tournament::judged(self, ex, phase, r),
@@ -89,6 +101,29 @@ impl Fanout {
             let i = self.next;
             self.next += 1;
             let (agent, prompt, dir) = self.item(ex, cx, phase, i);
+            if self.reusable {
+                let key = ex.item_key(cx, &agent, &prompt);
+                let node = cx.node(&format!("{}#{i}", phase.id));
+                let reused = cx
+                    .cfg()
+                    .item_states
+                    .get(&node)
+                    .filter(|(k, _)| *k == key)
+                    .map(|(_, out)| out.clone());
+                if let Some(output) = reused {
+                    item_end(cx, &node, i, &key, &output);
+                    self.done[i] = Some(ItemDone {
+                        index: i,
+                        agent,
+                        status: PhaseStatus::Done,
+                        output,
+                        error: None,
+                    });
+                    self.finished += 1;
+                    continue;
+                }
+                self.keys[i] = Some(key);
+            }
             if cx.aborted() {
                 self.done[i] = Some(ItemDone {
                     index: i,
@@ -171,6 +206,12 @@ impl Fanout {
             ex.rec.warn(w);
         }
         let agent = std::mem::take(&mut self.agents[i]);
+        if let Some(key) = self.keys.get_mut(i).and_then(Option::take)
+            && r.ok
+        {
+            let node = cx.node(&format!("{}#{i}", phase.id));
+            item_end(cx, &node, i, &key, &r.output);
+        }
         self.done[i] = Some(ItemDone {
             index: i,
             agent,
@@ -195,6 +236,17 @@ impl Fanout {
             cx.push(super::super::machine::Command::Progress(note));
         }
     }
+}
+
+/// Journal a finished map item with its key and output (`item-end`): a resumed run reuses
+/// it when its key is unchanged.
+fn item_end(cx: &mut Cx<'_>, node: &str, index: usize, key: &str, output: &str) {
+    cx.m.journal("item-end", |m| {
+        m.insert("node".into(), Value::from(node));
+        m.insert("index".into(), Value::Number(index as f64));
+        m.insert("inputHash".into(), Value::from(key));
+        m.insert("output".into(), Value::from(output));
+    });
 }
 
 /// The shared merge of map and parallel items (SPEC §3.3).

@@ -180,6 +180,7 @@ impl Subflow {
             parent_run_id: None,
             spent_before: None,
             rerun_warn: Vec::new(),
+            item_states: Arc::new(indexmap::IndexMap::new()),
             ..parent.clone()
         };
         let args = std::mem::take(&mut self.args);
