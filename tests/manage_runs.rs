@@ -438,6 +438,12 @@ fn tfc_run_prunes_old_finished_runs_first() {
     let paused = Fake::new("old", now - 50 * DAY, "ffffff", "paused").write(&p.dir);
     let out = p.tfc(&["run", "flow.json", "--agent-cmd", "cat"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("note: removed 3 finished run(s) older than 30 days beyond the newest 100"),
+        "{}",
+        out.stderr
+    );
     let out = p.tfc(&["runs", "--format", "json"]);
     let left: Vec<String> = json(&out.stdout)
         .as_array()

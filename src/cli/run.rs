@@ -237,7 +237,12 @@ pub(super) fn launch(
     let root = project_root(&cwd);
     if !dry_run {
         // Retention (SPEC §10.1): old finished runs beyond the newest 100 go.
-        tfc::run::runs::prune(&root, std::time::SystemTime::now());
+        let pruned = tfc::run::runs::prune(&root, std::time::SystemTime::now());
+        if pruned > 0 && !a.quiet {
+            sayln!(
+                "note: removed {pruned} finished run(s) older than 30 days beyond the newest 100"
+            );
+        }
     }
     let cancel = tfc::agent::CancelSource::new();
     let token = cancel.token();

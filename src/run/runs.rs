@@ -496,15 +496,48 @@ pub fn effective_status(dir: &Path, record: &Value) -> String {
 }
 
 /// Whether the run's lock names a live process (SPEC §10.1: a lock is stale when its pid is
-/// dead). A zombie (killed, not yet reaped) counts as dead.
+/// dead). A zombie (killed, not yet reaped) counts as dead, and so does a process that started
+/// after the lock was written: the pid was reused (after a reboot, say) by another program.
 pub(crate) fn lock_alive(dir: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(dir.join("lock")) else {
+    let lock = dir.join("lock");
+    let Ok(text) = std::fs::read_to_string(&lock) else {
         return false;
     };
     let Ok(pid) = text.trim().parse::<i32>() else {
         return false;
     };
-    pid_alive(pid)
+    if !pid_alive(pid) {
+        return false;
+    }
+    let written = std::fs::metadata(&lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as u64);
+    match (process_start_ms(pid), written) {
+        // Generous slack: for clock ticks, file-time granularity and the wall clock being
+        // adjusted while the run went on; a pid reused after a crash and reboot starts later.
+        (Some(started), Some(written)) => started <= written + 30_000,
+        _ => true,
+    }
+}
+
+/// When process `pid` started (epoch ms), from `/proc` (Linux; `None` elsewhere). The start
+/// is in clock ticks since boot, which user space sees at 100 Hz.
+fn process_start_ms(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 22; the fields after the command name (which may hold spaces and parentheses)
+    // start at field 3.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let ticks: u64 = rest.split_whitespace().nth(19)?.parse().ok()?;
+    let boot: u64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(boot * 1000 + ticks * 10)
 }
 
 fn pid_alive(pid: i32) -> bool {
@@ -733,8 +766,12 @@ impl Scanner<'_> {
     fn value(&mut self) -> Result<Value, String> {
         let start = self.pos;
         self.skip_value()?;
-        parse_json(&self.text[start..self.pos])
-            .map_err(|e| format!("{} at byte {}", e.message, start + e.offset))
+        let raw = &self.text[start..self.pos];
+        // Plain strings (most kept members) need no parser.
+        if raw.len() >= 2 && raw.starts_with('"') && !raw.bytes().any(|b| b == b'\\' || b < 0x20) {
+            return Ok(Value::from(&raw[1..raw.len() - 1]));
+        }
+        parse_json(raw).map_err(|e| format!("{} at byte {}", e.message, start + e.offset))
     }
 
     /// `phases`: each phase reduced to [`PHASE_KEPT`].

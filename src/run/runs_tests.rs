@@ -230,6 +230,32 @@ fn running_with_a_dead_lock_is_interrupted() {
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(list(r, None)[0].status, "interrupted");
     child.wait().expect("wait");
+    // A live process that started after the lock was written: the pid was reused.
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .expect("spawn sleep");
+    std::fs::write(dir.join("lock"), format!("{}\n", child.id())).expect("lock");
+    assert_eq!(list(r, None)[0].status, "running");
+    let old = std::fs::File::options()
+        .write(true)
+        .open(dir.join("lock"))
+        .expect("open");
+    old.set_modified(SystemTime::now() - Duration::from_secs(3600))
+        .expect("mtime");
+    drop(old);
+    assert_eq!(list(r, None)[0].status, "interrupted");
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    assert!(
+        process_start_ms(std::process::id() as i32).is_some_and(|ms| {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .expect("now")
+                .as_millis() as u64;
+            ms <= now && now - ms < 3_600_000
+        })
+    );
     std::fs::write(dir.join("lock"), "garbage").expect("lock");
     assert_eq!(list(r, None)[0].status, "interrupted");
     // Other statuses are what the record says.
@@ -330,4 +356,178 @@ fn listing_a_thousand_runs_is_fast() {
     eprintln!("list of 1001 runs (one of 2,000 phases): {took:?}");
     // Generous for a debug build on a shared machine; the release figure is far lower.
     assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+mod props {
+    use super::*;
+    use crate::value::strategies::arb_value;
+    use proptest::prelude::*;
+
+    /// The summary of a record = the record parsed whole, minus what a summary leaves out.
+    fn expected(v: &Value) -> Value {
+        let Some(o) = v.as_object() else {
+            return Value::Null;
+        };
+        let mut out = Map::default();
+        for (k, x) in o {
+            if SKIPPED.contains(&k.as_str()) {
+                continue;
+            }
+            if k == "phases"
+                && let Some(ps) = x.as_object()
+            {
+                let phases = ps
+                    .iter()
+                    .map(|(id, p)| {
+                        let kept = match p.as_object() {
+                            Some(po) => Value::Object(
+                                po.iter()
+                                    .filter(|(pk, _)| PHASE_KEPT.contains(&pk.as_str()))
+                                    .map(|(pk, pv)| (pk.clone(), pv.clone()))
+                                    .collect(),
+                            ),
+                            None => p.clone(),
+                        };
+                        (id.clone(), kept)
+                    })
+                    .collect();
+                out.insert(k.clone(), Value::Object(phases));
+                continue;
+            }
+            out.insert(k.clone(), x.clone());
+        }
+        Value::Object(out)
+    }
+
+    fn record() -> impl Strategy<Value = Value> {
+        let keys = prop_oneof![
+            Just("runId".to_owned()),
+            Just("def".to_owned()),
+            Just("finalOutput".to_owned()),
+            Just("phases".to_owned()),
+            Just("usage".to_owned()),
+            "[a-z\"é\\\\]{0,4}",
+        ];
+        let phase = prop::collection::vec(
+            (
+                prop_oneof![
+                    Just("status".to_owned()),
+                    Just("attempts".to_owned()),
+                    Just("output".to_owned()),
+                    "[a-z]{0,3}",
+                ],
+                arb_value(),
+            ),
+            0..5,
+        )
+        .prop_map(|kv| Value::Object(kv.into_iter().collect()));
+        let phases =
+            prop::collection::vec(("[a-z#\"]{0,3}", prop_oneof![phase, arb_value()]), 0..4)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect()));
+        prop::collection::vec((keys, prop_oneof![arb_value(), phases]), 0..7)
+            .prop_map(|kv| Value::Object(kv.into_iter().collect()))
+    }
+
+    proptest! {
+        #[test]
+        fn summaries_agree_with_full_parses(v in record(), pretty in any::<bool>()) {
+            let text = if pretty { v.to_pretty_json() } else { v.to_json() };
+            let parsed = parse_json(&text).expect("valid");
+            let sum = summarize(&text).expect("summary of valid JSON");
+            prop_assert_eq!(sum, expected(&parsed));
+        }
+
+        #[test]
+        fn the_scanner_never_panics(text in ".{0,64}", cut in 0usize..400, v in record()) {
+            let _ = summarize(&text);
+            let full = v.to_json();
+            let mut end = cut.min(full.len());
+            while !full.is_char_boundary(end) {
+                end -= 1;
+            }
+            let prefix = &full[..end];
+            if end < full.len() {
+                prop_assert!(summarize(prefix).is_err(), "{}", prefix);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_live_record_is_brought_up_to_date_from_its_journal() {
+    let root = tempfile::tempdir().expect("tmp");
+    let r = root.path();
+    let id = put(r, "f", T0, "aaaaaa", "running");
+    let dir = runs_dir(r).join("f").join(&id);
+    // The snapshot: `a` done, `b` pending, `c` pending.
+    let p = dir.join("run.json");
+    let text = std::fs::read_to_string(&p).expect("read");
+    let text = text.replace(
+        r#""b": {"status": "skipped", "output": "", "attempts": 0, "cacheHit": "run-only"}"#,
+        r#""b": {"status": "pending", "startedAt": null}, "c": {"status": "pending"}, "d": {"status": "pending"}"#,
+    );
+    std::fs::write(&p, text).expect("write");
+    let journal = [
+        r#"{"type":"run-start","ts":"2026-11-30T10:00:00.000Z","runId":"x"}"#,
+        r#"{"type":"input","ts":"2026-11-30T10:00:00.000Z","input":{"what":{"kind":"start"}}}"#,
+        r#"{"type":"phase-start","ts":"2026-11-30T10:00:01.000Z","phase":"a"}"#,
+        r#"{"type":"phase-start","ts":"2026-11-30T10:00:02.000Z","phase":"b"}"#,
+        r#"{"type":"agent-call","ts":"2026-11-30T10:00:03.000Z","node":"b#1","agent":"x","attempt":2,"prompt":"P1"}"#,
+        r#"{"type":"agent-call","ts":"2026-11-30T10:00:03.000Z","node":"bb","agent":"x","attempt":1,"prompt":"not b"}"#,
+        r#"{"type":"agent-call","ts":"2026-11-30T10:00:03.000Z","node":"b/inner@2","agent":"x","attempt":1,"prompt":"P2"}"#,
+        r#"{"type":"phase-end","ts":"2026-11-30T10:00:04.000Z","phase":"b","status":"failed","error":"boom","cacheHit":"cross-run"}"#,
+        r#"{"type":"phase-start","ts":"2026-11-30T10:00:05.000Z","phase":"c"}"#,
+        r#"{"type":"phase-end","ts":"2026-11-30T10:00:05.0"#,
+    ];
+    std::fs::write(dir.join("journal.jsonl"), journal.join("\n")).expect("journal");
+    let mut rec = read_record(&dir).expect("rec");
+    assert_eq!(
+        overlay_journal(&dir, &mut rec),
+        0,
+        "a torn last line is no error"
+    );
+    let phase = |id: &str| {
+        get(&rec, "phases")
+            .and_then(|ps| get(ps, id))
+            .cloned()
+            .expect(id)
+    };
+    // `a` was done in the snapshot already: unchanged.
+    assert_eq!(get_str(&phase("a"), "status"), Some("done"));
+    assert_eq!(get_str(&phase("a"), "startedAt"), None);
+    let b = phase("b");
+    assert_eq!(get_str(&b, "status"), Some("failed"));
+    assert_eq!(get_str(&b, "error"), Some("boom"));
+    assert_eq!(get_str(&b, "cacheHit"), Some("cross-run"));
+    assert_eq!(get_str(&b, "startedAt"), Some("2026-11-30T10:00:02.000Z"));
+    assert_eq!(get_str(&b, "endedAt"), Some("2026-11-30T10:00:04.000Z"));
+    assert_eq!(get_str(&phase("c"), "status"), Some("running"));
+    assert_eq!(get_str(&phase("d"), "status"), Some("pending"));
+    assert_eq!(get_str(&rec, "status"), Some("running"));
+    // The prompts of `b`: its items and its sub-flow's nodes, not another phase's.
+    let prompts = phase_prompts(&dir, "b");
+    let texts: Vec<&str> = prompts
+        .iter()
+        .filter_map(|p| get_str(p, "prompt"))
+        .collect();
+    assert_eq!(texts, ["P1", "P2"]);
+    assert_eq!(get(&prompts[0], "attempt"), Some(&Value::Number(2.0)));
+    // A line broken in the middle of the journal is counted; a run-end ends the run.
+    let mut lines = journal[..9].to_vec();
+    lines.insert(3, "{not json");
+    lines.push(r#"{"type":"run-end","ts":"2026-11-30T10:00:09.000Z","status":"failed","reason":"phase 'b' failed"}"#);
+    std::fs::write(dir.join("journal.jsonl"), lines.join("\n") + "\n").expect("journal");
+    let mut rec = read_record(&dir).expect("rec");
+    assert_eq!(overlay_journal(&dir, &mut rec), 1);
+    assert_eq!(get_str(&rec, "status"), Some("failed"));
+    assert_eq!(get_str(&rec, "reason"), Some("phase 'b' failed"));
+    // Finished records are left as they are.
+    let mut done = read_record(&dir).expect("rec");
+    if let Value::Object(o) = &mut done {
+        o.insert("status".into(), Value::from("completed"));
+    }
+    let before = done.clone();
+    overlay_journal(&dir, &mut done);
+    assert_eq!(done, before);
+    assert!(node_of_phase("b", "b") && node_of_phase("b#judge", "b") && !node_of_phase("b2", "b"));
 }
