@@ -27,6 +27,7 @@ mod input;
 mod list;
 mod mcp;
 mod progress;
+mod report;
 mod resume;
 mod run;
 mod runs;
@@ -58,6 +59,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Print the graph of a flow (Mermaid, SVG or Graphviz), its problems marked.
     Graph(graph::GraphArgs),
+    /// Write the self-contained HTML report of a run.
+    Report(report::ReportArgs),
     /// Print the JSON Schema (draft 2020-12) of flow files, for editor completion.
     Schema(schema::SchemaArgs),
     /// List this project's runs, newest first.
@@ -98,6 +101,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Graph(args) => graph::run(args),
+        Command::Report(args) => report::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Show(args) => show::run(args),

@@ -30,6 +30,9 @@ pub struct RunArgs {
     pub(super) args_json: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(super) format: Format,
+    /// Write the run's HTML report (report.html in its folder) when it ends.
+    #[arg(long)]
+    pub(super) report: bool,
     /// Print each resolved prompt instead of calling a model (`--dry-run=scripts` also runs scripts).
     #[arg(long, value_name = "scripts", num_args = 0..=1, default_missing_value = "prompts")]
     pub(super) dry_run: Option<String>,
@@ -335,6 +338,11 @@ pub(super) fn launch(
     }
     for e in &record.store_errors {
         sayln!("error: the run record could not be fully written: {e}");
+    }
+    if a.report && dry_run {
+        sayln!("note: a dry run keeps no run record, so --report writes no report");
+    } else if a.report {
+        super::report::after_run(&run_json(&root, &record));
     }
     sayln!(
         "run {} {}{}",

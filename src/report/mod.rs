@@ -6,11 +6,17 @@
 pub mod dag;
 /// Graphviz text.
 pub mod dot;
+/// The journal, read for the report.
+pub mod events;
+/// The self-contained HTML report of a run.
+pub mod html;
 /// Layered DAG drawing, shared by the SVG graph and the HTML report.
 pub mod layout;
 /// The Mermaid flowchart.
 pub mod mermaid;
 /// The SVG of a placed flow.
 pub mod svg;
+/// The report's timeline.
+pub mod timeline;
 
 pub use mermaid::{Direction, mermaid};

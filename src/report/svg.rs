@@ -20,6 +20,8 @@ pub struct Deco {
     pub badges: Vec<String>,
     /// Extra tooltip lines.
     pub notes: Vec<String>,
+    /// A link (the report links each phase to its details).
+    pub href: Option<String>,
 }
 
 /// The styles of both uses: check marks for `tfc graph`, statuses for the report.
@@ -147,6 +149,9 @@ fn node(out: &mut String, n: &Node, deco: &Deco) {
         class.push_str(c);
     }
     let p = n.phase;
+    if let Some(h) = &deco.href {
+        let _ = write!(out, "<a href=\"{}\">", esc(h));
+    }
     let _ = write!(
         out,
         "<g class=\"{class}\" id=\"{}\" data-phase=\"{}\"><title>{} ({}",
@@ -201,7 +206,11 @@ fn node(out: &mut String, n: &Node, deco: &Deco) {
         );
         right = x - 3.0;
     }
-    out.push_str("</g>\n");
+    out.push_str(if deco.href.is_some() {
+        "</g></a>\n"
+    } else {
+        "</g>\n"
+    });
 }
 
 /// The outline of a phase kind inside the box `(x, y, w, h)`: class `s` (filled by status),
