@@ -60,7 +60,7 @@ impl Mock {
         fs::write(&answers_file, answers.to_string()).unwrap();
         let log = dir.join("requests.jsonl");
         let port_file = dir.join("port");
-        let child = Command::new("python3")
+        let mut child = Command::new("python3")
             .arg(mockllm.join("server.py"))
             .args(["--port", "0", "--answers"])
             .arg(&answers_file)
@@ -84,7 +84,11 @@ impl Mock {
                     log,
                 };
             }
-            assert!(Instant::now() < deadline, "the mock server did not start");
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the mock server did not start");
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
