@@ -60,7 +60,7 @@ impl Mock {
         fs::write(&answers_file, answers.to_string()).unwrap();
         let log = dir.join("requests.jsonl");
         let port_file = dir.join("port");
-        let mut child = Command::new("python3")
+        let child = Command::new("python3")
             .arg(mockllm.join("server.py"))
             .args(["--port", "0", "--answers"])
             .arg(&answers_file)
@@ -73,22 +73,20 @@ impl Mock {
             .stderr(Stdio::null())
             .spawn()
             .expect("start the mock server");
+        let mut mock = Mock {
+            child,
+            url: String::new(),
+            log,
+        };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Ok(port) = fs::read_to_string(&port_file)
                 && !port.trim().is_empty()
             {
-                return Mock {
-                    child,
-                    url: format!("http://127.0.0.1:{}", port.trim()),
-                    log,
-                };
+                mock.url = format!("http://127.0.0.1:{}", port.trim());
+                return mock;
             }
-            if Instant::now() >= deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the mock server did not start");
-            }
+            assert!(Instant::now() < deadline, "the mock server did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
     }
