@@ -108,8 +108,13 @@ impl Drop for Mock {
 }
 
 /// A project with a flow that has one check error, a fresh HOME, and tfc registered with
-/// `host` by `tfc init --host`.
+/// `host` by `tfc init --host` (after `before` prepared the home, e.g. a codex config that
+/// init must merge into).
 fn project(name: &str, host: &str) -> (PathBuf, PathBuf) {
+    project_with(name, host, |_| {})
+}
+
+fn project_with(name: &str, host: &str, before: impl FnOnce(&Path)) -> (PathBuf, PathBuf) {
     let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = fs::remove_dir_all(&base);
     let (proj, home) = (base.join("proj"), base.join("home"));
@@ -120,6 +125,7 @@ fn project(name: &str, host: &str) -> (PathBuf, PathBuf) {
         r#"{"name": "broken", "phases": [{"id": "a", "task": "x", "dependsOn": ["ghost"]}]}"#,
     )
     .unwrap();
+    before(&home);
     let out = Command::new(env!("CARGO_BIN_EXE_tfc"))
         .args(["init", "--host", host])
         .current_dir(&proj)
@@ -286,4 +292,71 @@ fn gemini_runs_tfc_check_through_tfc_mcp() {
     );
     assert_round_trip(&mock, "mcp_tfc_tfc_check", &out);
     assert!(out.contains(r#""tool_name":"mcp_tfc_tfc_check""#), "{out}");
+}
+
+/// codex defers MCP tools behind `tool_search`, or (for a model without it) offers them as a
+/// `namespace` tool, whose calls carry the namespace: the mock provider answers only plain
+/// function calls, so this test stops at what it can prove — codex read the `[mcp_servers.tfc]`
+/// that `tfc init --host codex` merged into its existing config, started `tfc mcp`, and listed
+/// tfc's tools to the model.
+#[test]
+fn codex_lists_tfc_tools_from_the_registered_server() {
+    let Some((bin, mockllm)) = setup("codex") else {
+        return;
+    };
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("host_codex");
+    let _ = fs::remove_dir_all(&base);
+    fs::create_dir_all(&base).unwrap();
+    let mock = Mock::start(&mockllm, &base, &json!({"default": "OK"}));
+    let url = mock.url.clone();
+    let (proj, home) = project_with("host_codex/p", "codex", |home| {
+        fs::create_dir_all(home.join(".codex")).unwrap();
+        fs::write(
+            home.join(".codex/config.toml"),
+            format!(
+                "# the mock provider\nmodel = \"mock-model\"\nmodel_provider = \"mock\"\n\
+                 check_for_update_on_startup = false\n\n[analytics]\nenabled = false\n\n\
+                 [otel]\nexporter = \"none\"\nmetrics_exporter = \"none\"\n\n\
+                 [features]\nplugins = false\n\n[model_providers.mock]\nname = \"mock\"\n\
+                 base_url = \"{url}/v1\"\nenv_key = \"CODEX_MOCK_API_KEY\"\n\
+                 wire_api = \"responses\"\nrequest_max_retries = 0\nstream_max_retries = 0\n"
+            ),
+        )
+        .unwrap();
+    });
+    let config = fs::read_to_string(home.join(".codex/config.toml")).unwrap();
+    assert!(
+        config.starts_with("# the mock provider\n"),
+        "merged, not replaced: {config}"
+    );
+    assert!(config.contains("[mcp_servers.tfc]"), "{config}");
+    let out = run_cli(
+        &bin,
+        &[
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "-s",
+            "read-only",
+            "-",
+        ],
+        &proj,
+        &[
+            ("HOME", home.clone().into()),
+            ("TMPDIR", home.join("tmp").into()),
+            ("CODEX_HOME", home.join(".codex").into()),
+            ("CODEX_MOCK_API_KEY", "sk-mock-key".into()),
+        ],
+    );
+    let requests = mock.requests();
+    let listed = requests.iter().any(|r| {
+        let mut t = String::new();
+        all_text(&r["body"]["tools"], &mut t);
+        t.contains("mcp__tfc") && t.contains("tfc_check") && t.contains("tfc_wait")
+    });
+    assert!(
+        listed,
+        "codex did not list tfc's tools ({} requests)\n{out}",
+        requests.len()
+    );
 }
