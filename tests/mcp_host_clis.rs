@@ -360,3 +360,45 @@ fn codex_lists_tfc_tools_from_the_registered_server() {
         requests.len()
     );
 }
+
+#[test]
+fn opencode_runs_tfc_check_through_tfc_mcp() {
+    let Some((bin, mockllm)) = setup("opencode") else {
+        return;
+    };
+    let (proj, home) = project("host_opencode", "opencode");
+    let answers = json!({"default": "OK", "rules": [{
+        "match": "check the flow", "api": "chat", "text": "Checking.",
+        "tool": {"name": "tfc_tfc_check", "input": {"path": "flow.json"}},
+        "then": "The flow has an error."}]});
+    let mock = Mock::start(&mockllm, home.parent().unwrap(), &answers);
+    // opencode npm-installs a plugin at every start: its registry is the mock (404).
+    fs::write(
+        home.join(".npmrc"),
+        format!("registry={}/npm-registry/\n", mock.url),
+    )
+    .unwrap();
+    // The provider comes from the environment; the MCP server from the project's
+    // opencode.json that tfc init wrote.
+    let provider = json!({"autoupdate": false, "share": "disabled", "model": "mock/mock-model",
+        "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+            "options": {"baseURL": format!("{}/v1", mock.url), "apiKey": "mock-key"},
+            "models": {"mock-model": {"name": "Mock Model",
+                                      "limit": {"context": 400000, "output": 128000}}}}}});
+    let out = run_cli(
+        &bin,
+        &["run", "--format", "json", "--title", "mock-session"],
+        &proj,
+        &[
+            ("HOME", home.clone().into()),
+            ("TMPDIR", home.join("tmp").into()),
+            ("OPENCODE_CONFIG_CONTENT", provider.to_string().into()),
+            ("OPENCODE_DISABLE_MODELS_FETCH", "1".into()),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1".into()),
+            ("OPENCODE_DISABLE_SHARE", "1".into()),
+            ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1".into()),
+            ("OPENCODE_DISABLE_CLAUDE_CODE", "1".into()),
+        ],
+    );
+    assert_round_trip(&mock, "tfc_tfc_check", &out);
+}
