@@ -255,3 +255,48 @@ fn cancel_pauses_a_run_and_resume_continues_it() {
     assert_eq!(direct["status"], "completed", "{direct}");
     assert_eq!(s.finish(), 0);
 }
+
+#[test]
+fn eof_answers_waiting_calls_and_leaves_runs_going() {
+    let root = project("mcp_run_eof");
+    write_flow(&root, "three.json", THREE);
+    let mut s = Server::start(&root);
+    s.send(
+        2,
+        "tools/call",
+        json!({"name": "tfc_run", "_meta": {"progressToken": 7},
+               "arguments": {"path": "three.json", "backend": "slow", "wait": true}}),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let t = Instant::now();
+    s.close_stdin();
+    let r = s
+        .response(2, Duration::from_secs(20))
+        .expect("the waiting call is answered");
+    let st = ok(&r["result"]);
+    assert_eq!(
+        st["status"], "running",
+        "the wait stopped, the run did not: {st}"
+    );
+    let code = s.child.wait().unwrap().code();
+    assert_eq!(code, Some(0));
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    let run_id = st["runId"].as_str().unwrap().to_owned();
+    let mut s2 = Server::start(&root);
+    s2.send(
+        3,
+        "tools/call",
+        json!({"name": "tfc_wait", "_meta": {"progressToken": "t2"},
+               "arguments": {"runId": run_id, "timeoutMs": 60000}}),
+    );
+    let done = ok(&s2.response(3, Duration::from_secs(60)).expect("wait")["result"]);
+    assert_eq!(done["status"], "completed", "{done}");
+    let last = s2
+        .seen
+        .iter()
+        .rev()
+        .find(|m| m["method"] == "notifications/progress")
+        .expect("progress from a new server");
+    assert_eq!(last["params"]["progress"], 3);
+    assert_eq!(last["params"]["total"], 3);
+}

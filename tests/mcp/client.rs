@@ -145,6 +145,11 @@ impl Server {
         r["result"].clone()
     }
 
+    /// Close stdin (the server sees EOF) without waiting.
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
     /// Close stdin and wait for the exit code.
     pub fn finish(mut self) -> i32 {
         drop(self.stdin.take());
