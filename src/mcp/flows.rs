@@ -324,7 +324,7 @@ pub fn tool_flows(args: Args, root: &Path) -> Result<ToolOutput, ToolError> {
 /// One saved flow: name, scope, file, description and declared args.
 fn describe_saved(file: &Path, name: &str, scope: &str, shadowed: bool) -> Value {
     let mut entry = json!({
-        "name": name, "scope": scope, "file": file.display().to_string(),
+        "name": name, "scope": scope, "path": file.display().to_string(),
         "description": null, "args": [], "shadowed": shadowed,
     });
     let text = match read_utf8(file) {
@@ -417,7 +417,7 @@ pub fn tool_save(mut args: Args, root: &Path) -> Result<ToolOutput, ToolError> {
         if replaced { " (replaced)" } else { "" }
     );
     Ok(ToolOutput::new(
-        json!({"name": name, "scope": scope, "file": file.display().to_string(),
+        json!({"name": name, "scope": scope, "path": file.display().to_string(),
                "replaced": replaced, "diagnostics": report["diagnostics"]}),
         text,
     ))

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use super::call::{Args, Call, ToolError, ToolOutput};
 use super::flows::{check, check_report, flow_input};
-use super::store::{RunEntry, find, list, lock_pid, phase_prompts, runs_dir};
+use super::store::{RunEntry, find, find_snapshot, list, lock_pid, phase_prompts, runs_dir};
 use crate::run::store::{flow_dir_name, new_run_id};
 
 /// How often a waiting call looks at the store.
@@ -479,7 +479,7 @@ impl Runner {
         let deadline = Instant::now() + timeout;
         let mut journal = JournalTail::default();
         loop {
-            let entry = find(&self.root, run_id).map_err(ToolError::new)?;
+            let entry = find_snapshot(&self.root, run_id).map_err(ToolError::new)?;
             adopt_log(&entry);
             if let Some(progress) = &call.progress {
                 let phases = entry.record["phases"].as_object();

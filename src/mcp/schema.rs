@@ -181,9 +181,9 @@ pub fn tools() -> Vec<Value> {
             object(json!({}), &[]),
             json!({"type": "object", "properties": {"flows": {"type": "array", "items": {"type": "object",
                  "properties": {"name": {"type": "string"}, "scope": {"type": "string", "enum": ["project", "user"]},
-                                "file": {"type": "string"}, "description": nullable("string"),
+                                "path": {"type": "string"}, "description": nullable("string"),
                                 "args": {"type": "array"}, "shadowed": {"type": "boolean"}},
-                 "required": ["name", "scope", "file", "args"]}}}, "required": ["flows"]}),
+                 "required": ["name", "scope", "path", "args"]}}}, "required": ["flows"]}),
         ),
         tool(
             "tfc_save",
@@ -196,8 +196,8 @@ pub fn tools() -> Vec<Value> {
                 &["name", "flow"],
             ),
             json!({"type": "object", "properties": {"name": {"type": "string"}, "scope": {"type": "string"},
-                    "file": {"type": "string"}, "replaced": {"type": "boolean"}, "diagnostics": diagnostics()},
-                    "required": ["name", "scope", "file", "replaced"]}),
+                    "path": {"type": "string"}, "replaced": {"type": "boolean"}, "diagnostics": diagnostics()},
+                    "required": ["name", "scope", "path", "replaced"]}),
         ),
         tool(
             "tfc_eval",

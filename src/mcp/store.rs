@@ -54,6 +54,14 @@ pub fn find(root: &Path, query: &str) -> Result<RunEntry, String> {
     Ok(e.into())
 }
 
+/// [`find`] without the journal overlay: the record as last written (cheap enough to poll;
+/// `run.json` is rewritten at every end of a run, and a dead run shows in its lock).
+pub fn find_snapshot(root: &Path, query: &str) -> Result<RunEntry, String> {
+    runs::find(root, query, None)
+        .map(Into::into)
+        .map_err(|e| format!("{e}; list runs with tfc_runs"))
+}
+
 /// The agent calls a phase made, from the journal: `{node, attempt, agent, model, ok,
 /// durationMs, prompt}` each.
 pub fn phase_prompts(dir: &Path, phase: &str) -> Vec<Value> {
