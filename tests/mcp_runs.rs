@@ -160,7 +160,7 @@ fn a_long_wait_blocks_nothing_and_can_be_cancelled() {
     let st = ok(&s.call(6, "tfc_status", json!({"runId": run_id})));
     assert_eq!(st["status"], "running", "{st}");
     assert!(
-        t.elapsed() < Duration::from_secs(2),
+        t.elapsed() < Duration::from_secs(5),
         "answered in {:?}",
         t.elapsed()
     );
