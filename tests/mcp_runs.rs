@@ -300,3 +300,45 @@ fn eof_answers_waiting_calls_and_leaves_runs_going() {
     assert_eq!(last["params"]["progress"], 3);
     assert_eq!(last["params"]["total"], 3);
 }
+
+#[test]
+fn the_internal_run_id_flag_names_the_run() {
+    let root = project("mcp_run_id_flag");
+    write_flow(&root, "three.json", THREE);
+    let tfc = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tfc"))
+            .args(args)
+            .current_dir(&root)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    let out = tfc(&[
+        "run",
+        "three.json",
+        "--backend",
+        "echo",
+        "--run-id",
+        "three-fixed-1",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        root.join(".tfc/runs/three/three-fixed-1/run.json")
+            .is_file()
+    );
+    for bad in ["../x", "a b", ""] {
+        let out = tfc(&["run", "three.json", "--backend", "echo", "--run-id", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("not a valid run id"));
+    }
+    let help = tfc(&["run", "--help"]);
+    assert!(
+        !String::from_utf8_lossy(&help.stdout).contains("run-id"),
+        "hidden"
+    );
+}
