@@ -1,0 +1,157 @@
+//! Durable runs: resuming a 10,000-phase run whose phases are all reusable (open the parent,
+//! plan the child, run it with every phase restored from the parent — no agent call), and
+//! one cross-run cache lookup (key hash + `.tfc/cache/<key>.json` read) with a warm store of
+//! 1,000 entries. Prints medians. Run with `cargo bench --bench durable`.
+
+#[allow(dead_code)]
+mod common;
+
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::chain_flow;
+use tfc::agent::{FnAgent, Outcome};
+use tfc::run::cache::key::KeyParts;
+use tfc::run::cache::store;
+use tfc::run::resume::{Caps, open, plan};
+use tfc::run::{Interpreter, RunOptions, RunStatus};
+use tfc::value::{Map, Value};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn interp(root: &Path, resume: Option<Arc<tfc::run::resume::Carried>>) -> Interpreter {
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let agent = FnAgent::new("bench", move |_req| {
+        calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Outcome::ok("ok".to_owned())
+    });
+    Interpreter::with_agent(agent).options(RunOptions {
+        project_root: Some(root.to_path_buf()),
+        cwd: Some(root.to_path_buf()),
+        resume,
+        ..RunOptions::default()
+    })
+}
+
+fn resume_bench() {
+    let n = 10_000;
+    let text = chain_flow(n);
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path();
+    let t = Instant::now();
+    let parent = interp(root, None)
+        .eval_text("chain", &text, Map::default())
+        .expect("the chain runs");
+    println!(
+        "(the parent run itself, with its store: {:.1} ms)",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    assert_eq!(parent.status, RunStatus::Completed);
+    let flow_dir = std::fs::read_dir(root.join(".tfc/runs"))
+        .expect("runs")
+        .flatten()
+        .next()
+        .expect("flow dir")
+        .path();
+    let dir = flow_dir.join(&parent.run_id);
+    let mut samples = Vec::new();
+    for _ in 0..7 {
+        let t = Instant::now();
+        let p = open(&dir).expect("opens");
+        let opened = t.elapsed();
+        let planned = plan(&p, "failed", None, Caps::default()).expect("plans");
+        let planned_at = t.elapsed();
+        let def = planned.def.to_json();
+        let child = interp(root, Some(Arc::new(planned.carried)))
+            .eval_text("chain", &def, Map::default())
+            .expect("the child runs");
+        samples.push(t.elapsed());
+        eprintln!(
+            "  open {:.1} ms, plan {:.1} ms, child run {:.1} ms",
+            opened.as_secs_f64() * 1e3,
+            (planned_at - opened).as_secs_f64() * 1e3,
+            (t.elapsed() - planned_at).as_secs_f64() * 1e3
+        );
+        assert_eq!(child.status, RunStatus::Completed);
+        let reused = child
+            .phases
+            .values()
+            .filter(|r| r.cache_hit == Some("run-only"))
+            .count();
+        assert_eq!(reused, n, "every phase is reused");
+        black_box(child);
+    }
+    let m = median(samples);
+    println!(
+        "resume_all_reusable_10000: {:.1} ms per resume ({:.1} µs per phase)",
+        m.as_secs_f64() * 1e3,
+        m.as_secs_f64() * 1e6 / n as f64
+    );
+}
+
+fn lookup_bench() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path();
+    let now = 1_800_000_000_000u64;
+    let parts = |i: usize| KeyParts {
+        flow: "bench".into(),
+        phase_fp: format!("{i:016x}"),
+        kind: vec![
+            format!("p{i}"),
+            "default".into(),
+            String::new(),
+            format!("task {i} ").repeat(40),
+        ],
+        agent_scope: "both".into(),
+        agents: "{}".into(),
+        backend: "bench/".into(),
+        ..KeyParts::default()
+    };
+    let mut record = Map::default();
+    record.insert("status".into(), Value::from("done"));
+    record.insert(
+        "output".into(),
+        Value::from("an answer of a few hundred bytes ".repeat(10)),
+    );
+    let record = Value::Object(record);
+    for i in 0..store::MAX_ENTRIES {
+        store::store(root, &parts(i).key(None), &record, now).expect("store");
+    }
+    let keys: Vec<KeyParts> = (0..store::MAX_ENTRIES).map(parts).collect();
+    let rounds = 5_000;
+    let mut samples = Vec::new();
+    for _ in 0..9 {
+        let t = Instant::now();
+        for r in 0..rounds {
+            let k = &keys[(r * 7919) % keys.len()];
+            let key = k.key(None);
+            let hit = store::lookup(root, &key, now + 1, None);
+            assert!(matches!(hit, store::Lookup::Hit(_)));
+            black_box(hit);
+        }
+        samples.push(t.elapsed() / rounds as u32);
+    }
+    let m = median(samples);
+    println!(
+        "cache_lookup_warm_1000: {:.2} µs per phase (key + read + parse)",
+        m.as_secs_f64() * 1e6
+    );
+}
+
+fn main() {
+    let only = std::env::var("DURABLE_ONLY").unwrap_or_default();
+    if only != "lookup" {
+        resume_bench();
+    }
+    if only != "resume" {
+        lookup_bench();
+    }
+}
