@@ -13,7 +13,8 @@ use std::time::Duration;
 use tempfile::NamedTempFile;
 
 use super::env::{self, EnvPolicy, EnvVars};
-use super::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason};
+use crate::agent::call::{Agent, BoxFuture, Outcome, Request, StopReason};
+use crate::process::Cancel;
 use crate::process::{self, End, Keep, ProcessResult, ProcessSpec, StdoutMode};
 use crate::value::{js_trim, js_trim_end};
 

@@ -28,14 +28,15 @@ use std::sync::{Arc, Mutex};
 
 use super::config::{
     AutoPick, BackendSpec, CommandSpec, Config, ConfigEnv, DRY_RUN, Detection, FileState,
-    OPENAI_ENV_VARS, Preset, PresetSpec, REPLAY_PREFIX, detect, role_name,
+    OPENAI_ENV_VARS, Preset, PresetSpec, REPLAY_PREFIX, detect, role_name, unmapped_role_warning,
 };
 use super::definitions::AgentDefinitions;
 use super::dry_run::DryRun;
 use super::openai::OpenAiBackend;
 use super::record::{RecordSink, Recorder};
 use super::replay::Replay;
-use super::{Agent, ResolvedAgent, Roster};
+use crate::agent::call::Agent;
+use crate::agent::roster::{ResolvedAgent, Roster};
 use crate::diag::did_you_mean;
 use crate::flow::AgentScope;
 
@@ -135,13 +136,6 @@ pub struct ConfigRoster {
     built: Mutex<HashMap<String, Built>>,
     auto_used: AtomicBool,
     warnings: Mutex<Vec<String>>,
-}
-
-/// The text of the warning for an unmapped `{{role}}` model.
-pub(crate) fn unmapped_role_warning(role: &str) -> String {
-    format!(
-        "model role '{{{{{role}}}}}' is not mapped in [roles]; using the backend's default model"
-    )
 }
 
 /// What fixes a missing backend (the E0701 help).
@@ -244,7 +238,7 @@ impl ConfigRoster {
     pub fn max_prompt_bytes(&self) -> usize {
         self.config
             .max_prompt_bytes
-            .map_or(super::DEFAULT_MAX_PROMPT, |n| {
+            .map_or(crate::agent::call::DEFAULT_MAX_PROMPT, |n| {
                 usize::try_from(n).unwrap_or(usize::MAX)
             })
     }
@@ -522,11 +516,13 @@ impl BackendFactory for ProcessBackends {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::call::{BoxFuture, Outcome, Request};
     use crate::agent::config::{AgentSettings, Preset};
     use crate::agent::definitions::AgentDefinition;
     use crate::agent::openai::OpenAiConfig;
     use crate::agent::record::tests::request;
-    use crate::agent::{BoxFuture, Cancel, Outcome, Request, test_dir};
+    use crate::agent::test_support::test_dir;
+    use crate::process::Cancel;
 
     /// A stand-in for the supervisor's backends: answers with its own name.
     struct Named(String);
@@ -648,7 +644,7 @@ scout = { backend = "cx" }
         let mut rec = crate::agent::record::tests::sample();
         rec.node = "n".into();
         rec.agent = "scout".into();
-        rec.prompt_sha256 = crate::agent::prompt_sha256("p");
+        rec.prompt_sha256 = crate::agent::record::prompt_sha256("p");
         rec.prompt = Some("p".into());
         rec.output = "from fixture".into();
         std::fs::write(&fx, rec.to_json_line()).unwrap();

@@ -418,7 +418,7 @@ fn strip_comment(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::test_dir;
+    use crate::agent::test_support::test_dir;
 
     fn parse(text: &str) -> Result<AgentDefinition, String> {
         parse_definition(text, Path::new("a.md"))

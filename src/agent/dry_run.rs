@@ -12,7 +12,9 @@
 use std::io::Write;
 use std::sync::Mutex;
 
-use super::{Agent, BoxFuture, Cancel, Outcome, Purpose, Request, StopReason};
+use crate::agent::call::{Agent, BoxFuture, Outcome, Purpose, Request, StopReason};
+
+use crate::process::Cancel;
 
 /// The dry-run backend; the listing goes to the writer it was made with (stdout normally,
 /// stderr with `--format json`). Each entry is written and flushed whole under a lock, so

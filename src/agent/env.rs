@@ -6,7 +6,7 @@
 
 use std::ffi::{OsStr, OsString};
 
-use super::Request;
+use crate::agent::call::Request;
 pub use crate::process::env::{EnvVars, names, parent_env, set};
 
 /// Names every preset passes.

@@ -1,6 +1,8 @@
 //! An in-process backend from a closure: for tests, benchmarks and library callers.
 
-use super::{Agent, BoxFuture, Cancel, Outcome, Request};
+use crate::agent::call::{Agent, BoxFuture, Outcome, Request};
+
+use crate::process::Cancel;
 
 /// A backend that answers each request with a function of it.
 pub struct FnAgent<F> {
@@ -26,7 +28,7 @@ impl<F: Fn(&Request) -> Outcome + Send + Sync> Agent for FnAgent<F> {
     fn call<'a>(&'a self, request: Request, cancel: Cancel) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             if cancel.is_cancelled() {
-                return Outcome::failed(super::StopReason::Cancelled, "Aborted");
+                return Outcome::failed(crate::agent::call::StopReason::Cancelled, "Aborted");
             }
             (self.answer)(&request)
         })

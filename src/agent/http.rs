@@ -16,7 +16,7 @@ use futures_rustls::rustls::{self, ClientConfig, RootCertStore, pki_types::Serve
 use smol::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use smol::{Timer, future};
 
-use super::Cancel;
+use crate::process::Cancel;
 
 /// An `http://` or `https://` URL, split for connecting.
 #[derive(Clone, Debug, PartialEq, Eq)]

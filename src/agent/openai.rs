@@ -16,7 +16,8 @@ use std::time::Instant;
 use serde_json::{Value as Json, json};
 
 use super::http::{Guard, HttpError, Response, Url, post};
-use super::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason, Usage};
+use crate::agent::call::{Agent, BoxFuture, Outcome, Request, StopReason, Usage};
+use crate::process::Cancel;
 
 /// Prices in USD per million tokens; enables `costUSD`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -440,8 +441,8 @@ impl Agent for OpenAiBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::CancelSource;
     use crate::agent::record::tests::request;
+    use crate::process::CancelSource;
     use std::io::{Read, Write};
     use std::net::{TcpListener, TcpStream};
     use std::thread::{self, JoinHandle};

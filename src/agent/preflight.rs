@@ -18,7 +18,8 @@
 //! phase that uses it.
 
 use super::config_roster::NO_BACKEND_FIXES;
-use super::{Roster, ToolPolicy};
+use crate::agent::call::ToolPolicy;
+use crate::agent::roster::Roster;
 use crate::diag::{Code, Diagnostic};
 
 /// One use of an agent by a phase (or a branch, judge, scorer).
@@ -198,7 +199,9 @@ pub fn preflight(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::{Agent, BoxFuture, Cancel, Outcome, Request, ResolvedAgent};
+    use crate::agent::call::{Agent, BoxFuture, Outcome, Request};
+    use crate::agent::roster::ResolvedAgent;
+    use crate::process::Cancel;
     use std::sync::Arc;
 
     struct Fake {

@@ -22,7 +22,8 @@ use sha2::{Digest, Sha256};
 use serde::{Deserialize, Serialize};
 
 use super::wire::{self, Cost, Count, Flag, Object, Seen, Text};
-use super::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason, Usage};
+use crate::agent::call::{Agent, BoxFuture, Outcome, Request, StopReason, Usage};
+use crate::process::Cancel;
 use crate::value::Value;
 
 /// One model call as the journal records it. Serialized (`#[derive(Serialize)]`) as the
@@ -535,7 +536,7 @@ pub(crate) mod tests {
 
     #[test]
     fn recorder_appends_one_line_per_call_concurrently() {
-        let dir = crate::agent::test_dir("recorder");
+        let dir = crate::agent::test_support::test_dir("recorder");
         let path = dir.join("rec.jsonl");
         let sink = Arc::new(RecordSink::open(&path).unwrap());
         let rec = Arc::new(Recorder::new(Arc::new(Echo), "mine", sink));

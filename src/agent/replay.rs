@@ -15,7 +15,8 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use super::record::{AgentCallRecord, prompt_sha256};
-use super::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason};
+use crate::agent::call::{Agent, BoxFuture, Outcome, Request, StopReason};
+use crate::process::Cancel;
 use crate::value::{Value, parse_json};
 
 /// How every replay-miss error starts.
@@ -334,7 +335,7 @@ mod tests {
     #[test]
     fn cancelled_before_start() {
         let r = Replay::parse(&rec("a", "b", "c", "d"), "f").unwrap();
-        let src = crate::agent::CancelSource::new();
+        let src = crate::process::CancelSource::new();
         src.cancel();
         let o = smol::block_on(r.call(request("a", "b", "c"), src.token()));
         assert_eq!(o.stop, StopReason::Cancelled);

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::Agent;
+use crate::agent::call::Agent;
 
 /// An agent name resolved to a backend and its definition (SPEC §9.1).
 #[derive(Clone)]
@@ -48,7 +48,7 @@ pub trait Roster: Send + Sync {
     /// Other models pass through. The default maps no roles.
     fn role_model(&self, model: &str) -> Result<String, String> {
         match super::config::role_name(model) {
-            Some(role) => Err(super::config_roster::unmapped_role_warning(role)),
+            Some(role) => Err(super::config::unmapped_role_warning(role)),
             None => Ok(model.to_owned()),
         }
     }

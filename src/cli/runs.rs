@@ -70,7 +70,7 @@ pub fn run(a: RunsArgs) -> Exit {
             outln!("{}", Value::Array(items).to_pretty_json());
         }
         Format::Text => {
-            if list.is_empty() {
+            if list.is_empty() && a.limit != Some(0) {
                 sayln!(
                     "{}",
                     empty_note(&root, flow.as_deref(), a.status.as_deref())

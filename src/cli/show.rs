@@ -256,8 +256,32 @@ fn phase_text(e: &RunEntry, id: &str, p: &Value, prompts: &[Value], limit: usize
     if let Some(err) = str_field(p, "error") {
         line("error", &one_line(err));
     }
-    if let Some(g) = field(p, "gate") {
-        line("gate", &g.to_json());
+    for key in ["gate", "approval", "loop", "tournament"] {
+        if let Some(v) = field(p, key) {
+            line(key, &v.to_json());
+        }
+    }
+    let flags: Vec<&str> = ["timedOut", "budgetTruncated", "sideEffect", "optional"]
+        .into_iter()
+        .filter(|k| matches!(field(p, k), Some(Value::Bool(true))))
+        .collect();
+    if !flags.is_empty() {
+        line("flags", &flags.join(", "));
+    }
+    if let Some(d) = str_field(p, "defError") {
+        line("defError", &one_line(d));
+    }
+    if let Some(sub) = field(p, "subRun") {
+        let phases = field(sub, "phases")
+            .and_then(Value::as_object)
+            .map_or(0, |o| o.len());
+        line(
+            "sub-run",
+            &format!(
+                "{} ({phases} phases; `--format json` shows its record)",
+                str_field(sub, "status").unwrap_or("?")
+            ),
+        );
     }
     for call in prompts {
         let node = str_field(call, "node").unwrap_or(id);

@@ -119,10 +119,14 @@ fn valid_id(name: &str) -> bool {
 /// The epoch ms of a run id `<name>-<ms base36>-<hex>`.
 fn id_millis(id: &str) -> Option<u64> {
     let mut parts = id.rsplitn(3, '-');
-    let _hex = parts.next()?;
+    let hex = parts.next()?;
     let b36 = parts.next()?;
     parts.next()?;
-    if b36.is_empty() || b36.len() > 12 {
+    if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    // Epoch ms in base 36 has 8 digits from 1973 to 2058, 9 after.
+    if !(7..=10).contains(&b36.len()) {
         return None;
     }
     let mut ms: u64 = 0;

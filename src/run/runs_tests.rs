@@ -60,6 +60,10 @@ fn ids_carry_their_start_time() {
     assert!(now.abs_diff(ms) < 60_000, "{id} {ms}");
     assert_eq!(id_millis("plain"), None);
     assert_eq!(id_millis("a-B!-x"), None);
+    // Ids of another shape carry no time (their directory's mtime orders them).
+    assert_eq!(id_millis("my-flow-x"), None);
+    assert_eq!(id_millis("a-mx33k1s0-nothex"), None);
+    assert_eq!(id_millis("a-mx33k1s0-0f"), Some(T0));
 }
 
 #[test]

@@ -370,7 +370,7 @@ impl<'de> Visitor<'de> for StringsVisitor {
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
         if self.split {
-            Ok(Some(super::split_tools(s)))
+            Ok(Some(super::types::split_tools(s)))
         } else {
             Self::wrong(Any::String(String::new()))
         }

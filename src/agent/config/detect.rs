@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{BackendSpec, ConfigEnv, Preset, PresetSpec};
+use super::types::{BackendSpec, ConfigEnv, Preset, PresetSpec};
 use crate::agent::openai::OpenAiConfig;
 
 /// What auto-detection found (nothing is spawned: PATH lookups and environment only).
@@ -133,7 +133,7 @@ fn is_executable(p: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::test_dir;
+    use crate::agent::test_support::test_dir;
 
     #[test]
     fn detection_without_spawning() {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::de::{Bool, Entries, Int, Num, Str, Strings, Tools, from_toml, join, quote_key};
-use super::{
+use super::types::{
     AgentSettings, BackendSpec, CommandSpec, Config, DRY_RUN, Preset, PresetSpec, REPLAY_PREFIX,
 };
 use crate::agent::openai::{OpenAiConfig, Price};

@@ -7,11 +7,11 @@
 
 use serde_json::Value;
 
-use super::{
+use super::cli::{
     Cli, Events, Invocation, PresetConfig, Step, Stream, at, preset_agent, str_at, u64_at,
 };
+use crate::agent::call::{Request, ToolPolicy};
 use crate::agent::env::EnvPolicy;
-use crate::agent::{Request, ToolPolicy};
 
 /// The claude preset.
 #[derive(Clone, Debug, Default)]
@@ -204,14 +204,14 @@ fn error_text(e: &Value, result: Option<&str>) -> String {
 
 /// Parse a whole claude stream.
 pub fn parse(text: &str) -> Stream {
-    super::parse_text::<ClaudeEvents>(text)
+    super::cli::parse_text::<ClaudeEvents>(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{fixture, request};
     use super::*;
-    use crate::agent::Usage;
+    use crate::agent::call::Usage;
 
     fn usage(input: u64, output: u64, cache_read: u64, cost: f64, turns: u32) -> Usage {
         Usage {

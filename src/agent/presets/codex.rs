@@ -10,11 +10,11 @@
 
 use serde_json::Value;
 
-use super::{
+use super::cli::{
     Cli, Events, Invocation, PresetConfig, Step, Stream, preset_agent, str_at, u64_at, with_system,
 };
+use crate::agent::call::{Request, ToolPolicy};
 use crate::agent::env::EnvPolicy;
-use crate::agent::{Request, ToolPolicy};
 
 /// The codex preset.
 #[derive(Clone, Debug, Default)]
@@ -143,14 +143,14 @@ impl Events for CodexEvents {
 
 /// Parse a whole codex stream.
 pub fn parse(text: &str) -> Stream {
-    super::parse_text::<CodexEvents>(text)
+    super::cli::parse_text::<CodexEvents>(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{fixture, request, usage};
     use super::*;
-    use crate::agent::Usage;
+    use crate::agent::call::Usage;
 
     #[test]
     fn plain_answer() {

@@ -8,11 +8,11 @@
 
 use serde_json::Value;
 
-use super::{
+use super::cli::{
     Cli, Events, Invocation, PresetConfig, Step, Stream, preset_agent, str_at, u64_at, with_system,
 };
+use crate::agent::call::{Request, ToolPolicy};
 use crate::agent::env::EnvPolicy;
-use crate::agent::{Request, ToolPolicy};
 
 /// The gemini preset.
 #[derive(Clone, Debug, Default)]
@@ -111,7 +111,7 @@ impl Events for GeminiEvents {
 
 /// Parse a whole gemini stream.
 pub fn parse(text: &str) -> Stream {
-    super::parse_text::<GeminiEvents>(text)
+    super::cli::parse_text::<GeminiEvents>(text)
 }
 
 #[cfg(test)]

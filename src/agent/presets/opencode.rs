@@ -16,12 +16,12 @@
 
 use serde_json::Value;
 
-use super::{
+use super::cli::{
     Cli, Events, Invocation, PresetConfig, Step, Stream, add_cost, at, preset_agent, str_at,
     u64_at, with_system,
 };
+use crate::agent::call::{Request, ToolPolicy};
 use crate::agent::env::EnvPolicy;
-use crate::agent::{Request, ToolPolicy};
 
 /// The permission config of a read-only call.
 pub(crate) const READ_ONLY_PERMISSION: &str =
@@ -154,14 +154,14 @@ fn error_text(err: &Value) -> String {
 
 /// Parse a whole opencode stream.
 pub fn parse(text: &str) -> Stream {
-    super::parse_text::<OpencodeEvents>(text)
+    super::cli::parse_text::<OpencodeEvents>(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{fixture, request};
     use super::*;
-    use crate::agent::Usage;
+    use crate::agent::call::Usage;
 
     #[test]
     fn plain_answer() {

@@ -17,13 +17,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{
+use super::cli::{
     Cli, Events, Invocation, PresetConfig, Step, Stream, add_cost, check_argv_prompt, preset_agent,
     str_at, u64_at,
 };
+use crate::agent::call::{Request, ToolPolicy};
 use crate::agent::command::private_temp_file;
 use crate::agent::env::EnvPolicy;
-use crate::agent::{Request, ToolPolicy};
 
 /// How long pi may take to exit after its agent loop ended.
 pub(crate) const SETTLE_GRACE: Duration = Duration::from_millis(1500);
@@ -178,14 +178,14 @@ impl Events for PiEvents {
 
 /// Parse a whole pi stream.
 pub fn parse(text: &str) -> Stream {
-    super::parse_text::<PiEvents>(text)
+    super::cli::parse_text::<PiEvents>(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{fixture, request};
     use super::*;
-    use crate::agent::Usage;
+    use crate::agent::call::Usage;
 
     #[test]
     fn plain_answer() {
