@@ -52,6 +52,7 @@ fn load(browser: &Path, work: &Path, page: &Path, mode: &str) -> Load {
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
+            "--disable-dev-shm-usage",
             "--no-first-run",
             "--disable-background-networking",
             "--disable-component-update",

@@ -15,7 +15,7 @@ use super::dag::draw;
 use super::events::{Events, read};
 use super::layout::Orientation;
 use super::svg::{Deco, esc, svg};
-use super::timeline::{Row, timeline};
+use super::timeline::{Row, duration, timeline};
 use crate::flow::{LowerOptions, lower_source};
 use crate::run::runs::parse_timestamp;
 use crate::value::{Map, Value};
@@ -566,23 +566,6 @@ fn int(v: f64) -> String {
     out
 }
 
-/// `850 ms`, `12.3 s`, `3 min 05 s`, `2 h 04 min`.
-pub fn duration(ms: f64) -> String {
-    let ms = ms.max(0.0);
-    if ms < 1000.0 {
-        return format!("{} ms", ms.round() as u64);
-    }
-    let s = ms / 1000.0;
-    if s < 60.0 {
-        return format!("{s:.1} s");
-    }
-    let total = s.round() as u64;
-    if total < 3600 {
-        return format!("{} min {:02} s", total / 60, total % 60);
-    }
-    format!("{} h {:02} min", total / 3600, (total % 3600) / 60)
-}
-
 /// The page's style (the DAG's own style is appended).
 const CSS: &str = "\
 :root{color-scheme:light}\
@@ -652,6 +635,34 @@ mod tests {
             "{}",
             &out[out.len() - 200..]
         );
+    }
+
+    #[test]
+    fn a_record_without_def_or_journal_still_reports() {
+        let rec = crate::value::parse_json(
+            r#"{"runId": "r-1", "flow": "f", "status": "failed", "reason": "boom <x>",
+                "phases": {"a": {"status": "failed", "error": "bad <thing>", "attempts": 1,
+                                 "outputFile": "../../etc/passwd"}}}"#,
+        )
+        .expect("json");
+        let read = std::cell::Cell::new(0);
+        let load = |_: &str| {
+            read.set(read.get() + 1);
+            Some("secret".to_owned())
+        };
+        let page = html(&Input {
+            record: &rec,
+            journal: "",
+            status: None,
+            load: &load,
+        });
+        assert!(page.contains("no readable flow definition"));
+        assert!(page.contains("<dd>failed — boom &lt;x&gt;</dd>"));
+        assert!(page.contains("Error: bad &lt;thing&gt;"));
+        assert!(page.contains("No phase has started."));
+        assert!(page.contains("<tr data-row=\"a\" data-status=\"failed\">"));
+        assert_eq!(read.get(), 0, "a path out of the run folder is never read");
+        assert!(!page.contains("secret"));
     }
 
     #[test]

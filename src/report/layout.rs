@@ -83,7 +83,7 @@ const DUMMY_GAP: f64 = 12.0;
 /// Dummy nodes allowed beyond 20 per real node.
 const DUMMY_BUDGET: usize = 100_000;
 /// Barycenter sweeps (each one down and one up); fewer on very large graphs.
-const SWEEPS: usize = 4;
+const SWEEPS: usize = 8;
 
 /// One node of the layered graph: a real node or a dummy on a long edge.
 #[derive(Clone, Copy)]
@@ -415,7 +415,13 @@ fn order(
     }
     let sweeps = if total > 50_000 { 1 } else { SWEEPS };
     let mut keys: Vec<f64> = vec![0.0; total];
+    // The sweeps may make things worse again: keep the order with the fewest crossings.
+    let mut best_count = crossings(layers, pos, succs);
+    let mut best: Option<Vec<Vec<usize>>> = None;
     for _ in 0..sweeps {
+        if best_count == 0 {
+            break;
+        }
         for down in [true, false] {
             let range: Box<dyn Iterator<Item = usize>> = if down {
                 Box::new(1..layers.len())
@@ -437,7 +443,55 @@ fn order(
                 set_pos(layer, pos);
             }
         }
+        let count = crossings(layers, pos, succs);
+        if count < best_count {
+            best_count = count;
+            best = Some(layers.to_vec());
+        }
     }
+    if let Some(best) = best {
+        for (layer, b) in layers.iter_mut().zip(best) {
+            *layer = b;
+            set_pos(layer, pos);
+        }
+    }
+}
+
+/// Edge crossings between consecutive layers: for each pair, the inversions among the
+/// segments' lower ends once sorted by their upper ends, counted with a Fenwick tree
+/// (O(E log V)).
+fn crossings(layers: &[Vec<usize>], pos: &[usize], succs: &[Vec<usize>]) -> u64 {
+    let mut total = 0u64;
+    let mut ends: Vec<(usize, usize)> = Vec::new();
+    let mut tree: Vec<u64> = Vec::new();
+    for r in 0..layers.len().saturating_sub(1) {
+        ends.clear();
+        for &a in &layers[r] {
+            for &b in &succs[a] {
+                ends.push((pos[a], pos[b]));
+            }
+        }
+        ends.sort_unstable();
+        let width = layers[r + 1].len();
+        tree.clear();
+        tree.resize(width + 1, 0);
+        for (seen, &(_, b)) in ends.iter().enumerate() {
+            // Segments already seen whose lower end lies right of b cross this one.
+            let mut not_right = 0u64;
+            let mut k = b + 1;
+            while k > 0 {
+                not_right += tree[k];
+                k &= k - 1;
+            }
+            total += seen as u64 - not_right;
+            let mut k = b + 1;
+            while k <= width {
+                tree[k] += 1;
+                k += k & k.wrapping_neg();
+            }
+        }
+    }
+    total
 }
 
 /// Node centres along the layers: packed first, then a few passes pulling each layer to its
@@ -650,6 +704,20 @@ mod tests {
         let back = &l.edges[2];
         assert_eq!(back.first().map(|p| p.1), Some(l.nodes[2].y));
         assert_eq!(back.last().map(|p| p.1), Some(l.nodes[0].y + 40.0));
+    }
+
+    #[test]
+    fn crossings_are_counted() {
+        // Layer 0: 0 1 2; layer 1: 3 4 5. 0→5, 1→4, 2→3 cross pairwise: 3.
+        let layers = vec![vec![0, 1, 2], vec![3, 4, 5]];
+        let pos = vec![0, 1, 2, 0, 1, 2];
+        let succs = vec![vec![5], vec![4], vec![3], vec![], vec![], vec![]];
+        assert_eq!(crossings(&layers, &pos, &succs), 3);
+        let succs = vec![vec![3, 4], vec![4], vec![5], vec![], vec![], vec![]];
+        assert_eq!(crossings(&layers, &pos, &succs), 0);
+        // Shared end points do not cross.
+        let succs = vec![vec![4], vec![4], vec![3], vec![], vec![], vec![]];
+        assert_eq!(crossings(&layers, &pos, &succs), 2);
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub fn timeline(out: &mut String, rows: &[Row], events: &Events, t0: u64, t1: u6
         let _ = write!(
             out,
             "<span class=\"tick\" style=\"{at}\">{}</span>",
-            super::html::duration(t)
+            duration(t)
         );
     }
     out.push_str("</span></div>\n");
@@ -62,7 +62,7 @@ pub fn timeline(out: &mut String, rows: &[Row], events: &Events, t0: u64, t1: u6
             k = esc(r.key),
             dom = esc(r.dom),
             st = esc(r.status),
-            d = super::html::duration(end.saturating_sub(start) as f64),
+            d = duration(end.saturating_sub(start) as f64),
         );
         let Some(calls) = events.calls.get(r.key) else {
             continue;
@@ -82,7 +82,7 @@ pub fn timeline(out: &mut String, rows: &[Row], events: &Events, t0: u64, t1: u6
                 ps = esc(r.status),
                 n = esc(&c.node),
                 a = c.attempt,
-                d = super::html::duration(e.saturating_sub(s) as f64),
+                d = duration(e.saturating_sub(s) as f64),
             );
         }
         if calls.len() > CALLS_SHOWN {
@@ -99,4 +99,21 @@ pub fn timeline(out: &mut String, rows: &[Row], events: &Events, t0: u64, t1: u6
         out.push_str("<p class=\"none\">No phase has started.</p>\n");
     }
     out.push_str("</div>\n");
+}
+
+/// `850 ms`, `12.3 s`, `3 min 05 s`, `2 h 04 min`.
+pub fn duration(ms: f64) -> String {
+    let ms = ms.max(0.0);
+    if ms < 1000.0 {
+        return format!("{} ms", ms.round() as u64);
+    }
+    let s = ms / 1000.0;
+    if s < 60.0 {
+        return format!("{s:.1} s");
+    }
+    let total = s.round() as u64;
+    if total < 3600 {
+        return format!("{} min {:02} s", total / 60, total % 60);
+    }
+    format!("{} h {:02} min", total / 3600, (total % 3600) / 60)
 }
