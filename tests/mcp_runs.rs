@@ -246,6 +246,12 @@ fn cancel_pauses_a_run_and_resume_continues_it() {
     assert_eq!(child["status"], "completed", "{child}");
     assert_eq!(child["parentRunId"], parent);
     assert_eq!(child["finalOutput"], "shipped draft");
+    // A completed run is not resumable: tfc resume's own message comes back.
+    let e = err(&s.call(8, "tfc_resume", json!({"runId": child["runId"]})));
+    assert!(
+        e.contains("did not start") && e.contains("not resumable"),
+        "{e}"
+    );
     // approveAll on tfc_run needs no resume.
     let direct = ok(&s.call(
         7,
