@@ -4,7 +4,7 @@
 //! spans) → `diag` (diagnostics) → `json` (the span-keeping reader) → `syntax` (lexing and
 //! parsing) → `compile` (ASTs to ops) → `eval` (running ops) → `flow` (the IR) → `check` →
 //! `project` (saved flows, config places) → `process` (the supervisor) → `agent` → `run` (the
-//! machine and its driver) → `report`. A stage may use lower stages only, never a higher one.
+//! machine and its driver) → `report` → `mcp` (the MCP server over all of them). A stage may use lower stages only, never a higher one.
 //! Within one stage folder, the files form no import cycle; a parent module declaring its
 //! children (`mod x;`) is not an import, but a child using an item of its parent is, so a
 //! parent that re-exports a child and a child that uses the parent's items form a cycle.
@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 /// The stages, lowest first.
 const STAGES: &[&str] = &[
     "value", "source", "diag", "json", "syntax", "compile", "eval", "flow", "check", "project",
-    "process", "agent", "run", "report",
+    "process", "agent", "run", "report", "mcp",
 ];
 
 /// Folders whose files still import each other in a circle (a `mod.rs` that holds types its

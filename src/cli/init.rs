@@ -21,6 +21,10 @@ pub struct InitArgs {
     /// Print what would be written, write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Register `tfc mcp` with a coding-agent host: claude, codex, gemini, opencode or pi
+    /// (repeatable); `--host` alone: every host CLI found on PATH.
+    #[arg(long, value_name = "HOST", num_args = 0..=1, default_missing_value = "found")]
+    host: Vec<String>,
 }
 
 /// One file of the plan: its new content, or kept as it is.
@@ -52,15 +56,25 @@ pub fn run(a: InitArgs) -> Exit {
     let env = ConfigEnv::from_process();
     let detection = detect(&env);
     let tfc_dir = root.join(".tfc");
-    let plan = vec![
+    let mut plan = vec![
         Change::create_unless_present(tfc_dir.join("config.toml"), config_toml(&detection)),
         Change::create_unless_present(
             tfc_dir.join("agents").join("default.md"),
             DEFAULT_AGENT.to_owned(),
         ),
     ];
+    let notes = match super::mcp::host_plan(&a.host, &root) {
+        Ok((changes, notes)) => {
+            plan.extend(changes);
+            notes
+        }
+        Err(e) => return usage_error(e),
+    };
     match apply(&plan, a.dry_run, &cwd) {
         Ok(()) => {
+            for n in notes {
+                sayln!("note: {n}");
+            }
             if !a.dry_run && plan[0].content.is_some() {
                 next_steps(&detection);
             }

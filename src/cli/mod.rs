@@ -25,6 +25,7 @@ mod graph;
 mod init;
 mod input;
 mod list;
+mod mcp;
 mod progress;
 mod report;
 mod resume;
@@ -72,6 +73,8 @@ enum Command {
     Init(init::InitArgs),
     /// Show what tfc sees: backend CLIs, configuration, project root, run store.
     Doctor(doctor::DoctorArgs),
+    /// Serve the Model Context Protocol on stdio, for coding-agent hosts.
+    Mcp(mcp::McpArgs),
 }
 
 /// Exit codes shared by every command.
@@ -105,6 +108,7 @@ pub fn main() -> ExitCode {
         Command::List(args) => list::run(args),
         Command::Init(args) => init::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Mcp(args) => mcp::run(args),
     };
     exit.into()
 }

@@ -70,6 +70,9 @@ pub struct ResumeArgs {
     quiet: bool,
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
+    /// The child run's id (internal: `tfc mcp` names a run before starting its process).
+    #[arg(long = "run-id", value_name = "ID", hide = true)]
+    run_id: Option<String>,
 }
 
 pub fn run(a: ResumeArgs) -> ExitCode {
@@ -160,6 +163,7 @@ pub fn run(a: ResumeArgs) -> ExitCode {
         max_tokens: a.max_tokens,
         quiet: a.quiet,
         color: a.color,
+        run_id: a.run_id.clone(),
         ..RunArgs::default()
     };
     let text = planned.def.to_pretty_json();

@@ -89,6 +89,9 @@ pub struct RunArgs {
     /// Do not reuse results across runs, whatever the flow's `incremental` says.
     #[arg(long = "no-incremental", overrides_with = "incremental")]
     pub(super) no_incremental: bool,
+    /// The run id to use (internal: `tfc mcp` names a run before starting its process).
+    #[arg(long = "run-id", value_name = "ID", hide = true)]
+    pub(super) run_id: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -138,6 +141,15 @@ pub(super) fn launch(
 ) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let color = a.color.enabled();
+    if let Some(id) = &a.run_id
+        && !valid_run_id(id)
+    {
+        usage_error(format!(
+            "--run-id '{id}' is not a valid run id: letters, digits, '.', '_' and '-', at most \
+             160 chars, no '..'"
+        ));
+        return ExitCode::from(code::INVALID);
+    }
     let invocation = match invocation(&a) {
         Ok(i) => i,
         Err(m) => {
@@ -252,7 +264,7 @@ pub(super) fn launch(
         project_root: Some(root.clone()),
         cwd: Some(cwd.clone()),
         default_idle_timeout_ms: roster.idle_timeout_ms(),
-        run_id: None,
+        run_id: a.run_id.clone(),
         progress: Some(super::progress::sink(color)),
         max_output_bytes: Some(roster.max_output_bytes()),
         max_prompt_bytes: Some(roster.max_prompt_bytes()),
@@ -348,6 +360,16 @@ pub(super) fn launch(
         RunStatus::Blocked => code::BLOCKED,
         RunStatus::Paused => code::PAUSED,
     })
+}
+
+/// A run id fit for `--run-id` (SPEC §10.2): `[A-Za-z0-9._-]+`, ≤ 160 chars, no `..`.
+fn valid_run_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 160
+        && !id.contains("..")
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
 /// How the run chose its backends (`launch` in `run.json`): `tfc resume` uses them again.

@@ -1,0 +1,231 @@
+//! The tool list of `tools/list` (SPEC §13.2): each tool's description, `inputSchema` and
+//! `outputSchema` (JSON Schema, the draft MCP names: 2020-12 keywords only).
+
+use serde_json::{Value, json};
+
+/// The flow-naming arguments shared by `tfc_check`, `tfc_run` and `tfc_graph`.
+fn flow_props() -> serde_json::Map<String, Value> {
+    let v = json!({
+        "path": {"type": "string", "description": "A flow file, relative to the server's root (pass exactly one of path, name, flow)."},
+        "name": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$", "description": "A saved flow's name (.tfc/flows/<name>.json; see tfc_flows)."},
+        "flow": {"type": "object", "description": "The flow document itself, as a JSON object."},
+    });
+    match v {
+        Value::Object(m) => m,
+        _ => unreachable!("a literal object"),
+    }
+}
+
+fn object(props: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
+}
+
+fn with_flow(extra: Value) -> Value {
+    let mut props = flow_props();
+    if let Value::Object(m) = extra {
+        props.extend(m);
+    }
+    object(Value::Object(props), &[])
+}
+
+fn nullable(t: &str) -> Value {
+    json!({"type": [t, "null"]})
+}
+
+fn usage() -> Value {
+    json!({"type": ["object", "null"], "properties": {
+        "input": {"type": "number"}, "output": {"type": "number"},
+        "cacheRead": {"type": "number"}, "cacheWrite": {"type": "number"},
+        "costUSD": {"type": ["number", "null"]}, "turns": {"type": "number"}}})
+}
+
+fn diagnostics() -> Value {
+    json!({"type": "array", "items": {"type": "object",
+        "properties": {"severity": {"type": "string"}, "code": {"type": "string"},
+                       "message": {"type": "string"}},
+        "required": ["severity", "code", "message"]}})
+}
+
+/// `tfc_status`'s result (also `tfc_wait`'s, and `tfc_run`'s with `wait`).
+fn status() -> Value {
+    let count = json!({"type": "integer", "minimum": 0});
+    json!({"type": "object", "properties": {
+        "runId": {"type": "string"}, "flow": {"type": "string"},
+        "status": {"type": "string", "enum": ["completed", "failed", "blocked", "paused", "running", "interrupted"]},
+        "reason": nullable("string"), "parentRunId": nullable("string"),
+        "phases": {"type": "object", "properties": {"pending": count, "running": count, "done": count, "failed": count, "skipped": count},
+                   "required": ["pending", "running", "done", "failed", "skipped"]},
+        "pendingApprovals": {"type": "array", "items": {"type": "string"}},
+        "usage": usage(), "finalOutput": {"type": "string"}, "recordPath": {"type": "string"}},
+        "required": ["runId", "flow", "status", "reason", "phases", "pendingApprovals", "usage"]})
+}
+
+/// `tfc_run`/`tfc_resume`: the started run, or (with `wait`) its status.
+fn started() -> Value {
+    json!({"type": "object", "properties": {
+        "runId": {"type": "string"}, "status": {"type": "string"},
+        "recordPath": {"type": "string"}, "logPath": {"type": "string"}},
+        "required": ["runId", "status"]})
+}
+
+fn tool(name: &str, title: &str, description: &str, input: Value, output: Value) -> Value {
+    json!({"name": name, "title": title, "description": description,
+           "inputSchema": input, "outputSchema": output})
+}
+
+/// Every tool, in a stable order.
+pub fn tools() -> Vec<Value> {
+    let approve = json!({"type": "array", "items": {"type": "string"}});
+    let run_id =
+        json!({"type": "string", "description": "A run id, a unique prefix of one, or 'last'."});
+    let timeout = json!({"type": "integer", "minimum": 0, "description": "How long to wait, in ms (default 600000)."});
+    let caps = json!({"type": "number", "minimum": 0});
+    vec![
+        tool(
+            "tfc_check",
+            "Check a flow",
+            "Statically check a taskflow flow (the whole graph, every placeholder and condition) without running anything. Returns {ok, diagnostics} as `tfc check --format json`.",
+            with_flow(
+                json!({"args": {"type": "object", "description": "Invocation arguments to check against."},
+                              "strict": {"type": "boolean", "description": "Report interpolation warnings as errors."}}),
+            ),
+            json!({"type": "object", "properties": {"ok": {"type": "boolean"}, "diagnostics": diagnostics()},
+                    "required": ["ok", "diagnostics"]}),
+        ),
+        tool(
+            "tfc_run",
+            "Run a flow",
+            "Check a flow, then start it as a background run that outlives this server. Returns {runId, status, recordPath} at once; with wait=true, waits (progress notifications) up to timeoutMs and returns tfc_status's result.",
+            with_flow(json!({"args": {"type": "object"},
+                              "backend": {"type": "string", "description": "Serve every agent with this configured backend."},
+                              "approve": approve, "approveAll": {"type": "boolean"},
+                              "maxUsd": caps, "maxTokens": caps,
+                              "wait": {"type": "boolean", "default": false}, "timeoutMs": timeout})),
+            json!({"anyOf": [started(), status()], "type": "object"}),
+        ),
+        tool(
+            "tfc_status",
+            "Status of a run",
+            "The status of a run from its record: phase counts, pending approvals, usage, and the final output once it ended.",
+            object(json!({"runId": run_id}), &["runId"]),
+            status(),
+        ),
+        tool(
+            "tfc_wait",
+            "Wait for a run",
+            "Wait until a run ends (or timeoutMs passes) and return its status; sends progress notifications when the request carries a progress token.",
+            object(json!({"runId": run_id, "timeoutMs": timeout}), &["runId"]),
+            status(),
+        ),
+        tool(
+            "tfc_cancel",
+            "Cancel a run",
+            "Interrupt a running run like Ctrl-C: it ends paused (reason interrupted) and can be resumed with tfc_resume.",
+            object(json!({"runId": run_id}), &["runId"]),
+            status(),
+        ),
+        tool(
+            "tfc_resume",
+            "Resume a run",
+            "Fork and continue a failed, paused or interrupted run in the background (as `tfc resume`). Returns the new run's {runId, status, recordPath}, or with wait=true its status.",
+            object(
+                json!({"runId": run_id, "approve": approve, "reject": approve,
+                           "reason": {"type": "string"}, "maxUsd": caps, "maxTokens": caps,
+                           "wait": {"type": "boolean", "default": false}, "timeoutMs": timeout}),
+                &["runId"],
+            ),
+            json!({"anyOf": [started(), status()], "type": "object"}),
+        ),
+        tool(
+            "tfc_runs",
+            "List runs",
+            "The project's runs, newest first, as `tfc runs --format json`.",
+            object(
+                json!({"flow": {"type": "string"},
+                           "status": {"type": "string", "enum": ["completed", "failed", "blocked", "paused", "running", "interrupted"]},
+                           "limit": {"type": "integer", "minimum": 1, "default": 20}}),
+                &[],
+            ),
+            json!({"type": "object", "properties": {"runs": {"type": "array", "items": {"type": "object",
+                 "properties": {"runId": {"type": "string"}, "flow": {"type": "string"}, "status": {"type": "string"},
+                                "reason": nullable("string"), "parentRunId": nullable("string"),
+                                "startedAt": nullable("string"), "endedAt": nullable("string"), "usage": usage()},
+                 "required": ["runId", "flow", "status"]}}}, "required": ["runs"]}),
+        ),
+        tool(
+            "tfc_show",
+            "Show a run or a phase",
+            "A run's record (as `tfc show --format json`), or one phase of it with the prompts it sent; long texts cut at limit chars.",
+            object(
+                json!({"runId": run_id, "phase": {"type": "string"},
+                           "limit": {"type": "integer", "minimum": 1, "default": 4000}}),
+                &["runId"],
+            ),
+            json!({"type": "object", "properties": {"status": {"type": "string"}}, "required": ["status"]}),
+        ),
+        tool(
+            "tfc_graph",
+            "Draw a flow",
+            "The flow's graph as Mermaid text (or an SVG drawing, also sent as an image, or Graphviz dot), check problems marked.",
+            with_flow(
+                json!({"format": {"type": "string", "enum": super::flows::GRAPH_FORMATS, "default": "mermaid"},
+                              "direction": {"type": "string", "enum": ["td", "lr"], "default": "td"}}),
+            ),
+            json!({"type": "object", "properties": {"format": {"type": "string"}, "text": {"type": "string"},
+                    "ok": {"type": "boolean"}, "diagnostics": diagnostics()}, "required": ["format", "text", "ok"]}),
+        ),
+        tool(
+            "tfc_flows",
+            "List saved flows",
+            "The saved flows (project first, then the user's), with descriptions and declared arguments, as `tfc list`.",
+            object(json!({}), &[]),
+            json!({"type": "object", "properties": {"flows": {"type": "array", "items": {"type": "object",
+                 "properties": {"name": {"type": "string"}, "scope": {"type": "string", "enum": ["project", "user"]},
+                                "path": {"type": "string"}, "description": nullable("string"),
+                                "args": {"type": "array"}, "shadowed": {"type": "boolean"}},
+                 "required": ["name", "scope", "path", "args"]}}}, "required": ["flows"]}),
+        ),
+        tool(
+            "tfc_save",
+            "Save a flow",
+            "Check a flow document and save it as .tfc/flows/<name>.json (scope project) or in the user's config (scope user). A flow with errors is not saved.",
+            object(
+                json!({"name": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"},
+                           "flow": {"type": "object"},
+                           "scope": {"type": "string", "enum": ["project", "user"], "default": "project"}}),
+                &["name", "flow"],
+            ),
+            json!({"type": "object", "properties": {"name": {"type": "string"}, "scope": {"type": "string"},
+                    "path": {"type": "string"}, "replaced": {"type": "boolean"}, "diagnostics": diagnostics()},
+                    "required": ["name", "scope", "path", "replaced"]}),
+        ),
+        tool(
+            "tfc_eval",
+            "Evaluate a template or condition",
+            "Evaluate a template, condition or safeParse against an eval context, as `tfc eval <mode> --format json`.",
+            object(
+                json!({"mode": {"type": "string", "enum": super::eval::MODES},
+                           "text": {"type": "string", "description": "The template or expression; for json/array the text to parse."},
+                           "ctx": {"type": "object", "description": "The eval context: {args, steps, previousOutput, locals, reflexion}."}}),
+                &["mode", "text"],
+            ),
+            json!({"type": "object"}),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_object_schemas() {
+        let tools = tools();
+        assert_eq!(tools.len(), 12);
+        for t in &tools {
+            assert_eq!(t["inputSchema"]["type"], "object", "{}", t["name"]);
+            assert_eq!(t["outputSchema"]["type"], "object", "{}", t["name"]);
+            assert!(t["description"].as_str().is_some_and(|d| d.len() > 20));
+        }
+    }
+}
