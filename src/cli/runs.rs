@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use super::{Exit, usage_error};
 use tfc::project::project_root;
 use tfc::run::runs::{self, RunEntry};
-use tfc::value::{Map, Value};
+use tfc::value::Value;
 
 #[derive(Args, Debug)]
 pub struct RunsArgs {
@@ -35,24 +35,14 @@ pub enum Format {
     Json,
 }
 
-/// The statuses `tfc runs` reports.
-const STATUSES: [&str; 6] = [
-    "completed",
-    "failed",
-    "blocked",
-    "paused",
-    "running",
-    "interrupted",
-];
-
 /// `tfc runs`.
 pub fn run(a: RunsArgs) -> Exit {
     if let Some(s) = &a.status
-        && !STATUSES.contains(&s.as_str())
+        && !runs::STATUSES.contains(&s.as_str())
     {
         return usage_error(format!(
             "--status '{s}' is not a run status; use one of {}",
-            STATUSES.join(", ")
+            runs::STATUSES.join(", ")
         ));
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
@@ -66,7 +56,7 @@ pub fn run(a: RunsArgs) -> Exit {
     }
     match a.format {
         Format::Json => {
-            let items = list.iter().map(json_line).collect();
+            let items = list.iter().map(RunEntry::summary_json).collect();
             outln!("{}", Value::Array(items).to_pretty_json());
         }
         Format::Text => {
@@ -111,22 +101,6 @@ pub(crate) fn flow_name(arg: &str, cwd: &Path) -> String {
             v.as_object()?.get("name")?.as_str().map(str::to_owned)
         })
         .unwrap_or(default_name)
-}
-
-fn json_line(e: &RunEntry) -> Value {
-    let mut o = Map::default();
-    o.insert("runId".into(), Value::from(e.run_id.as_str()));
-    o.insert(
-        "flow".into(),
-        field(&e.record, "flow")
-            .cloned()
-            .unwrap_or_else(|| Value::from(e.flow.as_str())),
-    );
-    o.insert("status".into(), Value::from(e.status.as_str()));
-    for k in ["reason", "parentRunId", "startedAt", "endedAt", "usage"] {
-        o.insert(k.into(), field(&e.record, k).cloned().unwrap_or_default());
-    }
-    Value::Object(o)
 }
 
 fn text_line(e: &RunEntry, now: u64) -> String {

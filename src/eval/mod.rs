@@ -5,6 +5,7 @@
 pub mod coerce;
 pub mod condition;
 pub mod context;
+pub mod modes;
 mod render;
 pub mod safe_parse;
 pub mod scope;

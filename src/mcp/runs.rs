@@ -217,20 +217,15 @@ impl Runner {
         let status = args.opt_str("status")?;
         let limit = args.opt_u64("limit", 1)?.unwrap_or(20);
         args.finish(&["flow", "status", "limit"])?;
-        const STATUSES: [&str; 6] = [
-            "completed",
-            "failed",
-            "blocked",
-            "paused",
-            "running",
-            "interrupted",
-        ];
         if let Some(s) = &status
-            && !STATUSES.contains(&s.as_str())
+            && !crate::run::runs::STATUSES.contains(&s.as_str())
         {
             return Err(ToolError::arg(
                 "status",
-                format!("'{s}' is not one of {}", STATUSES.join(", ")),
+                format!(
+                    "'{s}' is not one of {}",
+                    crate::run::runs::STATUSES.join(", ")
+                ),
             ));
         }
         let runs: Vec<RunEntry> = list(&self.root, flow.as_deref())
@@ -253,11 +248,7 @@ impl Runner {
                         .map(|x| format!("  [{x}]"))
                         .unwrap_or_default()
                 ));
-                json!({
-                    "runId": e.run_id, "flow": r["flow"].as_str().unwrap_or(&e.flow),
-                    "status": e.status, "reason": r["reason"], "parentRunId": r["parentRunId"],
-                    "startedAt": r["startedAt"], "endedAt": r["endedAt"], "usage": r["usage"],
-                })
+                e.summary.clone()
             })
             .collect();
         let text = if lines.is_empty() {

@@ -204,7 +204,7 @@ pub fn tools() -> Vec<Value> {
             "Evaluate a template or condition",
             "Evaluate a template, condition or safeParse against an eval context, as `tfc eval <mode> --format json`.",
             object(
-                json!({"mode": {"type": "string", "enum": super::eval::MODES},
+                json!({"mode": {"type": "string", "enum": crate::eval::modes::Mode::ALL.map(|m| m.as_str())},
                            "text": {"type": "string", "description": "The template or expression; for json/array the text to parse."},
                            "ctx": {"type": "object", "description": "The eval context: {args, steps, previousOutput, locals, reflexion}."}}),
                 &["mode", "text"],

@@ -24,12 +24,15 @@ pub struct RunEntry {
     pub status: String,
     /// `run.json` (from [`find`]: whole; from [`list`]: the store's summary).
     pub record: Value,
+    /// The run as one element of `tfc runs --format json`.
+    pub summary: Value,
 }
 
 impl From<runs::RunEntry> for RunEntry {
     fn from(e: runs::RunEntry) -> RunEntry {
         RunEntry {
             record: to_wire(&e.record),
+            summary: to_wire(&e.summary_json()),
             run_id: e.run_id,
             flow: e.flow,
             dir: e.dir,

@@ -36,6 +36,34 @@ pub struct RunEntry {
     pub record: Value,
 }
 
+/// Every status `tfc runs` reports (and `--status` accepts).
+pub const STATUSES: [&str; 6] = [
+    "completed",
+    "failed",
+    "blocked",
+    "paused",
+    "running",
+    "interrupted",
+];
+
+impl RunEntry {
+    /// The run as one element of `tfc runs --format json` (SPEC §11.4): `{runId, flow, status,
+    /// reason, parentRunId, startedAt, endedAt, usage}`, `status` as reported.
+    pub fn summary_json(&self) -> Value {
+        let record = self.record.as_object();
+        let field = |k: &str| record.and_then(|r| r.get(k)).cloned();
+        let mut o = Map::default();
+        o.insert("runId".into(), Value::from(self.run_id.as_str()));
+        let flow = field("flow").unwrap_or_else(|| Value::from(self.flow.as_str()));
+        o.insert("flow".into(), flow);
+        o.insert("status".into(), Value::from(self.status.as_str()));
+        for k in ["reason", "parentRunId", "startedAt", "endedAt", "usage"] {
+            o.insert(k.into(), field(k).unwrap_or_default());
+        }
+        Value::Object(o)
+    }
+}
+
 /// Why a run could not be found or read. `Display` is the message for the user.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LookupError {
