@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::check::FlowLoader;
+use crate::value::{Map, Value};
 
 /// The nearest ancestor of `cwd` containing `.tfc/`, not above `$HOME`; else `cwd`.
 pub fn project_root(cwd: &Path) -> PathBuf {
@@ -37,15 +38,49 @@ pub struct SavedFlows {
 impl SavedFlows {
     /// The saved-flow folders seen from `cwd`: the project's, then the user's.
     pub fn new(cwd: &Path) -> SavedFlows {
-        let mut dirs = vec![project_root(cwd).join(".tfc").join("flows")];
+        SavedFlows::at_root(&project_root(cwd))
+    }
+
+    /// The saved-flow folders of the project rooted at `root` (taken as it is), then the
+    /// user's.
+    pub fn at_root(root: &Path) -> SavedFlows {
+        let mut dirs = vec![root.join(".tfc").join("flows")];
         if let Some(u) = user_config_dir() {
             dirs.push(u.join("flows"));
         }
         SavedFlows { dirs }
     }
 
+    /// The folders with their scope (`project`, then `user`).
+    pub fn places(&self) -> impl Iterator<Item = (&'static str, &Path)> {
+        ["project", "user"]
+            .into_iter()
+            .zip(self.dirs.iter().map(PathBuf::as_path))
+    }
+
+    /// Every saved flow, the project's then the user's, each folder sorted by name; a user flow
+    /// with a project flow's name is `shadowed`. `shown` turns a file's path into the one
+    /// messages name (e.g. relative to the working directory).
+    pub fn list(&self, shown: impl Fn(&Path) -> PathBuf) -> Vec<SavedFlow> {
+        let mut flows: Vec<SavedFlow> = Vec::new();
+        for (scope, dir) in self.places() {
+            for (name, path) in flow_files(dir) {
+                let shadowed = flows.iter().any(|f| f.name == name);
+                let doc = read_saved(&path, &shown(&path));
+                flows.push(SavedFlow {
+                    name,
+                    scope,
+                    path,
+                    doc,
+                    shadowed,
+                });
+            }
+        }
+        flows
+    }
+
     /// Is `name` a valid saved-flow name (`[A-Za-z0-9._-]+`, no `..`)?
-    pub(crate) fn valid_name(name: &str) -> bool {
+    pub fn valid_name(name: &str) -> bool {
         !name.is_empty()
             && !name.contains("..")
             && name
@@ -59,6 +94,108 @@ impl SavedFlows {
             .iter()
             .map(|d| d.join(format!("{name}.json")))
             .collect()
+    }
+}
+
+/// One saved flow as `tfc list` shows it.
+#[derive(Clone, Debug)]
+pub struct SavedFlow {
+    /// Its name (the file stem).
+    pub name: String,
+    /// `project` or `user`.
+    pub scope: &'static str,
+    /// Its file.
+    pub path: PathBuf,
+    /// The flow document, or why it cannot be read (a sentence naming the file as shown).
+    pub doc: Result<Value, String>,
+    /// A project flow of the same name comes first.
+    pub shadowed: bool,
+}
+
+impl SavedFlow {
+    /// The declared arguments: name and spec as written.
+    pub fn args(&self) -> Vec<(String, Value)> {
+        let args = self
+            .doc
+            .as_ref()
+            .ok()
+            .and_then(|d| d.as_object()?.get("args"));
+        args.and_then(Value::as_object)
+            .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default()
+    }
+
+    /// The flow's `description`, when it is a string.
+    pub fn description(&self) -> Option<&str> {
+        let doc = self.doc.as_ref().ok()?.as_object()?;
+        doc.get("description")?.as_str()
+    }
+
+    /// One element of `tfc list --format json`: `{name, scope, path, shadowed, description,
+    /// args: [{name, type?, default?, required?, description?, values?}], error?}`.
+    pub fn to_json(&self) -> Value {
+        let mut o = Map::default();
+        o.insert("name".into(), Value::from(self.name.as_str()));
+        o.insert("scope".into(), Value::from(self.scope));
+        o.insert("path".into(), Value::from(self.path.display().to_string()));
+        o.insert("shadowed".into(), Value::Bool(self.shadowed));
+        o.insert(
+            "description".into(),
+            self.description().map_or(Value::Null, Value::from),
+        );
+        let args = self
+            .args()
+            .into_iter()
+            .map(|(name, spec)| {
+                let mut a = Map::default();
+                a.insert("name".into(), Value::from(name));
+                for k in ["type", "default", "required", "description", "values"] {
+                    if let Some(v) = spec.as_object().and_then(|s| s.get(k)) {
+                        a.insert(k.into(), v.clone());
+                    }
+                }
+                Value::Object(a)
+            })
+            .collect();
+        o.insert("args".into(), Value::Array(args));
+        if let Err(e) = &self.doc {
+            o.insert("error".into(), Value::from(e.as_str()));
+        }
+        Value::Object(o)
+    }
+}
+
+/// `<name>.json` files of `dir` with valid saved-flow names, sorted by name.
+fn flow_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, PathBuf)> = rd
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let file = e.file_name().into_string().ok()?;
+            let name = file.strip_suffix(".json")?.to_owned();
+            (SavedFlows::valid_name(&name) && e.path().is_file()).then(|| (name, e.path()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A saved flow's document: a JSON(C) object, or why not (naming the file as `shown`).
+fn read_saved(path: &Path, shown: &Path) -> Result<Value, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let parsed = crate::json::parse_bytes(&bytes);
+    if let Some(d) = parsed.diagnostics.iter().find(|d| d.is_error()) {
+        return Err(format!(
+            "is not valid JSON ({}); `tfc check {}` shows where",
+            d.message,
+            shown.display()
+        ));
+    }
+    match parsed.root.map(|n| n.to_value()) {
+        Some(v @ Value::Object(_)) => Ok(v),
+        _ => Err("is not a flow (a JSON object)".into()),
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::call::{Args, ToolError, ToolOutput};
 use crate::check::{CheckOptions, Checked, check_source};
 use crate::diag::render::{render_file, to_json};
-use crate::flow::{Invocation, LowerOptions, lower_source};
+use crate::flow::{Invocation, LowerOptions};
 use crate::project::SavedFlows;
 use crate::report::dag::draw;
 use crate::report::dot::dot;
@@ -77,7 +77,7 @@ pub fn flow_input(args: &mut Args, root: &Path) -> Result<FlowInput, ToolError> 
 
 /// A saved flow's file, project first, then the user's.
 fn saved_flow(name: &str, root: &Path) -> Result<PathBuf, ToolError> {
-    if !valid_flow_name(name) {
+    if !crate::project::SavedFlows::valid_name(name) {
         return Err(ToolError::arg(
             "name",
             format!(
@@ -100,15 +100,6 @@ fn saved_flow(name: &str, root: &Path) -> Result<PathBuf, ToolError> {
                 ),
             )
         })
-}
-
-/// Saved-flow names: `[A-Za-z0-9._-]+` without `..` (SPEC §10.1).
-pub fn valid_flow_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.contains("..")
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
 /// `p` (relative to `root`, or absolute) as an existing file inside `root`, symlinks
@@ -277,88 +268,28 @@ pub fn tool_graph(mut args: Args, root: &Path) -> Result<ToolOutput, ToolError> 
 /// `tfc_flows`: the saved flows, project first, as `tfc list`.
 pub fn tool_flows(args: Args, root: &Path) -> Result<ToolOutput, ToolError> {
     args.finish(&[])?;
-    let mut places = vec![("project", root.join(".tfc").join("flows"))];
-    if let Some(user) = crate::project::user_config_dir() {
-        places.push(("user", user.join("flows")));
-    }
-    let mut flows = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut lines = Vec::new();
-    for (scope, dir) in places {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        files.sort();
-        for file in files {
-            let Some(name) = file.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
-                continue;
-            };
-            if !valid_flow_name(&name) {
-                continue;
-            }
-            let shadowed = !seen.insert(name.clone());
-            let entry = describe_saved(&file, &name, scope, shadowed);
-            lines.push(format!(
-                "{name} ({scope}{}){}",
-                if shadowed { ", shadowed" } else { "" },
-                entry["description"]
-                    .as_str()
+    let saved = crate::project::SavedFlows::at_root(root).list(Path::to_path_buf);
+    let lines: Vec<String> = saved
+        .iter()
+        .map(|f| {
+            format!(
+                "{} ({}{}){}",
+                f.name,
+                f.scope,
+                if f.shadowed { ", shadowed" } else { "" },
+                f.description()
                     .map(|d| format!(": {d}"))
                     .unwrap_or_default()
-            ));
-            flows.push(entry);
-        }
-    }
+            )
+        })
+        .collect();
+    let flows: Vec<Value> = saved.iter().map(|f| to_wire(&f.to_json())).collect();
     let text = if lines.is_empty() {
         "no saved flows (save one with tfc_save)".to_owned()
     } else {
         lines.join("\n")
     };
     Ok(ToolOutput::new(json!({"flows": flows}), text))
-}
-
-/// One saved flow: name, scope, file, description and declared args.
-fn describe_saved(file: &Path, name: &str, scope: &str, shadowed: bool) -> Value {
-    let mut entry = json!({
-        "name": name, "scope": scope, "path": file.display().to_string(),
-        "description": null, "args": [], "shadowed": shadowed,
-    });
-    let text = match read_utf8(file) {
-        Ok(t) => t,
-        Err(e) => {
-            entry["error"] = Value::from(e);
-            return entry;
-        }
-    };
-    let lowered = lower_source(
-        &text,
-        &LowerOptions {
-            default_name: Some(name.to_owned()),
-        },
-    );
-    let Some(flow) = lowered.flow else {
-        entry["error"] = Value::from("the file does not parse as a flow; check it with tfc_check");
-        return entry;
-    };
-    entry["description"] = flow.description.clone().map_or(Value::Null, Value::from);
-    entry["args"] = flow
-        .args
-        .values()
-        .map(|a| {
-            json!({
-                "name": a.name,
-                "type": a.ty.map_or("string", |t| t.as_str()),
-                "required": a.required,
-                "default": a.default.as_ref().map_or(Value::Null, |d| to_wire(&d.value)),
-                "description": a.description,
-            })
-        })
-        .collect();
-    entry
 }
 
 /// `tfc_save`: check the flow, then write it as a saved flow.
@@ -372,7 +303,7 @@ pub fn tool_save(mut args: Args, root: &Path) -> Result<ToolOutput, ToolError> {
     })?;
     let scope = args.opt_str("scope")?.unwrap_or_else(|| "project".into());
     args.finish(&["name", "flow", "scope"])?;
-    if !valid_flow_name(&name) {
+    if !crate::project::SavedFlows::valid_name(&name) {
         return Err(ToolError::arg(
             "name",
             format!(
@@ -497,9 +428,9 @@ mod tests {
 
     #[test]
     fn saved_flow_names() {
-        assert!(valid_flow_name("release-check_2.v1"));
+        assert!(crate::project::SavedFlows::valid_name("release-check_2.v1"));
         for bad in ["", "a/b", "..", "a..b", "x y", "é"] {
-            assert!(!valid_flow_name(bad), "{bad}");
+            assert!(!crate::project::SavedFlows::valid_name(bad), "{bad}");
         }
     }
 }
