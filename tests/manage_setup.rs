@@ -120,11 +120,15 @@ fn init_writes_a_starter_config_once() {
     );
     assert!(!p.dir.join(".tfc/config.toml").exists());
 
+    // Without --host, tfc registers itself with every host CLI on PATH (SPEC §13.4).
     let out = p.tfc(&["init"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         out.stdout,
-        "created .tfc/config.toml\ncreated .tfc/agents/default.md\n"
+        format!(
+            "created .tfc/config.toml\ncreated .tfc/agents/default.md\ncreated {}\ncreated .gemini/settings.json\n",
+            p.home.join(".codex/config.toml").display()
+        )
     );
     let config = std::fs::read_to_string(p.dir.join(".tfc/config.toml")).expect("config");
     let masked = p.mask(&config);
@@ -147,7 +151,10 @@ fn init_writes_a_starter_config_once() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         out.stdout,
-        "kept .tfc/config.toml (already present)\nkept .tfc/agents/default.md (already present)\n"
+        format!(
+            "kept .tfc/config.toml (already present)\nkept .tfc/agents/default.md (already present)\nkept {} (already present)\nkept .gemini/settings.json (already present)\n",
+            p.home.join(".codex/config.toml").display()
+        )
     );
     assert_eq!(
         std::fs::read_to_string(p.dir.join(".tfc/config.toml")).expect("config"),

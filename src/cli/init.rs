@@ -22,7 +22,7 @@ pub struct InitArgs {
     #[arg(long)]
     dry_run: bool,
     /// Register `tfc mcp` with a coding-agent host: claude, codex, gemini, opencode or pi
-    /// (repeatable); `--host` alone: every host CLI found on PATH.
+    /// (repeatable); default (and `--host` alone): every host CLI found on PATH.
     #[arg(long, value_name = "HOST", num_args = 0..=1, default_missing_value = "found")]
     host: Vec<String>,
 }

@@ -43,17 +43,19 @@ pub fn run(a: McpArgs) -> Exit {
     Exit::Ok
 }
 
-/// The files `tfc init --host H…` writes (and the notes it prints): `found` stands for every
-/// host CLI on `PATH`. Each host's entry runs this binary (`<abs path of tfc> mcp`).
+/// The files `tfc init --host H…` writes (and the notes it prints): `found` (a bare `--host`)
+/// stands for every host CLI on `PATH`, and so does no `--host` at all, except that finding
+/// none is then no error. Each host's entry runs this binary (`<abs path of tfc> mcp`).
 pub(super) fn host_plan(
     names: &[String],
     root: &Path,
 ) -> Result<(Vec<super::init::Change>, Vec<String>), String> {
     use tfc::mcp::hosts::{Host, found_on_path, register};
-    if names.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
-    }
     let mut hosts = Vec::new();
+    if names.is_empty() {
+        // Plain `tfc init` (SPEC §13.4): every host CLI found on PATH; none found is fine.
+        hosts = found_on_path(&std::env::var_os("PATH").unwrap_or_default());
+    }
     for n in names {
         let add: Vec<Host> = if n == "found" {
             let found = found_on_path(&std::env::var_os("PATH").unwrap_or_default());
