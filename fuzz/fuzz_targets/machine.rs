@@ -16,10 +16,10 @@ use libfuzzer_sys::fuzz_target;
 use tfc::run::RunRecord;
 use tfc::run::journal;
 use tfc::run::machine::{
-    CallEnd, CallOutcome, Command, Decision, Event, Input, Machine, ScriptEnd, ScriptOutcome,
-    UsageData,
+    CacheHit, CallEnd, CallOutcome, Command, Decision, Event, Input, Machine, ScriptEnd,
+    ScriptOutcome, UsageData,
 };
-use tfc::value::Map;
+use tfc::value::{Map, Value};
 use tfc_fuzz::{machine_config, machine_flows};
 
 /// One outstanding command the world owes an answer to.
@@ -34,6 +34,7 @@ enum Owed {
     Scorer { op: u64 },
     Flow { op: u64 },
     Agents { op: u64 },
+    Cache { op: u64 },
 }
 
 struct Bytes<'a>(&'a [u8]);
@@ -152,6 +153,27 @@ fn answer(owed: &Owed, how: u8) -> Event {
             detail: None,
         },
         Owed::Flow { op } => Event::FlowLoaded { op, text: None },
+        // A miss, a corrupt entry (a miss with a warning), or a reusable `done` state.
+        Owed::Cache { op } => Event::CacheChecked {
+            op,
+            key: format!("{op:016x}"),
+            hit: (how % 3 == 2).then(|| {
+                Box::new(CacheHit {
+                    source: if how % 2 == 0 {
+                        "run-only"
+                    } else {
+                        "cross-run"
+                    }
+                    .into(),
+                    record: serde_json::json!({
+                        "status": "done",
+                        "output": OUTPUTS[usize::from(how) % OUTPUTS.len()],
+                        "attempts": 1,
+                    }),
+                })
+            }),
+            warning: (how % 3 == 1).then(|| "the cache entry is corrupt".to_owned()),
+        },
         Owed::Agents { op } => Event::AgentsResolved {
             op,
             run_id: "fuzz-sub".into(),
@@ -192,6 +214,13 @@ fn feed(
             Command::RunScorer { op, .. } => Some(Owed::Scorer { op }),
             Command::LoadFlow { op, .. } => Some(Owed::Flow { op }),
             Command::ResolveAgents { op, .. } => Some(Owed::Agents { op }),
+            Command::CacheLookup { op, .. } => Some(Owed::Cache { op }),
+            Command::CacheStore { key, record } => {
+                let done = matches!(&record, Value::Object(m)
+                    if m.get("status").and_then(Value::as_str) == Some("done"));
+                assert!(done, "cache entry {key} stored for a phase not done");
+                None
+            }
             Command::Finish(record) => {
                 finished.push(*record);
                 None
@@ -217,7 +246,7 @@ fuzz_target!(|data: &[u8]| {
     let flows = machine_flows();
     let pick = bytes.next().unwrap_or(0);
     let flow = flows[usize::from(pick) % flows.len()].clone();
-    let config = machine_config(pick & 0x80 != 0);
+    let config = machine_config(pick & 0x80 != 0, pick & 0x40 != 0);
     let mut m = Machine::new(flow.clone(), Map::default(), config.clone());
     let (mut owed, mut finished, mut inputs) = (Vec::new(), Vec::new(), Vec::new());
     let mut at = 1_000u64;

@@ -156,11 +156,13 @@ pub fn machine_flows() -> &'static [std::sync::Arc<tfc::flow::Flow>] {
     })
 }
 
-/// The configuration the machine targets run with.
-pub fn machine_config(ask: bool) -> tfc::run::machine::Config {
+/// The configuration the machine targets run with: `ask` for approvals, `lookups` for phases
+/// asking for reusable states (as in a resumed run).
+pub fn machine_config(ask: bool, lookups: bool) -> tfc::run::machine::Config {
     tfc::run::machine::Config {
         run_id: "fuzz".into(),
         ask,
+        lookups,
         max_output: 1 << 20,
         max_prompt: 1 << 20,
         ..tfc::run::machine::Config::default()
