@@ -271,6 +271,7 @@ impl Machine {
                 attempts: r.attempts,
                 tokens: r.usage.billable_tokens(),
                 cost_usd: r.usage.cost_usd,
+                facts: super::Facts::of(&self.flow.phases[i], r, None),
             };
             self.out.push(Command::Progress(note));
         }
