@@ -242,7 +242,7 @@ fn on_a_terminal_elapsed_time_ticks_and_errors_are_whole_and_cut() {
     let agent = format!(
         r#"p=$(cat); case "$p" in slow*) sleep 1.5; echo '[1,2]';; fail*) echo "one" >&2; echo "{long}" >&2; echo "three" >&2; exit 1;; *) echo ok;; esac"#
     );
-    let dir = project("view-tty", &flow, &agent);
+    let dir = project("view-tty", flow, &agent);
     let Some(raw) = on_a_terminal(&dir, "", 60) else {
         return;
     };
