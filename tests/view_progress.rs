@@ -283,3 +283,50 @@ fn on_a_terminal_elapsed_time_ticks_and_errors_are_whole_and_cut() {
     assert!(last.starts_with("run tty-"), "{lines:#?}");
     assert!(last.contains(" failed · "), "{last}");
 }
+
+#[test]
+fn on_a_terminal_an_approval_prompt_is_not_drawn_over() {
+    let flow = r#"{"name":"ap","phases":[
+ {"id":"slow","task":"slow"},
+ {"id":"ok","type":"approval","task":"go?"},
+ {"id":"end","dependsOn":["slow","ok"],"task":"end","final":true}
+]}"#;
+    let dir = project(
+        "view-tty-approval",
+        flow,
+        r#"p=$(cat); case "$p" in slow*) sleep 2;; esac; echo fine"#,
+    );
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("note: `script` (util-linux) is not installed; the terminal test is skipped");
+        return;
+    }
+    let tfc = env!("CARGO_BIN_EXE_tfc");
+    // The answer comes a second after the start, while `slow` is still running.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "(sleep 1; printf 'a\\n') | script -qfec 'stty cols 80 rows 30; exec {tfc} run flow.json --agent-cmd ./agent.sh' /dev/null"
+        ))
+        .current_dir(&dir)
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm")
+        .output()
+        .expect("run script");
+    let raw = String::from_utf8_lossy(&out.stdout);
+    let asked = raw
+        .find("[a]pprove / [r]eject / [e]dit note: ")
+        .unwrap_or_else(|| panic!("no prompt in {raw}"));
+    let decided = raw[asked..]
+        .find("✓ ok done")
+        .unwrap_or_else(|| panic!("the approval did not end: {raw}"))
+        + asked;
+    // While the prompt waits, the live area (with `slow` ticking) is not drawn over it.
+    assert!(!raw[asked..decided].contains('▶'), "{raw}");
+    assert!(!raw[asked..decided].contains("\x1b[2A"), "{raw}");
+    assert!(raw[decided..].contains("▶ slow"), "{raw}");
+    let lines = screen_lines(&raw);
+    assert!(
+        lines.last().is_some_and(|l| l.contains(" completed · ")),
+        "{lines:#?}"
+    );
+}
