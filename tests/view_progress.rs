@@ -67,6 +67,8 @@ fn plain_lines_tell_iterations_verdicts_reworks_items_and_errors() {
         "▶ fix running [iteration 3/5]",
         "✓ fix done (3 calls) [3/5 iterations, stopped: until]",
         "▶ review running [BLOCK: tests fail · rework 1/2]",
+        "▶ draft running: re-run by a gate's rework",
+        "✓ draft done (2 calls)",
         "✓ review done (2 calls) [PASS · rework 1/2]",
         "✓ each done (3 calls) [3/3 items]",
         "warning: bad: unresolved refs in task: {steps.draft.json.nope} — left intact (check dependsOn / placeholder spelling)",
@@ -76,7 +78,8 @@ fn plain_lines_tell_iterations_verdicts_reworks_items_and_errors() {
     }
     // Line-oriented: every progress line starts with its mark and phase id.
     for l in out.stderr.lines().filter(|l| l.starts_with('▶')) {
-        assert!(l.split(' ').nth(2) == Some("running"), "{l}");
+        let word = l.split(' ').nth(2).map(|w| w.trim_end_matches(':'));
+        assert_eq!(word, Some("running"), "{l}");
     }
     let s = summary(&out.stderr);
     let id = s.split(' ').nth(1).expect("run id");

@@ -72,7 +72,7 @@ impl View {
             let sink = ProgressSink(Arc::new(move |n: &ProgressNote<'_>| {
                 // Item-by-item fan-out progress is for the live view; plain output keeps to
                 // transitions (and a loop's iterations, a gate's verdicts and reworks).
-                if n.status == "running" && n.detail.is_some() {
+                if n.status == "running" && n.facts.items.is_some() {
                     return;
                 }
                 if n.status == "warning" {
