@@ -58,7 +58,8 @@ pub fn run(a: ReportArgs) -> Exit {
 
 /// `tfc run --report`: write `report.html` beside the run's record. A problem is a warning:
 /// the run's own exit code stands.
-pub fn after_run(run_json: &Path) {
+/// Returns the report's path when it was written.
+pub fn after_run(run_json: &Path) -> Option<std::path::PathBuf> {
     let dir = run_json.parent().unwrap_or(Path::new("."));
     let record = match std::fs::read(run_json) {
         Ok(bytes) => match parse_json(&String::from_utf8_lossy(&bytes)) {
@@ -68,7 +69,7 @@ pub fn after_run(run_json: &Path) {
                     "warning: no report: the run record {} is not valid JSON ({e}); try `tfc report` later",
                     run_json.display()
                 );
-                return;
+                return None;
             }
         },
         Err(e) => {
@@ -76,13 +77,19 @@ pub fn after_run(run_json: &Path) {
                 "warning: no report: cannot read the run record {}: {e}",
                 run_json.display()
             );
-            return;
+            return None;
         }
     };
     let path = dir.join("report.html");
     match write(&path, &render(dir, &record, None)) {
-        Ok(()) => sayln!("report: {}", path.display()),
-        Err(m) => sayln!("warning: no report: {m}"),
+        Ok(()) => {
+            sayln!("report: {}", path.display());
+            Some(path)
+        }
+        Err(m) => {
+            sayln!("warning: no report: {m}");
+            None
+        }
     }
 }
 

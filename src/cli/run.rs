@@ -247,6 +247,7 @@ pub(super) fn launch(
             );
         }
     }
+    let view = super::progress::View::start(color, a.quiet);
     let cancel = tfc::agent::CancelSource::new();
     let token = cancel.token();
     install_interrupts(cancel);
@@ -265,7 +266,7 @@ pub(super) fn launch(
         cwd: Some(cwd.clone()),
         default_idle_timeout_ms: roster.idle_timeout_ms(),
         run_id: a.run_id.clone(),
-        progress: Some(super::progress::sink(color)),
+        progress: Some(view.sink()),
         max_output_bytes: Some(roster.max_output_bytes()),
         max_prompt_bytes: Some(roster.max_prompt_bytes()),
         incremental: match (a.incremental, a.no_incremental) {
@@ -279,10 +280,13 @@ pub(super) fn launch(
     let interp = Interpreter::new(Arc::new(roster))
         .options(opts)
         .cancel_on(token);
-    let record = match smol::block_on(interp.run(
+    let started = std::time::Instant::now();
+    let ran = smol::block_on(interp.run(
         FlowSource::Checked(Box::new(flow), Box::new(source)),
         invocation,
-    )) {
+    ));
+    view.finish();
+    let record = match ran {
         Ok(r) => r,
         Err(RunError::Invalid {
             source,
@@ -339,20 +343,21 @@ pub(super) fn launch(
     for e in &record.store_errors {
         sayln!("error: the run record could not be fully written: {e}");
     }
+    let mut report = None;
     if a.report && dry_run {
         sayln!("note: a dry run keeps no run record, so --report writes no report");
     } else if a.report {
-        super::report::after_run(&run_json(&root, &record));
+        report = super::report::after_run(&run_json(&root, &record));
     }
+    let record_file = (!dry_run).then(|| run_json(&root, &record));
     sayln!(
-        "run {} {}{}",
-        record.run_id,
-        record.status.as_str(),
-        record
-            .reason
-            .as_ref()
-            .map(|r| format!(": {r}"))
-            .unwrap_or_default()
+        "{}",
+        summary(
+            &record,
+            started.elapsed(),
+            record_file.as_deref(),
+            report.as_deref()
+        )
     );
     ExitCode::from(match record.status {
         RunStatus::Completed => code::COMPLETED,
@@ -360,6 +365,40 @@ pub(super) fn launch(
         RunStatus::Blocked => code::BLOCKED,
         RunStatus::Paused => code::PAUSED,
     })
+}
+
+/// The run's one-line summary on stderr: `run <id> <status>[: <reason>] · <wall time> ·
+/// <calls> · tokens <in> in / <out> out[ · $<cost>][ · record <run.json>][ · report <html>]`
+/// (a reason over several lines is shown on one; the record keeps it whole).
+fn summary(
+    record: &RunRecord,
+    wall: std::time::Duration,
+    record_file: Option<&Path>,
+    report: Option<&Path>,
+) -> String {
+    let mut line = format!("run {} {}", record.run_id, record.status.as_str());
+    if let Some(r) = &record.reason {
+        line.push_str(": ");
+        line.push_str(&r.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    let calls: u32 = record.phases.values().map(|p| p.attempts).sum();
+    line.push_str(&format!(
+        " · {:.1}s · {calls} call{} · tokens {} in / {} out",
+        wall.as_secs_f64(),
+        if calls == 1 { "" } else { "s" },
+        record.usage.input,
+        record.usage.output
+    ));
+    if let Some(c) = record.usage.cost_usd {
+        line.push_str(&format!(" · ${c:.4}"));
+    }
+    if let Some(f) = record_file {
+        line.push_str(&format!(" · record {}", f.display()));
+    }
+    if let Some(f) = report {
+        line.push_str(&format!(" · report {}", f.display()));
+    }
+    line
 }
 
 /// A run id fit for `--run-id` (SPEC §10.2): `[A-Za-z0-9._-]+`, ≤ 160 chars, no `..`.
@@ -449,7 +488,7 @@ fn install_interrupts(cancel: tfc::agent::CancelSource) {
                 _ => ("interrupted", "Ctrl-C again to exit now"),
             };
             if seen == 1 {
-                sayln!("\n{name}: stopping ({again})");
+                super::progress::message(&format!("\n{name}: stopping ({again})"));
                 cancel.cancel();
             } else {
                 tfc::process::kill_all_groups();

@@ -97,6 +97,8 @@ pub struct ProgressNote<'a> {
     pub tokens: u64,
     /// Cost so far, when known.
     pub cost_usd: Option<f64>,
+    /// Items, loop iterations, gate verdicts and rework rounds, reuse.
+    pub facts: &'a super::machine::Facts,
 }
 
 /// A callback for progress notes.

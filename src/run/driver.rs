@@ -405,6 +405,7 @@ impl Driver {
                         attempts: p.attempts,
                         tokens: p.tokens,
                         cost_usd: p.cost_usd,
+                        facts: &p.facts,
                     });
                 }
             }

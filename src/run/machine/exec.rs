@@ -83,6 +83,8 @@ pub(crate) struct Exec {
     dir_op: Option<u64>,
     stage: Stage,
     kind: Option<Box<Kind>>,
+    /// What the progress display was last told of the running kind.
+    shown: Option<super::Facts>,
 }
 
 /// What a kind can ask of the machine while it handles an event.
@@ -169,6 +171,7 @@ impl Machine {
             dir_op: None,
             stage: Stage::New,
             kind: None,
+            shown: None,
         });
         // Ids are never reused: news of an ended execution's operations (a race's late
         // branches) must not reach another.
@@ -295,11 +298,40 @@ impl Exec {
                     return Step::Wait;
                 };
                 let step = kind.step(self, cx, ev);
+                if matches!(step, Step::Wait) {
+                    self.tell(cx, kind.live());
+                }
                 self.kind = Some(kind);
                 step
             }
             _ => Step::Wait,
         }
+    }
+
+    /// Tell the progress display when what it shows of this running phase changed (a loop's
+    /// next iteration, a gate's verdict or rework round).
+    fn tell(&mut self, cx: &mut Cx<'_>, live: Option<u32>) {
+        if !cx.cfg().progress || self.purpose != Purpose::Main || live.is_none() {
+            return;
+        }
+        let flow = cx.flow();
+        let phase = &flow.phases[self.index];
+        let facts = super::Facts::of(phase, &self.rec, live);
+        // The start already told the phase is running: only news is told.
+        if self.shown.as_ref().unwrap_or(&super::Facts::default()) == &facts {
+            return;
+        }
+        self.shown = Some(facts.clone());
+        let note = super::Progress {
+            phase: cx.node(&phase.id),
+            status: "running",
+            detail: None,
+            attempts: self.rec.attempts,
+            tokens: self.rec.usage.billable_tokens(),
+            cost_usd: self.rec.usage.cost_usd,
+            facts,
+        };
+        cx.push(Command::Progress(note));
     }
 
     /// Compute the phase's key; ask for a reusable state when one may exist (SPEC §10.4,

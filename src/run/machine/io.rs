@@ -425,6 +425,80 @@ pub struct Progress {
     pub tokens: u64,
     /// Cost so far.
     pub cost_usd: Option<f64>,
+    /// What a live view shows besides the status: items, iterations, verdicts, reuse.
+    pub facts: Facts,
+}
+
+/// The state of a phase a progress display shows besides its status (display only: nothing
+/// reads it back).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Facts {
+    /// An approval waiting for its decision (a terminal prompt may be asking).
+    pub approval: bool,
+    /// Fan-out items (`map`, `parallel`, `tournament`, `race`): (ended, total).
+    pub items: Option<(usize, usize)>,
+    /// A loop: (iteration running or last made, `maxIterations`).
+    pub iteration: Option<(u32, u32)>,
+    /// A loop that ended: why (`until`, `converged`, `max`, `budget`, `failed`).
+    pub stop: Option<&'static str>,
+    /// A gate's latest verdict: `pass` or `block`.
+    pub verdict: Option<&'static str>,
+    /// Why the gate blocked.
+    pub reason: Option<String>,
+    /// A gate with `onBlock: "retry"`: (rework round, `retry.max`); while a rework runs,
+    /// the round in progress.
+    pub rework: Option<(u32, u32)>,
+    /// `run-only` or `cross-run` when the phase's state was reused instead of run.
+    pub cache_hit: Option<&'static str>,
+}
+
+impl Facts {
+    /// The facts of `phase` from its record; `live`: what the running kind adds (a loop's
+    /// iteration, a gate's rework round in progress).
+    pub(crate) fn of(
+        phase: &crate::flow::Phase,
+        rec: &super::super::record::PhaseRecord,
+        live: Option<u32>,
+    ) -> Facts {
+        use crate::flow::{OnBlock, PhaseType};
+        let mut f = Facts {
+            approval: phase.ty() == PhaseType::Approval,
+            cache_hit: rec.cache_hit,
+            ..Facts::default()
+        };
+        if let Some(items) = &rec.items {
+            let ended = items.iter().filter(|i| i.status.ended()).count();
+            f.items = Some((ended, items.len()));
+        }
+        match phase.ty() {
+            PhaseType::Loop => {
+                let max = phase.loop_fields().max_iterations.floor().clamp(1.0, 100.0) as u32;
+                match &rec.loop_info {
+                    Some(l) => {
+                        f.iteration = Some((l.iterations, max));
+                        f.stop = Some(l.stop);
+                    }
+                    None => f.iteration = live.map(|i| (i, max)),
+                }
+            }
+            PhaseType::Gate => {
+                if let Some(g) = &rec.gate {
+                    f.verdict = Some(g.verdict);
+                    f.reason = g.reason.clone();
+                }
+                if phase.gate_fields().on_block == OnBlock::Retry {
+                    let max = phase
+                        .retry
+                        .as_ref()
+                        .map_or(1, |r| r.value.max.floor().max(0.0) as u32);
+                    let round = live.or(rec.gate.as_ref().and_then(|g| g.rounds));
+                    f.rework = round.filter(|&r| r > 0).map(|r| (r, max));
+                }
+            }
+            _ => {}
+        }
+        f
+    }
 }
 
 /// A working directory to prepare (SPEC §3.1 `cwd`).

@@ -23,8 +23,8 @@ use indexmap::IndexMap;
 
 pub use cache::CacheHit;
 pub use io::{
-    CallDir, CallEnd, CallOutcome, CallRequest, Command, Decision, DirSpec, Event, Input, Line,
-    Progress, ScriptEnd, ScriptOutcome, ScriptRequest, UsageData,
+    CallDir, CallEnd, CallOutcome, CallRequest, Command, Decision, DirSpec, Event, Facts, Input,
+    Line, Progress, ScriptEnd, ScriptOutcome, ScriptRequest, UsageData,
 };
 
 use super::record::{PhaseRecord, RunRecord, RunStatus, timestamp};
@@ -478,6 +478,7 @@ impl Machine {
                 attempts: 0,
                 tokens: 0,
                 cost_usd: None,
+                facts: Facts::default(),
             }));
         }
     }

@@ -271,6 +271,7 @@ impl Machine {
                 attempts: r.attempts,
                 tokens: r.usage.billable_tokens(),
                 cost_usd: r.usage.cost_usd,
+                facts: super::Facts::of(&self.flow.phases[i], r, None),
             };
             self.out.push(Command::Progress(note));
         }
@@ -376,6 +377,18 @@ impl Machine {
         };
         let d = j.deps[j.next];
         let depth = j.depth + 1;
+        if self.cfg.progress {
+            let note = Progress {
+                phase: self.node(&self.flow.phases[d].id),
+                status: "running",
+                detail: Some("re-run by a gate's rework".to_owned()),
+                attempts: self.recs[d].attempts,
+                tokens: self.recs[d].usage.billable_tokens(),
+                cost_usd: self.recs[d].usage.cost_usd,
+                facts: super::Facts::default(),
+            };
+            self.out.push(Command::Progress(note));
+        }
         let scope = self.scope(d);
         let mut fresh = PhaseRecord::new(self.flow.phases[d].ty());
         fresh.agent = self.recs[d].agent.clone();
@@ -411,6 +424,7 @@ impl Machine {
         )));
         self.recs[d] = rec;
         self.versions[d] += 1;
+        self.progress(d);
         if good && more && !self.aborted && self.meter.over().is_none() {
             self.rework_next(job);
             return;

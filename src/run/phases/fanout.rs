@@ -353,6 +353,10 @@ impl Fanout {
                 attempts: ex.rec.attempts,
                 tokens: self.usage.billable_tokens(),
                 cost_usd: self.usage.cost_usd,
+                facts: super::super::machine::Facts {
+                    items: Some((self.finished, self.count)),
+                    ..Default::default()
+                },
             };
             cx.push(super::super::machine::Command::Progress(note));
         }

@@ -51,6 +51,8 @@ struct Scoring {
 #[derive(Debug, Default)]
 pub(crate) struct Gate {
     rounds: u32,
+    /// A rework (round `rounds + 1`) is running.
+    reworking: bool,
     scoring: Scoring,
 }
 
@@ -95,14 +97,17 @@ impl Gate {
             }
             // Over the budget (or aborted) meanwhile: no new round; the last block stands.
             KindEvent::Reworked(Some(_)) if cx.aborted() || cx.over().is_some() => {
+                self.reworking = false;
                 return self.block_now(ex, phase);
             }
             KindEvent::Reworked(Some(scope)) => {
                 ex.scope = scope;
+                self.reworking = false;
                 self.rounds += 1;
                 self.round(ex, cx, phase)
             }
             KindEvent::Reworked(None) => {
+                self.reworking = false;
                 return self.block_now(ex, phase);
             }
             _ => None,
@@ -142,12 +147,18 @@ impl Gate {
                     rounds: (phase.gate_fields().on_block == OnBlock::Retry).then_some(self.rounds),
                 });
                 if can_retry && !deps.is_empty() {
+                    self.reworking = true;
                     cx.rework(deps, ex.rework_depth);
                     return Step::Wait;
                 }
                 self.block_now(ex, phase)
             }
         }
+    }
+
+    /// The rework round a progress display shows: the one running, else the last done.
+    pub(crate) fn live_round(&self) -> u32 {
+        self.rounds + u32::from(self.reworking)
     }
 
     /// End with the block of the last round.

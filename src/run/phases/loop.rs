@@ -56,6 +56,11 @@ impl Default for Loop {
 }
 
 impl Loop {
+    /// The iteration running (or the last one started), for progress displays.
+    pub(crate) fn iteration(&self) -> u32 {
+        self.i
+    }
+
     pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
         let flow = cx.flow();
         let phase = &flow.phases[ex.index];

@@ -72,6 +72,18 @@ impl Kind {
     }
 }
 
+impl Kind {
+    /// What a progress display shows of the running kind beyond its record: a loop's
+    /// iteration, a gate's rework round.
+    pub(crate) fn live(&self) -> Option<u32> {
+        match self {
+            Kind::Loop(s) => Some(s.iteration()).filter(|&i| i > 0),
+            Kind::Gate(s) => Some(s.live_round()),
+            _ => None,
+        }
+    }
+}
+
 /// Whether a phase of this kind calls its own `agent`.
 pub(crate) fn runs_agent(p: &Phase) -> bool {
     !matches!(
