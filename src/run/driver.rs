@@ -76,6 +76,17 @@ pub(crate) struct Driver {
     cmds: Vec<Command>,
     /// The text of the journal line being written (reused).
     line: String,
+    /// Each phase's last `run.json` text, reused while its record is unchanged.
+    texts: PhaseTexts,
+}
+
+/// The `run.json` text of each phase as last written, with the record it was written from:
+/// a rewrite serialises only the phases whose record changed since.
+#[derive(Default)]
+pub(crate) struct PhaseTexts {
+    by_id: HashMap<String, (super::record::PhaseRecord, String)>,
+    /// The last phase text made, for runs of equal records (every pending phase of a chain).
+    last: Option<(super::record::PhaseRecord, String)>,
 }
 
 impl Driver {
@@ -112,6 +123,7 @@ impl Driver {
             finished: None,
             cmds: Vec::new(),
             line: String::new(),
+            texts: PhaseTexts::default(),
         }
     }
 
@@ -150,6 +162,7 @@ impl Driver {
                 self.def.as_ref(),
                 &self.cwd,
                 &self.meta,
+                &mut self.texts,
             );
             self.store = Some(RunStore::create(root, &flow, &run_id, &value, &first)?);
         }
@@ -654,6 +667,7 @@ impl Driver {
             self.def.as_ref(),
             &self.cwd,
             &self.meta,
+            &mut self.texts,
         );
         for e in errors {
             self.store_error(e);
@@ -681,6 +695,7 @@ impl Driver {
             self.def.as_ref(),
             &self.cwd,
             &self.meta,
+            &mut self.texts,
         );
         for e in late {
             self.store_error(e);
@@ -746,6 +761,7 @@ pub(crate) fn write_input_line(input: &Input, out: &mut String) {
     out.push('}');
 }
 
+#[allow(clippy::too_many_arguments)]
 fn stored_value_with_errors(
     record: &mut RunRecord,
     store_errors: &[String],
@@ -754,14 +770,16 @@ fn stored_value_with_errors(
     def: Option<&Value>,
     cwd: &Path,
     meta: &crate::value::Map,
+    texts: &mut PhaseTexts,
 ) -> (String, Vec<std::io::Error>) {
     record.store_errors = store_errors.to_vec();
-    stored_value(record, versions, store, def, cwd, meta)
+    stored_value(record, versions, store, def, cwd, meta, texts)
 }
 
 /// `run.json`: the record plus `def`, `cwd`, `tfcVersion`; outputs over
 /// [`INLINE_OUTPUT_MAX`](super::store::INLINE_OUTPUT_MAX) are kept in files of their own, each
 /// written once per result version.
+#[allow(clippy::too_many_arguments)]
 fn stored_value(
     record: &RunRecord,
     versions: &[u64],
@@ -769,6 +787,7 @@ fn stored_value(
     def: Option<&Value>,
     cwd: &Path,
     meta: &crate::value::Map,
+    texts: &mut PhaseTexts,
 ) -> (String, Vec<std::io::Error>) {
     let limit = super::store::INLINE_OUTPUT_MAX;
     let mut errors = Vec::new();
@@ -814,6 +833,12 @@ fn stored_value(
         }
         out.push('{');
         for (k, (id, p)) in record.phases.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            newline(&mut out, 2);
+            write_string(id, &mut out);
+            out.push_str(": ");
             let version = versions.get(k).copied().unwrap_or(0);
             let value = match store.as_deref_mut() {
                 Some(store) if p.output.len() > limit => {
@@ -825,14 +850,28 @@ fn stored_value(
                         }
                     }
                 }
-                _ => p.to_value(),
+                _ => {
+                    // Inline output: the text depends on the record alone.
+                    if let Some((r, t)) = texts.by_id.get(id.as_str())
+                        && r == p
+                    {
+                        out.push_str(t);
+                        continue;
+                    }
+                    let text = match &texts.last {
+                        Some((r, t)) if r == p => t.clone(),
+                        _ => {
+                            let mut t = String::new();
+                            write_readable_at(&p.to_value(), &mut t, 2);
+                            texts.last = Some((p.clone(), t.clone()));
+                            t
+                        }
+                    };
+                    out.push_str(&text);
+                    texts.by_id.insert(id.clone(), (p.clone(), text));
+                    continue;
+                }
             };
-            if k > 0 {
-                out.push(',');
-            }
-            newline(&mut out, 2);
-            write_string(id, &mut out);
-            out.push_str(": ");
             write_readable_at(&value, &mut out, 2);
         }
         newline(&mut out, 1);
@@ -1033,7 +1072,16 @@ mod stored_tests {
         let def = crate::json::parse(flow).root.expect("json").to_value();
         let mut meta = Map::default();
         meta.insert("flowDefHash".into(), Value::from("0123"));
-        let (text, errors) = stored_value(&record, &[], None, Some(&def), Path::new("/w"), &meta);
+        let mut texts = PhaseTexts::default();
+        let (text, errors) = stored_value(
+            &record,
+            &[],
+            None,
+            Some(&def),
+            Path::new("/w"),
+            &meta,
+            &mut texts,
+        );
         assert!(errors.is_empty());
         let mut whole = record.to_value();
         if let Value::Object(m) = &mut whole {
@@ -1043,9 +1091,39 @@ mod stored_tests {
             m.insert("flowDefHash".into(), Value::from("0123"));
         }
         assert_eq!(text, whole.to_pretty_json());
+        // Again, from the texts kept, after one phase changed.
+        if let Some(p) = record.phases.get_mut("a") {
+            p.output = "changed".into();
+        }
+        let (again, _) = stored_value(
+            &record,
+            &[],
+            None,
+            Some(&def),
+            Path::new("/w"),
+            &meta,
+            &mut texts,
+        );
+        let mut whole = record.to_value();
+        if let Value::Object(m) = &mut whole {
+            m.insert("def".into(), def.clone());
+            m.insert("cwd".into(), Value::from("/w"));
+            m.insert("tfcVersion".into(), Value::from(env!("CARGO_PKG_VERSION")));
+            m.insert("flowDefHash".into(), Value::from("0123"));
+        }
+        assert!(again.contains("\"output\": \"changed\""));
+        assert_eq!(again, whole.to_pretty_json());
         // No phases at all.
         record.phases.clear();
-        let (text, _) = stored_value(&record, &[], None, None, Path::new("/w"), &meta);
+        let (text, _) = stored_value(
+            &record,
+            &[],
+            None,
+            None,
+            Path::new("/w"),
+            &meta,
+            &mut PhaseTexts::default(),
+        );
         assert_eq!(text, record.to_value().to_pretty_json());
     }
 

@@ -171,9 +171,12 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
     let path = dir.join("run.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let record = crate::json::parse(&text)
-        .root
-        .map(|r| r.to_value())
+    // serde's parser first (the fast path); records nested deeper than it accepts go
+    // through the project's own parser, which has no depth limit.
+    let record = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .map(|v| Value::from(&v))
+        .or_else(|| crate::json::parse(&text).root.map(|r| r.to_value()))
         .ok_or_else(|| {
             format!(
                 "{} is not valid JSON; the run cannot be resumed",
