@@ -84,7 +84,8 @@ pub(crate) struct Driver {
 /// a rewrite serialises only the phases whose record changed since.
 #[derive(Default)]
 pub(crate) struct PhaseTexts {
-    by_id: HashMap<String, (super::record::PhaseRecord, String)>,
+    /// By the phase's place in the record: its id, record and text.
+    at: Vec<Option<(String, super::record::PhaseRecord, String)>>,
     /// The last phase text made, for runs of equal records (every pending phase of a chain).
     last: Option<(super::record::PhaseRecord, String)>,
 }
@@ -150,13 +151,12 @@ impl Driver {
             if matches!(cmds.first(), Some(Command::Journal(Line::Event(_)))) {
                 cmds.remove(0);
             }
-            let (record, versions) = self.machine.snapshot();
-            let mut record = record.clone();
+            let (record, versions) = self.machine.snapshot_mut();
             record.store_errors = self.store_errors.clone();
             let flow = record.flow.clone();
             let run_id = record.run_id.clone();
             let (value, _) = stored_value(
-                &record,
+                record,
                 &versions,
                 None,
                 self.def.as_ref(),
@@ -852,7 +852,8 @@ fn stored_value(
                 }
                 _ => {
                     // Inline output: the text depends on the record alone.
-                    if let Some((r, t)) = texts.by_id.get(id.as_str())
+                    if let Some(Some((i, r, t))) = texts.at.get(k)
+                        && i == id
                         && r == p
                     {
                         out.push_str(t);
@@ -868,7 +869,12 @@ fn stored_value(
                         }
                     };
                     out.push_str(&text);
-                    texts.by_id.insert(id.clone(), (p.clone(), text));
+                    if texts.at.len() <= k {
+                        texts
+                            .at
+                            .resize_with(record.phases.len().max(k + 1), || None);
+                    }
+                    texts.at[k] = Some((id.clone(), p.clone(), text));
                     continue;
                 }
             };
