@@ -74,6 +74,20 @@ pub(crate) struct Driver {
     finished: Option<Box<RunRecord>>,
     /// The commands of the input being handled (reused).
     cmds: Vec<Command>,
+    /// The text of the journal line being written (reused).
+    line: String,
+    /// Each phase's last `run.json` text, reused while its record is unchanged.
+    texts: PhaseTexts,
+}
+
+/// The `run.json` text of each phase as last written, with the record it was written from:
+/// a rewrite serialises only the phases whose record changed since.
+#[derive(Default)]
+pub(crate) struct PhaseTexts {
+    /// By the phase's place in the record: its id, record and text.
+    at: Vec<Option<(String, super::record::PhaseRecord, String)>>,
+    /// The last phase text made, for runs of equal records (every pending phase of a chain).
+    last: Option<(super::record::PhaseRecord, String)>,
 }
 
 impl Driver {
@@ -109,6 +123,8 @@ impl Driver {
             store_errors: Vec::new(),
             finished: None,
             cmds: Vec::new(),
+            line: String::new(),
+            texts: PhaseTexts::default(),
         }
     }
 
@@ -135,18 +151,18 @@ impl Driver {
             if matches!(cmds.first(), Some(Command::Journal(Line::Event(_)))) {
                 cmds.remove(0);
             }
-            let (record, versions) = self.machine.snapshot();
-            let mut record = record.clone();
+            let (record, versions) = self.machine.snapshot_mut();
             record.store_errors = self.store_errors.clone();
             let flow = record.flow.clone();
             let run_id = record.run_id.clone();
             let (value, _) = stored_value(
-                &record,
+                record,
                 &versions,
                 None,
                 self.def.as_ref(),
                 &self.cwd,
                 &self.meta,
+                &mut self.texts,
             );
             self.store = Some(RunStore::create(root, &flow, &run_id, &value, &first)?);
         }
@@ -466,7 +482,15 @@ impl Driver {
         };
         let r = match line {
             Line::Event(v) => store.append(&v),
-            Line::Input(input) => store.append_text(&input_line(&input)),
+            Line::Input(input) => {
+                let mut line = std::mem::take(&mut self.line);
+                line.clear();
+                write_input_line(&input, &mut line);
+                line.push('\n');
+                let r = store.append_raw(&line);
+                self.line = line;
+                r
+            }
         };
         if let Err(e) = r {
             self.store_error(e);
@@ -644,6 +668,7 @@ impl Driver {
             self.def.as_ref(),
             &self.cwd,
             &self.meta,
+            &mut self.texts,
         );
         for e in errors {
             self.store_error(e);
@@ -671,6 +696,7 @@ impl Driver {
             self.def.as_ref(),
             &self.cwd,
             &self.meta,
+            &mut self.texts,
         );
         for e in late {
             self.store_error(e);
@@ -705,22 +731,38 @@ fn flow_def_hash(def: &Value) -> crate::value::Map {
 }
 
 /// The journal line of an input.
+#[cfg(test)]
 pub(crate) fn input_line(input: &Input) -> String {
-    let mut m = serde_json::Map::new();
-    m.insert("type".into(), serde_json::Value::from("input"));
-    m.insert(
-        "ts".into(),
-        serde_json::Value::from(super::record::timestamp(
-            std::time::UNIX_EPOCH + Duration::from_millis(input.at),
-        )),
-    );
-    m.insert(
-        "input".into(),
-        serde_json::to_value(input).unwrap_or(serde_json::Value::Null),
-    );
-    serde_json::Value::Object(m).to_string()
+    let mut out = String::new();
+    write_input_line(input, &mut out);
+    out
 }
 
+/// [`input_line`] appended to `out` (no newline): the input is serialised straight into the
+/// text, with no intermediate JSON tree.
+pub(crate) fn write_input_line(input: &Input, out: &mut String) {
+    out.push_str("{\"type\":\"input\",\"ts\":\"");
+    out.push_str(&super::record::timestamp(
+        std::time::UNIX_EPOCH + Duration::from_millis(input.at),
+    ));
+    out.push_str("\",\"input\":");
+    // Serialising an `Input` cannot fail (string keys only); were it to, the line says null.
+    let start = out.len();
+    let mut bytes = std::mem::take(out).into_bytes();
+    if serde_json::to_writer(&mut bytes, input).is_err() {
+        bytes.truncate(start);
+        bytes.extend_from_slice(b"null");
+    }
+    *out = String::from_utf8(bytes).unwrap_or_else(|e| {
+        let mut b = e.into_bytes();
+        b.truncate(start);
+        b.extend_from_slice(b"null");
+        String::from_utf8_lossy(&b).into_owned()
+    });
+    out.push('}');
+}
+
+#[allow(clippy::too_many_arguments)]
 fn stored_value_with_errors(
     record: &mut RunRecord,
     store_errors: &[String],
@@ -729,14 +771,16 @@ fn stored_value_with_errors(
     def: Option<&Value>,
     cwd: &Path,
     meta: &crate::value::Map,
-) -> (Value, Vec<std::io::Error>) {
+    texts: &mut PhaseTexts,
+) -> (String, Vec<std::io::Error>) {
     record.store_errors = store_errors.to_vec();
-    stored_value(record, versions, store, def, cwd, meta)
+    stored_value(record, versions, store, def, cwd, meta, texts)
 }
 
 /// `run.json`: the record plus `def`, `cwd`, `tfcVersion`; outputs over
 /// [`INLINE_OUTPUT_MAX`](super::store::INLINE_OUTPUT_MAX) are kept in files of their own, each
 /// written once per result version.
+#[allow(clippy::too_many_arguments)]
 fn stored_value(
     record: &RunRecord,
     versions: &[u64],
@@ -744,48 +788,105 @@ fn stored_value(
     def: Option<&Value>,
     cwd: &Path,
     meta: &crate::value::Map,
-) -> (Value, Vec<std::io::Error>) {
+    texts: &mut PhaseTexts,
+) -> (String, Vec<std::io::Error>) {
     let limit = super::store::INLINE_OUTPUT_MAX;
     let mut errors = Vec::new();
-    let mut k = 0;
-    let mut v = record.to_value_with(|key, p| {
-        let version = versions.get(k).copied().unwrap_or(0);
-        k += 1;
-        match store.as_deref_mut() {
-            Some(store) if p.output.len() > limit => {
-                match store.externalize(key, version, &p.output, p.json.as_ref()) {
-                    Ok(files) => p.to_value_stored(Some(&files)),
-                    Err(e) => {
-                        errors.push(e);
-                        p.to_value()
-                    }
-                }
+    let mut m = record.fields();
+    if record.final_output.len() > limit
+        && let Some(store) = store.as_deref_mut()
+    {
+        match store.final_output(&record.final_output) {
+            Ok(file) => {
+                m.insert("finalOutput".into(), Value::Null);
+                m.insert("finalOutputFile".into(), Value::from(file));
             }
-            _ => p.to_value(),
-        }
-    });
-    if let Value::Object(m) = &mut v {
-        if record.final_output.len() > limit
-            && let Some(store) = store
-        {
-            match store.final_output(&record.final_output) {
-                Ok(file) => {
-                    m.insert("finalOutput".into(), Value::Null);
-                    m.insert("finalOutputFile".into(), Value::from(file));
-                }
-                Err(e) => errors.push(e),
-            }
-        }
-        if let Some(def) = def {
-            m.insert("def".into(), def.clone());
-            m.insert("cwd".into(), Value::from(cwd.display().to_string()));
-            m.insert("tfcVersion".into(), Value::from(env!("CARGO_PKG_VERSION")));
-            for (k, v) in meta {
-                m.insert(k.clone(), v.clone());
-            }
+            Err(e) => errors.push(e),
         }
     }
-    (v, errors)
+    if let Some(def) = def {
+        m.insert("def".into(), def.clone());
+        m.insert("cwd".into(), Value::from(cwd.display().to_string()));
+        m.insert("tfcVersion".into(), Value::from(env!("CARGO_PKG_VERSION")));
+        for (k, v) in meta {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    // Written member by member, each phase built, written and dropped in turn: the same
+    // text as the whole record's `to_pretty_json`, without a tree of the whole record.
+    use crate::value::{newline, write_readable_at, write_string};
+    let mut out = String::with_capacity(256 * (record.phases.len() + 4));
+    out.push('{');
+    for (i, (key, v)) in m.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        newline(&mut out, 1);
+        write_string(key, &mut out);
+        out.push_str(": ");
+        if key != "phases" {
+            write_readable_at(v, &mut out, 1);
+            continue;
+        }
+        if record.phases.is_empty() {
+            out.push_str("{}");
+            continue;
+        }
+        out.push('{');
+        for (k, (id, p)) in record.phases.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            newline(&mut out, 2);
+            write_string(id, &mut out);
+            out.push_str(": ");
+            let version = versions.get(k).copied().unwrap_or(0);
+            let value = match store.as_deref_mut() {
+                Some(store) if p.output.len() > limit => {
+                    match store.externalize(id, version, &p.output, p.json.as_ref()) {
+                        Ok(files) => p.to_value_stored(Some(&files)),
+                        Err(e) => {
+                            errors.push(e);
+                            p.to_value()
+                        }
+                    }
+                }
+                _ => {
+                    // Inline output: the text depends on the record alone.
+                    if let Some(Some((i, r, t))) = texts.at.get(k)
+                        && i == id
+                        && r == p
+                    {
+                        out.push_str(t);
+                        continue;
+                    }
+                    let text = match &texts.last {
+                        Some((r, t)) if r == p => t.clone(),
+                        _ => {
+                            let mut t = String::new();
+                            write_readable_at(&p.to_value(), &mut t, 2);
+                            texts.last = Some((p.clone(), t.clone()));
+                            t
+                        }
+                    };
+                    out.push_str(&text);
+                    if texts.at.len() <= k {
+                        texts
+                            .at
+                            .resize_with(record.phases.len().max(k + 1), || None);
+                    }
+                    texts.at[k] = Some((id.clone(), p.clone(), text));
+                    continue;
+                }
+            };
+            write_readable_at(&value, &mut out, 2);
+        }
+        newline(&mut out, 1);
+        out.push('}');
+    }
+    newline(&mut out, 0);
+    out.push('}');
+    (out, errors)
 }
 
 /// One attempt, with the wall timeout and the stop enforced here for every backend: the
@@ -939,4 +1040,139 @@ async fn code_compiles(language: &str, code: &str) -> (bool, Option<String>) {
     };
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+#[cfg(test)]
+mod stored_tests {
+    use super::*;
+    use crate::agent::{FnAgent, Outcome};
+    use crate::run::{Interpreter, RunOptions};
+    use crate::value::Map;
+
+    fn nested(depth: usize) -> Value {
+        let mut v = Value::from("leaf");
+        for i in 0..depth {
+            v = if i % 2 == 0 {
+                Value::Array(vec![Value::Number(i as f64), v])
+            } else {
+                let mut m = Map::default();
+                m.insert(format!("k{i}"), v);
+                Value::Object(m)
+            };
+        }
+        v
+    }
+
+    #[test]
+    fn the_record_is_written_piece_by_piece_as_its_whole_pretty_json() {
+        let flow = r#"{"name": "s", "phases": [{"id": "a", "task": "one"},
+            {"id": "b", "dependsOn": ["a"], "task": "two \"{steps.a.output}\""}]}"#;
+        let agent = FnAgent::new("echo", |req| Outcome::ok(format!("<{}>\n", req.prompt)));
+        let mut record = Interpreter::with_agent(agent)
+            .options(RunOptions::default())
+            .eval_text("s", flow, Map::default())
+            .expect("runs");
+        record.warnings.push("a: w".into());
+        if let Some(p) = record.phases.get_mut("b") {
+            p.json = Some(nested(150));
+        }
+        let def = crate::json::parse(flow).root.expect("json").to_value();
+        let mut meta = Map::default();
+        meta.insert("flowDefHash".into(), Value::from("0123"));
+        let mut texts = PhaseTexts::default();
+        let (text, errors) = stored_value(
+            &record,
+            &[],
+            None,
+            Some(&def),
+            Path::new("/w"),
+            &meta,
+            &mut texts,
+        );
+        assert!(errors.is_empty());
+        let mut whole = record.to_value();
+        if let Value::Object(m) = &mut whole {
+            m.insert("def".into(), def.clone());
+            m.insert("cwd".into(), Value::from("/w"));
+            m.insert("tfcVersion".into(), Value::from(env!("CARGO_PKG_VERSION")));
+            m.insert("flowDefHash".into(), Value::from("0123"));
+        }
+        assert_eq!(text, whole.to_pretty_json());
+        // Again, from the texts kept, after one phase changed.
+        if let Some(p) = record.phases.get_mut("a") {
+            p.output = "changed".into();
+        }
+        let (again, _) = stored_value(
+            &record,
+            &[],
+            None,
+            Some(&def),
+            Path::new("/w"),
+            &meta,
+            &mut texts,
+        );
+        let mut whole = record.to_value();
+        if let Value::Object(m) = &mut whole {
+            m.insert("def".into(), def.clone());
+            m.insert("cwd".into(), Value::from("/w"));
+            m.insert("tfcVersion".into(), Value::from(env!("CARGO_PKG_VERSION")));
+            m.insert("flowDefHash".into(), Value::from("0123"));
+        }
+        assert!(again.contains("\"output\": \"changed\""));
+        assert_eq!(again, whole.to_pretty_json());
+        // No phases at all.
+        record.phases.clear();
+        let (text, _) = stored_value(
+            &record,
+            &[],
+            None,
+            None,
+            Path::new("/w"),
+            &meta,
+            &mut PhaseTexts::default(),
+        );
+        assert_eq!(text, record.to_value().to_pretty_json());
+    }
+
+    #[test]
+    fn input_lines_are_written_as_their_json_tree_would_be() {
+        let reference = |input: &Input| {
+            let mut m = serde_json::Map::new();
+            m.insert("type".into(), serde_json::Value::from("input"));
+            m.insert(
+                "ts".into(),
+                serde_json::Value::from(super::super::record::timestamp(
+                    std::time::UNIX_EPOCH + Duration::from_millis(input.at),
+                )),
+            );
+            m.insert(
+                "input".into(),
+                serde_json::to_value(input).unwrap_or(serde_json::Value::Null),
+            );
+            serde_json::Value::Object(m).to_string()
+        };
+        let record = serde_json::json!({"status": "done", "output": "x\n\"y\"", "n": 1.5,
+            "big": 12345678901234567u64, "neg": -3, "list": [1, {"a": null}]});
+        let inputs = [
+            Input {
+                at: 1_800_000_000_123,
+                what: Event::Start,
+            },
+            Input {
+                at: 5,
+                what: Event::CacheChecked {
+                    op: 7,
+                    key: "00ff".into(),
+                    hit: Some(Box::new(super::super::machine::CacheHit {
+                        source: "run-only".into(),
+                        record,
+                    })),
+                    warning: Some("w\u{1}".into()),
+                },
+            },
+        ];
+        for i in &inputs {
+            assert_eq!(input_line(i), reference(i));
+        }
+    }
 }

@@ -423,6 +423,22 @@ impl RunRecord {
 
     /// The record with each phase's value made by `phase` (key, record).
     pub fn to_value_with(&self, mut phase: impl FnMut(&str, &PhaseRecord) -> Value) -> Value {
+        let mut o = self.fields();
+        o.insert(
+            "phases".into(),
+            Value::Object(
+                self.phases
+                    .iter()
+                    .map(|(k, p)| (k.clone(), phase(k, p)))
+                    .collect(),
+            ),
+        );
+        Value::Object(o)
+    }
+
+    /// The record's members in order, with `phases` as `null` (for writers that write the
+    /// phases one at a time, see [`RunRecord::to_value_with`]).
+    pub fn fields(&self) -> Map {
         let mut o = Map::default();
         o.insert("schemaVersion".into(), Value::Number(1.0));
         o.insert("runId".into(), Value::from(self.run_id.as_str()));
@@ -458,16 +474,8 @@ impl RunRecord {
         if self.replay {
             o.insert("replay".into(), Value::Bool(true));
         }
-        o.insert(
-            "phases".into(),
-            Value::Object(
-                self.phases
-                    .iter()
-                    .map(|(k, p)| (k.clone(), phase(k, p)))
-                    .collect(),
-            ),
-        );
-        Value::Object(o)
+        o.insert("phases".into(), Value::Null);
+        o
     }
 }
 

@@ -45,8 +45,53 @@ pub(crate) struct Lookup<'a> {
     pub now: u64,
 }
 
+/// How deep [`to_serde`] converts member by member; deeper values go through their JSON text.
+const DIRECT_DEPTH: usize = 48;
+
+/// The value as serde's JSON tree, with the numbers its JSON text would parse to.
 fn to_serde(v: &Value) -> serde_json::Value {
-    serde_json::from_str(&v.to_json()).unwrap_or(serde_json::Value::Null)
+    to_serde_at(v, 0)
+}
+
+fn to_serde_at(v: &Value, depth: usize) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        Value::Null => J::Null,
+        Value::Bool(b) => J::Bool(*b),
+        Value::String(s) => J::String(s.clone()),
+        Value::Number(n) => number(*n),
+        // Deep values: the text round trip (no recursion here, serde's own depth limit).
+        _ if depth >= DIRECT_DEPTH => {
+            serde_json::from_str(&v.to_json()).unwrap_or(serde_json::Value::Null)
+        }
+        Value::Array(a) => J::Array(a.iter().map(|x| to_serde_at(x, depth + 1)).collect()),
+        Value::Object(o) => J::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), to_serde_at(x, depth + 1)))
+                .collect(),
+        ),
+    }
+}
+
+/// A number as its JSON text reads back: integers as integers, non-finite as null.
+fn number(n: f64) -> serde_json::Value {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if !n.is_finite() {
+        serde_json::Value::Null
+    } else if n.fract() == 0.0 && n.abs() < EXACT {
+        if n == 0.0 {
+            // `-0` is written `0`.
+            serde_json::Value::from(0u64)
+        } else if n > 0.0 {
+            serde_json::Value::from(n as u64)
+        } else {
+            serde_json::Value::from(n as i64)
+        }
+    } else {
+        let mut text = String::new();
+        crate::value::write_number(n, &mut text);
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
+    }
 }
 
 /// Complete the key, then look in the parent's states and the cross-run store.
@@ -126,9 +171,12 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
     let path = dir.join("run.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let record = crate::json::parse(&text)
-        .root
-        .map(|r| r.to_value())
+    // serde's parser first (the fast path); records nested deeper than it accepts go
+    // through the project's own parser, which has no depth limit.
+    let record = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .map(|v| Value::from(&v))
+        .or_else(|| crate::json::parse(&text).root.map(|r| r.to_value()))
         .ok_or_else(|| {
             format!(
                 "{} is not valid JSON; the run cannot be resumed",

@@ -137,7 +137,7 @@ impl RunStore {
         root: &Path,
         flow: &str,
         run_id: &str,
-        record: &Value,
+        record: &str,
         first_event: &Value,
     ) -> std::io::Result<RunStore> {
         let parent = root.join(".tfc").join("runs").join(flow_dir_name(flow));
@@ -202,6 +202,14 @@ impl RunStore {
             .map_err(|e| annotate(e, &self.dir.join("journal.jsonl")))
     }
 
+    /// Append ready-made text (whole lines, each ending in a newline) and flush it.
+    pub fn append_raw(&mut self, lines: &str) -> std::io::Result<()> {
+        self.journal
+            .write_all(lines.as_bytes())
+            .and_then(|()| self.journal.flush())
+            .map_err(|e| annotate(e, &self.dir.join("journal.jsonl")))
+    }
+
     /// Whether a rewrite of `run.json` is allowed now (see [`MIN_INTERVAL`]).
     pub fn due(&self) -> bool {
         self.last_write
@@ -224,9 +232,9 @@ impl RunStore {
         self.dirty = true;
     }
 
-    /// Rewrite `run.json` atomically; `since`: when building the record began (the cost of
-    /// building and writing it sets the throttle).
-    pub fn save(&mut self, record: &Value, since: Instant) -> std::io::Result<()> {
+    /// Rewrite `run.json` (its JSON text) atomically; `since`: when building the record began
+    /// (the cost of building and writing it sets the throttle).
+    pub fn save(&mut self, record: &str, since: Instant) -> std::io::Result<()> {
         write_atomic(&self.dir, record).map_err(|e| annotate(e, &self.dir.join("run.json")))?;
         self.last_cost = since.elapsed();
         self.last_write = Some(Instant::now());
@@ -314,12 +322,14 @@ fn files(stem: &str, json: bool) -> OutputFiles {
     }
 }
 
-/// `run.json` in `dir`, via a temp file, fsync and rename.
-fn write_atomic(dir: &Path, record: &Value) -> std::io::Result<()> {
+/// `run.json` in `dir` (the record's text and a newline), via a temp file, fsync and rename.
+fn write_atomic(dir: &Path, record: &str) -> std::io::Result<()> {
     let tmp = dir.join("run.json.tmp");
-    let mut text = record.to_pretty_json();
-    text.push('\n');
-    write_file(&tmp, text.as_bytes())?;
+    let mut f = File::create(&tmp)?;
+    f.write_all(record.as_bytes())?;
+    f.write_all(b"\n")?;
+    f.sync_all()?;
+    drop(f);
     std::fs::rename(&tmp, dir.join("run.json"))
 }
 
@@ -372,7 +382,7 @@ mod tests {
     #[test]
     fn outputs_are_written_once_per_version() {
         let root = tempfile::tempdir().expect("temp dir");
-        let rec = Value::from("first");
+        let rec = Value::from("first").to_pretty_json();
         let ev = Value::from("start");
         let mut store = RunStore::create(root.path(), "f", "f-1", &rec, &ev).expect("create");
         assert!(store.dir().join("run.json").exists() && store.dir().join("lock").exists());

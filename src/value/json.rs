@@ -14,18 +14,25 @@ pub const READABLE_DEPTH: usize = 64;
 
 /// `JSON.stringify(v)`.
 pub fn write_compact(value: &Value, out: &mut String) {
-    write(value, out, 0);
+    write(value, out, 0, 0);
 }
 
 /// `JSON.stringify(v, null, 2)`.
 pub fn write_pretty(value: &Value, out: &mut String) {
-    write(value, out, usize::MAX);
+    write(value, out, usize::MAX, 0);
 }
 
 /// `JSON.stringify(v, null, 2)` for the first [`READABLE_DEPTH`] levels, compact below: the
 /// same text for every value of ordinary depth, and at most linear in size for any value.
 pub fn write_readable(value: &Value, out: &mut String) {
-    write(value, out, READABLE_DEPTH);
+    write(value, out, READABLE_DEPTH, 0);
+}
+
+/// [`write_readable`] of a value that is itself a member `depth` levels deep in a larger
+/// readable value: the same text that value's writing gives for it there, so a large
+/// document can be written piece by piece.
+pub fn write_readable_at(value: &Value, out: &mut String, depth: usize) {
+    write(value, out, READABLE_DEPTH, depth);
 }
 
 enum Frame<'a> {
@@ -33,8 +40,9 @@ enum Frame<'a> {
     Object(indexmap::map::Iter<'a, String, Value>, bool),
 }
 
-/// Writes `root`, indenting members nested at most `indented` levels deep (0: compact).
-fn write(root: &Value, out: &mut String, indented: usize) {
+/// Writes `root`, itself nested `base` levels deep, indenting members nested at most
+/// `indented` levels deep (0: compact).
+fn write(root: &Value, out: &mut String, indented: usize, base: usize) {
     let mut stack: Vec<Frame<'_>> = Vec::new();
     let mut next = Some(root);
     loop {
@@ -51,7 +59,7 @@ fn write(root: &Value, out: &mut String, indented: usize) {
                 scalar => write_scalar(scalar, out),
             }
         }
-        let depth = stack.len();
+        let depth = stack.len() + base;
         let Some(frame) = stack.last_mut() else {
             return;
         };
@@ -93,7 +101,7 @@ fn write(root: &Value, out: &mut String, indented: usize) {
 }
 
 /// A line break and the two-space indentation of `depth` levels.
-fn newline(out: &mut String, depth: usize) {
+pub(crate) fn newline(out: &mut String, depth: usize) {
     const SPACES: &str = "                                                                ";
     out.push('\n');
     let mut n = 2 * depth;

@@ -19,7 +19,8 @@ pub(crate) mod strategies;
 mod types;
 
 pub(crate) use js::{is_js_whitespace, js_trim, js_trim_end};
-pub use json::{READABLE_DEPTH, write_compact, write_pretty, write_readable};
+pub(crate) use json::newline;
+pub use json::{READABLE_DEPTH, write_compact, write_pretty, write_readable, write_readable_at};
 pub use number::write_number;
 pub(crate) use number::{format_number, js_number_value};
 pub use parse::{ParseError, parse_json};
