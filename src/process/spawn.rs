@@ -1,9 +1,11 @@
 //! Spawning a supervised process into a group of its own, and the event loop that drives it to
 //! its end: stdin written, stdout/stderr read, watchdogs, cancellation, the line handler.
 
+use std::ffi::{OsStr, OsString};
 use std::future::Future;
 use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
 use std::task::{Context, Poll};
@@ -25,6 +27,36 @@ use super::watchdog::Watchdog;
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
 const READ_CHUNK: usize = 64 * 1024;
 
+/// `program` as a path: a bare name is looked up on the child's `PATH` (absolute entries;
+/// the first executable file wins, as `execvp` would pick it). std spawns a program given by
+/// path with `posix_spawn` (no copy of this process's page tables), but falls back to
+/// `fork` for a bare name under a `PATH` of the child's own — which costs milliseconds per
+/// call in a large run. A name not found (or a relative `PATH` entry before it) is left as it
+/// is, so the spawn reports it as before.
+fn program_path(program: &OsStr, env: &[(OsString, OsString)]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    let bare = PathBuf::from(program);
+    if program.as_bytes().contains(&b'/') || program.is_empty() {
+        return bare;
+    }
+    let Some((_, path)) = env.iter().rev().find(|(k, _)| k == "PATH") else {
+        return bare;
+    };
+    for dir in std::env::split_paths(path) {
+        if !dir.is_absolute() {
+            return bare;
+        }
+        let candidate = dir.join(program);
+        let executable = std::fs::metadata(&candidate)
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        if executable {
+            return candidate;
+        }
+    }
+    bare
+}
+
 /// Run a process, collecting its output ([`StdoutMode::Keep`]). `Err` only when it cannot be
 /// started (not found, not executable, bad working directory).
 pub async fn run_process(spec: ProcessSpec, cancel: Cancel) -> io::Result<ProcessResult> {
@@ -40,7 +72,7 @@ pub async fn run_process_lines(
 ) -> io::Result<ProcessResult> {
     let started = Instant::now();
     let mut watchdog = Watchdog::new(started, spec.idle_timeout, spec.wall_timeout);
-    let mut cmd = std::process::Command::new(&spec.program);
+    let mut cmd = std::process::Command::new(program_path(&spec.program, &spec.env));
     cmd.args(&spec.args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -332,5 +364,49 @@ impl Supervision {
         } else {
             Poll::Pending
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(path: &str) -> Vec<(OsString, OsString)> {
+        vec![("PATH".into(), path.into())]
+    }
+
+    #[test]
+    fn a_bare_name_is_found_on_the_childs_path() {
+        let found = program_path(OsStr::new("sh"), &env("/nonexistent:/bin:/usr/bin"));
+        assert!(found.is_absolute(), "{}", found.display());
+        assert!(found.ends_with("sh"));
+        // The first match wins, in PATH order.
+        assert_eq!(
+            program_path(OsStr::new("sh"), &env("/usr/bin:/bin")),
+            PathBuf::from("/usr/bin/sh")
+        );
+    }
+
+    #[test]
+    fn what_cannot_be_resolved_is_left_to_the_spawn() {
+        for (program, path) in [
+            ("./run.sh", "/bin"),
+            ("dir/tool", "/bin"),
+            ("sh", "relative/dir:/bin"),
+            ("no-such-program-tfc", "/bin:/usr/bin"),
+            ("", "/bin"),
+        ] {
+            assert_eq!(
+                program_path(OsStr::new(program), &env(path)),
+                PathBuf::from(program),
+                "{program} on {path}"
+            );
+        }
+        assert_eq!(program_path(OsStr::new("sh"), &[]), PathBuf::from("sh"));
+        // A directory or a file without an execute bit is not a program.
+        assert_eq!(
+            program_path(OsStr::new("tmp"), &env("/")),
+            PathBuf::from("tmp")
+        );
     }
 }
