@@ -108,6 +108,27 @@ impl Fanout {
         }
     }
 
+    /// Item `i` is done without a call: `output` reused under `key` (journaled as `item-end`).
+    fn reused(
+        &mut self,
+        cx: &mut Cx<'_>,
+        node: &str,
+        i: usize,
+        key: &str,
+        agent: String,
+        output: String,
+    ) {
+        item_end(cx, node, i, key, &output);
+        self.done[i] = Some(ItemDone {
+            index: i,
+            agent,
+            status: PhaseStatus::Done,
+            output,
+            error: None,
+        });
+        self.finished += 1;
+    }
+
     /// Start items while slots are free; merge when all have ended.
     fn fill(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Step {
         while self.running < self.width && self.next < self.count {
@@ -124,15 +145,7 @@ impl Fanout {
                     .filter(|(k, _)| *k == key)
                     .map(|(_, out)| out.clone());
                 if let Some(output) = reused {
-                    item_end(cx, &node, i, &key, &output);
-                    self.done[i] = Some(ItemDone {
-                        index: i,
-                        agent,
-                        status: PhaseStatus::Done,
-                        output,
-                        error: None,
-                    });
-                    self.finished += 1;
+                    self.reused(cx, &node, i, &key, agent, output);
                     continue;
                 }
                 self.keys[i] = Some(key);
@@ -184,15 +197,7 @@ impl Fanout {
         });
         if let Some(output) = output {
             let node = cx.node(&format!("{}#{i}", phase.id));
-            item_end(cx, &node, i, &key, &output);
-            self.done[i] = Some(ItemDone {
-                index: i,
-                agent,
-                status: PhaseStatus::Done,
-                output,
-                error: None,
-            });
-            self.finished += 1;
+            self.reused(cx, &node, i, &key, agent, output);
             return;
         }
         self.keys[i] = Some(key);
