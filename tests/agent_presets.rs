@@ -21,11 +21,14 @@
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+mod mock;
+use mock::Mock;
 use tfc::agent::presets::{self, PresetConfig};
 use tfc::agent::{Agent, Cancel, Outcome, Request, StopReason, ToolPolicy, Usage};
 
@@ -76,70 +79,6 @@ fn setup(cli: &str) -> Option<Setup> {
         return None;
     }
     Some(Setup { clis, mockllm })
-}
-
-/// The mock provider on a free 127.0.0.1 port; killed when dropped.
-struct Mock {
-    child: Child,
-    url: String,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Mock {
-    fn start(mockllm: &Path, answers: &Value) -> Mock {
-        let dir = tempfile::tempdir().unwrap();
-        let answers_file = dir.path().join("answers.json");
-        fs::write(&answers_file, answers.to_string()).unwrap();
-        let log = dir.path().join("requests.jsonl");
-        let port_file = dir.path().join("port");
-        let child = Command::new("python3")
-            .arg(mockllm.join("server.py"))
-            .args(["--port", "0", "--answers"])
-            .arg(&answers_file)
-            .arg("--log")
-            .arg(&log)
-            .arg("--port-file")
-            .arg(&port_file)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the mock server");
-        let mut mock = Mock {
-            child,
-            url: String::new(),
-            log,
-            _dir: dir,
-        };
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            if let Ok(port) = fs::read_to_string(&port_file)
-                && !port.trim().is_empty()
-            {
-                mock.url = format!("http://127.0.0.1:{}", port.trim());
-                return mock;
-            }
-            assert!(Instant::now() < deadline, "the mock server did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// The logged requests.
-    fn requests(&self) -> Vec<Value> {
-        fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn answers() -> Value {
@@ -398,7 +337,8 @@ fn answer_and_failure(
     failed: impl Fn(&Outcome),
 ) {
     let Some(setup) = setup(cli) else { return };
-    let mock = Mock::start(&setup.mockllm, &answers());
+    let mock_dir = tempfile::tempdir().unwrap();
+    let mock = Mock::start(&setup.mockllm, mock_dir.path(), &answers());
 
     let home = Home::new();
     let agent = preset(&setup, cli, &mock, &home);
