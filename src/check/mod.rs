@@ -52,6 +52,10 @@ pub struct Checked {
     pub flow: Option<Flow>,
     /// Every problem found, errors and warnings, in file order.
     pub diagnostics: Vec<Diagnostic>,
+    /// The parsed document the flow was lowered from (`None` after a syntax error, or when
+    /// the check did not start from text): a run keeps it as its definition instead of
+    /// parsing the text a second time.
+    pub document: Option<crate::json::Node>,
 }
 
 impl Checked {
@@ -78,6 +82,7 @@ pub fn check_source(text: &str, lower_opts: &LowerOptions, opts: &CheckOptions<'
     Checked {
         flow: lowered.flow,
         diagnostics,
+        document: lowered.document,
     }
 }
 

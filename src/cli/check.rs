@@ -134,6 +134,7 @@ pub fn run(a: CheckArgs) -> Exit {
             Some(bytes) => tfc::check::Checked {
                 flow: None,
                 diagnostics: tfc::json::parse_bytes(bytes).diagnostics,
+                document: None,
             },
         };
         let file_errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();

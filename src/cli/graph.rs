@@ -83,6 +83,7 @@ pub fn run(a: GraphArgs) -> Exit {
         Checked {
             flow: None,
             diagnostics: tfc::json::parse_bytes(&bytes).diagnostics,
+            document: None,
         }
     };
     let color = Color::Auto.enabled();

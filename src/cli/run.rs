@@ -188,6 +188,7 @@ pub(super) fn launch(
         .collect();
     say!("{}", render_file(&shown, &source, color));
     let has_errors = checked.has_errors();
+    let document = checked.document.map(Box::new);
     let Some(flow) = checked.flow.filter(|_| !has_errors) else {
         sayln!("error: the flow has errors; nothing was run");
         return ExitCode::from(code::INVALID);
@@ -282,7 +283,11 @@ pub(super) fn launch(
         .cancel_on(token);
     let started = std::time::Instant::now();
     let ran = smol::block_on(interp.run(
-        FlowSource::Checked(Box::new(flow), Box::new(source)),
+        FlowSource::Checked {
+            flow: Box::new(flow),
+            source: Box::new(source),
+            document,
+        },
         invocation,
     ));
     view.finish();

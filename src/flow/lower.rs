@@ -29,6 +29,9 @@ pub struct Lowered {
     pub flow: Option<Flow>,
     /// Every problem found.
     pub diagnostics: Vec<Diagnostic>,
+    /// The parsed document, when [`lower_source`] parsed it (kept so a run can store it as
+    /// its definition without parsing the text again).
+    pub document: Option<Node>,
 }
 
 /// Parse flow text (JSON/JSONC) and lower it. Syntax errors stop before lowering.
@@ -43,11 +46,15 @@ pub fn lower_source(text: &str, opts: &LowerOptions) -> Lowered {
         _ => Lowered {
             flow: None,
             diagnostics: Vec::new(),
+            document: None,
         },
     };
     let mut diagnostics = parsed.diagnostics;
     diagnostics.append(&mut out.diagnostics);
     out.diagnostics = diagnostics;
+    if !syntax_failed {
+        out.document = parsed.root;
+    }
     out
 }
 
@@ -58,6 +65,7 @@ pub fn lower(root: &Node, opts: &LowerOptions) -> Lowered {
     Lowered {
         flow,
         diagnostics: l.diags,
+        document: None,
     }
 }
 

@@ -56,9 +56,17 @@ pub enum FlowSource {
     },
     /// An already-lowered flow (checked again before running).
     Flow(Box<Flow>),
-    /// A flow that passed `check_source` just now, with its source text (kept as the run
-    /// record's `def`): not checked a second time. Made by [`FlowSource::checked`].
-    Checked(Box<Flow>, Box<Source>),
+    /// A flow that passed `check_source` just now: not checked a second time. Made by
+    /// [`FlowSource::checked`].
+    Checked {
+        /// The lowered flow.
+        flow: Box<Flow>,
+        /// Its source text (for messages).
+        source: Box<Source>,
+        /// The document the check parsed, kept as the run record's `def` (`None`: the text
+        /// is parsed again when a store needs it).
+        document: Option<Box<crate::json::Node>>,
+    },
 }
 
 impl FlowSource {
@@ -67,9 +75,12 @@ impl FlowSource {
         if checked.has_errors() {
             return None;
         }
-        checked
-            .flow
-            .map(|f| FlowSource::Checked(Box::new(f), Box::new(source)))
+        let document = checked.document.map(Box::new);
+        checked.flow.map(|f| FlowSource::Checked {
+            flow: Box::new(f),
+            source: Box::new(source),
+            document,
+        })
     }
 }
 
@@ -220,7 +231,7 @@ impl Interpreter {
         source: FlowSource,
         invocation: Invocation,
     ) -> Result<RunRecord, RunError> {
-        let (flow, src) = load(source, &invocation, self.opts.cwd.clone())?;
+        let (flow, src, document) = load(source, &invocation, self.opts.cwd.clone())?;
         if let Some(cap) = self.opts.max_output_bytes {
             // Process backends read the cap when they build each call's process spec.
             crate::process::set_max_output(cap);
@@ -247,10 +258,13 @@ impl Interpreter {
             _ => None,
         };
         // The definition: kept in `run.json`, and the source of each phase's `phasefp:` key
-        // part (keys are computed only when a store keeps them).
-        let def = store_root
-            .as_ref()
-            .and_then(|_| crate::json::parse(&src.text).root.map(|r| r.to_value()));
+        // part (keys are computed only when a store keeps them). The check's parse is reused;
+        // the text is parsed again only for a checked source that did not keep its document.
+        let def = store_root.as_ref().and_then(|_| match &document {
+            Some(doc) => Some(doc.to_value()),
+            None => crate::json::parse(&src.text).root.map(|r| r.to_value()),
+        });
+        drop(document);
         let fps = def
             .as_ref()
             .map(|d| cache::phase_fps(d, flow.phases.len()))
@@ -392,14 +406,21 @@ fn agent_def(a: &crate::agent::ResolvedAgent) -> String {
     cache::key::canonical_json(&crate::value::Value::Object(m))
 }
 
+/// A loaded flow: the IR, its source, and the parsed document when there was text to parse.
+type Loaded = (Flow, Source, Option<Box<crate::json::Node>>);
+
 /// Read, lower and check a flow source; errors and bad arguments stop here.
 fn load(
     source: FlowSource,
     invocation: &Invocation,
     cwd: Option<PathBuf>,
-) -> Result<(Flow, Source), RunError> {
+) -> Result<Loaded, RunError> {
     let (name, text, default_name) = match source {
-        FlowSource::Checked(flow, src) => return Ok((*flow, *src)),
+        FlowSource::Checked {
+            flow,
+            source,
+            document,
+        } => return Ok((*flow, *source, document)),
         FlowSource::Flow(flow) => {
             let src = Source::new(flow.name.clone(), String::new());
             let diags = crate::check::check_flow(
@@ -415,7 +436,7 @@ fn load(
                     diagnostics: diags,
                 });
             }
-            return Ok((*flow, src));
+            return Ok((*flow, src, None));
         }
         FlowSource::Path(p) => {
             let text = std::fs::read_to_string(&p)
@@ -440,7 +461,7 @@ fn load(
         });
     }
     let flow = checked.flow.expect("checked above");
-    Ok((flow, src))
+    Ok((flow, src, checked.document.map(Box::new)))
 }
 
 /// Every agent name a flow (and its inline defs) uses.

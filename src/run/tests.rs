@@ -845,3 +845,35 @@ fn record_args_and_map_merge_without_store() {
     );
     assert_eq!(r.phases["end"].output, "<done>");
 }
+
+/// A checked source carries the document its check parsed; the run stores that as `run.json`'s
+/// `def` instead of parsing the source text again (the text here is not even JSON, so a second
+/// parse would leave `def` out).
+#[test]
+fn a_checked_source_keeps_its_parsed_document_as_the_def() {
+    use crate::check::{CheckOptions, check_source};
+    let text = r#"{"name": "kept", "phases": [{"id": "a", "task": "hello"}]}"#;
+    let checked = check_source(text, &LowerOptions::default(), &CheckOptions::default());
+    let expected = checked.document.as_ref().expect("parsed").to_value();
+    let source = FlowSource::checked(checked, Source::new("kept", "not json")).expect("no errors");
+    let root = tempfile::tempdir().expect("tmp");
+    let interp = Interpreter::with_agent(FnAgent::new("t", |req| Outcome::ok(req.prompt.clone())))
+        .options(RunOptions {
+            project_root: Some(root.path().to_path_buf()),
+            cwd: Some(root.path().to_path_buf()),
+            run_id: Some("def-kept".into()),
+            ..RunOptions::default()
+        });
+    let r = smol::block_on(interp.run(source, Invocation::default())).expect("runs");
+    assert_eq!(r.final_output, "hello");
+    let run_json = root.path().join(".tfc/runs/kept/def-kept/run.json");
+    let text = std::fs::read_to_string(&run_json).expect("run.json written");
+    let stored = crate::json::parse(&text)
+        .root
+        .expect("run.json parses")
+        .to_value();
+    let Value::Object(ref stored) = stored else {
+        panic!("run.json is an object")
+    };
+    assert_eq!(stored.get("def"), Some(&expected));
+}
