@@ -2,7 +2,7 @@
 //! string `def`) may not be larger, wider or more capable than these, whatever the model wrote.
 
 use crate::diag::{Code, Diagnostic};
-use crate::flow::{Cwd, Def, Flow, PhaseType, ScorerKind};
+use crate::flow::{Cwd, Def, Flow, Phase, PhaseKind, PhaseType, Score, ScorerKind};
 
 /// The most phases a generated flow may hold.
 pub const MAX_DYNAMIC_PHASES: usize = 100;
@@ -49,13 +49,13 @@ pub fn dynamic_limits(flow: &Flow, depth: usize) -> Vec<Diagnostic> {
             .is_some_and(|c| !matches!(c.value, Cwd::Path(ref s) if s.is_empty()))
         {
             Some("cwd")
-        } else if p.gate_fields().score.as_ref().is_some_and(|s| {
+        } else if gate_score(p).is_some_and(|s| {
             s.scorers
                 .iter()
                 .any(|sc| matches!(sc.kind, ScorerKind::Regex { .. }))
         }) {
             Some("regex")
-        } else if p.gate_fields().score.as_ref().is_some_and(|s| {
+        } else if gate_score(p).is_some_and(|s| {
             s.scorers
                 .iter()
                 .any(|sc| matches!(sc.kind, ScorerKind::CodeCompiles { .. }))
@@ -91,6 +91,14 @@ pub fn dynamic_limits(flow: &Flow, depth: usize) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// A gate's `score` (none for another kind).
+fn gate_score(p: &Phase) -> Option<&Score> {
+    match &p.kind {
+        PhaseKind::Gate(g) => g.score.as_ref(),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

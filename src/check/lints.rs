@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::graph::Graph;
 use crate::diag::{Code, Diagnostic};
-use crate::flow::{Flow, Join, PhaseType};
+use crate::flow::{Flow, Join, PhaseKind, PhaseType};
 use crate::value::format_number;
 
 /// W0309 (an empty budget) and a budget below the flow's estimated minimum spend.
@@ -27,9 +27,9 @@ pub fn budget(flow: &Flow, out: &mut Vec<Diagnostic>) {
     let estimate: f64 = flow
         .phases
         .iter()
-        .map(|p| match p.ty() {
-            PhaseType::Loop => p.loop_fields().max_iterations.min(10.0),
-            PhaseType::Tournament => (p.tournament_fields().variants + 1.0).min(10.0),
+        .map(|p| match &p.kind {
+            PhaseKind::Loop(k) => k.max_iterations.min(10.0),
+            PhaseKind::Tournament(k) => (k.variants + 1.0).min(10.0),
             _ => 1.0,
         })
         .sum();

@@ -22,7 +22,9 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use crate::diag::{Code, Diagnostic, Severity};
-use crate::flow::{Def, Flow, Invocation, LowerOptions, lower_source, resolve_invocation};
+use crate::flow::{
+    Def, Flow, Invocation, LowerOptions, PhaseKind, lower_source, resolve_invocation,
+};
 use crate::value::Map;
 
 /// Where saved flows (`use`) come from.
@@ -185,7 +187,11 @@ fn subflows(
             // Part of this file: its problems are reported in place.
             check_into(child, &child_opts, chain, true, out);
         }
-        let (Some(name), Some(loader)) = (&p.flow_fields().use_flow, opts.loader) else {
+        let use_flow = match &p.kind {
+            PhaseKind::Flow(k) => k.use_flow.as_ref(),
+            _ => None,
+        };
+        let (Some(name), Some(loader)) = (use_flow, opts.loader) else {
             continue;
         };
         if p.def().is_some() || p.invalid.contains(&"def") {

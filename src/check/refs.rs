@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::graph::{Graph, IdSuggester, ancestors};
 use crate::diag::{Code, Diagnostic, did_you_mean};
-use crate::flow::{EvalKind, Flow, Join, Phase, PhaseType};
+use crate::flow::{EvalEntry, EvalKind, Flow, Join, Phase, PhaseKind, PhaseType};
 use crate::source::Span;
 use crate::syntax::RefPath;
 use crate::value::Map;
@@ -59,12 +59,7 @@ pub fn uses_into<'f>(index: usize, p: &'f Phase, out: &mut Vec<Use<'f>>) {
             }
         }
     }
-    for entry in p
-        .gate_fields()
-        .eval
-        .iter()
-        .filter(|_| p.reads_field("eval"))
-    {
+    for entry in gate_eval(p).iter().filter(|_| p.reads_field("eval")) {
         match &entry.kind {
             EvalKind::Contains { lhs, lhs_start } => {
                 for r in lhs.refs() {
@@ -343,7 +338,7 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
             }
             "reflexion" => {
                 let in_scope =
-                    p.ty() == PhaseType::Loop && p.loop_fields().reflexion && u.field == "task";
+                    matches!(&p.kind, PhaseKind::Loop(l) if l.reflexion) && u.field == "task";
                 if !in_scope {
                     out.push(out_of_scope(
                         "but {reflexion} is bound only in the task of a loop with \"reflexion\": true".into(),
@@ -525,12 +520,7 @@ pub fn condition_errors(flow: &Flow, out: &mut Vec<Diagnostic>) {
                 report(field, &cond.src, e, effect);
             }
         }
-        for entry in p
-            .gate_fields()
-            .eval
-            .iter()
-            .filter(|_| p.reads_field("eval"))
-        {
+        for entry in gate_eval(p).iter().filter(|_| p.reads_field("eval")) {
             if let EvalKind::Condition(Err(e)) = &entry.kind {
                 report(
                     "eval",
@@ -540,6 +530,14 @@ pub fn condition_errors(flow: &Flow, out: &mut Vec<Diagnostic>) {
                 );
             }
         }
+    }
+}
+
+/// A gate's `eval` entries (none for another kind).
+fn gate_eval(p: &Phase) -> &[EvalEntry] {
+    match &p.kind {
+        PhaseKind::Gate(g) => &g.eval,
+        _ => &[],
     }
 }
 

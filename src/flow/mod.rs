@@ -707,6 +707,26 @@ impl Phase {
         out
     }
 
+    /// The judge agent a phase names beside its own and its branches': a tournament's
+    /// `judgeAgent`, a gate's `score.judge.agent`. Every kind is matched, so a new kind with
+    /// a judge is flagged here.
+    pub fn judge_agent(&self) -> Option<&Field<String>> {
+        match &self.kind {
+            PhaseKind::Tournament(k) => k.judge_agent.as_ref(),
+            PhaseKind::Gate(k) => k.score.as_ref()?.judge.as_ref()?.agent.as_ref(),
+            PhaseKind::Agent(_)
+            | PhaseKind::Parallel(_)
+            | PhaseKind::Map(_)
+            | PhaseKind::Reduce(_)
+            | PhaseKind::Approval(_)
+            | PhaseKind::Flow(_)
+            | PhaseKind::Loop(_)
+            | PhaseKind::Script(_)
+            | PhaseKind::Race(_)
+            | PhaseKind::Expand(_) => None,
+        }
+    }
+
     /// The branches of a parallel, race or tournament phase (none for other kinds).
     pub fn branches(&self) -> &[Branch] {
         match &self.kind {
@@ -727,6 +747,7 @@ impl Phase {
     }
 
     /// The map fields; the defaults for another kind.
+    /// Prefer matching on [`PhaseKind`]; kept for the cache keys (`run::machine::cache`).
     pub fn map_fields(&self) -> &kinds::Map {
         match &self.kind {
             PhaseKind::Map(k) => k,
@@ -737,29 +758,8 @@ impl Phase {
         }
     }
 
-    /// The gate fields; the defaults for another kind.
-    pub fn gate_fields(&self) -> &kinds::Gate {
-        match &self.kind {
-            PhaseKind::Gate(k) => k,
-            _ => {
-                static DEFAULT: kinds::Gate = kinds::Gate::DEFAULT;
-                &DEFAULT
-            }
-        }
-    }
-
-    /// The reduce fields; the defaults for another kind.
-    pub fn reduce_fields(&self) -> &kinds::Reduce {
-        match &self.kind {
-            PhaseKind::Reduce(k) => k,
-            _ => {
-                static DEFAULT: kinds::Reduce = kinds::Reduce::DEFAULT;
-                &DEFAULT
-            }
-        }
-    }
-
     /// The sub-flow fields; the defaults for another kind.
+    /// Prefer matching on [`PhaseKind`]; kept for the cache keys (`run::machine::cache`).
     pub fn flow_fields(&self) -> &kinds::SubFlow {
         match &self.kind {
             PhaseKind::Flow(k) => k,
@@ -770,29 +770,8 @@ impl Phase {
         }
     }
 
-    /// The loop fields; the defaults for another kind.
-    pub fn loop_fields(&self) -> &kinds::Loop {
-        match &self.kind {
-            PhaseKind::Loop(k) => k,
-            _ => {
-                static DEFAULT: kinds::Loop = kinds::Loop::DEFAULT;
-                &DEFAULT
-            }
-        }
-    }
-
-    /// The tournament fields; the defaults for another kind.
-    pub fn tournament_fields(&self) -> &kinds::Tournament {
-        match &self.kind {
-            PhaseKind::Tournament(k) => k,
-            _ => {
-                static DEFAULT: kinds::Tournament = kinds::Tournament::DEFAULT;
-                &DEFAULT
-            }
-        }
-    }
-
     /// The script fields; the defaults for another kind.
+    /// Prefer matching on [`PhaseKind`]; kept for the cache keys (`run::machine::cache`).
     pub fn script_fields(&self) -> &kinds::Script {
         match &self.kind {
             PhaseKind::Script(k) => k,
@@ -803,31 +782,12 @@ impl Phase {
         }
     }
 
-    /// The race fields; the defaults for another kind.
-    pub fn race_fields(&self) -> &kinds::Race {
-        match &self.kind {
-            PhaseKind::Race(k) => k,
-            _ => {
-                static DEFAULT: kinds::Race = kinds::Race::DEFAULT;
-                &DEFAULT
-            }
-        }
-    }
-
-    /// The expand fields; the defaults for another kind.
-    pub fn expand_fields(&self) -> &kinds::Expand {
-        match &self.kind {
-            PhaseKind::Expand(k) => k,
-            _ => {
-                static DEFAULT: kinds::Expand = kinds::Expand::DEFAULT;
-                &DEFAULT
-            }
-        }
-    }
-
     /// The name a map binds each element to (`as`, default `item`).
     pub fn local_name(&self) -> &str {
-        self.map_fields().local_name()
+        match &self.kind {
+            PhaseKind::Map(k) => k.local_name(),
+            _ => "item",
+        }
     }
 
     /// Every templated text of the phase with the field name used in messages

@@ -502,16 +502,10 @@ pub fn agent_uses(flow: &Flow) -> Vec<crate::agent::AgentUse> {
 fn agent_span(p: &crate::flow::Phase, agent: &str) -> Option<crate::source::Span> {
     let written = p.has("agent").then_some(&p.agent);
     let branches = p.branches().iter().filter_map(|b| b.agent.as_ref());
-    let judge = p
-        .gate_fields()
-        .score
-        .as_ref()
-        .and_then(|s| s.judge.as_ref()?.agent.as_ref());
     written
         .into_iter()
         .chain(branches)
-        .chain(p.tournament_fields().judge_agent.as_ref())
-        .chain(judge)
+        .chain(p.judge_agent())
         .find(|f| f.value == agent)
         .map(|f| f.span)
 }
@@ -537,16 +531,7 @@ fn add_phase_agents(p: &crate::flow::Phase, out: &mut Vec<String>) {
             add(&a.value);
         }
     }
-    if let Some(a) = &p.tournament_fields().judge_agent {
-        add(&a.value);
-    }
-    if let Some(a) = p
-        .gate_fields()
-        .score
-        .as_ref()
-        .and_then(|s| s.judge.as_ref())
-        .and_then(|j| j.agent.as_ref())
-    {
+    if let Some(a) = p.judge_agent() {
         add(&a.value);
     }
     if let Some(Def::Inline(child)) = p.def().map(|d| &d.value) {

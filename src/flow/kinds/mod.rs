@@ -206,14 +206,18 @@ pub(crate) fn is_blank(text: &str) -> bool {
 pub(crate) fn has(p: &Phase, key: &str) -> bool {
     let blank = match key {
         "task" => p.task.as_ref().is_some_and(|t| is_blank(t.as_str())),
-        "until" => p
-            .loop_fields()
-            .until
-            .as_ref()
-            .is_some_and(|c| is_blank(c.as_str())),
+        "until" => loop_until(p).is_some_and(|c| is_blank(c.as_str())),
         _ => false,
     };
     (p.has(key) && !blank) || p.invalid.contains(&key)
+}
+
+/// A loop's `until` (none for another kind).
+fn loop_until(p: &Phase) -> Option<&crate::flow::Cond> {
+    match &p.kind {
+        PhaseKind::Loop(k) => k.until.as_ref(),
+        _ => None,
+    }
 }
 
 /// E0301: `field` (or `a' or 'b`) is required and not `present`.
@@ -226,8 +230,8 @@ pub(crate) fn need(p: &Phase, field: &str, present: bool, help: &str, out: &mut 
         .split("' or '")
         .find_map(|f| p.written.get(f).map(|s| (f, *s)));
     let argv_program_empty = matches!(
-        p.script_fields().run.as_ref().map(|r| &r.value),
-        Some(Run::Argv(argv)) if !argv.is_empty()
+        &p.kind,
+        PhaseKind::Script(k) if matches!(k.run.as_ref().map(|r| &r.value), Some(Run::Argv(argv)) if !argv.is_empty())
     );
     let (span, label) = match written {
         Some(("run", span)) if argv_program_empty => {
@@ -237,7 +241,7 @@ pub(crate) fn need(p: &Phase, field: &str, present: bool, help: &str, out: &mut 
             // An empty string: point at the string itself.
             let value = match f {
                 "task" => p.task.as_ref().map(|t| t.src.span),
-                "until" => p.loop_fields().until.as_ref().map(|c| c.src.span),
+                "until" => loop_until(p).map(|c| c.src.span),
                 _ => None,
             };
             (value.unwrap_or(span), format!("'{f}' is empty"))

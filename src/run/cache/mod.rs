@@ -6,7 +6,7 @@ pub mod fingerprint;
 pub mod key;
 pub mod store;
 
-use crate::flow::{CacheScope, Cwd, Phase, PhaseType};
+use crate::flow::{CacheScope, Cwd, Phase, PhaseKind, PhaseType};
 
 /// A phase's effective cache scope (SPEC §10.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,13 +68,18 @@ pub fn scope(phase: &Phase, incremental: bool) -> Scope {
 /// Kinds that always run again on resume (SPEC §10.4): loop, tournament, and gates decided
 /// by their `eval`/`score` fast paths (their verdict is cheap and reads the current state).
 pub fn always_reruns(phase: &Phase) -> bool {
-    match phase.ty() {
-        PhaseType::Loop | PhaseType::Tournament => true,
-        PhaseType::Gate => {
-            let g = phase.gate_fields();
-            !g.eval.is_empty() || g.score.is_some()
-        }
-        _ => false,
+    match &phase.kind {
+        PhaseKind::Loop(_) | PhaseKind::Tournament(_) => true,
+        PhaseKind::Gate(g) => !g.eval.is_empty() || g.score.is_some(),
+        PhaseKind::Agent(_)
+        | PhaseKind::Parallel(_)
+        | PhaseKind::Map(_)
+        | PhaseKind::Reduce(_)
+        | PhaseKind::Approval(_)
+        | PhaseKind::Flow(_)
+        | PhaseKind::Script(_)
+        | PhaseKind::Race(_)
+        | PhaseKind::Expand(_) => false,
     }
 }
 

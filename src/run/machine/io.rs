@@ -460,9 +460,9 @@ impl Facts {
         rec: &super::super::record::PhaseRecord,
         live: Option<u32>,
     ) -> Facts {
-        use crate::flow::{OnBlock, PhaseType};
+        use crate::flow::{OnBlock, PhaseKind};
         let mut f = Facts {
-            approval: phase.ty() == PhaseType::Approval,
+            approval: matches!(phase.kind, PhaseKind::Approval(_)),
             cache_hit: rec.cache_hit,
             ..Facts::default()
         };
@@ -470,9 +470,9 @@ impl Facts {
             let ended = items.iter().filter(|i| i.status.ended()).count();
             f.items = Some((ended, items.len()));
         }
-        match phase.ty() {
-            PhaseType::Loop => {
-                let max = phase.loop_fields().max_iterations.floor().clamp(1.0, 100.0) as u32;
+        match &phase.kind {
+            PhaseKind::Loop(k) => {
+                let max = k.max_iterations.floor().clamp(1.0, 100.0) as u32;
                 match &rec.loop_info {
                     Some(l) => {
                         f.iteration = Some((l.iterations, max));
@@ -481,12 +481,12 @@ impl Facts {
                     None => f.iteration = live.map(|i| (i, max)),
                 }
             }
-            PhaseType::Gate => {
+            PhaseKind::Gate(k) => {
                 if let Some(g) = &rec.gate {
                     f.verdict = Some(g.verdict);
                     f.reason = g.reason.clone();
                 }
-                if phase.gate_fields().on_block == OnBlock::Retry {
+                if k.on_block == OnBlock::Retry {
                     let max = phase
                         .retry
                         .as_ref()

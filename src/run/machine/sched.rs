@@ -8,7 +8,7 @@ use super::super::record::{PhaseRecord, PhaseStatus, RunStatus};
 use super::super::scope::PhaseScope;
 use super::{Command, Halt, Machine, Progress, Purpose, ReworkJob, Stop};
 use crate::eval::{StepState, StepStatus, eval_when};
-use crate::flow::{EvalKind, Flow, Join, Phase, PhaseType};
+use crate::flow::{EvalKind, Flow, Join, Phase, PhaseKind, PhaseType};
 use crate::syntax::condition::refs_before_error;
 use crate::value::{Map, Value};
 
@@ -689,7 +689,12 @@ fn referenced(p: &Phase, flow: &Flow) -> Vec<usize> {
                 .for_each(|path| add(path.step_id())),
         }
     }
-    for e in &p.gate_fields().eval {
+    // A gate's `eval` entries and score target read steps too.
+    let gate = match &p.kind {
+        PhaseKind::Gate(g) => Some(&**g),
+        _ => None,
+    };
+    for e in gate.iter().flat_map(|g| &g.eval) {
         match &e.kind {
             EvalKind::Contains { lhs, .. } => {
                 lhs.paths().iter().for_each(|path| add(path.step_id()))
@@ -701,7 +706,7 @@ fn referenced(p: &Phase, flow: &Flow) -> Vec<usize> {
             EvalKind::Empty => {}
         }
     }
-    if let Some(score) = &p.gate_fields().score
+    if let Some(score) = gate.and_then(|g| g.score.as_ref())
         && let Some(t) = &score.target
     {
         t.template

@@ -3,22 +3,22 @@
 //! "graft"` its phase records become phases of the parent run (`<expandId>-<childId>`).
 
 use super::super::machine::Exec;
-use crate::flow::{ExpandMode, Flow, Phase, PhaseType};
+use crate::flow::{ExpandMode, Flow, Phase, PhaseKind, kinds};
 
 /// An expand phase whose fragment becomes phases of the parent run.
 pub(crate) fn graft(phase: &Phase) -> bool {
-    phase.ty() == PhaseType::Expand && phase.expand_fields().mode == ExpandMode::Graft
+    matches!(&phase.kind, PhaseKind::Expand(k) if k.mode == ExpandMode::Graft)
 }
 
 /// A fragment over `maxNodes` is not run (fail-open: the phase is done, with a `defError`).
-pub(super) fn too_large(ex: &mut Exec, phase: &Phase, child: &Flow) -> bool {
-    if child.phases.len() as f64 <= phase.expand_fields().max_nodes {
+pub(super) fn too_large(ex: &mut Exec, k: &kinds::Expand, child: &Flow) -> bool {
+    if child.phases.len() as f64 <= k.max_nodes {
         return false;
     }
     ex.rec.def_error = Some(format!(
         "expand fragment has {} phases (maxNodes={})",
         child.phases.len(),
-        phase.expand_fields().max_nodes
+        k.max_nodes
     ));
     ex.succeed(String::new());
     true

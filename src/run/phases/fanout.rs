@@ -9,7 +9,7 @@ use super::super::scope::PhaseScope;
 use super::tournament::JUDGE;
 use crate::agent::{Purpose, Usage};
 use crate::eval::safe_parse::safe_parse;
-use crate::flow::{Phase, PhaseType};
+use crate::flow::{Phase, kinds};
 use crate::value::Value;
 
 /// How one item ended.
@@ -50,6 +50,18 @@ pub(crate) struct Fanout {
     looking: Vec<Option<(String, String, CallDir)>>,
 }
 
+/// The kind a fan-out runs, with its own fields (matched, never looked up by type, so a new
+/// fan-out kind is flagged wherever the kinds differ).
+#[derive(Clone, Copy)]
+pub(crate) enum Shape<'p> {
+    /// `parallel`: one item per branch.
+    Parallel(&'p kinds::Parallel),
+    /// `map`: one item per element of `over`.
+    Map(&'p kinds::Map),
+    /// `tournament`: variants, then a judge.
+    Tournament(&'p kinds::Tournament),
+}
+
 /// Fan-out width: phase `concurrency`, else the flow's, else 8.
 fn width(cx: &Cx<'_>, phase: &Phase) -> usize {
     let flow = cx.flow();
@@ -64,17 +76,23 @@ fn width(cx: &Cx<'_>, phase: &Phase) -> usize {
 }
 
 impl Fanout {
-    pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+    pub(crate) fn step(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        shape: Shape<'_>,
+        ev: KindEvent,
+    ) -> Step {
         let flow = cx.flow();
         let phase = &flow.phases[ex.index];
         match ev {
             KindEvent::Start => {
                 self.scope = ex.scope.clone();
                 self.width = width(cx, phase);
-                self.count = match phase.ty() {
-                    PhaseType::Parallel => phase.branches().len(),
-                    PhaseType::Tournament => super::tournament::count(phase),
-                    _ => match super::map::elements(self, ex, cx, phase) {
+                self.count = match shape {
+                    Shape::Parallel(k) => k.branches.len(),
+                    Shape::Tournament(k) => super::tournament::count(k),
+                    Shape::Map(k) => match super::map::elements(self, ex, cx, phase, k) {
                         Ok(n) => n,
                         Err(step) => return step,
                     },
@@ -83,26 +101,32 @@ impl Fanout {
                 self.agents = vec![String::new(); self.count];
                 self.keys = vec![None; self.count];
                 let cfg = cx.cfg();
-                self.reusable = phase.ty() == PhaseType::Map
+                self.reusable = matches!(shape, Shape::Map(_))
                     && (cfg.journaling || !cfg.item_states.is_empty())
                     && !cfg.dry_run
                     && crate::run::cache::scope(phase, cfg.incremental)
                         != crate::run::cache::Scope::Off;
-                self.cross = phase.ty() == PhaseType::Map
+                self.cross = matches!(shape, Shape::Map(_))
                     && !cfg.dry_run
                     && crate::run::cache::scope(phase, cfg.incremental)
                         == crate::run::cache::Scope::CrossRun;
                 self.looking = (0..self.count).map(|_| None).collect();
-                self.fill(ex, cx, phase)
+                self.fill(ex, cx, phase, shape)
             }
-            KindEvent::Call(JUDGE, r) => super::tournament::judged(self, ex, phase, r),
+            KindEvent::Call(JUDGE, r) => match shape {
+                Shape::Tournament(k) => super::tournament::judged(self, ex, k, r),
+                Shape::Parallel(_) | Shape::Map(_) => ex.crash(format!(
+                    "phase '{}' has no judge, yet a judge answered",
+                    phase.id
+                )),
+            },
             KindEvent::Cached(slot, key, hit, warning) => {
                 self.looked_up(ex, cx, phase, slot as usize, key, hit, warning);
-                self.fill(ex, cx, phase)
+                self.fill(ex, cx, phase, shape)
             }
             KindEvent::Call(slot, r) => {
                 self.item_ended(ex, cx, phase, slot as usize, r);
-                self.fill(ex, cx, phase)
+                self.fill(ex, cx, phase, shape)
             }
             _ => Step::Wait,
         }
@@ -130,11 +154,11 @@ impl Fanout {
     }
 
     /// Start items while slots are free; merge when all have ended.
-    fn fill(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Step {
+    fn fill(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, shape: Shape<'_>) -> Step {
         while self.running < self.width && self.next < self.count {
             let i = self.next;
             self.next += 1;
-            let (agent, prompt, dir) = self.item(ex, cx, phase, i);
+            let (agent, prompt, dir) = self.item(ex, cx, phase, shape, i);
             if self.reusable {
                 let key = ex.item_key(cx, &agent, &prompt);
                 let node = cx.node(&format!("{}#{i}", phase.id));
@@ -160,8 +184,8 @@ impl Fanout {
             .flatten()
             .collect();
         ex.rec.usage.add(&self.usage);
-        if phase.ty() == PhaseType::Tournament {
-            return super::tournament::judge(self, ex, cx, phase, items);
+        if let Shape::Tournament(k) = shape {
+            return super::tournament::judge(self, ex, cx, phase, k, items);
         }
         merge(ex, items);
         Step::Done(Halt::None)
@@ -293,12 +317,13 @@ impl Fanout {
         ex: &mut Exec,
         cx: &mut Cx<'_>,
         phase: &Phase,
+        shape: Shape<'_>,
         i: usize,
     ) -> (String, String, CallDir) {
-        let (text, agent, dir) = match phase.ty() {
-            PhaseType::Parallel => super::parallel::item(self, ex, cx, phase, i),
-            PhaseType::Map => super::map::item(self, ex, cx, phase, i),
-            _ => super::tournament::item(self, ex, cx, phase, i),
+        let (text, agent, dir) = match shape {
+            Shape::Parallel(k) => super::parallel::item(self, ex, cx, phase, k, i),
+            Shape::Map(k) => super::map::item(self, ex, cx, phase, k, i),
+            Shape::Tournament(k) => super::tournament::item(self, ex, cx, phase, k, i),
         };
         let prompt = ex.prompt(cx, &text);
         (agent, prompt, dir)

@@ -5,7 +5,7 @@
 use super::super::machine::{Command, Cx, Exec, Halt, OpKind, Step};
 use super::subflow::Subflow;
 use crate::check::CheckOptions;
-use crate::flow::{LowerOptions, Phase, WithValue};
+use crate::flow::{LowerOptions, Phase, WithValue, kinds};
 use crate::value::Map;
 
 /// Ask for saved flow `target` (a recursive use fails the phase).
@@ -89,15 +89,15 @@ pub(super) fn loaded(
 }
 
 /// The child's arguments: the `with` values (templates in value mode).
-pub(super) fn given(ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Map {
+pub(super) fn given(ex: &mut Exec, cx: &mut Cx<'_>, k: &kinds::SubFlow) -> Map {
     let mut given = Map::default();
     let scope = ex.scope.clone();
-    for (k, v) in &phase.flow_fields().with {
+    for (key, v) in &k.with {
         let value = match &v.value {
-            WithValue::Template(t) => ex.render_value(cx, &format!("with.{k}"), t, &scope),
+            WithValue::Template(t) => ex.render_value(cx, &format!("with.{key}"), t, &scope),
             WithValue::Literal(v) => v.clone(),
         };
-        given.insert(k.clone(), value);
+        given.insert(key.clone(), value);
     }
     given
 }

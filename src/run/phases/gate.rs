@@ -8,7 +8,7 @@ use super::super::record::GateInfo;
 use super::super::verdict::{GATE_SUFFIX, Verdict, asks_for_verdict, gate_verdict};
 use crate::agent::Purpose;
 use crate::eval::eval_gate_entry;
-use crate::flow::{Combine, OnBlock, OutputMode, Phase, Score, ScorerKind};
+use crate::flow::{Combine, OnBlock, OutputMode, Phase, Score, ScorerKind, kinds};
 use crate::value::{Map, Value, format_number};
 
 /// Reworks nest (a re-run dependency may itself be a reworking gate) at most this deep.
@@ -57,11 +57,17 @@ pub(crate) struct Gate {
 }
 
 impl Gate {
-    pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+    pub(crate) fn step(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        k: &kinds::Gate,
+        ev: KindEvent,
+    ) -> Step {
         let flow = cx.flow();
         let phase = &flow.phases[ex.index];
         let round = match ev {
-            KindEvent::Start => self.round(ex, cx, phase),
+            KindEvent::Start => self.round(ex, cx, phase, k),
             KindEvent::Scorer(slot, pass, detail) => {
                 if let Some(r) = self.scoring.results.get_mut(slot as usize) {
                     *r = Some((pass, detail));
@@ -69,13 +75,13 @@ impl Gate {
                 if self.scoring.results.iter().any(Option::is_none) {
                     return Step::Wait;
                 }
-                self.scored(ex, cx, phase)
+                self.scored(ex, cx, phase, k)
             }
             KindEvent::Call(JUDGE, r) => {
                 if let Some(msg) = r.crashed {
                     return ex.crash(msg);
                 }
-                Some(self.judged(ex, phase, r))
+                Some(self.judged(ex, k, r))
             }
             KindEvent::Call(_, r) => {
                 if let Some(msg) = r.crashed {
@@ -98,17 +104,17 @@ impl Gate {
             // Over the budget (or aborted) meanwhile: no new round; the last block stands.
             KindEvent::Reworked(Some(_)) if cx.aborted() || cx.over().is_some() => {
                 self.reworking = false;
-                return self.block_now(ex, phase);
+                return self.block_now(ex, k);
             }
             KindEvent::Reworked(Some(scope)) => {
                 ex.scope = scope;
                 self.reworking = false;
                 self.rounds += 1;
-                self.round(ex, cx, phase)
+                self.round(ex, cx, phase, k)
             }
             KindEvent::Reworked(None) => {
                 self.reworking = false;
-                return self.block_now(ex, phase);
+                return self.block_now(ex, k);
             }
             _ => None,
         };
@@ -119,7 +125,7 @@ impl Gate {
                 ex.rec.gate = Some(GateInfo {
                     verdict: "pass",
                     reason: None,
-                    rounds: (phase.gate_fields().on_block == OnBlock::Retry).then_some(self.rounds),
+                    rounds: (k.on_block == OnBlock::Retry).then_some(self.rounds),
                 });
                 ex.succeed(out);
                 Step::Done(Halt::None)
@@ -129,7 +135,7 @@ impl Gate {
                     .retry
                     .as_ref()
                     .map_or(1, |r| r.value.max.floor() as u32);
-                let can_retry = phase.gate_fields().on_block == OnBlock::Retry
+                let can_retry = k.on_block == OnBlock::Retry
                     && ex.rework_depth < MAX_REWORK_DEPTH
                     && self.rounds < max_rounds
                     && !cx.aborted()
@@ -144,14 +150,14 @@ impl Gate {
                 ex.rec.gate = Some(GateInfo {
                     verdict: "block",
                     reason,
-                    rounds: (phase.gate_fields().on_block == OnBlock::Retry).then_some(self.rounds),
+                    rounds: (k.on_block == OnBlock::Retry).then_some(self.rounds),
                 });
                 if can_retry && !deps.is_empty() {
                     self.reworking = true;
                     cx.rework(deps, ex.rework_depth);
                     return Step::Wait;
                 }
-                self.block_now(ex, phase)
+                self.block_now(ex, k)
             }
         }
     }
@@ -162,12 +168,12 @@ impl Gate {
     }
 
     /// End with the block of the last round.
-    fn block_now(&mut self, ex: &mut Exec, phase: &Phase) -> Step {
+    fn block_now(&mut self, ex: &mut Exec, k: &kinds::Gate) -> Step {
         let reason = ex.rec.gate.as_ref().and_then(|g| g.reason.clone());
         ex.rec.gate = Some(GateInfo {
             verdict: "block",
             reason: reason.clone(),
-            rounds: (phase.gate_fields().on_block == OnBlock::Retry).then_some(self.rounds),
+            rounds: (k.on_block == OnBlock::Retry).then_some(self.rounds),
         });
         let out = std::mem::take(&mut ex.rec.output);
         ex.succeed(out);
@@ -175,12 +181,18 @@ impl Gate {
     }
 
     /// One round: `eval` checks, scorers, the gate task. `None` while waiting.
-    fn round(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Option<Round> {
+    fn round(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        phase: &Phase,
+        k: &kinds::Gate,
+    ) -> Option<Round> {
         ex.rec.gate = None;
-        if !phase.gate_fields().eval.is_empty() {
+        if !k.eval.is_empty() {
             let scope = ex.scope.clone();
             let mut all = true;
-            for entry in &phase.gate_fields().eval {
+            for entry in &k.eval {
                 let o = eval_gate_entry(entry.src.value.as_str(), &scope);
                 for id in &o.read_phases {
                     ex.rec.read(id);
@@ -196,7 +208,7 @@ impl Gate {
                 ));
             }
         }
-        let Some(score) = &phase.gate_fields().score else {
+        let Some(score) = &k.score else {
             self.task(ex, cx, phase, String::new());
             return None;
         };
@@ -232,10 +244,10 @@ impl Gate {
             ..Scoring::default()
         };
         let mut asked = false;
-        for (k, s) in score.scorers.iter().enumerate() {
+        for (slot, s) in score.scorers.iter().enumerate() {
             if let ScorerKind::CodeCompiles { language } = &s.kind {
                 let (language, code) = (language.clone(), self.scoring.target.clone());
-                cx.io(k as u32, OpKind::Other, |op| Command::RunScorer {
+                cx.io(slot as u32, OpKind::Other, |op| Command::RunScorer {
                     op,
                     language,
                     code,
@@ -246,12 +258,18 @@ impl Gate {
         if asked {
             return None;
         }
-        self.scored(ex, cx, phase)
+        self.scored(ex, cx, phase, k)
     }
 
     /// Every scorer of the round has answered.
-    fn scored(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Option<Round> {
-        let Some(score) = &phase.gate_fields().score else {
+    fn scored(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        phase: &Phase,
+        k: &kinds::Gate,
+    ) -> Option<Round> {
+        let Some(score) = &k.score else {
             return None;
         };
         match decide(ex, cx, phase, score, &mut self.scoring) {
@@ -297,8 +315,8 @@ impl Gate {
     }
 
     /// The score judge answered.
-    fn judged(&mut self, ex: &mut Exec, phase: &Phase, r: CallResult) -> Round {
-        let Some(score) = &phase.gate_fields().score else {
+    fn judged(&mut self, ex: &mut Exec, k: &kinds::Gate, r: CallResult) -> Round {
+        let Some(score) = &k.score else {
             return Round::Failed;
         };
         let sc = std::mem::take(&mut self.scoring);

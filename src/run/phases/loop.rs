@@ -7,7 +7,7 @@ use super::super::record::LoopInfo;
 use super::super::scope::Layered;
 use crate::agent::Purpose;
 use crate::eval::{StepState, eval_until};
-use crate::flow::{OutputMode, Phase};
+use crate::flow::{OutputMode, Phase, kinds};
 use crate::value::js_trim;
 use crate::value::{Map, Value};
 
@@ -61,21 +61,27 @@ impl Loop {
         self.i
     }
 
-    pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+    pub(crate) fn step(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        k: &kinds::Loop,
+        ev: KindEvent,
+    ) -> Step {
         let flow = cx.flow();
         let phase = &flow.phases[ex.index];
         match ev {
             KindEvent::Start => {
-                self.max = phase.loop_fields().max_iterations.floor().clamp(1.0, 100.0) as u32;
-                self.iterate(ex, cx, phase)
+                self.max = k.max_iterations.floor().clamp(1.0, 100.0) as u32;
+                self.iterate(ex, cx, phase, k)
             }
-            KindEvent::Call(_, r) => self.ended(ex, cx, phase, r),
+            KindEvent::Call(_, r) => self.ended(ex, cx, phase, k, r),
             _ => Step::Wait,
         }
     }
 
     /// Start the next iteration, or end the loop.
-    fn iterate(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Step {
+    fn iterate(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, k: &kinds::Loop) -> Step {
         if self.i >= self.max {
             return self.finish(ex, phase);
         }
@@ -120,7 +126,7 @@ impl Loop {
         let scope = ex.scope.clone();
         let mut layered = Layered::new(&scope).with("loop", Value::Object(locals.clone()));
         self.locals = locals;
-        if phase.loop_fields().reflexion {
+        if k.reflexion {
             let text = self
                 .summary
                 .clone()
@@ -131,7 +137,7 @@ impl Loop {
             Some(t) => ex.render(cx, "task", t, &layered),
             None => String::new(),
         };
-        if phase.loop_fields().reflexion
+        if k.reflexion
             && !has_placeholder
             && let Some(s) = &self.summary
         {
@@ -139,7 +145,7 @@ impl Loop {
             task.push_str(s);
             ex.rec.warn(AUTO_APPEND_WARNING);
         }
-        if phase.loop_fields().reflexion && self.summary.is_some() {
+        if k.reflexion && self.summary.is_some() {
             self.info.reflexion = self.summary.clone();
         }
         let prompt = ex.prompt(cx, &task);
@@ -156,7 +162,14 @@ impl Loop {
         Step::Wait
     }
 
-    fn ended(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, r: CallResult) -> Step {
+    fn ended(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        phase: &Phase,
+        k: &kinds::Loop,
+        r: CallResult,
+    ) -> Step {
         if let Some(msg) = r.crashed {
             return ex.crash(msg);
         }
@@ -170,11 +183,7 @@ impl Loop {
         for w in &r.warnings {
             ex.rec.warn(w.clone());
         }
-        let until = phase
-            .loop_fields()
-            .until
-            .as_ref()
-            .map_or("", |u| u.as_str());
+        let until = k.until.as_ref().map_or("", |u| u.as_str());
         if !r.ok {
             let err = r
                 .error
@@ -185,7 +194,7 @@ impl Loop {
                 self.info.failures.remove(0);
             }
             self.last_failed = true;
-            if !phase.loop_fields().reflexion || r.timed_out || r.aborted {
+            if !k.reflexion || r.timed_out || r.aborted {
                 self.info.stop = "failed";
                 ex.rec.loop_info = Some(self.info.clone());
                 ex.fail(self.last_success.take().unwrap_or_default(), err);
@@ -201,13 +210,13 @@ impl Loop {
                 None => Feedback::Error(err),
             };
             self.summary = Some(reflexion_summary(i, &feedback, until, &r.output));
-            return self.iterate(ex, cx, phase);
+            return self.iterate(ex, cx, phase, k);
         }
         self.last_failed = false;
         let prev = std::mem::replace(&mut self.last_output, r.output.clone());
         self.last_success = Some(r.output.clone());
         // `until` sees this iteration's locals and the loop's own output as `steps.<self>`.
-        if let Some(u) = &phase.loop_fields().until {
+        if let Some(u) = &k.until {
             let scope = ex.scope.clone();
             let mut until_scope =
                 Layered::new(&scope).with("loop", Value::Object(std::mem::take(&mut self.locals)));
@@ -229,12 +238,12 @@ impl Loop {
                 return self.finish(ex, phase);
             }
         }
-        if phase.loop_fields().convergence && prev == self.last_output {
+        if k.convergence && prev == self.last_output {
             self.info.stop = "converged";
             return self.finish(ex, phase);
         }
         self.summary = Some(reflexion_summary(i, &Feedback::Unmet, until, &r.output));
-        self.iterate(ex, cx, phase)
+        self.iterate(ex, cx, phase, k)
     }
 
     /// The iterations ran out or a stop condition held.

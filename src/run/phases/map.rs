@@ -7,7 +7,7 @@ use super::super::machine::{CallDir, Cx, Exec, Halt, Step};
 use super::super::scope::{PhaseScope, WithLocal};
 use super::fanout::Fanout;
 use crate::eval::coerce_array;
-use crate::flow::Phase;
+use crate::flow::{Phase, kinds};
 use crate::value::Value;
 
 /// What a missing element reads as.
@@ -30,12 +30,13 @@ pub(super) fn elements(
     ex: &mut Exec,
     cx: &mut Cx<'_>,
     phase: &Phase,
+    k: &kinds::Map,
 ) -> Result<usize, Step> {
     let scope = f.scope.clone();
-    let over = over_value(ex, cx, phase, &scope);
+    let over = over_value(ex, cx, k, &scope);
     let borrowed = matches!(over, Some(Cow::Borrowed(_)));
     let Some(elements) = over.as_deref().and_then(coerce_array) else {
-        let over = phase.map_fields().over.as_ref().map_or("", |o| o.as_str());
+        let over = k.over.as_ref().map_or("", |o| o.as_str());
         ex.fail(
             String::new(),
             format!(
@@ -74,14 +75,14 @@ pub(super) fn item(
     ex: &mut Exec,
     cx: &mut Cx<'_>,
     phase: &Phase,
+    k: &kinds::Map,
     i: usize,
 ) -> (String, String, CallDir) {
     let looked_up;
     let value = match &f.elements {
         Elements::Owned(v) => v.get(i),
         Elements::Scoped => {
-            looked_up = phase
-                .map_fields()
+            looked_up = k
                 .over
                 .as_ref()
                 .and_then(|o| crate::eval::resolve(&f.scope, &o.template.paths()[0]));
@@ -113,10 +114,10 @@ pub(super) fn item(
 fn over_value<'s>(
     ex: &mut Exec,
     cx: &mut Cx<'_>,
-    phase: &Phase,
+    k: &kinds::Map,
     scope: &'s PhaseScope,
 ) -> Option<Cow<'s, Value>> {
-    let over = phase.map_fields().over.as_ref()?;
+    let over = k.over.as_ref()?;
     let paths = over.template.paths();
     let whole = over.template.refs().len() == 1
         && over.template.refs()[0].span.range() == (0..over.as_str().len());

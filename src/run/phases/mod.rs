@@ -24,7 +24,7 @@ pub(crate) use reduce::aggregate;
 
 use super::machine::{CallResult, Cx, Exec, Halt, KindEvent, Step};
 use crate::agent::Purpose;
-use crate::flow::{OutputMode, Phase, PhaseType};
+use crate::flow::{OutputMode, Phase, PhaseKind};
 
 /// The state of one running phase's kind.
 #[derive(Debug)]
@@ -41,33 +41,66 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
+    /// The running state of `phase`'s kind (every kind named: a new one is flagged here).
     pub(crate) fn new(phase: &Phase) -> Kind {
-        match phase.ty() {
-            PhaseType::Agent => Kind::Agent,
-            PhaseType::Parallel | PhaseType::Map | PhaseType::Tournament => {
+        match &phase.kind {
+            PhaseKind::Agent(_) => Kind::Agent,
+            PhaseKind::Parallel(_) | PhaseKind::Map(_) | PhaseKind::Tournament(_) => {
                 Kind::Fanout(fanout::Fanout::default())
             }
-            PhaseType::Gate => Kind::Gate(gate::Gate::default()),
-            PhaseType::Reduce => Kind::Reduce(reduce::Reduce::default()),
-            PhaseType::Approval => Kind::Approval,
-            PhaseType::Loop => Kind::Loop(r#loop::Loop::default()),
-            PhaseType::Race => Kind::Race(race::Race::default()),
-            PhaseType::Script => Kind::Script(script::Script::default()),
-            PhaseType::Flow | PhaseType::Expand => Kind::Subflow(Box::default()),
+            PhaseKind::Gate(_) => Kind::Gate(gate::Gate::default()),
+            PhaseKind::Reduce(_) => Kind::Reduce(reduce::Reduce::default()),
+            PhaseKind::Approval(_) => Kind::Approval,
+            PhaseKind::Loop(_) => Kind::Loop(r#loop::Loop::default()),
+            PhaseKind::Race(_) => Kind::Race(race::Race::default()),
+            PhaseKind::Script(_) => Kind::Script(script::Script::default()),
+            PhaseKind::Flow(_) | PhaseKind::Expand(_) => Kind::Subflow(Box::default()),
         }
     }
 
+    /// Tell the running kind `ev`; each kind's logic gets its own fields (the phase's
+    /// [`PhaseKind`] variant), never another kind's defaults.
     pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+        let flow = cx.flow();
+        let phase = &flow.phases[ex.index];
+        match (self, &phase.kind) {
+            (Kind::Agent, PhaseKind::Agent(_)) => agent::step(ex, cx, ev),
+            (Kind::Fanout(s), PhaseKind::Parallel(k)) => {
+                s.step(ex, cx, fanout::Shape::Parallel(k), ev)
+            }
+            (Kind::Fanout(s), PhaseKind::Map(k)) => s.step(ex, cx, fanout::Shape::Map(k), ev),
+            (Kind::Fanout(s), PhaseKind::Tournament(k)) => {
+                s.step(ex, cx, fanout::Shape::Tournament(k), ev)
+            }
+            (Kind::Gate(s), PhaseKind::Gate(k)) => s.step(ex, cx, k, ev),
+            (Kind::Reduce(s), PhaseKind::Reduce(k)) => s.step(ex, cx, k, ev),
+            (Kind::Approval, PhaseKind::Approval(_)) => approval::step(ex, cx, ev),
+            (Kind::Loop(s), PhaseKind::Loop(k)) => s.step(ex, cx, k, ev),
+            (Kind::Race(s), PhaseKind::Race(k)) => s.step(ex, cx, k, ev),
+            (Kind::Script(s), PhaseKind::Script(k)) => s.step(ex, cx, k, ev),
+            (Kind::Subflow(s), PhaseKind::Flow(_) | PhaseKind::Expand(_)) => s.step(ex, cx, ev),
+            // `Kind::new` built the state from this very phase: a mismatch is a bug in tfc.
+            (state, _) => ex.crash(format!(
+                "phase '{}': its running state ({}) does not match its type '{}'",
+                phase.id,
+                state.name(),
+                phase.ty().as_str()
+            )),
+        }
+    }
+
+    /// The state's name, for the mismatch message.
+    fn name(&self) -> &'static str {
         match self {
-            Kind::Agent => agent::step(ex, cx, ev),
-            Kind::Fanout(s) => s.step(ex, cx, ev),
-            Kind::Gate(s) => s.step(ex, cx, ev),
-            Kind::Reduce(s) => s.step(ex, cx, ev),
-            Kind::Approval => approval::step(ex, cx, ev),
-            Kind::Loop(s) => s.step(ex, cx, ev),
-            Kind::Race(s) => s.step(ex, cx, ev),
-            Kind::Script(s) => s.step(ex, cx, ev),
-            Kind::Subflow(s) => s.step(ex, cx, ev),
+            Kind::Agent => "agent",
+            Kind::Fanout(_) => "fan-out",
+            Kind::Gate(_) => "gate",
+            Kind::Reduce(_) => "reduce",
+            Kind::Approval => "approval",
+            Kind::Loop(_) => "loop",
+            Kind::Race(_) => "race",
+            Kind::Script(_) => "script",
+            Kind::Subflow(_) => "sub-flow",
         }
     }
 }
@@ -87,8 +120,8 @@ impl Kind {
 /// Whether a phase of this kind calls its own `agent`.
 pub(crate) fn runs_agent(p: &Phase) -> bool {
     !matches!(
-        p.ty(),
-        PhaseType::Script | PhaseType::Approval | PhaseType::Flow | PhaseType::Expand
+        p.kind,
+        PhaseKind::Script(_) | PhaseKind::Approval(_) | PhaseKind::Flow(_) | PhaseKind::Expand(_)
     )
 }
 

@@ -3,7 +3,7 @@
 
 use super::super::machine::{CallDir, Cx, Exec};
 use super::fanout::Fanout;
-use crate::flow::Phase;
+use crate::flow::{Phase, kinds};
 
 /// Item `i`'s text, agent and directory.
 pub(super) fn item(
@@ -11,9 +11,10 @@ pub(super) fn item(
     ex: &mut Exec,
     cx: &mut Cx<'_>,
     phase: &Phase,
+    k: &kinds::Parallel,
     i: usize,
 ) -> (String, String, CallDir) {
-    let b = &phase.branches()[i];
+    let b = &k.branches[i];
     let text = match &b.task {
         Some(t) => ex.render(cx, &format!("branches[{i}].task"), t, &f.scope),
         None => String::new(),

@@ -5,7 +5,7 @@
 use super::super::machine::{CallResult, Cx, Exec, Halt, KindEvent, Step};
 use super::super::record::{ItemInfo, PhaseStatus};
 use crate::agent::Purpose;
-use crate::flow::Phase;
+use crate::flow::{Phase, kinds};
 
 /// The deadline timer's slot.
 const DEADLINE: u32 = u32::MAX;
@@ -21,10 +21,16 @@ pub(crate) struct Race {
 }
 
 impl Race {
-    pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+    pub(crate) fn step(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        k: &kinds::Race,
+        ev: KindEvent,
+    ) -> Step {
         let flow = cx.flow();
         let phase = &flow.phases[ex.index];
-        let n = phase.branches().len();
+        let n = k.branches.len();
         match ev {
             KindEvent::Start => {
                 self.deadline_ms = phase
@@ -35,7 +41,7 @@ impl Race {
                 self.results = (0..n).map(|_| None).collect();
                 let scope = ex.scope.clone();
                 let mut specs = Vec::with_capacity(n);
-                for (i, b) in phase.branches().iter().enumerate() {
+                for (i, b) in k.branches.iter().enumerate() {
                     let text = match &b.task {
                         Some(t) => ex.render(cx, &format!("branches[{i}].task"), t, &scope),
                         None => String::new(),
@@ -68,7 +74,7 @@ impl Race {
                 self.settled += 1;
                 if r.ok && self.winner.is_none() {
                     self.winner = Some(i);
-                    if phase.race_fields().cancel_losers {
+                    if k.cancel_losers {
                         for j in 0..n {
                             if j != i && self.results[j].is_none() {
                                 cx.cancel_call(j as u32);

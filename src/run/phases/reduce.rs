@@ -4,7 +4,7 @@
 use super::super::machine::{CallResult, Cx, Exec, Halt, KindEvent, Step};
 use super::super::scope::PhaseScope;
 use crate::agent::Purpose;
-use crate::flow::{OutputMode, Phase, ReduceStrategy};
+use crate::flow::{OutputMode, Phase, ReduceStrategy, kinds};
 use crate::value::Value;
 
 /// `### <id>\n\n<output>` blocks joined by `\n\n---\n\n`; one input is passed raw.
@@ -38,14 +38,19 @@ pub(crate) struct Reduce {
 }
 
 impl Reduce {
-    pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+    pub(crate) fn step(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        k: &kinds::Reduce,
+        ev: KindEvent,
+    ) -> Step {
         let flow = cx.flow();
         let phase = &flow.phases[ex.index];
         match ev {
             KindEvent::Start => {
                 let inputs = inputs(ex, phase);
-                self.tree =
-                    phase.reduce_fields().strategy == ReduceStrategy::Tree && inputs.len() >= 2;
+                self.tree = k.strategy == ReduceStrategy::Tree && inputs.len() >= 2;
                 if !self.tree {
                     let scope = ex.scope.clone();
                     let task = match &phase.task {
@@ -55,12 +60,7 @@ impl Reduce {
                     super::single_call(ex, cx, phase, task);
                     return Step::Wait;
                 }
-                self.batch = phase
-                    .reduce_fields()
-                    .batch_size
-                    .as_ref()
-                    .map_or(2, |b| b.value as usize)
-                    .max(2);
+                self.batch = k.batch_size.as_ref().map_or(2, |b| b.value as usize).max(2);
                 self.list = inputs;
                 self.round = 1;
                 self.b = 0;

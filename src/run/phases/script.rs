@@ -5,7 +5,7 @@
 use super::super::machine::{
     Command, Cx, Exec, Halt, KindEvent, OpKind, ScriptEnd, ScriptOutcome, ScriptRequest, Step,
 };
-use crate::flow::{Phase, Run};
+use crate::flow::{Phase, Run, kinds};
 use crate::value::{Map, Value};
 use crate::value::{js_trim, js_trim_end};
 
@@ -16,20 +16,26 @@ pub(crate) struct Script {
 }
 
 impl Script {
-    pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+    pub(crate) fn step(
+        &mut self,
+        ex: &mut Exec,
+        cx: &mut Cx<'_>,
+        k: &kinds::Script,
+        ev: KindEvent,
+    ) -> Step {
         let flow = cx.flow();
         let phase = &flow.phases[ex.index];
         match ev {
-            KindEvent::Start => start(self, ex, cx, phase),
-            KindEvent::Script(result) => ended(self, ex, cx, phase, result),
+            KindEvent::Start => start(self, ex, cx, phase, k),
+            KindEvent::Script(result) => ended(self, ex, cx, phase, k, result),
             _ => Step::Wait,
         }
     }
 }
 
-fn argv(ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Option<Vec<String>> {
+fn argv(ex: &mut Exec, cx: &mut Cx<'_>, k: &kinds::Script) -> Option<Vec<String>> {
     let scope = ex.scope.clone();
-    let run = phase.script_fields().run.as_ref()?;
+    let run = k.run.as_ref()?;
     Some(match &run.value {
         Run::Shell(cmd) => vec!["sh".into(), "-c".into(), cmd.value.clone()],
         Run::Argv(items) => items
@@ -39,17 +45,13 @@ fn argv(ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Option<Vec<String>> {
     })
 }
 
-fn start(s: &mut Script, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase) -> Step {
-    let Some(argv) = argv(ex, cx, phase) else {
+fn start(s: &mut Script, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, k: &kinds::Script) -> Step {
+    let Some(argv) = argv(ex, cx, k) else {
         ex.fail(String::new(), "Script error: no 'run' command");
         return Step::Done(Halt::None);
     };
     let scope = ex.scope.clone();
-    let input = phase
-        .script_fields()
-        .input
-        .as_ref()
-        .map(|t| ex.render(cx, "input", t, &scope));
+    let input = k.input.as_ref().map(|t| ex.render(cx, "input", t, &scope));
     ex.rec.attempts = 1;
     if cx.cfg().dry_run && !cx.cfg().dry_run_scripts {
         ex.succeed("[dry-run: script not executed]".into());
@@ -86,9 +88,10 @@ fn ended(
     ex: &mut Exec,
     cx: &mut Cx<'_>,
     phase: &Phase,
+    k: &kinds::Script,
     result: ScriptOutcome,
 ) -> Step {
-    journal(s, cx, phase, &result);
+    journal(s, cx, phase, k, &result);
     if let Some(e) = result.spawn_error {
         ex.fail(String::new(), format!("Script error: {e}"));
         return Step::Done(Halt::None);
@@ -128,11 +131,11 @@ fn ended(
 }
 
 /// The journal's `script` record.
-fn journal(s: &Script, cx: &mut Cx<'_>, phase: &Phase, result: &ScriptOutcome) {
+fn journal(s: &Script, cx: &mut Cx<'_>, phase: &Phase, k: &kinds::Script, result: &ScriptOutcome) {
     if !cx.cfg().journaling {
         return;
     }
-    let command = match phase.script_fields().run.as_ref().map(|r| &r.value) {
+    let command = match k.run.as_ref().map(|r| &r.value) {
         Some(Run::Shell(cmd)) => Value::from(cmd.value.as_str()),
         _ => Value::Array(s.argv.iter().map(|a| Value::from(a.as_str())).collect()),
     };

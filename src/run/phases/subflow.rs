@@ -10,7 +10,7 @@ use super::super::machine::{
 };
 use super::super::record::{RunRecord, RunStatus};
 use crate::check::{CheckOptions, check_flow};
-use crate::flow::{Def, Flow, LowerOptions, Phase, PhaseType, effective_args, lower};
+use crate::flow::{Def, Flow, LowerOptions, Phase, PhaseKind, effective_args, lower};
 use crate::value::{Map, Value};
 
 /// The deepest nesting of sub-flows.
@@ -69,10 +69,13 @@ impl Subflow {
         let scope = ex.scope.clone();
         self.generated =
             cx.cfg().generated || matches!(phase.def().map(|d| &d.value), Some(Def::Template(_)));
-        match (&phase.flow_fields().use_flow, phase.def().map(|d| &d.value)) {
-            (Some(name), _) if phase.ty() == PhaseType::Flow => {
-                super::flow::load_saved(self, ex, cx, phase, name.value.clone())
-            }
+        // A saved flow by name (`use`) is a flow phase's; an expand has only `def`.
+        let use_flow = match &phase.kind {
+            PhaseKind::Flow(k) => k.use_flow.as_ref(),
+            _ => None,
+        };
+        match (use_flow, phase.def().map(|d| &d.value)) {
+            (Some(name), _) => super::flow::load_saved(self, ex, cx, phase, name.value.clone()),
             (_, Some(Def::Inline(flow))) => {
                 let name = flow.name.clone();
                 self.proceed(ex, cx, phase, (**flow).clone(), name)
@@ -121,12 +124,16 @@ impl Subflow {
             ex.succeed(String::new());
             return Step::Done(Halt::None);
         }
-        if phase.ty() == PhaseType::Expand && super::expand::too_large(ex, phase, &child) {
-            return Step::Done(Halt::None);
-        }
-        // Arguments: `with` values for flow phases; the child's defaults for expand.
-        let given = match phase.ty() {
-            PhaseType::Flow => super::flow::given(ex, cx, phase),
+        // Arguments: `with` values for flow phases; the child's defaults for expand (once
+        // its size is within `maxNodes`).
+        let given = match &phase.kind {
+            PhaseKind::Flow(k) => super::flow::given(ex, cx, k),
+            PhaseKind::Expand(k) => {
+                if super::expand::too_large(ex, k, &child) {
+                    return Step::Done(Halt::None);
+                }
+                Map::default()
+            }
             _ => Map::default(),
         };
         self.args = effective_args(&child, given);

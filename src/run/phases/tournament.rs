@@ -7,17 +7,17 @@ use super::super::record::{ItemInfo, PhaseStatus};
 use super::super::verdict::judge_winner;
 use super::fanout::{Fanout, ItemDone};
 use crate::agent::Purpose;
-use crate::flow::{Phase, TournamentMode};
+use crate::flow::{Phase, TournamentMode, kinds};
 
 /// The judge's call slot.
 pub(super) const JUDGE: u32 = u32::MAX;
 
 /// How many variants run.
-pub(super) fn count(phase: &Phase) -> usize {
-    if phase.branches().len() >= 2 {
-        phase.branches().len()
+pub(super) fn count(k: &kinds::Tournament) -> usize {
+    if k.branches.len() >= 2 {
+        k.branches.len()
     } else {
-        phase.tournament_fields().variants.floor().clamp(2.0, 20.0) as usize
+        k.variants.floor().clamp(2.0, 20.0) as usize
     }
 }
 
@@ -27,10 +27,11 @@ pub(super) fn item(
     ex: &mut Exec,
     cx: &mut Cx<'_>,
     phase: &Phase,
+    k: &kinds::Tournament,
     i: usize,
 ) -> (String, String, CallDir) {
     let own = || phase.agent.value.clone();
-    let (text, agent) = match phase.branches().get(i) {
+    let (text, agent) = match k.branches.get(i) {
         Some(b) => (
             b.task
                 .as_ref()
@@ -56,6 +57,7 @@ pub(super) fn judge(
     ex: &mut Exec,
     cx: &mut Cx<'_>,
     phase: &Phase,
+    k: &kinds::Tournament,
     items: Vec<ItemDone>,
 ) -> Step {
     let n = f.count;
@@ -86,7 +88,7 @@ pub(super) fn judge(
         pick(ex, &items, first, n);
         return Step::Done(Halt::None);
     }
-    let rubric = match &phase.tournament_fields().judge {
+    let rubric = match &k.judge {
         Some(j) => ex.render(cx, "judge", j, &f.scope),
         None => "Several candidates answered the same task independently. Judge them on correctness, completeness and usefulness.".to_owned(),
     };
@@ -110,7 +112,7 @@ pub(super) fn judge(
             )
         })
         .collect();
-    let directive = match phase.tournament_fields().mode {
+    let directive = match k.mode {
         TournamentMode::Best => {
             "\n\nEnd your response with exactly one line in this form: WINNER: <number>"
         }
@@ -123,8 +125,7 @@ pub(super) fn judge(
         blocks.join("\n\n---\n\n")
     );
     let prompt = ex.prompt(cx, &text);
-    let judge_agent = phase
-        .tournament_fields()
+    let judge_agent = k
         .judge_agent
         .as_ref()
         .map_or_else(|| phase.agent.value.clone(), |a| a.value.clone());
@@ -139,7 +140,7 @@ pub(super) fn judge(
     Step::Wait
 }
 
-pub(super) fn judged(f: &mut Fanout, ex: &mut Exec, phase: &Phase, r: CallResult) -> Step {
+pub(super) fn judged(f: &mut Fanout, ex: &mut Exec, k: &kinds::Tournament, r: CallResult) -> Step {
     if let Some(msg) = r.crashed {
         return ex.crash(msg);
     }
@@ -167,7 +168,7 @@ pub(super) fn judged(f: &mut Fanout, ex: &mut Exec, phase: &Phase, r: CallResult
         return Step::Done(Halt::None);
     }
     ex.rec.tournament = Some((winner + 1, n));
-    match phase.tournament_fields().mode {
+    match k.mode {
         TournamentMode::Best => ex.succeed(items[winner].output.clone()),
         TournamentMode::Aggregate => ex.succeed(r.output),
     }
