@@ -54,9 +54,9 @@ pub struct Checked {
     pub flow: Option<Flow>,
     /// Every problem found, errors and warnings, in file order.
     pub diagnostics: Vec<Diagnostic>,
-    /// The parsed document the flow was lowered from (`None` after a syntax error, or when
-    /// the check did not start from text): a run keeps it as its definition instead of
-    /// parsing the text a second time.
+    /// The parsed document the flow was lowered from, kept by [`check_document`] (a run
+    /// stores it as its definition instead of parsing the text a second time); `None` from
+    /// [`check_source`], after a syntax error, or when the check did not start from text.
     pub document: Option<crate::json::Node>,
 }
 
@@ -69,7 +69,30 @@ impl Checked {
 
 /// Read, lower and check a flow document.
 pub fn check_source(text: &str, lower_opts: &LowerOptions, opts: &CheckOptions<'_>) -> Checked {
-    let lowered = lower_source(text, lower_opts);
+    check_text(text, lower_opts, opts, false)
+}
+
+/// [`check_source`], keeping the parsed document in [`Checked::document`] (for a run, which
+/// stores it as its definition).
+pub fn check_document(text: &str, lower_opts: &LowerOptions, opts: &CheckOptions<'_>) -> Checked {
+    check_text(text, lower_opts, opts, true)
+}
+
+/// Read, lower and check; the parsed document is dropped before the checks (it is not needed
+/// by them: the peak memory stays that of the IR) unless `keep`.
+fn check_text(
+    text: &str,
+    lower_opts: &LowerOptions,
+    opts: &CheckOptions<'_>,
+    keep: bool,
+) -> Checked {
+    let (lowered, document) = crate::flow::lower::lower_text(text, lower_opts);
+    let document = if keep {
+        document
+    } else {
+        drop(document);
+        None
+    };
     let mut diagnostics = lowered.diagnostics;
     if let Some(flow) = &lowered.flow {
         check_into(
@@ -84,7 +107,7 @@ pub fn check_source(text: &str, lower_opts: &LowerOptions, opts: &CheckOptions<'
     Checked {
         flow: lowered.flow,
         diagnostics,
-        document: lowered.document,
+        document,
     }
 }
 

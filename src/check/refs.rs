@@ -106,8 +106,10 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
     for (k, u) in all.iter().enumerate() {
         let p = &flow.phases[u.phase];
         let Some(r) = u.path.step_id() else { continue };
-        if u.path.segs().len() > 3 && &*u.path.segs()[2].key == "output" {
-            let rest: Vec<&str> = u.path.segs()[3..].iter().map(|s| &*s.key).collect();
+        // Keys are read in place (no owned segments): most paths are `steps.ID.output`.
+        let mut after_id = u.path.keys().skip(2);
+        if after_id.next() == Some("output") && after_id.clone().next().is_some() {
+            let rest: Vec<&str> = after_id.collect();
             out.push(
                 Diagnostic::new(
                     Code::OutputSubpath,
@@ -281,7 +283,7 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                 if args.suppress || args.invalid {
                     continue;
                 }
-                let Some(name) = u.path.segs().get(1).map(|s| &*s.key) else {
+                let Some(name) = u.path.keys().nth(1) else {
                     continue;
                 };
                 if warned_args.contains(&name) {
@@ -402,15 +404,16 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
 /// a text as in a condition. `{steps}` alone is left to prose ("the {steps} below").
 fn step_field(phase: &str, u: &Use<'_>) -> Option<Diagnostic> {
     const FIELDS: [&str; 2] = ["output", "json"];
-    let segs = u.path.segs();
-    let id = segs.get(1)?;
-    let field = segs.get(2).map(|s| &*s.key);
+    // Read in place: every step reference passes here, and nearly all are fine.
+    let mut keys = u.path.keys();
+    keys.next();
+    let id = keys.next()?;
+    let field = keys.next();
     if field.is_some_and(|f| FIELDS.contains(&f)) {
         return None;
     }
     let offers = format!(
-        "a step offers {{steps.{}.output}} (its text) and {{steps.{}.json.<path>}} (its parsed JSON)",
-        id.key, id.key
+        "a step offers {{steps.{id}.output}} (its text) and {{steps.{id}.json.<path>}} (its parsed JSON)"
     );
     let (message, help) = match field {
         None => (
@@ -427,7 +430,7 @@ fn step_field(phase: &str, u: &Use<'_>) -> Option<Diagnostic> {
             );
             let help = match did_you_mean(f, FIELDS) {
                 Some(near) => {
-                    let mut fixed: Vec<&str> = segs.iter().map(|s| &*s.key).collect();
+                    let mut fixed: Vec<&str> = u.path.keys().collect();
                     fixed[2] = near;
                     format!("did you mean {{{}}}?", fixed.join("."))
                 }

@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use super::check::Color;
 use super::usage_error;
 use tfc::agent::{ConfigRoster, DryRun, PreflightOptions, RosterOptions, preflight};
-use tfc::check::{CheckOptions, check_source};
+use tfc::check::{CheckOptions, check_document};
 use tfc::diag::render::render_file;
 use tfc::flow::{Flow, Invocation, LowerOptions, split_pair};
 use tfc::project::{SavedFlows, locate_flow, project_root};
@@ -166,7 +166,7 @@ pub(super) fn launch(
     };
     // The full check first: any error stops the run before anything executes.
     let saved = SavedFlows::new(&cwd);
-    let checked = check_source(
+    let checked = check_document(
         &source.text,
         &LowerOptions {
             default_name: Some(stem),

@@ -29,13 +29,15 @@ pub struct Lowered {
     pub flow: Option<Flow>,
     /// Every problem found.
     pub diagnostics: Vec<Diagnostic>,
-    /// The parsed document, when [`lower_source`] parsed it (kept so a run can store it as
-    /// its definition without parsing the text again).
-    pub document: Option<Node>,
 }
 
 /// Parse flow text (JSON/JSONC) and lower it. Syntax errors stop before lowering.
 pub fn lower_source(text: &str, opts: &LowerOptions) -> Lowered {
+    lower_text(text, opts).0
+}
+
+/// [`lower_source`], also handing back the parsed document (`None` after a syntax error).
+pub(crate) fn lower_text(text: &str, opts: &LowerOptions) -> (Lowered, Option<Node>) {
     let parsed = json::parse(text);
     let syntax_failed = parsed
         .diagnostics
@@ -46,16 +48,12 @@ pub fn lower_source(text: &str, opts: &LowerOptions) -> Lowered {
         _ => Lowered {
             flow: None,
             diagnostics: Vec::new(),
-            document: None,
         },
     };
     let mut diagnostics = parsed.diagnostics;
     diagnostics.append(&mut out.diagnostics);
     out.diagnostics = diagnostics;
-    if !syntax_failed {
-        out.document = parsed.root;
-    }
-    out
+    (out, parsed.root.filter(|_| !syntax_failed))
 }
 
 /// Lower a parsed document.
@@ -65,7 +63,6 @@ pub fn lower(root: &Node, opts: &LowerOptions) -> Lowered {
     Lowered {
         flow,
         diagnostics: l.diags,
-        document: None,
     }
 }
 

@@ -37,7 +37,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::agent::{Agent, CancelSource, Roster, SingleBackend};
-use crate::check::{CheckOptions, check_source};
+use crate::check::{CheckOptions, check_document};
 use crate::diag::Diagnostic;
 use crate::flow::{Branch, Def, Flow, Invocation, LowerOptions, effective_args, resolve_owned};
 use crate::source::Source;
@@ -56,8 +56,9 @@ pub enum FlowSource {
     },
     /// An already-lowered flow (checked again before running).
     Flow(Box<Flow>),
-    /// A flow that passed `check_source` just now: not checked a second time. Made by
-    /// [`FlowSource::checked`].
+    /// A flow that passed a check just now: not checked a second time. Made by
+    /// [`FlowSource::checked`] (from [`check_document`](crate::check::check_document) the
+    /// parsed document comes along).
     Checked {
         /// The lowered flow.
         flow: Box<Flow>,
@@ -452,7 +453,7 @@ fn load(
         loader: Some(&saved),
         ..CheckOptions::default()
     };
-    let checked = check_source(&text, &LowerOptions { default_name }, &opts);
+    let checked = check_document(&text, &LowerOptions { default_name }, &opts);
     let src = Source::new(name, text);
     if checked.has_errors() || checked.flow.is_none() {
         return Err(RunError::Invalid {

@@ -851,9 +851,12 @@ fn record_args_and_map_merge_without_store() {
 /// parse would leave `def` out).
 #[test]
 fn a_checked_source_keeps_its_parsed_document_as_the_def() {
-    use crate::check::{CheckOptions, check_source};
+    use crate::check::{CheckOptions, check_document, check_source};
     let text = r#"{"name": "kept", "phases": [{"id": "a", "task": "hello"}]}"#;
-    let checked = check_source(text, &LowerOptions::default(), &CheckOptions::default());
+    // `tfc check` does not keep it (its peak memory is that of the IR alone).
+    let plain = check_source(text, &LowerOptions::default(), &CheckOptions::default());
+    assert!(plain.document.is_none());
+    let checked = check_document(text, &LowerOptions::default(), &CheckOptions::default());
     let expected = checked.document.as_ref().expect("parsed").to_value();
     let source = FlowSource::checked(checked, Source::new("kept", "not json")).expect("no errors");
     let root = tempfile::tempdir().expect("tmp");
