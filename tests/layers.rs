@@ -8,6 +8,9 @@
 //! Within one stage folder, the files form no import cycle; a parent module declaring its
 //! children (`mod x;`) is not an import, but a child using an item of its parent is, so a
 //! parent that re-exports a child and a child that uses the parent's items form a cycle.
+//! One edge is exempt: a parent naming a type of its own descendant (`pub use gate::Gate`,
+//! `Gate(gate::Gate)`), which a recursive IR needs (see `names_a_child_type`); a parent
+//! calling a child's function or re-exporting it still counts.
 //!
 //! The test reads `src/**/*.rs` with comments and literals blanked out, resolves every
 //! `use` tree and every `crate::`/`super::`/`self::` path (and paths through child modules)
@@ -621,4 +624,39 @@ fn the_checker_sees_what_it_should() {
         cycles(3, &[[1].into(), [2].into(), [0].into()]),
         [vec![0, 1, 2]]
     );
+}
+
+/// The exemption: a parent naming a descendant's type, and nothing else.
+#[test]
+fn only_a_parent_naming_a_child_type_is_exempt() {
+    let file = |m: &[&str]| File {
+        path: String::new(),
+        module: m.iter().map(|s| (*s).to_owned()).collect(),
+        code: String::new(),
+    };
+    let edge = |text: &str| Edge {
+        from: 0,
+        to: 1,
+        line: 1,
+        text: text.to_owned(),
+        test: false,
+    };
+    let parent = file(&["flow", "kinds"]);
+    let child = file(&["flow", "kinds", "gate"]);
+    let sibling = file(&["flow", "lower"]);
+    assert!(names_a_child_type(&edge("gate::Gate"), &parent, &child));
+    assert!(names_a_child_type(
+        &edge("gate::ScoreJudge"),
+        &parent,
+        &child
+    ));
+    // A function, a constant, the other direction, a sibling: all count.
+    assert!(!names_a_child_type(&edge("gate::lower"), &parent, &child));
+    assert!(!names_a_child_type(&edge("gate::FIELDS"), &parent, &child));
+    assert!(!names_a_child_type(&edge("super::Phase"), &child, &parent));
+    assert!(!names_a_child_type(
+        &edge("lower::Lowerer"),
+        &parent,
+        &sibling
+    ));
 }
