@@ -48,7 +48,7 @@ pub fn phase_rules(flow: &Flow, p: &Phase, check_def: DefChecker<'_>, out: &mut 
     if p.invalid.contains(&"type") {
         return;
     }
-    kinds::check_kind(p, out);
+    kinds::dispatch::check_kind(p, out);
     if type_rules_apply(p) {
         not_allowed(p, out);
         ignored(p, out);
@@ -336,13 +336,13 @@ fn ignored(p: &Phase, out: &mut Vec<Diagnostic>) {
         }
     }
     for (field, span) in p.written.iter() {
-        if DEDICATED.contains(&field) || kinds::is_field_of(p.ty(), field) {
+        if DEDICATED.contains(&field) || kinds::table::is_field_of(p.ty(), field) {
             continue;
         }
         let users: Vec<PhaseType> = PhaseType::ALL
             .iter()
             .copied()
-            .filter(|t| kinds::is_field_of(*t, field))
+            .filter(|t| kinds::table::is_field_of(*t, field))
             .collect();
         if !users.is_empty() {
             out.push(ignored_field(field, &users, span));
@@ -557,7 +557,7 @@ fn caching(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
 /// E0410: `{args.X}` working directories (branch directories: `flow/kinds/`).
 fn cwd(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
     let mut bad = |span: Span, msg: String, help: &str| {
-        out.push(crate::flow::kinds::invalid_cwd(p, span, msg, help));
+        out.push(crate::flow::kinds::common::invalid_cwd(p, span, msg, help));
     };
     if let Some(Field {
         value: Cwd::Arg(name),

@@ -14,7 +14,7 @@ mod proptests;
 mod refs;
 mod types;
 
-pub use crate::flow::kinds::tree_calls;
+pub use crate::flow::kinds::reduce::tree_calls;
 pub use dynamic::{MAX_DYNAMIC_NESTING, dynamic_limits};
 pub use graph::{Graph, ancestors};
 

@@ -1,7 +1,8 @@
 //! Argument values against their declarations (SPEC §2.2): defaults (E0501) and invocation
 //! values (E0502) are checked by the same rules.
 
-use super::{ArgSpec, ArgType};
+use super::enums::ArgType;
+use super::ir::{ArgSpec, Flow};
 use crate::value::{Value, format_number, js_number_value};
 
 /// Why a value does not fit its spec, phrased to follow `Argument 'n' <default|invocation> must`.
@@ -172,7 +173,7 @@ pub struct Invocation {
 /// The provided arguments, typed by their declarations (SPEC §1): E0502 for a value that does
 /// not convert. Defaults are not filled in here (see [`effective_args`]).
 pub fn resolve_invocation(
-    flow: &super::Flow,
+    flow: &Flow,
     inv: &Invocation,
 ) -> (crate::value::Map, Vec<crate::diag::Diagnostic>) {
     resolve_owned(flow, inv.clone())
@@ -180,7 +181,7 @@ pub fn resolve_invocation(
 
 /// [`resolve_invocation`] consuming the invocation (no copy of its JSON arguments).
 pub fn resolve_owned(
-    flow: &super::Flow,
+    flow: &Flow,
     inv: Invocation,
 ) -> (crate::value::Map, Vec<crate::diag::Diagnostic>) {
     use crate::diag::{Code, Diagnostic};
@@ -253,7 +254,7 @@ pub fn value_help(spec: &ArgSpec) -> String {
 }
 
 /// Provided arguments plus the defaults of declared ones that were not provided.
-pub fn effective_args(flow: &super::Flow, given: crate::value::Map) -> crate::value::Map {
+pub fn effective_args(flow: &Flow, given: crate::value::Map) -> crate::value::Map {
     let mut out = given;
     for (name, spec) in &flow.args {
         if !out.contains_key(name)

@@ -169,7 +169,7 @@ const FLOW: &[FieldDef] = &[
 ];
 
 /// The common phase fields (SPEC §3.1); each kind adds its own (`kinds/`).
-const PHASE_COMMON: &[FieldDef] = &[
+pub(crate) const PHASE_COMMON: &[FieldDef] = &[
     f("id", T::String, "unique id, [A-Za-z0-9-]+"),
     f(
         "type",
@@ -346,11 +346,12 @@ const EXPECT: &[FieldDef] = &[
     f("enum", T::Any, "allowed literal values"),
 ];
 
-/// The closed field set of an object kind.
-pub fn fields_of(kind: ObjectKind) -> &'static [FieldDef] {
+/// The closed field set of an object kind, except that of a phase: its common fields only
+/// (the whole phase table, with every kind's own fields, is `kinds::table::fields_of`).
+pub(crate) fn object_fields(kind: ObjectKind) -> &'static [FieldDef] {
     match kind {
         K::Flow => FLOW,
-        K::Phase => super::kinds::phase_table(PHASE_COMMON),
+        K::Phase => PHASE_COMMON,
         K::Branch => BRANCH,
         K::Step => STEP,
         K::ArgSpec => ARG_SPEC,
@@ -368,12 +369,4 @@ pub fn fields_of(kind: ObjectKind) -> &'static [FieldDef] {
 /// Is `key` a common phase field (SPEC §3.1)?
 pub(super) fn is_common(key: &str) -> bool {
     PHASE_COMMON.iter().any(|f| f.name == key)
-}
-
-/// The interned name of a known field (so phases can record `&'static str` keys).
-pub fn field_name(kind: ObjectKind, name: &str) -> Option<&'static str> {
-    fields_of(kind)
-        .iter()
-        .find(|f| f.name == name)
-        .map(|f| f.name)
 }

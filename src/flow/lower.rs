@@ -5,13 +5,20 @@
 
 use indexmap::IndexMap;
 
-use super::fields::{self, ObjectKind, field_name, fields_of};
+use super::enums::{AgentScope, CwdKeyword, PhaseType, Thinking};
+use super::fields::{self, ObjectKind};
+use super::ir::{Common, Cond, Cwd, Field, Flow, Phase, PhaseId, PhaseIds, Text};
+use super::kinds::common::Cx;
+use super::kinds::dispatch::lower_kind;
+use super::kinds::table::{field_name, fields_of, is_field_of};
+use super::kinds::{Agent, PhaseKind};
+use super::lowerer::{Fields, Lowerer, PhaseFields, spaced_placeholder};
 use super::read::{a_type_name, invalid_agent, valid_agent_name};
 use super::shorthand;
-use super::*;
 use crate::diag::{Code, Diagnostic, did_you_mean};
+use crate::json::Str;
 use crate::json::{self, Kind, Member, Node};
-use crate::syntax::path::is_placeholder_path;
+use crate::source::Span;
 use crate::value::format_number;
 
 /// How to name a flow that has no `name` field.
@@ -66,11 +73,6 @@ pub fn lower(root: &Node, opts: &LowerOptions) -> Lowered {
     }
 }
 
-pub(crate) use super::read::Fields;
-
-/// A phase's fields.
-pub(crate) type PhaseFields<'a> = Fields<'a>;
-
 /// The fields of §2.1; the rest of the flow table belongs to the shorthand forms.
 const SHORTHAND_ONLY: &[&str] = &[
     "chain",
@@ -82,16 +84,7 @@ const SHORTHAND_ONLY: &[&str] = &[
     "cwd",
 ];
 
-#[derive(Default)]
-pub(super) struct Lowerer {
-    pub(super) diags: Vec<Diagnostic>,
-}
-
 impl Lowerer {
-    pub(super) fn push(&mut self, d: Diagnostic) {
-        self.diags.push(d);
-    }
-
     /// A whole document: a flow object, a top-level phases array, or a shorthand object.
     /// `fallback` is the shorthand/inline name used when there is no `name` and no default.
     pub(super) fn document(
@@ -358,7 +351,7 @@ impl Lowerer {
         // Filled in place: a phase is large, so it is not built aside and moved in.
         out.push(Phase {
             common: Common::new(id, id_span, node.span),
-            kind: PhaseKind::Agent(kinds::Agent),
+            kind: PhaseKind::Agent(Agent),
         });
         let Some(p) = out.last_mut() else { return };
         let c = &mut p.common;
@@ -481,31 +474,31 @@ impl Lowerer {
     /// have no effect from the written keys alone. A field shared by several kinds is lowered
     /// once.
     fn kind_fields(&mut self, p: &mut Common, ty: PhaseType, f: &PhaseFields<'_>) -> PhaseKind {
-        let mut cx = kinds::Cx {
+        let mut cx = Cx {
             id: &p.id,
             ty,
             invalid: &mut p.invalid,
         };
-        let kind = kinds::lower_kind(self, ty, f, &mut cx);
+        let kind = lower_kind(self, ty, f, &mut cx);
         let mut foreign: Vec<&'static str> = f
             .keys()
             .copied()
-            .filter(|k| !fields::is_common(k) && !kinds::is_field_of(ty, k))
+            .filter(|k| !fields::is_common(k) && !is_field_of(ty, k))
             .collect();
         for other in PhaseType::ALL {
             if foreign.is_empty() {
                 break;
             }
-            if !foreign.iter().any(|k| kinds::is_field_of(*other, k)) {
+            if !foreign.iter().any(|k| is_field_of(*other, k)) {
                 continue;
             }
             let sub: PhaseFields<'_> = f
                 .iter()
-                .filter(|(k, _)| foreign.contains(k) && kinds::is_field_of(*other, k))
+                .filter(|(k, _)| foreign.contains(k) && is_field_of(*other, k))
                 .map(|(k, m)| (*k, *m))
                 .collect();
-            foreign.retain(|k| !kinds::is_field_of(*other, k));
-            let _ = kinds::lower_kind(self, *other, &sub, &mut cx);
+            foreign.retain(|k| !is_field_of(*other, k));
+            let _ = lower_kind(self, *other, &sub, &mut cx);
         }
         kind
     }
@@ -635,22 +628,6 @@ impl Lowerer {
         };
         Some(Field::new(cwd, m.key.span, m.value.span))
     }
-}
-
-/// The first `{ path }` in `text` whose content, trimmed, is a placeholder path: the
-/// placeholder the author meant (`{steps.a.json}`).
-pub(crate) fn spaced_placeholder(text: &str) -> Option<String> {
-    let mut rest = text;
-    while let Some(open) = rest.find('{') {
-        let after = &rest[open + 1..];
-        let close = after.find('}')?;
-        let inner = after[..close].trim();
-        if is_placeholder_path(inner) {
-            return Some(format!("{{{inner}}}"));
-        }
-        rest = &after[close + 1..];
-    }
-    None
 }
 
 /// Resolve every phase's `dependsOn ∪ from` to phase positions, once: the checks and the run
@@ -806,5 +783,28 @@ mod tests {
         // number cannot be judged.
         let text = r#"{"chain": ["a", 7, "c {steps.step3.output}"]}"#;
         assert_eq!(codes(text), ["E0004"]);
+    }
+
+    #[test]
+    fn edges_are_deduplicated_by_name_and_by_index() {
+        let mut phases: Vec<String> = (0..20)
+            .map(|i| format!(r#"{{"id": "w{i}", "task": "x"}}"#))
+            .collect();
+        let list: Vec<String> = (0..20).chain(0..20).map(|i| format!("\"w{i}\"")).collect();
+        phases.push(format!(
+            r#"{{"id": "m", "task": "x", "dependsOn": [{}], "from": ["w3", "nope"]}}"#,
+            list.join(", ")
+        ));
+        let text = format!("[{}]", phases.join(", "));
+        let flow = lower_source(&text, &LowerOptions::default())
+            .flow
+            .expect("flow");
+        let m = flow.phases.last().expect("m");
+        let names = m.dep_names();
+        assert_eq!(names.len(), 21);
+        assert_eq!(names[0], "w0");
+        assert_eq!(names[20], "nope");
+        let deps: Vec<usize> = m.deps.iter().map(|d| d.index()).collect();
+        assert_eq!(deps, (0..20).collect::<Vec<_>>());
     }
 }

@@ -3,78 +3,13 @@
 //! type or value with help on how to write it.
 
 use super::enums::Words;
-use super::fields::{ObjectKind, field_name, fields_of};
-use super::lower::Lowerer;
-use super::{Field, Text};
+use super::fields::ObjectKind;
+use super::ir::{Field, Text};
+use super::kinds::table::{field_name, fields_of};
+use super::lowerer::{Fields, Lowerer, element_help};
 use crate::diag::{Code, Diagnostic, did_you_mean};
 use crate::json::{Kind, Member, Node, Str};
 use crate::value::format_number;
-
-/// The known members of an object by field name, in file order (the first of a repeated key
-/// wins). An object has a handful of keys, so a vector beats any map here: this is on the
-/// check's hot path, once per phase.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Fields<'a>(Vec<(&'static str, &'a Member)>);
-
-impl<'a> Fields<'a> {
-    /// Room for `n` fields.
-    pub fn with_capacity(n: usize) -> Fields<'a> {
-        Fields(Vec::with_capacity(n))
-    }
-
-    /// Add `name` unless it is there already.
-    pub fn insert_first(&mut self, name: &'static str, m: &'a Member) {
-        if !self.contains_key(name) {
-            self.0.push((name, m));
-        }
-    }
-
-    /// The member of `name`.
-    pub fn get(&self, name: &str) -> Option<&&'a Member> {
-        self.0.iter().find(|(k, _)| *k == name).map(|(_, m)| m)
-    }
-
-    /// Was `name` written?
-    pub fn contains_key(&self, name: &str) -> bool {
-        self.0.iter().any(|(k, _)| *k == name)
-    }
-
-    /// The fields in file order.
-    pub fn iter(&self) -> std::slice::Iter<'_, (&'static str, &'a Member)> {
-        self.0.iter()
-    }
-
-    /// The field names in file order.
-    pub fn keys(&self) -> impl Iterator<Item = &&'static str> + '_ {
-        self.0.iter().map(|(k, _)| k)
-    }
-}
-
-impl<'a> std::ops::Index<&str> for Fields<'a> {
-    type Output = &'a Member;
-    fn index(&self, name: &str) -> &&'a Member {
-        self.get(name)
-            .expect("a field checked with `get` or `contains_key` first")
-    }
-}
-
-impl<'a, 'f> IntoIterator for &'f Fields<'a> {
-    type Item = &'f (&'static str, &'a Member);
-    type IntoIter = std::slice::Iter<'f, (&'static str, &'a Member)>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
-    }
-}
-
-impl<'a> FromIterator<(&'static str, &'a Member)> for Fields<'a> {
-    fn from_iter<I: IntoIterator<Item = (&'static str, &'a Member)>>(iter: I) -> Fields<'a> {
-        let mut out = Fields::default();
-        for (k, m) in iter {
-            out.insert_first(k, m);
-        }
-        out
-    }
-}
 
 impl Lowerer {
     /// Check an object's keys against its closed field set; return the known members by name.
@@ -368,16 +303,6 @@ pub(super) fn a_type_name(node: &Node) -> &'static str {
         Kind::String(_) => "a string",
         Kind::Array(_) => "an array",
         Kind::Object(_) => "an object",
-    }
-}
-
-/// How to fix a non-string element of a string list.
-pub(super) fn element_help(item: &Node) -> String {
-    match &item.kind {
-        Kind::Null => "remove the null entry".to_owned(),
-        Kind::Number(n) => format!("quote it: \"{}\"", format_number(*n)),
-        Kind::Bool(b) => format!("quote it: \"{b}\""),
-        _ => "every entry must be a string in double quotes".to_owned(),
     }
 }
 

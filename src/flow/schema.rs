@@ -6,7 +6,8 @@
 //! property described by its table doc. A document is a flow object or (SPEC §2.3) a bare array
 //! of phases.
 
-use super::fields::{FieldType, ObjectKind, fields_of};
+use super::fields::{FieldType, ObjectKind};
+use super::kinds::table::fields_of;
 use crate::value::{Map, Value};
 
 /// The schema's `$id`.

@@ -1,14 +1,15 @@
 //! The shorthand forms (SPEC §2.3): `chain`, `tasks` and `task` documents desugar to phases.
 
+use super::enums::PhaseType;
 use super::fields::ObjectKind;
-use super::kinds::Parallel;
-use super::lower::Lowerer;
+use super::ir::{Field, Phase, Shorthand, Text};
+use super::kinds::{Branch, Parallel, PhaseKind};
+use super::lowerer::{Fields, Lowerer};
 use super::read::{invalid_agent, valid_agent_name};
-use super::*;
 use crate::diag::{Code, Diagnostic};
+use crate::json::Str;
 use crate::json::{Kind, Member, Node};
-
-use super::read::Fields;
+use crate::source::Span;
 
 /// Which shorthand a document without a `phases` array uses (chain > tasks > task).
 pub(super) fn detect(members: &[Member]) -> Option<Shorthand> {

@@ -3,12 +3,11 @@
 
 use indexmap::IndexMap;
 
-use super::Retry;
 use super::enums::{ArgType, CacheScope, ContractType};
-use super::fields::{ObjectKind, field_name};
-use super::lower::Lowerer;
-use super::read::Fields;
-use super::{ArgSpec, Budget, CacheSpec, Contract, Field};
+use super::fields::ObjectKind;
+use super::ir::{ArgSpec, Budget, CacheSpec, Contract, Field, Retry};
+use super::kinds::table::field_name;
+use super::lowerer::{Fields, Lowerer};
 use crate::diag::{Code, Diagnostic, did_you_mean};
 use crate::json::{Kind, Member, Node};
 use crate::source::Span;

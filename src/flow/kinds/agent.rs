@@ -1,8 +1,9 @@
 //! `agent` (SPEC §3.2): one agent call. It has no fields of its own.
 
-use super::{TASK_HELP, has, need};
+use super::common::{TASK_HELP, has, need};
 use crate::diag::Diagnostic;
-use crate::flow::{FieldDef, Phase};
+use crate::flow::fields::FieldDef;
+use crate::flow::ir::Phase;
 
 /// An agent phase: everything it needs is in the common fields.
 #[derive(Clone, Copy, Debug, Default)]

@@ -1,10 +1,14 @@
 //! `expand` (SPEC §3.13): phases produced at run time, run nested or grafted.
 
-use super::{Cx, DEF, Def, has, need};
+use super::Def;
+use super::common::{Cx, has, need};
+use super::flow::{DEF, lower_def};
 use crate::diag::Diagnostic;
+use crate::flow::enums::ExpandMode;
+use crate::flow::fields::FieldDef;
 use crate::flow::fields::{FieldType, f};
-use crate::flow::lower::{Lowerer, PhaseFields};
-use crate::flow::{ExpandMode, Field, FieldDef, Phase};
+use crate::flow::ir::{Field, Phase};
+use crate::flow::lowerer::{Lowerer, PhaseFields};
 
 /// An expand phase.
 #[derive(Clone, Debug)]
@@ -43,7 +47,7 @@ pub(super) const FIELDS: &[FieldDef] = &[
 
 pub(super) fn lower(l: &mut Lowerer, f: &PhaseFields<'_>, cx: &mut Cx<'_>) -> Expand {
     let mut k = Expand::DEFAULT;
-    k.def = super::lower_def(l, f, cx);
+    k.def = lower_def(l, f, cx);
     k.mode = l.word(f, "expandMode").unwrap_or_default();
     if let Some(n) = l.ranged(f, "maxNodes", 1.0, 100.0) {
         k.max_nodes = n;

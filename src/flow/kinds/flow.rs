@@ -1,11 +1,12 @@
 //! `flow` (SPEC §3.8): a saved (`use`) or inline (`def`) flow run as one phase.
 
-use super::{Cx, DEF, has, need};
+use super::common::{Cx, has, need};
 use crate::diag::{Code, Diagnostic};
+use crate::flow::fields::FieldDef;
 use crate::flow::fields::{FieldType, f};
-use crate::flow::lower::{Lowerer, PhaseFields};
-use crate::flow::{Field, FieldDef, Flow, Phase, Text};
-use crate::json::Kind;
+use crate::flow::ir::{Field, Flow, Phase, Text};
+use crate::flow::lowerer::{Lowerer, PhaseFields};
+use crate::json::{Kind, Member};
 use crate::value::Value;
 
 /// A sub-flow definition (`flow`/`expand` `def`).
@@ -61,7 +62,7 @@ pub(super) const FIELDS: &[FieldDef] = &[
 pub(super) fn lower(l: &mut Lowerer, f: &PhaseFields<'_>, cx: &mut Cx<'_>) -> SubFlow {
     let mut k = SubFlow::DEFAULT;
     k.use_flow = l.string(f, "use");
-    k.def = super::lower_def(l, f, cx);
+    k.def = lower_def(l, f, cx);
     if let Some(m) = f.get("with")
         && let Some(members) = l.object_members(m, "an object of sub-flow arguments")
     {
@@ -104,5 +105,41 @@ pub(super) fn check(p: &Phase, out: &mut Vec<Diagnostic>) {
             .label(p.written["use"], "'use' is given too")
             .help("keep 'use' for a saved flow or 'def' for an inline one"),
         );
+    }
+}
+/// `def`, shared by flow and expand.
+pub(super) const DEF: FieldDef = f(
+    "def",
+    FieldType::StringOrObject,
+    "flow/expand: inline definition",
+);
+
+/// `def` of a flow or an expand.
+pub(super) fn lower_def(
+    l: &mut Lowerer,
+    f: &PhaseFields<'_>,
+    cx: &mut Cx<'_>,
+) -> Option<Field<Def>> {
+    let m = f.get("def")?;
+    let def = l.def(m, cx.id);
+    cx.invalid_if_none(f, "def", def)
+}
+
+impl Lowerer {
+    /// `def` (flow, expand): an inline flow or a template string.
+    pub(super) fn def(&mut self, m: &Member, phase: &str) -> Option<Field<Def>> {
+        let def = match &m.value.kind {
+            Kind::String(s) => Def::Template(Text::new(s.clone())),
+            Kind::Object(_) | Kind::Array(_) => {
+                let inline = format!("{phase}-inline");
+                let flow = self.document(&m.value, None, Some(&inline))?;
+                Def::Inline(Box::new(flow))
+            }
+            _ => {
+                self.wrong_type(m, "a flow object, a phases array, or a JSON string");
+                return None;
+            }
+        };
+        Some(Field::new(def, m.key.span, m.value.span))
     }
 }

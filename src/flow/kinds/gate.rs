@@ -1,15 +1,15 @@
 //! `gate` (SPEC §3.5, §3.14): a verdict on upstream work, from deterministic `eval` checks,
 //! `score` scorers and an LLM call.
 
-use super::{Cx, has, need};
+use super::common::{Cx, has, need};
 use crate::compile::Condition;
 use crate::compile::Template;
 use crate::diag::{Code, Diagnostic, did_you_mean};
+use crate::flow::enums::{CodeLanguage, Combine, OnBlock, ScorerType};
+use crate::flow::fields::FieldDef;
 use crate::flow::fields::{FieldType, ObjectKind, f};
-use crate::flow::lower::{Lowerer, PhaseFields};
-use crate::flow::{
-    CodeLanguage, Combine, Contract, Field, FieldDef, OnBlock, Phase, ScorerType, Text,
-};
+use crate::flow::ir::{Contract, Field, Phase, Text};
+use crate::flow::lowerer::{Lowerer, PhaseFields};
 use crate::json::{Kind, Member, Node, Str};
 use crate::source::Span;
 use crate::syntax::condition::ConditionError;

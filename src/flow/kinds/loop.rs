@@ -1,10 +1,11 @@
 //! `loop` (SPEC §3.9): the task again and again until a condition holds.
 
-use super::{Cx, TASK_HELP, has, need};
+use super::common::{Cx, TASK_HELP, has, need};
 use crate::diag::Diagnostic;
+use crate::flow::fields::FieldDef;
 use crate::flow::fields::{FieldType, f};
-use crate::flow::lower::{Lowerer, PhaseFields};
-use crate::flow::{Cond, FieldDef, Phase};
+use crate::flow::ir::{Cond, Phase};
+use crate::flow::lowerer::{Lowerer, PhaseFields};
 
 /// A loop phase.
 #[derive(Clone, Debug)]

@@ -1,10 +1,12 @@
 //! `map` (SPEC §3.4): one call per element of an upstream array.
 
-use super::{Cx, has, need};
+use super::common::{Cx, has, need};
 use crate::diag::{Code, Diagnostic};
+use crate::flow::enums::PhaseType;
+use crate::flow::fields::FieldDef;
 use crate::flow::fields::{FieldType, f};
-use crate::flow::lower::{Lowerer, PhaseFields, spaced_placeholder};
-use crate::flow::{Field, FieldDef, Phase, PhaseType, Text};
+use crate::flow::ir::{Field, Phase, Text};
+use crate::flow::lowerer::{Lowerer, PhaseFields, spaced_placeholder};
 use crate::json::Kind;
 use crate::syntax::path::is_placeholder_path;
 

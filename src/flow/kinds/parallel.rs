@@ -1,9 +1,12 @@
 //! `parallel` (SPEC §3.3): every branch at once.
 
-use super::{BRANCHES, Branch, Cx, branch_cwd_literal, branch_tasks, need};
+use super::Branch;
+use super::branch::{BRANCHES, branch_cwd_literal, branch_tasks, lower_branches};
+use super::common::{Cx, need};
 use crate::diag::Diagnostic;
-use crate::flow::lower::{Lowerer, PhaseFields};
-use crate::flow::{FieldDef, Phase};
+use crate::flow::fields::FieldDef;
+use crate::flow::ir::Phase;
+use crate::flow::lowerer::{Lowerer, PhaseFields};
 
 /// A parallel phase.
 #[derive(Clone, Debug)]
@@ -24,7 +27,7 @@ pub(super) const FIELDS: &[FieldDef] = &[BRANCHES];
 
 pub(super) fn lower(l: &mut Lowerer, f: &PhaseFields<'_>, cx: &mut Cx<'_>) -> Parallel {
     Parallel {
-        branches: super::lower_branches(l, f, cx),
+        branches: lower_branches(l, f, cx),
     }
 }
 

@@ -1,13 +1,16 @@
 //! `race` (SPEC §3.12): the first branch to finish wins.
 
-use super::{
-    BRANCHES, Branch, Cx, branch_cwd_literal, branch_cwd_not_allowed, branch_tasks, need,
+use super::Branch;
+use super::branch::{
+    BRANCHES, branch_cwd_literal, branch_cwd_not_allowed, branch_tasks, lower_branches,
     too_few_branches,
 };
+use super::common::{Cx, need};
 use crate::diag::Diagnostic;
+use crate::flow::fields::FieldDef;
 use crate::flow::fields::{FieldType, f};
-use crate::flow::lower::{Lowerer, PhaseFields};
-use crate::flow::{FieldDef, Phase};
+use crate::flow::ir::Phase;
+use crate::flow::lowerer::{Lowerer, PhaseFields};
 
 /// A race phase.
 #[derive(Clone, Debug)]
@@ -38,7 +41,7 @@ pub(super) const FIELDS: &[FieldDef] = &[
 
 pub(super) fn lower(l: &mut Lowerer, f: &PhaseFields<'_>, cx: &mut Cx<'_>) -> Race {
     Race {
-        branches: super::lower_branches(l, f, cx),
+        branches: lower_branches(l, f, cx),
         cancel_losers: l.boolean(f, "cancelLosers").unwrap_or(true),
     }
 }

@@ -1,10 +1,12 @@
 //! `reduce` (SPEC §3.6): many outputs combined into one, in one call or batched rounds.
 
-use super::{Cx, has, need};
+use super::common::{Cx, has, need};
 use crate::diag::{Code, Diagnostic};
+use crate::flow::enums::ReduceStrategy;
+use crate::flow::fields::FieldDef;
 use crate::flow::fields::{FieldType, f};
-use crate::flow::lower::{Lowerer, PhaseFields};
-use crate::flow::{Field, FieldDef, Phase, ReduceStrategy};
+use crate::flow::ir::{Field, Phase};
+use crate::flow::lowerer::{Lowerer, PhaseFields};
 
 /// A reduce phase.
 #[derive(Clone, Debug)]

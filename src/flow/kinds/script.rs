@@ -1,11 +1,12 @@
 //! `script` (SPEC §3.11): a command, run without a shell (argv) or with `sh -c` (a string).
 
-use super::{Cx, need};
+use super::common::{Cx, need};
 use crate::diag::{Code, Diagnostic};
+use crate::flow::enums::OutputMode;
+use crate::flow::fields::FieldDef;
 use crate::flow::fields::{FieldType, f};
-use crate::flow::lower::{Lowerer, PhaseFields};
-use crate::flow::read::element_help;
-use crate::flow::{Field, FieldDef, OutputMode, Phase, Text};
+use crate::flow::ir::{Field, Phase, Text};
+use crate::flow::lowerer::{Lowerer, PhaseFields, element_help};
 use crate::json::{Kind, Member, Str};
 
 /// A script's `run`.
@@ -145,8 +146,8 @@ const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fi
 /// command string itself is flagged: the elements after it are the shell's positional
 /// parameters (`$0`, `$1`, …), which is exactly where a value belongs. The warning is (S) like
 /// every W03xx: strict mode is for flows that want no interpolation surprises, and this is one.
-fn shell_argv(p: &Phase, argv: &[crate::flow::Text], out: &mut Vec<Diagnostic>) {
-    let words: Vec<&str> = argv.iter().map(crate::flow::Text::as_str).collect();
+fn shell_argv(p: &Phase, argv: &[Text], out: &mut Vec<Diagnostic>) {
+    let words: Vec<&str> = argv.iter().map(Text::as_str).collect();
     let Some(command) = shell_command(&words) else {
         return;
     };

@@ -1,13 +1,17 @@
 //! `tournament` (SPEC §3.10): variants of a task, or branches, compete before a judge.
 
-use super::{
-    BRANCHES, Branch, Cx, branch_cwd_literal, branch_cwd_not_allowed, branch_tasks, has, need,
+use super::Branch;
+use super::branch::{
+    BRANCHES, branch_cwd_literal, branch_cwd_not_allowed, branch_tasks, lower_branches,
     too_few_branches,
 };
+use super::common::{Cx, has, need};
 use crate::diag::Diagnostic;
+use crate::flow::enums::TournamentMode;
+use crate::flow::fields::FieldDef;
 use crate::flow::fields::{FieldType, f};
-use crate::flow::lower::{Lowerer, PhaseFields};
-use crate::flow::{Field, FieldDef, Phase, Text, TournamentMode};
+use crate::flow::ir::{Field, Phase, Text};
+use crate::flow::lowerer::{Lowerer, PhaseFields};
 
 /// A tournament phase.
 #[derive(Clone, Debug)]
@@ -58,7 +62,7 @@ pub(super) const FIELDS: &[FieldDef] = &[
 
 pub(super) fn lower(l: &mut Lowerer, f: &PhaseFields<'_>, cx: &mut Cx<'_>) -> Tournament {
     let mut k = Tournament::DEFAULT;
-    k.branches = super::lower_branches(l, f, cx);
+    k.branches = lower_branches(l, f, cx);
     if let Some(n) = l.ranged(f, "variants", 2.0, 20.0) {
         k.variants = n;
     }
