@@ -284,7 +284,7 @@ pub enum Cwd {
 /// An output contract (SPEC §3.15).
 #[derive(Clone, Debug, Default)]
 pub struct Contract {
-    /// `type` (one of [`ContractType::NAMES`]).
+    /// `type` (one of [`ContractType::NAMES`](crate::flow::ContractType::NAMES)).
     pub ty: Option<Field<String>>,
     /// `properties`.
     pub properties: IndexMap<String, Field<Contract>>,
@@ -439,7 +439,7 @@ pub struct Common {
     pub expect: Option<Box<Contract>>,
     /// `model`.
     pub model: Option<Field<String>>,
-    /// `thinking` (one of [`Thinking::NAMES`]).
+    /// `thinking` (one of [`Thinking::NAMES`](crate::flow::Thinking::NAMES)).
     pub thinking: Option<Field<String>>,
     /// `tools`.
     pub tools: Vec<Field<String>>,
