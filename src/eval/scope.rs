@@ -22,6 +22,17 @@ pub trait Scope {
     fn step_output(&self, id: &str) -> Option<&Value>;
     /// The parsed JSON of a `done` step (its stored `json`, else `safeParse(output)`).
     fn step_json(&self, id: &str) -> Option<&Value>;
+    /// [`Scope::step_output`] of the phase `path` names (`id`, its [`RefPath::step_id`]). A
+    /// scope that keeps its steps in a table may start from the slot the path remembers.
+    fn step_output_of(&self, path: &RefPath, id: &str) -> Option<&Value> {
+        let _ = path;
+        self.step_output(id)
+    }
+    /// [`Scope::step_json`] of the phase `path` names, as [`Scope::step_output_of`].
+    fn step_json_of(&self, path: &RefPath, id: &str) -> Option<&Value> {
+        let _ = path;
+        self.step_json(id)
+    }
     /// What `{previous.output}` resolves to.
     fn previous(&self) -> Option<&Value>;
     /// The phases `{previous.output}` read (the chosen dependency, or a reduce's inputs).
@@ -38,10 +49,12 @@ pub trait Scope {
 pub fn resolve<'s, S: Scope + ?Sized>(scope: &'s S, path: &RefPath) -> Option<Cow<'s, Value>> {
     match path.target {
         Target::Args => dig(scope.args()?, path.dig_keys()),
-        Target::StepOutput => scope.step_output(path.step_id()?).map(Cow::Borrowed),
+        Target::StepOutput => scope
+            .step_output_of(path, path.step_id()?)
+            .map(Cow::Borrowed),
         Target::StepJson => {
             let (id, keys) = path.step_json_keys()?;
-            dig(scope.step_json(id)?, keys)
+            dig(scope.step_json_of(path, id)?, keys)
         }
         Target::Previous => scope.previous().map(Cow::Borrowed),
         Target::Reflexion => scope.reflexion().map(Cow::Borrowed),
@@ -196,6 +209,21 @@ pub struct Bindings {
     pub reflexion: Option<Value>,
 }
 
+impl Bindings {
+    /// The step `id` that `path` names: the slot the path remembers when it holds that step,
+    /// else a lookup (whose slot the path then remembers).
+    fn step_of(&self, path: &RefPath, id: &str) -> Option<&StepState> {
+        if let Some((key, step)) = self.steps.get_index(path.step_slot())
+            && same_key(key, id)
+        {
+            return Some(step);
+        }
+        let (slot, _, step) = self.steps.get_full(id)?;
+        path.set_step_slot(slot);
+        Some(step)
+    }
+}
+
 impl Scope for Bindings {
     fn args(&self) -> Option<&Value> {
         self.args.as_ref()
@@ -205,6 +233,12 @@ impl Scope for Bindings {
     }
     fn step_json(&self, id: &str) -> Option<&Value> {
         self.steps.get(id)?.json()
+    }
+    fn step_output_of(&self, path: &RefPath, id: &str) -> Option<&Value> {
+        self.step_of(path, id)?.output()
+    }
+    fn step_json_of(&self, path: &RefPath, id: &str) -> Option<&Value> {
+        self.step_of(path, id)?.json()
     }
     fn previous(&self) -> Option<&Value> {
         self.previous.as_ref()
@@ -216,7 +250,7 @@ impl Scope for Bindings {
         self.reflexion.as_ref()
     }
     fn local(&self, name: &str) -> Option<&Value> {
-        self.locals.get(name)
+        member(&self.locals, name)
     }
 }
 
@@ -271,6 +305,33 @@ mod tests {
             let path = RefPath::parse(&format!("args{}", ".0".repeat(DEPTH + 1)));
             assert_eq!(dig(&v, path.dig_keys()), None);
         });
+    }
+
+    #[test]
+    fn a_remembered_step_slot_is_checked_against_the_scope() {
+        // One path read against scopes that keep the same steps in different orders, and
+        // against one that lacks the step: each answer is that scope's own.
+        let path = RefPath::parse("steps.b.output");
+        let json = RefPath::parse("steps.b.json.k");
+        let scope_of = |ids: &[&str]| {
+            let mut s = Bindings::default();
+            for id in ids {
+                let out = format!("{{\"k\":\"{id}\"}}");
+                s.steps.insert((*id).into(), StepState::done(out));
+            }
+            s
+        };
+        let first = scope_of(&["a", "b"]);
+        let second = scope_of(&["b", "c", "a"]);
+        let none = scope_of(&["a", "c"]);
+        for _ in 0..2 {
+            for (scope, want) in [(&first, Some("b")), (&second, Some("b")), (&none, None)] {
+                let got = resolve(scope, &json).map(|v| v.into_owned());
+                assert_eq!(got, want.map(Value::from));
+                let out = resolve(scope, &path).map(|v| v.into_owned());
+                assert_eq!(out.is_some(), want.is_some());
+            }
+        }
     }
 
     #[test]
