@@ -166,11 +166,27 @@ impl std::fmt::Debug for RefPath {
 impl RefPath {
     /// Classify `text` (split at `.`). Never fails: odd paths simply never resolve.
     pub fn parse(text: &str) -> RefPath {
-        let mut keys = Keys::new(text);
-        let head = keys.next().unwrap_or("");
-        let second = keys.next();
-        let third = keys.next();
-        let more = !keys.is_done();
+        // The positions of the first three dots (one pass): the first three segments run
+        // between them, and a third dot means there are more.
+        let mut dots = [text.len(); 3];
+        let mut found = 0;
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'.' {
+                dots[found] = i;
+                found += 1;
+                if found == dots.len() {
+                    break;
+                }
+            }
+        }
+        let segment = |k: usize| -> Option<&str> {
+            let start = if k == 0 { 0 } else { dots[k - 1] + 1 };
+            (k <= found).then(|| text.get(start..dots[k]).unwrap_or(""))
+        };
+        let head = segment(0).unwrap_or("");
+        let second = segment(1);
+        let third = segment(2);
+        let more = found == dots.len();
         let target = match head {
             "args" => Target::Args,
             "previous" if second == Some("output") => Target::Previous,
@@ -185,22 +201,14 @@ impl RefPath {
             _ => Target::Local,
         };
         // Byte offsets just past each of the first three dots.
-        let mut after_dots = text
-            .bytes()
-            .enumerate()
-            .filter(|&(_, b)| b == b'.')
-            .map(|(i, _)| i + 1);
-        let (d1, d2, d3) = (after_dots.next(), after_dots.next(), after_dots.next());
-        let id = match (head, d1) {
-            ("steps", Some(start)) => {
-                let end = d2.map_or(text.len(), |d| d - 1);
-                Some((start as u32, end as u32))
-            }
+        let after = |k: usize| (k < found).then(|| dots[k] + 1);
+        let id = match (head, after(0)) {
+            ("steps", Some(start)) => Some((start as u32, dots[1] as u32)),
             _ => None,
         };
         let dig_at = match target.dig_from() {
-            Some(1) => d1,
-            Some(3) => d3,
+            Some(1) => after(0),
+            Some(3) => after(2),
             _ => None,
         };
         RefPath {
