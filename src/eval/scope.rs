@@ -48,7 +48,18 @@ pub trait Scope {
 /// Resolve a placeholder path; `None` is undefined (the placeholder stays verbatim).
 pub fn resolve<'s, S: Scope + ?Sized>(scope: &'s S, path: &RefPath) -> Option<Cow<'s, Value>> {
     match path.target {
-        Target::Args => dig(scope.args()?, path.dig_keys()),
+        Target::Args => match scope.args()? {
+            // The first key through the slot the path remembers: argument objects are the
+            // largest most templates read, and the same path reads them again and again.
+            Value::Object(args) => {
+                let mut keys = path.dig_keys();
+                match keys.next() {
+                    Some(first) => dig(slot_member(args, first, path)?, keys),
+                    None => dig(scope.args()?, keys),
+                }
+            }
+            other => dig(other, path.dig_keys()),
+        },
         Target::StepOutput => scope
             .step_output_of(path, path.step_id()?)
             .map(Cow::Borrowed),
@@ -115,6 +126,19 @@ fn member<'v>(map: &'v Map, key: &str) -> Option<&'v Value> {
     } else {
         map.get(key)
     }
+}
+
+/// `map[key]`, trying the slot `path` remembers first (a path reads one root, so its slot is
+/// only ever a step's or an argument's).
+fn slot_member<'v>(map: &'v Map, key: &str, path: &RefPath) -> Option<&'v Value> {
+    if let Some((k, v)) = map.get_index(path.step_slot())
+        && same_key(k, key)
+    {
+        return Some(v);
+    }
+    let (slot, _, v) = map.get_full(key)?;
+    path.set_step_slot(slot);
+    Some(v)
 }
 
 /// Status of an upstream step as templates see it.
@@ -331,6 +355,28 @@ mod tests {
                 let out = resolve(scope, &path).map(|v| v.into_owned());
                 assert_eq!(out.is_some(), want.is_some());
             }
+        }
+    }
+
+    #[test]
+    fn a_remembered_argument_slot_is_checked_against_the_scope() {
+        let path = RefPath::parse("args.b.c");
+        let with_args = |json: &str| Bindings {
+            args: Some(crate::value::parse_json(json).unwrap()),
+            ..Bindings::default()
+        };
+        let first = with_args(r#"{"a": 1, "b": {"c": "one"}}"#);
+        let second = with_args(r#"{"b": {"c": "two"}, "x": 0, "a": 1}"#);
+        let none = with_args(r#"{"a": 1, "c": 2}"#);
+        let array = with_args(r#"[1, 2]"#);
+        for _ in 0..2 {
+            for (scope, want) in [(&first, Some("one")), (&second, Some("two")), (&none, None)] {
+                let got = resolve(scope, &path).map(|v| v.into_owned());
+                assert_eq!(got, want.map(Value::from));
+            }
+            assert_eq!(resolve(&array, &path), None);
+            let whole = resolve(&first, &RefPath::parse("args")).map(|v| v.into_owned());
+            assert_eq!(whole, first.args.clone());
         }
     }
 

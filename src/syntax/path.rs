@@ -125,8 +125,8 @@ pub struct RefPath {
     id: Option<(u32, u32)>,
     /// Where the keys `dig` walks start in `text` (none: nothing to dig).
     dig_at: Option<u32>,
-    /// Where the phase of a `steps.ID…` path last was in the scope's step table: a scope that
-    /// keeps its steps in a table checks that slot first (see [`RefPath::step_slot`]).
+    /// Where the phase of a `steps.ID…` path (or the first key of an `args.…` path) last was
+    /// in the scope's table: a scope checks that slot first (see [`RefPath::step_slot`]).
     slot: AtomicU32,
     /// The segments as owned values, built on first request.
     segs: OnceLock<Box<[Seg]>>,
@@ -221,7 +221,8 @@ impl RefPath {
         }
     }
 
-    /// The slot the phase of this path was last found at in a scope's step table.
+    /// The slot the phase of this path (or its first argument key) was last found at in a
+    /// scope's table.
     pub(crate) fn step_slot(&self) -> usize {
         self.slot.load(Ordering::Relaxed) as usize
     }
