@@ -45,8 +45,9 @@ fn main() {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let data = Data::load();
-    let mut rows = rows(&data);
-    rows.retain(|r| filter.is_empty() || filter.iter().any(|f| r.key.contains(f.as_str())));
+    let wanted = |key: &str| filter.is_empty() || filter.iter().any(|f| key.contains(f.as_str()));
+    let mut rows = rows(&data, &wanted);
+    rows.retain(|r| wanted(r.key));
     println!(
         "{:<26} {:>14} {:>14} {:>12} {:>10}  goal",
         "workload", "tfc median", "original", "ratio", "goal"
@@ -150,8 +151,25 @@ impl Data {
     }
 }
 
-fn rows(data: &Data) -> Vec<Row> {
+/// The rows, each group's inputs prepared and its expected results checked only when one of
+/// its rows is `wanted` (so a filtered run, or a profile of one, does no other group's work).
+fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
     let mut rows = Vec::new();
+    let any = |keys: &[&str]| keys.iter().any(|k| wanted(k));
+    let interp = any(&[
+        "interp_compiled",
+        "interp_compiled_json",
+        "interp_parse_render",
+    ]);
+    let when = any(&["when_compiled", "when_parse_eval"]);
+    let safeparse = any(&["safeparse_array", "safeparse_fenced", "safeparse_nojson"]);
+    let run = any(&["run_chain_1000", "run_map_100000"]);
+    let check = any(&[
+        "serde_parse_chain_10000",
+        "check_chain_10000",
+        "serde_parse_fanin_10000",
+        "check_fanin_10000",
+    ]);
     let mut row = |key, original_ns: f64, goal_ns: f64, samples, run: Box<dyn FnMut()>| {
         rows.push(Row {
             key,
@@ -163,187 +181,193 @@ fn rows(data: &Data) -> Vec<Row> {
         })
     };
 
-    // Interpolation: the expected output and missing refs first.
-    let template_text = data.text("interp_template.txt");
-    let expected = data.text("interp_expected_output.txt");
-    let missing = parse_json(&data.text("interp_expected_missing.json")).expect("missing");
-    for ctx_name in ["interp_ctx.json", "interp_ctx_json.json"] {
-        let ctx = data.context(ctx_name);
-        let template = Template::parse(&template_text);
-        let rendered = template.render(&ctx);
-        assert_eq!(rendered.text, expected, "interpolation output ({ctx_name})");
-        let got: Vec<Value> = template
-            .path_texts(&rendered.missing)
-            .into_iter()
-            .map(Value::from)
-            .collect();
-        assert_eq!(Value::Array(got), missing, "missing refs ({ctx_name})");
-    }
-    for (key, ctx_name, original) in [
-        ("interp_compiled", "interp_ctx.json", 251e3),
-        ("interp_compiled_json", "interp_ctx_json.json", 176e3),
-    ] {
-        let ctx = data.context(ctx_name);
-        let template = Template::parse(&template_text);
-        let goal = if key == "interp_compiled" { 8e3 } else { 6e3 };
+    if interp {
+        // Interpolation: the expected output and missing refs first.
+        let template_text = data.text("interp_template.txt");
+        let expected = data.text("interp_expected_output.txt");
+        let missing = parse_json(&data.text("interp_expected_missing.json")).expect("missing");
+        for ctx_name in ["interp_ctx.json", "interp_ctx_json.json"] {
+            let ctx = data.context(ctx_name);
+            let template = Template::parse(&template_text);
+            let rendered = template.render(&ctx);
+            assert_eq!(rendered.text, expected, "interpolation output ({ctx_name})");
+            let got: Vec<Value> = template
+                .path_texts(&rendered.missing)
+                .into_iter()
+                .map(Value::from)
+                .collect();
+            assert_eq!(Value::Array(got), missing, "missing refs ({ctx_name})");
+        }
+        for (key, ctx_name, original) in [
+            ("interp_compiled", "interp_ctx.json", 251e3),
+            ("interp_compiled_json", "interp_ctx_json.json", 176e3),
+        ] {
+            let ctx = data.context(ctx_name);
+            let template = Template::parse(&template_text);
+            let goal = if key == "interp_compiled" { 8e3 } else { 6e3 };
+            row(
+                key,
+                original,
+                goal,
+                51,
+                Box::new(move || {
+                    black_box(template.render(black_box(&ctx)));
+                }),
+            );
+        }
+        let ctx = data.context("interp_ctx.json");
+        let text = template_text.clone();
         row(
-            key,
-            original,
-            goal,
+            "interp_parse_render",
+            251e3,
+            25e3,
             51,
             Box::new(move || {
-                black_box(template.render(black_box(&ctx)));
+                black_box(Template::parse(black_box(&text)).render(&ctx));
             }),
         );
     }
-    let ctx = data.context("interp_ctx.json");
-    let text = template_text.clone();
-    row(
-        "interp_parse_render",
-        251e3,
-        25e3,
-        51,
-        Box::new(move || {
-            black_box(Template::parse(black_box(&text)).render(&ctx));
-        }),
-    );
-
-    // `when`: true, no error, both contexts.
-    let expr = data.text("when_expr.txt");
-    let expr = expr.trim_end().to_owned();
-    for ctx_name in ["when_ctx.json", "when_ctx_json.json"] {
-        let outcome = eval_when(&expr, &data.context(ctx_name));
+    if when {
+        // `when`: true, no error, both contexts.
+        let expr = data.text("when_expr.txt");
+        let expr = expr.trim_end().to_owned();
+        for ctx_name in ["when_ctx.json", "when_ctx_json.json"] {
+            let outcome = eval_when(&expr, &data.context(ctx_name));
+            assert!(
+                outcome.value && outcome.error.is_none(),
+                "when ({ctx_name})"
+            );
+        }
+        let ctx = data.context("when_ctx.json");
+        let condition = Condition::parse(&expr).expect("the when parses");
+        row(
+            "when_compiled",
+            10.0e3,
+            0.35e3,
+            51,
+            // Reads are recorded as ref-table indices; `path_texts` turns them into text on demand.
+            Box::new(move || {
+                black_box(condition.decide(black_box(&ctx)));
+            }),
+        );
+        let ctx = data.context("when_ctx.json");
+        row(
+            "when_parse_eval",
+            10.0e3,
+            1.5e3,
+            51,
+            Box::new(move || {
+                black_box(eval_when(black_box(&expr), &ctx));
+            }),
+        );
+    }
+    if safeparse {
+        // safeParse: the array's 14,807 items, an object from the fenced prose, nothing from the rest.
+        let array = data.text("safeparse_array_1mib.json");
+        let fenced = data.text("safeparse_prose_fenced_1mib.txt");
+        let nojson = data.text("safeparse_prose_nojson_1mib.txt");
+        let items = safe_parse(&array)
+            .value
+            .and_then(|v| v.as_array().map(Vec::len));
+        assert_eq!(items, Some(14_807), "safeParse of the array");
         assert!(
-            outcome.value && outcome.error.is_none(),
-            "when ({ctx_name})"
+            matches!(safe_parse(&fenced).value, Some(Value::Object(_))),
+            "fenced prose"
         );
+        assert!(safe_parse(&nojson).value.is_none(), "prose without JSON");
+        for (key, text, original, goal) in [
+            ("safeparse_array", array, 11.1e6, 8e6),
+            ("safeparse_fenced", fenced, 529e3, 100e3),
+            ("safeparse_nojson", nojson, 727e3, 150e3),
+        ] {
+            row(
+                key,
+                original,
+                goal,
+                21,
+                Box::new(move || {
+                    black_box(safe_parse(black_box(&text)));
+                }),
+            );
+        }
     }
-    let ctx = data.context("when_ctx.json");
-    let condition = Condition::parse(&expr).expect("the when parses");
-    row(
-        "when_compiled",
-        10.0e3,
-        0.35e3,
-        51,
-        // Reads are recorded as ref-table indices; `path_texts` turns them into text on demand.
-        Box::new(move || {
-            black_box(condition.decide(black_box(&ctx)));
-        }),
-    );
-    let ctx = data.context("when_ctx.json");
-    row(
-        "when_parse_eval",
-        10.0e3,
-        1.5e3,
-        51,
-        Box::new(move || {
-            black_box(eval_when(black_box(&expr), &ctx));
-        }),
-    );
-
-    // safeParse: the array's 14,807 items, an object from the fenced prose, nothing from the rest.
-    let array = data.text("safeparse_array_1mib.json");
-    let fenced = data.text("safeparse_prose_fenced_1mib.txt");
-    let nojson = data.text("safeparse_prose_nojson_1mib.txt");
-    let items = safe_parse(&array)
-        .value
-        .and_then(|v| v.as_array().map(Vec::len));
-    assert_eq!(items, Some(14_807), "safeParse of the array");
-    assert!(
-        matches!(safe_parse(&fenced).value, Some(Value::Object(_))),
-        "fenced prose"
-    );
-    assert!(safe_parse(&nojson).value.is_none(), "prose without JSON");
-    for (key, text, original, goal) in [
-        ("safeparse_array", array, 11.1e6, 8e6),
-        ("safeparse_fenced", fenced, 529e3, 100e3),
-        ("safeparse_nojson", nojson, 727e3, 150e3),
-    ] {
+    if run {
+        // Whole runs with an instant in-process agent.
+        let chain = chain_flow(1_000);
+        let interp = instant();
         row(
-            key,
-            original,
-            goal,
-            21,
+            "run_chain_1000",
+            2.29e9,
+            10e6,
+            11,
             Box::new(move || {
-                black_box(safe_parse(black_box(&text)));
+                let r = interp
+                    .eval_text("bench-chain", &chain, Map::default())
+                    .expect("runs");
+                assert_eq!(r.status, RunStatus::Completed);
+            }),
+        );
+        let args = map_args(100_000);
+        let interp = instant();
+        row(
+            "run_map_100000",
+            519e9,
+            300e6,
+            5,
+            Box::new(move || {
+                let r = interp
+                    .eval_text("map", MAP_FLOW, args.clone())
+                    .expect("runs");
+                assert_eq!(r.status, RunStatus::Completed);
             }),
         );
     }
-
-    // Whole runs with an instant in-process agent.
-    let chain = chain_flow(1_000);
-    let interp = instant();
-    row(
-        "run_chain_1000",
-        2.29e9,
-        10e6,
-        11,
-        Box::new(move || {
-            let r = interp
-                .eval_text("bench-chain", &chain, Map::default())
-                .expect("runs");
-            assert_eq!(r.status, RunStatus::Completed);
-        }),
-    );
-    let args = map_args(100_000);
-    let interp = instant();
-    row(
-        "run_map_100000",
-        519e9,
-        300e6,
-        5,
-        Box::new(move || {
-            let r = interp
-                .eval_text("map", MAP_FLOW, args.clone())
-                .expect("runs");
-            assert_eq!(r.status, RunStatus::Completed);
-        }),
-    );
-
-    // The static check of the large flows (no diagnostics), each within 3× of a bare serde_json
-    // parse of the same bytes (the floor, timed just before it).
-    for (key, floor, file, original) in [
-        (
-            "check_chain_10000",
-            "serde_parse_chain_10000",
-            "flow_chain_10000.json",
-            15.6e9,
-        ),
-        (
-            "check_fanin_10000",
-            "serde_parse_fanin_10000",
-            "flow_fanin_10000.json",
-            553e6,
-        ),
-    ] {
-        let text = data.text(file);
-        let bare = text.clone();
-        row(
-            floor,
-            f64::NAN,
-            f64::NAN,
-            11,
-            Box::new(move || {
-                black_box(
-                    serde_json::from_str::<serde_json::Value>(black_box(&bare)).expect("JSON"),
-                );
-            }),
-        );
-        let checked = check_source(&text, &LowerOptions::default(), &CheckOptions::default());
-        assert!(checked.diagnostics.is_empty(), "{file} checks clean");
-        row(
-            key,
-            original,
-            f64::NAN,
-            11,
-            Box::new(move || {
-                black_box(check_source(
-                    black_box(&text),
-                    &LowerOptions::default(),
-                    &CheckOptions::default(),
-                ));
-            }),
-        );
+    if check {
+        // The static check of the large flows (no diagnostics), each within 3× of a bare serde_json
+        // parse of the same bytes (the floor, timed just before it).
+        for (key, floor, file, original) in [
+            (
+                "check_chain_10000",
+                "serde_parse_chain_10000",
+                "flow_chain_10000.json",
+                15.6e9,
+            ),
+            (
+                "check_fanin_10000",
+                "serde_parse_fanin_10000",
+                "flow_fanin_10000.json",
+                553e6,
+            ),
+        ] {
+            let text = data.text(file);
+            let bare = text.clone();
+            row(
+                floor,
+                f64::NAN,
+                f64::NAN,
+                11,
+                Box::new(move || {
+                    black_box(
+                        serde_json::from_str::<serde_json::Value>(black_box(&bare)).expect("JSON"),
+                    );
+                }),
+            );
+            let checked = check_source(&text, &LowerOptions::default(), &CheckOptions::default());
+            assert!(checked.diagnostics.is_empty(), "{file} checks clean");
+            row(
+                key,
+                original,
+                f64::NAN,
+                11,
+                Box::new(move || {
+                    black_box(check_source(
+                        black_box(&text),
+                        &LowerOptions::default(),
+                        &CheckOptions::default(),
+                    ));
+                }),
+            );
+        }
     }
     for r in &mut rows {
         r.per_floor = match r.key {

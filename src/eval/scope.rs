@@ -22,6 +22,17 @@ pub trait Scope {
     fn step_output(&self, id: &str) -> Option<&Value>;
     /// The parsed JSON of a `done` step (its stored `json`, else `safeParse(output)`).
     fn step_json(&self, id: &str) -> Option<&Value>;
+    /// [`Scope::step_output`] of the phase `path` names (`id`, its [`RefPath::step_id`]). A
+    /// scope that keeps its steps in a table may start from the slot the path remembers.
+    fn step_output_of(&self, path: &RefPath, id: &str) -> Option<&Value> {
+        let _ = path;
+        self.step_output(id)
+    }
+    /// [`Scope::step_json`] of the phase `path` names, as [`Scope::step_output_of`].
+    fn step_json_of(&self, path: &RefPath, id: &str) -> Option<&Value> {
+        let _ = path;
+        self.step_json(id)
+    }
     /// What `{previous.output}` resolves to.
     fn previous(&self) -> Option<&Value>;
     /// The phases `{previous.output}` read (the chosen dependency, or a reduce's inputs).
@@ -37,11 +48,24 @@ pub trait Scope {
 /// Resolve a placeholder path; `None` is undefined (the placeholder stays verbatim).
 pub fn resolve<'s, S: Scope + ?Sized>(scope: &'s S, path: &RefPath) -> Option<Cow<'s, Value>> {
     match path.target {
-        Target::Args => dig(scope.args()?, path.dig_keys()),
-        Target::StepOutput => scope.step_output(path.step_id()?).map(Cow::Borrowed),
+        Target::Args => match scope.args()? {
+            // The first key through the slot the path remembers: argument objects are the
+            // largest most templates read, and the same path reads them again and again.
+            Value::Object(args) => {
+                let mut keys = path.dig_keys();
+                match keys.next() {
+                    Some(first) => dig(slot_member(args, first, path)?, keys),
+                    None => dig(scope.args()?, keys),
+                }
+            }
+            other => dig(other, path.dig_keys()),
+        },
+        Target::StepOutput => scope
+            .step_output_of(path, path.step_id()?)
+            .map(Cow::Borrowed),
         Target::StepJson => {
             let (id, keys) = path.step_json_keys()?;
-            dig(scope.step_json(id)?, keys)
+            dig(scope.step_json_of(path, id)?, keys)
         }
         Target::Previous => scope.previous().map(Cow::Borrowed),
         Target::Reflexion => scope.reflexion().map(Cow::Borrowed),
@@ -102,6 +126,19 @@ fn member<'v>(map: &'v Map, key: &str) -> Option<&'v Value> {
     } else {
         map.get(key)
     }
+}
+
+/// `map[key]`, trying the slot `path` remembers first (a path reads one root, so its slot is
+/// only ever a step's or an argument's).
+fn slot_member<'v>(map: &'v Map, key: &str, path: &RefPath) -> Option<&'v Value> {
+    if let Some((k, v)) = map.get_index(path.step_slot())
+        && same_key(k, key)
+    {
+        return Some(v);
+    }
+    let (slot, _, v) = map.get_full(key)?;
+    path.set_step_slot(slot);
+    Some(v)
 }
 
 /// Status of an upstream step as templates see it.
@@ -196,6 +233,21 @@ pub struct Bindings {
     pub reflexion: Option<Value>,
 }
 
+impl Bindings {
+    /// The step `id` that `path` names: the slot the path remembers when it holds that step,
+    /// else a lookup (whose slot the path then remembers).
+    fn step_of(&self, path: &RefPath, id: &str) -> Option<&StepState> {
+        if let Some((key, step)) = self.steps.get_index(path.step_slot())
+            && same_key(key, id)
+        {
+            return Some(step);
+        }
+        let (slot, _, step) = self.steps.get_full(id)?;
+        path.set_step_slot(slot);
+        Some(step)
+    }
+}
+
 impl Scope for Bindings {
     fn args(&self) -> Option<&Value> {
         self.args.as_ref()
@@ -205,6 +257,12 @@ impl Scope for Bindings {
     }
     fn step_json(&self, id: &str) -> Option<&Value> {
         self.steps.get(id)?.json()
+    }
+    fn step_output_of(&self, path: &RefPath, id: &str) -> Option<&Value> {
+        self.step_of(path, id)?.output()
+    }
+    fn step_json_of(&self, path: &RefPath, id: &str) -> Option<&Value> {
+        self.step_of(path, id)?.json()
     }
     fn previous(&self) -> Option<&Value> {
         self.previous.as_ref()
@@ -216,7 +274,7 @@ impl Scope for Bindings {
         self.reflexion.as_ref()
     }
     fn local(&self, name: &str) -> Option<&Value> {
-        self.locals.get(name)
+        member(&self.locals, name)
     }
 }
 
@@ -271,6 +329,55 @@ mod tests {
             let path = RefPath::parse(&format!("args{}", ".0".repeat(DEPTH + 1)));
             assert_eq!(dig(&v, path.dig_keys()), None);
         });
+    }
+
+    #[test]
+    fn a_remembered_step_slot_is_checked_against_the_scope() {
+        // One path read against scopes that keep the same steps in different orders, and
+        // against one that lacks the step: each answer is that scope's own.
+        let path = RefPath::parse("steps.b.output");
+        let json = RefPath::parse("steps.b.json.k");
+        let scope_of = |ids: &[&str]| {
+            let mut s = Bindings::default();
+            for id in ids {
+                let out = format!("{{\"k\":\"{id}\"}}");
+                s.steps.insert((*id).into(), StepState::done(out));
+            }
+            s
+        };
+        let first = scope_of(&["a", "b"]);
+        let second = scope_of(&["b", "c", "a"]);
+        let none = scope_of(&["a", "c"]);
+        for _ in 0..2 {
+            for (scope, want) in [(&first, Some("b")), (&second, Some("b")), (&none, None)] {
+                let got = resolve(scope, &json).map(|v| v.into_owned());
+                assert_eq!(got, want.map(Value::from));
+                let out = resolve(scope, &path).map(|v| v.into_owned());
+                assert_eq!(out.is_some(), want.is_some());
+            }
+        }
+    }
+
+    #[test]
+    fn a_remembered_argument_slot_is_checked_against_the_scope() {
+        let path = RefPath::parse("args.b.c");
+        let with_args = |json: &str| Bindings {
+            args: Some(crate::value::parse_json(json).unwrap()),
+            ..Bindings::default()
+        };
+        let first = with_args(r#"{"a": 1, "b": {"c": "one"}}"#);
+        let second = with_args(r#"{"b": {"c": "two"}, "x": 0, "a": 1}"#);
+        let none = with_args(r#"{"a": 1, "c": 2}"#);
+        let array = with_args(r#"[1, 2]"#);
+        for _ in 0..2 {
+            for (scope, want) in [(&first, Some("one")), (&second, Some("two")), (&none, None)] {
+                let got = resolve(scope, &path).map(|v| v.into_owned());
+                assert_eq!(got, want.map(Value::from));
+            }
+            assert_eq!(resolve(&array, &path), None);
+            let whole = resolve(&first, &RefPath::parse("args")).map(|v| v.into_owned());
+            assert_eq!(whole, first.args.clone());
+        }
     }
 
     #[test]

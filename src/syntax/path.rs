@@ -4,6 +4,7 @@
 //! the owned [`Seg`] list is built on first request ([`RefPath::segs`]).
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// One path segment. `index` is set when the segment is a canonical array index
 /// (`0` or `[1-9][0-9]*`), which `dig` uses on arrays.
@@ -114,18 +115,34 @@ impl Target {
     }
 }
 
-const STEPS: &str = "steps.";
-const OUTPUT: &str = ".output";
-
 /// A parsed placeholder path. Equality is that of the text (the rest derives from it).
-#[derive(Clone)]
 pub struct RefPath {
     /// The path as written, without braces: `steps.scan.json.items`.
     pub text: Box<str>,
     /// What the path reads (classified from its first segments).
     pub target: Target,
+    /// The byte range of the phase id in `text`, for a `steps.ID…` path.
+    id: Option<(u32, u32)>,
+    /// Where the keys `dig` walks start in `text` (none: nothing to dig).
+    dig_at: Option<u32>,
+    /// Where the phase of a `steps.ID…` path (or the first key of an `args.…` path) last was
+    /// in the scope's table: a scope checks that slot first (see [`RefPath::step_slot`]).
+    slot: AtomicU32,
     /// The segments as owned values, built on first request.
     segs: OnceLock<Box<[Seg]>>,
+}
+
+impl Clone for RefPath {
+    fn clone(&self) -> RefPath {
+        RefPath {
+            text: self.text.clone(),
+            target: self.target,
+            id: self.id,
+            dig_at: self.dig_at,
+            slot: AtomicU32::new(self.slot.load(Ordering::Relaxed)),
+            segs: self.segs.clone(),
+        }
+    }
 }
 
 impl PartialEq for RefPath {
@@ -149,11 +166,27 @@ impl std::fmt::Debug for RefPath {
 impl RefPath {
     /// Classify `text` (split at `.`). Never fails: odd paths simply never resolve.
     pub fn parse(text: &str) -> RefPath {
-        let mut keys = Keys::new(text);
-        let head = keys.next().unwrap_or("");
-        let second = keys.next();
-        let third = keys.next();
-        let more = !keys.is_done();
+        // The positions of the first three dots (one pass): the first three segments run
+        // between them, and a third dot means there are more.
+        let mut dots = [text.len(); 3];
+        let mut found = 0;
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'.' {
+                dots[found] = i;
+                found += 1;
+                if found == dots.len() {
+                    break;
+                }
+            }
+        }
+        let segment = |k: usize| -> Option<&str> {
+            let start = if k == 0 { 0 } else { dots[k - 1] + 1 };
+            (k <= found).then(|| text.get(start..dots[k]).unwrap_or(""))
+        };
+        let head = segment(0).unwrap_or("");
+        let second = segment(1);
+        let third = segment(2);
+        let more = found == dots.len();
         let target = match head {
             "args" => Target::Args,
             "previous" if second == Some("output") => Target::Previous,
@@ -167,10 +200,37 @@ impl RefPath {
             },
             _ => Target::Local,
         };
+        // Byte offsets just past each of the first three dots.
+        let after = |k: usize| (k < found).then(|| dots[k] + 1);
+        let id = match (head, after(0)) {
+            ("steps", Some(start)) => Some((start as u32, dots[1] as u32)),
+            _ => None,
+        };
+        let dig_at = match target.dig_from() {
+            Some(1) => after(0),
+            Some(3) => after(2),
+            _ => None,
+        };
         RefPath {
             text: text.into(),
             target,
+            id,
+            dig_at: dig_at.map(|d| d as u32),
+            slot: AtomicU32::new(0),
             segs: OnceLock::new(),
+        }
+    }
+
+    /// The slot the phase of this path (or its first argument key) was last found at in a
+    /// scope's table.
+    pub(crate) fn step_slot(&self) -> usize {
+        self.slot.load(Ordering::Relaxed) as usize
+    }
+
+    /// Remember where the phase of this path was found (see [`RefPath::step_slot`]).
+    pub(crate) fn set_step_slot(&self, slot: usize) {
+        if let Ok(slot) = u32::try_from(slot) {
+            self.slot.store(slot, Ordering::Relaxed);
         }
     }
 
@@ -192,18 +252,8 @@ impl RefPath {
 
     /// The phase id of a `steps.ID…` path.
     pub(crate) fn step_id(&self) -> Option<&str> {
-        match self.target {
-            // `steps.ID.output` exactly.
-            Target::StepOutput => self.text.get(STEPS.len()..self.text.len() - OUTPUT.len()),
-            _ => {
-                let mut keys = self.keys();
-                if keys.next() == Some("steps") {
-                    keys.next()
-                } else {
-                    None
-                }
-            }
-        }
+        let (start, end) = self.id?;
+        self.text.get(start as usize..end as usize)
     }
 
     /// The segments `dig` walks after the root value of the target.
@@ -218,26 +268,15 @@ impl RefPath {
         if self.target != Target::StepJson {
             return None;
         }
-        let mut keys = Keys::after(&self.text, STEPS.len());
-        let id = keys.next()?;
-        keys.next(); // `json`
-        Some((id, keys))
+        Some((self.step_id()?, self.dig_keys()))
     }
 
     /// The texts of [`RefPath::dig_path`], read from the path text without allocating.
     pub fn dig_keys(&self) -> Keys<'_> {
-        let skip = match self.target {
-            // `args` then `.`: the head is known.
-            Target::Args => return Keys::after(&self.text, "args.".len()),
-            Target::Local => 1,
-            Target::StepJson => 3,
-            _ => return Keys::empty(),
-        };
-        let mut keys = self.keys();
-        for _ in 0..skip {
-            keys.next();
+        match self.dig_at {
+            Some(at) => Keys::after(&self.text, at as usize),
+            None => Keys::empty(),
         }
-        keys
     }
 }
 

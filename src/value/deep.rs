@@ -278,24 +278,41 @@ impl fmt::Debug for Value {
     }
 }
 
-/// Dropping moves the members of nested containers onto a stack first, so no drop recurses
-/// more than one level.
+/// Dropping moves the nested containers of a container onto a stack first (scalars stay where
+/// they are and are freed with their container), so no drop recurses more than one level.
 impl Drop for Value {
     fn drop(&mut self) {
         let mut stack = match self {
+            // The members of an array of containers are the stack as they are.
             Value::Array(a) if a.iter().any(is_container) => std::mem::take(a),
             Value::Object(o) if o.values().any(is_container) => {
-                std::mem::take(o).into_values().collect()
+                let mut stack = Vec::new();
+                take_containers(self, &mut stack);
+                stack
             }
             _ => return,
         };
         while let Some(mut v) = stack.pop() {
-            match &mut v {
-                Value::Array(a) => stack.append(a),
-                Value::Object(o) => stack.extend(std::mem::take(o).into_values()),
-                _ => {}
-            }
+            take_containers(&mut v, &mut stack);
+            // `v` now holds scalars and empty containers only: its own drop stops at one scan.
         }
+    }
+}
+
+/// Moves the non-empty containers among `v`'s members onto `stack`, leaving `null` behind.
+fn take_containers(v: &mut Value, stack: &mut Vec<Value>) {
+    match v {
+        Value::Array(a) => {
+            stack.extend(a.iter_mut().filter(|m| is_container(m)).map(std::mem::take))
+        }
+        Value::Object(o) => {
+            stack.extend(
+                o.values_mut()
+                    .filter(|m| is_container(m))
+                    .map(std::mem::take),
+            );
+        }
+        _ => {}
     }
 }
 

@@ -238,7 +238,7 @@ impl<'p, 's, S: Scope + ?Sized> Resolver<'p, 's, S> {
         let json = match self.step {
             Some((last, json)) if last == id => json,
             _ => {
-                let json = self.scope.step_json(id);
+                let json = self.scope.step_json_of(path, id);
                 self.step = Some((id, json));
                 json
             }

@@ -166,7 +166,8 @@ fn space_or_bareword(lex: &mut Lexer<'_, Token>) -> Filter<Token> {
 /// After `{`: take everything up to and including the next `}`.
 fn lex_ref(lex: &mut Lexer<'_, Token>) -> Result<(), LexError> {
     let rest = lex.remainder();
-    match rest.find('}') {
+    // Placeholders are short: a plain scan beats setting up a vectorised search.
+    match rest.bytes().position(|b| b == b'}') {
         Some(i) => {
             lex.bump(i + 1);
             Ok(())
