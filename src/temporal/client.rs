@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use temporalio_client::errors::WorkflowGetResultError;
 use temporalio_client::{
     Client, ClientOptions, Connection, ConnectionOptions, Url, WorkflowCancelOptions,
     WorkflowGetResultOptions, WorkflowSignalOptions, WorkflowStartOptions,
@@ -90,6 +91,8 @@ pub fn worker(remote: &Remote, roster: Arc<dyn Roster>, max_calls: usize) -> Res
                 super::BUILD_ID.to_owned(),
             ))
             .tuner(WorkerTuner::from(tuner))
+            // Calls spread over the fleet instead of running where the workflow is.
+            .max_eager_activity_reservations_per_workflow_task(0)
             .build();
         let mut worker = Worker::new(&runtime, client, options)
             .map_err(|e| format!("cannot start the worker: {e}"))?;
@@ -174,11 +177,22 @@ pub fn start_run(
             .await
             .map_err(|e| RunError::Io(format!("cannot start the run on Temporal: {e}")))?;
         let run_id = input.run_id.clone();
+        // The workflow's end; a lost connection (a restarting server) is waited out.
         let ended = tokio::spawn(async move {
-            handle
-                .get_result(WorkflowGetResultOptions::default())
-                .await
-                .map_err(|e| e.to_string())
+            loop {
+                match handle.get_result(WorkflowGetResultOptions::default()).await {
+                    Ok(status) => return Ok(status),
+                    Err(
+                        e @ (WorkflowGetResultError::Failed(_)
+                        | WorkflowGetResultError::Cancelled { .. }
+                        | WorkflowGetResultError::Terminated { .. }
+                        | WorkflowGetResultError::TimedOut
+                        | WorkflowGetResultError::ContinuedAsNew
+                        | WorkflowGetResultError::NotFound(_)),
+                    ) => return Err(e.to_string()),
+                    Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+                }
+            }
         });
         let mut mirror = Mirror::new(setup, follow.progress);
         let mut ended = Some(ended);
