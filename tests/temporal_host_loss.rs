@@ -31,16 +31,6 @@ fn holder(server: &Server, run_id: &str) -> Option<u32> {
     last.strip_prefix("tfc-")?.split('@').next()?.parse().ok()
 }
 
-fn run_id(dir: &std::path::Path) -> Option<String> {
-    let runs = dir.join(".tfc").join("runs");
-    for flow in std::fs::read_dir(&runs).ok()?.flatten() {
-        for run in std::fs::read_dir(flow.path()).ok()?.flatten() {
-            return Some(run.file_name().to_string_lossy().into_owned());
-        }
-    }
-    None
-}
-
 const CHAIN: &str = r#"{"name": "steps", "phases": [
     {"id": "s1", "task": "SLOW:2 one"},
     {"id": "s2", "dependsOn": ["s1"], "task": "SLOW:2 two"},
@@ -52,7 +42,11 @@ const CHAIN: &str = r#"{"name": "steps", "phases": [
 fn each_phase_called_once(dir: &std::path::Path) {
     let mut phases: Vec<String> = calls(dir).into_iter().map(|c| c.0).collect();
     phases.sort();
-    assert_eq!(phases, ["s1", "s2", "s3", "s4", "s5", "s6"], "no call twice");
+    assert_eq!(
+        phases,
+        ["s1", "s2", "s3", "s4", "s5", "s6"],
+        "no call twice"
+    );
 }
 
 #[test]
@@ -65,7 +59,7 @@ fn the_run_survives_the_loss_of_the_worker_holding_its_workflow() {
     let dir = base.join("p");
     let agent = project(&dir);
     std::fs::write(dir.join("flow.json"), CHAIN).expect("flow");
-    let mut workers = vec![
+    let mut workers = [
         Worker::start(&server, &dir, &agent, "a"),
         Worker::start(&server, &dir, &agent, "b"),
     ];
@@ -74,7 +68,14 @@ fn the_run_survives_the_loss_of_the_worker_holding_its_workflow() {
     let run = spawn_tfc(
         &dir,
         &[
-            "run", "flow.json", "--agent-cmd", &a, "--engine", "temporal", "--temporal", &address,
+            "run",
+            "flow.json",
+            "--agent-cmd",
+            &a,
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
         ],
     );
     assert!(wait_for(60, || !calls(&dir).is_empty()), "no call started");
@@ -95,7 +96,10 @@ fn the_run_survives_the_loss_of_the_worker_holding_its_workflow() {
         }
         false
     });
-    assert!(ok, "never saw the workflow held apart from the running call");
+    assert!(
+        ok,
+        "never saw the workflow held apart from the running call"
+    );
     let out = run.wait_with_output().expect("tfc run");
     assert_eq!(
         out.status.code(),
@@ -128,7 +132,14 @@ fn the_run_survives_a_server_restart() {
     let run = spawn_tfc(
         &dir,
         &[
-            "run", "flow.json", "--agent-cmd", &a, "--engine", "temporal", "--temporal", &address,
+            "run",
+            "flow.json",
+            "--agent-cmd",
+            &a,
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
         ],
     );
     assert!(

@@ -53,7 +53,7 @@ fn a_lost_worker_is_a_transient_failure_retried_elsewhere_except_for_non_idempot
             {"id": "next", "dependsOn": ["slow"], "task": "after {steps.slow.output}"}]}"#,
     )
     .expect("flow");
-    let mut workers = vec![
+    let mut workers = [
         Worker::start(&server, &dir, &agent, "a"),
         Worker::start(&server, &dir, &agent, "b"),
     ];
@@ -92,7 +92,7 @@ fn a_lost_worker_is_a_transient_failure_retried_elsewhere_except_for_non_idempot
         r#"{"name": "once", "phases": [{"id": "deploy", "idempotent": false, "task": "SLOW:120 deploy"}]}"#,
     )
     .expect("flow");
-    let mut workers = vec![
+    let mut workers = [
         Worker::start(&server, &dir, &agent, "c"),
         Worker::start(&server, &dir, &agent, "d"),
     ];

@@ -443,10 +443,17 @@ fn temporal_run(
         usage_error(m);
         ExitCode::from(code::INVALID)
     })?;
+    let address = remote.address.clone();
     let follow = Follow {
         progress: Some(view.sink()),
         detach,
         launch: Some(launch_value(a)),
+        asked: Some(Arc::new(move |run: &str, phase: &str| {
+            super::progress::message(&format!(
+                "waiting for approval of '{phase}': tfc approve {run} {phase} [--reject] \
+                 --temporal {address}"
+            ));
+        })),
     };
     match tfc::temporal::start_run(&remote, interp, source, invocation, follow) {
         Ok(Followed::Done(record)) => Ok(*record),

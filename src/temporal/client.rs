@@ -103,6 +103,9 @@ pub fn worker(remote: &Remote, roster: Arc<dyn Roster>, max_calls: usize) -> Res
     })
 }
 
+/// Told the run id and the node path of an approval the run starts waiting for.
+pub type Asked = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
 /// How to follow a started run.
 pub struct Follow {
     /// Progress notes, as a local run gives them.
@@ -111,6 +114,8 @@ pub struct Follow {
     pub detach: Cancel,
     /// `run.json` members besides the record (`launch`).
     pub launch: Option<Value>,
+    /// Told the run id and the node path of each approval the run starts waiting for.
+    pub asked: Option<Asked>,
 }
 
 /// How following a run ended.
@@ -194,7 +199,7 @@ pub fn start_run(
                 }
             }
         });
-        let mut mirror = Mirror::new(setup, follow.progress);
+        let mut mirror = Mirror::new(setup, follow.progress, follow.asked);
         let mut ended = Some(ended);
         let mut outcome: Option<Result<String, String>> = None;
         loop {
@@ -246,19 +251,28 @@ struct Mirror {
     pos: u64,
     partial: String,
     progress: Option<ProgressSink>,
+    asked: Option<Asked>,
+    run_id: String,
     cmds: Vec<Command>,
 }
 
 impl Mirror {
-    fn new(setup: super::workflow::Setup, progress: Option<ProgressSink>) -> Mirror {
+    fn new(
+        setup: super::workflow::Setup,
+        progress: Option<ProgressSink>,
+        asked: Option<Asked>,
+    ) -> Mirror {
         let mut config = setup.config;
         config.progress = progress.is_some();
+        let run_id = config.run_id.clone();
         Mirror {
+            run_id,
             machine: Machine::new(setup.flow, setup.args, config),
             path: setup.dir.join("journal.jsonl"),
             pos: 0,
             partial: String::new(),
             progress,
+            asked,
             cmds: Vec::new(),
         }
     }
@@ -300,6 +314,11 @@ impl Mirror {
                                 cost_usd: p.cost_usd,
                                 facts: &p.facts,
                             });
+                        }
+                    }
+                    Command::AskApproval { phase, .. } => {
+                        if let Some(f) = &self.asked {
+                            f(&self.run_id, &phase);
                         }
                     }
                     Command::Finish(r) => done = Some(*r),

@@ -471,6 +471,7 @@ impl TfcRun {
                 };
                 let opts = LocalActivityOptions::builder()
                     .start_to_close_timeout(Duration::from_secs(60))
+                    .cancellation_token(WorkflowCancellationToken::new())
                     .retry_policy(
                         temporalio_common::RetryPolicy::builder()
                             .maximum_attempts(5)
@@ -591,9 +592,11 @@ fn once() -> temporalio_common::RetryPolicy {
         .build()
 }
 
-/// Options of a quick I/O activity.
+/// Options of a quick I/O activity (the workflow's cancellation reaches the machine, not
+/// the activity: the machine decides what stops).
 fn quick() -> ActivityOptions {
     ActivityOptions::with_start_to_close_timeout(Duration::from_secs(120))
+        .cancellation_token(WorkflowCancellationToken::new())
         .retry_policy(
             temporalio_common::RetryPolicy::builder()
                 .maximum_attempts(3)

@@ -262,16 +262,24 @@ pub fn spawn_tfc(dir: &Path, args: &[&str]) -> Child {
         .expect("spawn tfc")
 }
 
+/// The directory of the one run under `dir/.tfc/runs/`.
+pub fn run_dir(dir: &Path) -> Option<PathBuf> {
+    let runs = dir.join(".tfc").join("runs");
+    let flow = std::fs::read_dir(runs).ok()?.flatten().next()?;
+    let run = std::fs::read_dir(flow.path()).ok()?.flatten().next()?;
+    Some(run.path())
+}
+
+/// The id of the one run under `dir/.tfc/runs/`.
+pub fn run_id(dir: &Path) -> Option<String> {
+    Some(run_dir(dir)?.file_name()?.to_string_lossy().into_owned())
+}
+
 /// The one run record under `dir/.tfc/runs/`.
 pub fn record(dir: &Path) -> serde_json::Value {
-    let runs = dir.join(".tfc").join("runs");
-    for flow in std::fs::read_dir(&runs).expect("runs").flatten() {
-        for run in std::fs::read_dir(flow.path()).expect("run dirs").flatten() {
-            let text = std::fs::read_to_string(run.path().join("run.json")).expect("run.json");
-            return serde_json::from_str(&text).expect("run.json is JSON");
-        }
-    }
-    panic!("no run record under {}", runs.display())
+    let run = run_dir(dir).expect("a run directory");
+    let text = std::fs::read_to_string(run.join("run.json")).expect("run.json");
+    serde_json::from_str(&text).expect("run.json is JSON")
 }
 
 /// A record without what differs between two runs of the same flow: ids, times, durations,
