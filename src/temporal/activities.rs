@@ -228,11 +228,15 @@ impl TfcActivities {
     }
 }
 
-/// Append the batch's journal lines unless they are there already (the journal's length
-/// before them is `offset`: a replayed batch finds the file longer and writes nothing, a torn
-/// one is cut back to `offset` first), then rewrite `run.json` (temp file, fsync, rename).
+/// Rewrite `run.json` (temp file, fsync, rename), then append the batch's journal lines
+/// unless they are there already (the journal's length before them is `offset`: a replayed
+/// batch finds the file longer and writes nothing, a torn one is cut back to `offset` first).
 pub(crate) fn write_batch(b: &StoreBatch) -> std::io::Result<()> {
     std::fs::create_dir_all(&b.dir)?;
+    // `run.json` first: a follower that sees the journal's end finds the final record.
+    if let Some(record) = &b.record {
+        write_atomic(&b.dir.join("run.json"), record)?;
+    }
     if !b.lines.is_empty() {
         let path = b.dir.join("journal.jsonl");
         let mut f = std::fs::OpenOptions::new()
@@ -257,9 +261,6 @@ pub(crate) fn write_batch(b: &StoreBatch) -> std::io::Result<()> {
             f.flush()?;
         }
     }
-    if let Some(record) = &b.record {
-        write_atomic(&b.dir.join("run.json"), record)?;
-    }
     Ok(())
 }
 
@@ -271,4 +272,42 @@ fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
         f.sync_all()?;
     }
     std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(dir: &Path, offset: u64, lines: &str, record: Option<&str>) -> StoreBatch {
+        StoreBatch {
+            dir: dir.to_path_buf(),
+            offset,
+            lines: lines.to_owned(),
+            record: record.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_replayed_or_torn_batch_writes_each_journal_line_once() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = tmp.path().join("run");
+        let journal = || std::fs::read_to_string(dir.join("journal.jsonl")).expect("journal");
+        write_batch(&batch(&dir, 0, "a\nb\n", Some("{}"))).expect("first");
+        write_batch(&batch(&dir, 4, "c\n", None)).expect("second");
+        // The first batch again (a replay): nothing changes.
+        write_batch(&batch(&dir, 0, "a\nb\n", Some("{}"))).expect("replay");
+        assert_eq!(journal(), "a\nb\nc\n");
+        // A torn append is cut back and written whole.
+        std::fs::write(dir.join("journal.jsonl"), "a\nb\nc\nd").expect("torn");
+        write_batch(&batch(&dir, 6, "d\ne\n", Some("{\"n\": 2}"))).expect("after a tear");
+        assert_eq!(journal(), "a\nb\nc\nd\ne\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("run.json")).expect("record"),
+            "{\"n\": 2}"
+        );
+        // Lines missing before the batch: an error, nothing written.
+        let e = write_batch(&batch(&dir, 99, "z\n", None)).expect_err("a gap");
+        assert!(e.to_string().contains("shorter"), "{e}");
+        assert_eq!(journal(), "a\nb\nc\nd\ne\n");
+    }
 }
