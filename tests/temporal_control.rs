@@ -51,6 +51,13 @@ fn approvals_wait_for_their_signal_and_cancellation_pauses_the_run() {
             "nothing runs past an undecided approval"
         );
         let id = run_id(&dir).expect("run id");
+        // No local lock, yet the run is alive: `tfc runs` says so, and it cannot be resumed.
+        let listed = tfc(&dir, &["runs"]);
+        assert!(
+            listed.stdout.contains(&format!("{id}  running")),
+            "{}",
+            listed.stdout
+        );
         let mut args = vec!["approve", id.as_str(), "ok", "--temporal", address.as_str()];
         if let Some(d) = decision {
             args.extend([d, "--reason", "not today"]);

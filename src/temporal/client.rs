@@ -157,6 +157,13 @@ pub fn start_run(
     if let Some(l) = follow.launch.clone() {
         meta.insert("launch".into(), l);
     }
+    // Where the run lives: `tfc runs` shows it running without a local lock.
+    let mut engine = crate::value::Map::default();
+    engine.insert("kind".into(), Value::from("temporal"));
+    engine.insert("address".into(), Value::from(remote.address.as_str()));
+    engine.insert("namespace".into(), Value::from(remote.namespace.as_str()));
+    engine.insert("taskQueue".into(), Value::from(remote.task_queue.as_str()));
+    meta.insert("engine".into(), Value::Object(engine));
     let commit = crate::run::cache::fingerprint::head_commit(&prepared.cwd);
     meta.insert("gitCommit".into(), commit.map_or(Value::Null, Value::from));
     let input = RunInput {

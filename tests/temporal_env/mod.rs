@@ -283,7 +283,7 @@ pub fn record(dir: &Path) -> serde_json::Value {
 }
 
 /// A record without what differs between two runs of the same flow: ids, times, durations,
-/// the directory and how the run was launched.
+/// the directory, how the run was launched and the engine it ran on.
 pub fn normalized(mut v: serde_json::Value) -> serde_json::Value {
     const DROP: &[&str] = &[
         "runId",
@@ -294,6 +294,7 @@ pub fn normalized(mut v: serde_json::Value) -> serde_json::Value {
         "cwd",
         "launch",
         "gitCommit",
+        "engine",
     ];
     fn walk(v: &mut serde_json::Value) {
         match v {
