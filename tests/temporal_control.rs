@@ -137,3 +137,92 @@ fn approvals_wait_for_their_signal_and_cancellation_pauses_the_run() {
     assert_eq!(resumed.code, 0, "{}", resumed.stderr);
     assert_eq!(resumed.stdout, "slow done long\n");
 }
+
+#[test]
+fn a_budget_stops_the_run_on_temporal_as_it_does_locally() {
+    let Some(bin) = require() else { return };
+    let base = scratch("budget");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("scratch");
+    let server = Server::start(&bin, &base);
+    let flow = r#"{"name": "spend", "budget": {"maxTokens": 250}, "phases": [
+        {"id": "a", "task": "one"}, {"id": "b", "dependsOn": ["a"], "task": "two"},
+        {"id": "c", "dependsOn": ["b"], "task": "three"}]}"#;
+    // Replayed answers with usage: 200 tokens a call.
+    let fixture: String = [("a", "one"), ("b", "two"), ("c", "three")]
+        .iter()
+        .map(|(node, prompt)| {
+            use std::fmt::Write as _;
+            let sha = sha256_hex(prompt);
+            let mut line = String::new();
+            let _ = write!(
+                line,
+                r#"{{"type":"agent-call","node":"{node}","agent":"default","promptSha256":"{sha}","attempt":1,"backend":"command","model":null,"ok":true,"output":"did {prompt}","error":null,"usage":{{"input":100,"output":100,"cacheRead":0,"cacheWrite":0,"costUSD":null,"turns":1}},"stopReason":"completed","durationMs":1}}"#
+            );
+            line + "\n"
+        })
+        .collect();
+    let mut records = Vec::new();
+    for name in ["local", "remote"] {
+        let dir = base.join(name);
+        project(&dir);
+        std::fs::write(dir.join("flow.json"), flow).expect("flow");
+        std::fs::write(dir.join("calls.jsonl"), &fixture).expect("fixture");
+    }
+    let local = tfc(
+        &base.join("local"),
+        &["run", "flow.json", "--replay", "calls.jsonl"],
+    );
+    assert_eq!(local.code, 5, "{}", local.stderr);
+    let dir = base.join("remote");
+    let fixture_path = format!("replay:{}", dir.join("calls.jsonl").display());
+    let _w = Worker::start_with(&server, &dir, &["--backend", &fixture_path], "budget");
+    let address = server.address();
+    let remote = tfc(
+        &dir,
+        &[
+            "run",
+            "flow.json",
+            "--replay",
+            "calls.jsonl",
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
+        ],
+    );
+    assert_eq!(remote.code, 5, "{}", remote.stderr);
+    for name in ["local", "remote"] {
+        let rec = record(&base.join(name));
+        assert_eq!(rec["status"], "paused");
+        assert_eq!(
+            rec["reason"],
+            "budget exceeded: tokens 400 exceeded cap 250"
+        );
+        assert_eq!(rec["phases"]["c"]["status"], "skipped");
+        records.push(normalized(rec));
+    }
+    assert_eq!(records[0], records[1]);
+}
+
+/// Lowercase hex sha256 of `text`, with the system's `sha256sum`.
+fn sha256_hex(text: &str) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sha256sum");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}

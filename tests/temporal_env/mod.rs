@@ -138,10 +138,20 @@ pub struct Worker {
 impl Worker {
     /// Start a worker in `dir` answering every agent with `agent`.
     pub fn start(server: &Server, dir: &Path, agent: &Path, name: &str) -> Worker {
+        Worker::start_with(
+            server,
+            dir,
+            &["--agent-cmd", &agent.display().to_string()],
+            name,
+        )
+    }
+
+    /// Start a worker in `dir` with these backend arguments.
+    pub fn start_with(server: &Server, dir: &Path, backend: &[&str], name: &str) -> Worker {
         let log = std::fs::File::create(dir.join(format!("worker-{name}.log"))).expect("log");
         let child = Command::new(env!("CARGO_BIN_EXE_tfc"))
             .args(["worker", "--temporal", &server.address()])
-            .args(["--agent-cmd", &agent.display().to_string()])
+            .args(backend)
             .current_dir(dir)
             .env("NO_COLOR", "1")
             .stdin(Stdio::null())
