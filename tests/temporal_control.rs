@@ -226,3 +226,54 @@ fn sha256_hex(text: &str) -> String {
         .unwrap_or_default()
         .to_owned()
 }
+
+#[test]
+fn ctrl_c_detaches_and_the_run_goes_on() {
+    let Some(bin) = require() else { return };
+    let base = scratch("detach");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("scratch");
+    let server = Server::start(&bin, &base);
+    let dir = base.join("p");
+    let agent = project(&dir);
+    std::fs::write(
+        dir.join("flow.json"),
+        r#"{"name": "bg", "phases": [{"id": "slow", "task": "SLOW:4 work"}]}"#,
+    )
+    .expect("flow");
+    let _w = Worker::start(&server, &dir, &agent, "bg");
+    let address = server.address();
+    let a = agent.display().to_string();
+    let run = spawn_tfc(
+        &dir,
+        &[
+            "run",
+            "flow.json",
+            "--agent-cmd",
+            &a,
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
+        ],
+    );
+    assert!(
+        wait_for(60, || !calls(&dir).is_empty()),
+        "the call never started"
+    );
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &run.id().to_string()])
+        .status();
+    let out = run.wait_with_output().expect("tfc run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("detached"), "{stderr}");
+    assert!(stderr.contains("tfc cancel"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    // The run went on without its follower.
+    assert!(
+        wait_for(60, || record(&dir)["status"] == "completed"),
+        "the detached run did not complete"
+    );
+    assert_eq!(calls(&dir).len(), 1);
+}
