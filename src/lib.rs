@@ -75,4 +75,6 @@ pub mod report;
 pub mod run;
 pub mod source;
 pub mod syntax;
+#[cfg(feature = "temporal")]
+pub mod temporal;
 pub mod value;

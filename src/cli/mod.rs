@@ -33,6 +33,7 @@ mod run;
 mod runs;
 mod schema;
 mod show;
+mod worker;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -75,6 +76,12 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Serve the Model Context Protocol on stdio, for coding-agent hosts.
     Mcp(mcp::McpArgs),
+    /// Serve runs on Temporal: workflow TfcRun and its activities, with this machine's agents.
+    Worker(Box<worker::WorkerArgs>),
+    /// Cancel a run on Temporal (it ends paused, interrupted).
+    Cancel(Box<worker::CancelArgs>),
+    /// Decide an approval a run on Temporal waits for.
+    Approve(Box<worker::ApproveArgs>),
 }
 
 /// Exit codes shared by every command.
@@ -98,6 +105,9 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Run(args) => return run::run(*args),
         Command::Resume(args) => return resume::run(*args),
+        Command::Worker(args) => return worker::worker(*args),
+        Command::Cancel(args) => return worker::cancel(*args),
+        Command::Approve(args) => return worker::approve(*args),
         Command::Check(args) => check::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Graph(args) => graph::run(args),

@@ -89,9 +89,25 @@ pub struct RunArgs {
     /// Do not reuse results across runs, whatever the flow's `incremental` says.
     #[arg(long = "no-incremental", overrides_with = "incremental")]
     pub(super) no_incremental: bool,
+    /// Where the run executes: here (`local`), or on Temporal workers (`temporal`).
+    #[arg(long, value_enum, default_value_t = Engine::Local)]
+    pub(super) engine: Engine,
+    /// With `--engine temporal`: the Temporal service and queue.
+    #[command(flatten)]
+    pub(super) remote: super::worker::TemporalArgs,
     /// The run id to use (internal: `tfc mcp` names a run before starting its process).
     #[arg(long = "run-id", value_name = "ID", hide = true)]
     pub(super) run_id: Option<String>,
+}
+
+/// `--engine`: where a run executes (SPEC §14).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub(super) enum Engine {
+    /// This process.
+    #[default]
+    Local,
+    /// Temporal workers (`tfc worker`).
+    Temporal,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -141,6 +157,25 @@ pub(super) fn launch(
 ) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let color = a.color.enabled();
+    if a.engine == Engine::Temporal {
+        if dry_run_or_resume(&a, resume.is_some()) {
+            usage_error(
+                "--engine temporal runs real calls of a new run: --dry-run and tfc resume run \
+                 locally (drop --engine temporal)",
+            );
+            return ExitCode::from(code::INVALID);
+        }
+        #[cfg(not(feature = "temporal"))]
+        {
+            usage_error(format!("--engine temporal: {}", super::worker::NO_TEMPORAL));
+            return ExitCode::from(code::INVALID);
+        }
+        #[cfg(feature = "temporal")]
+        if let Err(m) = super::worker::remote(&a.remote) {
+            usage_error(m);
+            return ExitCode::from(code::INVALID);
+        }
+    }
     if let Some(id) = &a.run_id
         && !valid_run_id(id)
     {
@@ -280,16 +315,24 @@ pub(super) fn launch(
     };
     let interp = Interpreter::new(Arc::new(roster))
         .options(opts)
-        .cancel_on(token);
+        .cancel_on(token.clone());
     let started = std::time::Instant::now();
-    let ran = smol::block_on(interp.run(
-        FlowSource::Checked {
-            flow: Box::new(flow),
-            source: Box::new(source),
-            document,
-        },
-        invocation,
-    ));
+    let source = FlowSource::Checked {
+        flow: Box::new(flow),
+        source: Box::new(source),
+        document,
+    };
+    #[cfg(feature = "temporal")]
+    if a.engine == Engine::Temporal {
+        let ran = temporal_run(&a, &interp, source, invocation, &view, token);
+        view.finish();
+        let record = match ran {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        return finish(&a, record, &root, final_id.as_deref(), dry_run, started);
+    }
+    let ran = smol::block_on(interp.run(source, invocation));
     view.finish();
     let record = match ran {
         Ok(r) => r,
@@ -309,13 +352,26 @@ pub(super) fn launch(
             return ExitCode::from(code::INVALID);
         }
     };
+    finish(&a, record, &root, final_id.as_deref(), dry_run, started)
+}
+
+/// The end of a run, wherever it ran: the final output (or the record), the summary line,
+/// the exit code.
+fn finish(
+    a: &RunArgs,
+    record: RunRecord,
+    root: &Path,
+    final_id: Option<&str>,
+    dry_run: bool,
+    started: std::time::Instant,
+) -> ExitCode {
     match a.format {
         Format::Json => outln!("{}", record.to_value().to_pretty_json()),
         Format::Text if dry_run => {}
-        Format::Text if !final_done(&record, final_id.as_deref()) => {
+        Format::Text if !final_done(&record, final_id) => {
             // SPEC §8.9: stdout stays empty, so a pipeline never consumes a stale result.
-            let final_id = final_id.as_deref().unwrap_or("(none)");
-            let record_file = run_json(&root, &record);
+            let final_id = final_id.unwrap_or("(none)");
+            let record_file = run_json(root, &record);
             match record.output_phase.as_deref() {
                 Some(p) => sayln!(
                     "note: nothing on stdout: the final phase '{final_id}' is {}; the output of \
@@ -352,9 +408,9 @@ pub(super) fn launch(
     if a.report && dry_run {
         sayln!("note: a dry run keeps no run record, so --report writes no report");
     } else if a.report {
-        report = super::report::after_run(&run_json(&root, &record));
+        report = super::report::after_run(&run_json(root, &record));
     }
-    let record_file = (!dry_run).then(|| run_json(&root, &record));
+    let record_file = (!dry_run).then(|| run_json(root, &record));
     sayln!(
         "{}",
         summary(
@@ -370,6 +426,70 @@ pub(super) fn launch(
         RunStatus::Blocked => code::BLOCKED,
         RunStatus::Paused => code::PAUSED,
     })
+}
+
+fn dry_run_or_resume(a: &RunArgs, resume: bool) -> bool {
+    a.dry_run.is_some() || resume
+}
+
+/// `--engine temporal`: start the run on Temporal and follow it; `Err`: the exit code of a
+/// run that did not end here (detached, lost, or not started).
+#[cfg(feature = "temporal")]
+fn temporal_run(
+    a: &RunArgs,
+    interp: &Interpreter,
+    source: FlowSource,
+    invocation: tfc::flow::Invocation,
+    view: &super::progress::View,
+    detach: tfc::agent::Cancel,
+) -> Result<RunRecord, ExitCode> {
+    use tfc::temporal::{Follow, Followed};
+    let remote = super::worker::remote(&a.remote).map_err(|m| {
+        usage_error(m);
+        ExitCode::from(code::INVALID)
+    })?;
+    let address = remote.address.clone();
+    let follow = Follow {
+        progress: Some(view.sink()),
+        detach,
+        launch: Some(launch_value(a)),
+        asked: Some(Arc::new(move |run: &str, phase: &str| {
+            super::progress::message(&format!(
+                "waiting for approval of '{phase}': tfc approve {run} {phase} [--reject] \
+                 --temporal {address}"
+            ));
+        })),
+    };
+    match tfc::temporal::start_run(&remote, interp, source, invocation, follow) {
+        Ok(Followed::Done(record)) => Ok(*record),
+        Ok(Followed::Detached { run_id }) => {
+            sayln!(
+                "detached: run {run_id} goes on on Temporal; follow it with `tfc show {run_id}`, \
+                 stop it with `tfc cancel {run_id} --temporal {}`",
+                remote.address
+            );
+            Err(ExitCode::from(code::PAUSED))
+        }
+        Ok(Followed::Lost { run_id, message }) => {
+            sayln!("error: run {run_id} ended on Temporal without finishing: {message}");
+            Err(ExitCode::from(code::FAILED))
+        }
+        Err(RunError::Invalid {
+            source,
+            diagnostics,
+        }) => {
+            say!("{}", render_file(&diagnostics, &source, a.color.enabled()));
+            Err(ExitCode::from(code::INVALID))
+        }
+        Err(RunError::NoBackend(m)) => {
+            sayln!("error[E0701]: {m}");
+            Err(ExitCode::from(code::NO_BACKEND))
+        }
+        Err(RunError::Io(m)) => {
+            usage_error(m);
+            Err(ExitCode::from(code::INVALID))
+        }
+    }
 }
 
 /// The run's one-line summary on stderr: `run <id> <status>[: <reason>] · <wall time> ·

@@ -507,144 +507,30 @@ impl Driver {
             attempt,
             end,
         };
-        let Some(resolved) = self.agents.get(&req.agent) else {
-            let message = format!("no backend for agent '{}'", req.agent);
-            self.now(ended(CallEnd::NoBackend { message }));
-            return;
-        };
-        let cwd = match &req.cwd {
-            CallDir::At(p) => p.to_path_buf(),
-            CallDir::Branch {
-                index,
-                path,
-                phase,
-                base,
-            } => match super::workdir::existing(
-                base,
-                path,
-                &format!("of branch {index} \"{path}\""),
-                true,
-            ) {
-                Ok(d) => d,
-                Err(e) => {
-                    let message = format!("{phase}: {e}");
-                    self.now(ended(CallEnd::Refused { message }));
-                    return;
-                }
-            },
-        };
-        let mut warnings = Vec::new();
-        let model = match req.model.as_ref().map(|m| self.roster.role_model(m)) {
-            Some(Ok(m)) => Some(m),
-            Some(Err(w)) => {
-                warnings.push(w);
-                resolved.model.clone()
+        let prepared = match prepare_call(self.agents.get(&req.agent), self.roster.as_ref(), req) {
+            Ok(p) => p,
+            Err(end) => {
+                self.now(ended(end));
+                return;
             }
-            None => resolved.model.clone(),
         };
-        let tools = if req.tools.is_empty() {
-            resolved.tools.clone()
-        } else {
-            req.tools.clone()
-        };
-        let request = Request {
-            run_id: req.run_id,
-            phase_id: req.phase_id,
-            node: req.node,
-            attempt: req.attempt,
-            agent: req.agent,
-            system_prompt: resolved.system_prompt.clone(),
-            prompt: req.prompt,
-            model: model.clone(),
-            thinking: req.thinking.or_else(|| resolved.thinking.clone()),
-            tools: ToolPolicy::from_tools(&tools),
-            cwd,
-            idle_timeout: req.idle_timeout_ms.map(Duration::from_millis),
-            wall_timeout: req.wall_timeout_ms.map(Duration::from_millis),
-            purpose: req.purpose,
-            iteration: req.iteration,
-            item_index: req.item_index,
-            json_stub: req.json_stub,
-        };
-        let backend = resolved.backend.clone();
-        let backend_name = resolved.backend_name.clone();
-        let wall = request.wall_timeout;
         // One stop per attempt: fired by the machine's cancel, or by the wall timeout.
         let stop = Arc::new(CancelSource::new());
         self.stops.insert(op, stop.clone());
         self.send(Box::pin(async move {
-            let started = Instant::now();
-            let end = match caught(attempt_call(backend.as_ref(), request, wall, stop)).await {
-                Ok(outcome) => {
-                    let mut o = CallOutcome {
-                        output: outcome.output,
-                        usage: outcome.usage.into(),
-                        model: outcome.model.or(model),
-                        stop: outcome.stop.as_str().to_owned(),
-                        error: outcome.error,
-                        stderr: outcome.stderr,
-                        warnings,
-                        backend: backend_name,
-                        elapsed_ms: started.elapsed().as_millis() as u64,
-                    };
-                    o.warnings.extend(outcome.warnings);
-                    CallEnd::Outcome(Box::new(o))
-                }
-                Err(message) => CallEnd::Panicked { message },
-            };
-            ended(end)
+            ended(perform_call(prepared, stop).await)
         }));
     }
 
     fn script(&mut self, op: u64, s: ScriptRequest) {
-        let Some((program, args)) = s.argv.split_first() else {
+        if s.argv.is_empty() {
             return;
-        };
-        let mut spec = ProcessSpec::new(program).args(args);
-        spec.cwd = Some(s.cwd.clone());
-        spec.env = env::parent_env();
-        env::set(
-            &mut spec.env,
-            [
-                ("TFC_RUN_ID", s.run_id.as_str()),
-                ("TFC_PHASE_ID", s.phase_id.as_str()),
-            ],
-        );
-        spec.stdin = s.input.map(String::into_bytes);
-        spec.wall_timeout = Some(Duration::from_millis(s.timeout_ms));
-        spec.kill_on_cancel = true;
-        spec.stdout = StdoutMode::Keep(Keep::Head(1_048_576));
-        spec.stderr = Keep::Head(500);
-        // A script's stdout beyond its first MiB is read and dropped (SPEC §3.11), never capped.
-        spec.max_output = None;
+        }
         let stop = Arc::new(CancelSource::new());
         let token = stop.token();
         self.stops.insert(op, stop);
         self.send(Box::pin(async move {
-            let result = match run_process(spec, token).await {
-                Err(e) => ScriptOutcome {
-                    spawn_error: Some(e.to_string()),
-                    end: ScriptEnd::Exited,
-                    code: -1,
-                    stdout: String::new(),
-                    stdout_truncated: false,
-                    stderr: String::new(),
-                    elapsed_ms: 0,
-                },
-                Ok(r) => ScriptOutcome {
-                    spawn_error: None,
-                    end: match r.end {
-                        End::WallTimeout | End::IdleTimeout => ScriptEnd::Timeout,
-                        End::Cancelled => ScriptEnd::Cancelled,
-                        _ => ScriptEnd::Exited,
-                    },
-                    code: r.code(),
-                    stdout: r.stdout_text(),
-                    stdout_truncated: r.stdout_truncated,
-                    stderr: r.stderr_text(),
-                    elapsed_ms: r.elapsed.as_millis() as u64,
-                },
-            };
+            let result = run_script(s, token).await;
             Event::ScriptEnded { op, result }
         }));
     }
@@ -722,8 +608,170 @@ impl Driver {
     }
 }
 
+/// A call ready to be made: the backend, the request, and what the record keeps of it.
+pub(crate) struct PreparedCall {
+    backend: Arc<dyn crate::agent::Agent>,
+    backend_name: String,
+    model: Option<String>,
+    warnings: Vec<String>,
+    request: Request,
+}
+
+/// Turn the machine's request into a backend request: the agent's backend (`resolved`), the
+/// branch directory checked, the model role mapped. `Err`: the call's end, nothing called.
+pub(crate) fn prepare_call(
+    resolved: Option<&ResolvedAgent>,
+    roster: &dyn Roster,
+    req: CallRequest,
+) -> Result<PreparedCall, CallEnd> {
+    let Some(resolved) = resolved else {
+        let message = format!("no backend for agent '{}'", req.agent);
+        return Err(CallEnd::NoBackend { message });
+    };
+    let cwd = match &req.cwd {
+        CallDir::At(p) => p.to_path_buf(),
+        CallDir::Branch {
+            index,
+            path,
+            phase,
+            base,
+        } => match super::workdir::existing(
+            base,
+            path,
+            &format!("of branch {index} \"{path}\""),
+            true,
+        ) {
+            Ok(d) => d,
+            Err(e) => {
+                let message = format!("{phase}: {e}");
+                return Err(CallEnd::Refused { message });
+            }
+        },
+    };
+    let mut warnings = Vec::new();
+    let model = match req.model.as_ref().map(|m| roster.role_model(m)) {
+        Some(Ok(m)) => Some(m),
+        Some(Err(w)) => {
+            warnings.push(w);
+            resolved.model.clone()
+        }
+        None => resolved.model.clone(),
+    };
+    let tools = if req.tools.is_empty() {
+        resolved.tools.clone()
+    } else {
+        req.tools.clone()
+    };
+    let request = Request {
+        run_id: req.run_id,
+        phase_id: req.phase_id,
+        node: req.node,
+        attempt: req.attempt,
+        agent: req.agent,
+        system_prompt: resolved.system_prompt.clone(),
+        prompt: req.prompt,
+        model: model.clone(),
+        thinking: req.thinking.or_else(|| resolved.thinking.clone()),
+        tools: ToolPolicy::from_tools(&tools),
+        cwd,
+        idle_timeout: req.idle_timeout_ms.map(Duration::from_millis),
+        wall_timeout: req.wall_timeout_ms.map(Duration::from_millis),
+        purpose: req.purpose,
+        iteration: req.iteration,
+        item_index: req.item_index,
+        json_stub: req.json_stub,
+    };
+    Ok(PreparedCall {
+        backend: resolved.backend.clone(),
+        backend_name: resolved.backend_name.clone(),
+        model,
+        warnings,
+        request,
+    })
+}
+
+/// Make one attempt of a prepared call; `stop` cancels it (the backend gets 5.5 s to stop).
+pub(crate) async fn perform_call(call: PreparedCall, stop: Arc<CancelSource>) -> CallEnd {
+    let PreparedCall {
+        backend,
+        backend_name,
+        model,
+        warnings,
+        request,
+    } = call;
+    let wall = request.wall_timeout;
+    let started = Instant::now();
+    match caught(attempt_call(backend.as_ref(), request, wall, stop)).await {
+        Ok(outcome) => {
+            let mut o = CallOutcome {
+                output: outcome.output,
+                usage: outcome.usage.into(),
+                model: outcome.model.or(model),
+                stop: outcome.stop.as_str().to_owned(),
+                error: outcome.error,
+                stderr: outcome.stderr,
+                warnings,
+                backend: backend_name,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+            };
+            o.warnings.extend(outcome.warnings);
+            CallEnd::Outcome(Box::new(o))
+        }
+        Err(message) => CallEnd::Panicked { message },
+    }
+}
+
+/// Run a script under the process supervisor; `token` stops it (its process group killed).
+pub(crate) async fn run_script(s: ScriptRequest, token: crate::agent::Cancel) -> ScriptOutcome {
+    let spawn_failed = |e: String| ScriptOutcome {
+        spawn_error: Some(e),
+        end: ScriptEnd::Exited,
+        code: -1,
+        stdout: String::new(),
+        stdout_truncated: false,
+        stderr: String::new(),
+        elapsed_ms: 0,
+    };
+    let Some((program, args)) = s.argv.split_first() else {
+        return spawn_failed("the script has no command".into());
+    };
+    let mut spec = ProcessSpec::new(program).args(args);
+    spec.cwd = Some(s.cwd.clone());
+    spec.env = env::parent_env();
+    env::set(
+        &mut spec.env,
+        [
+            ("TFC_RUN_ID", s.run_id.as_str()),
+            ("TFC_PHASE_ID", s.phase_id.as_str()),
+        ],
+    );
+    spec.stdin = s.input.map(String::into_bytes);
+    spec.wall_timeout = Some(Duration::from_millis(s.timeout_ms));
+    spec.kill_on_cancel = true;
+    spec.stdout = StdoutMode::Keep(Keep::Head(1_048_576));
+    spec.stderr = Keep::Head(500);
+    // A script's stdout beyond its first MiB is read and dropped (SPEC §3.11), never capped.
+    spec.max_output = None;
+    match run_process(spec, token).await {
+        Err(e) => spawn_failed(e.to_string()),
+        Ok(r) => ScriptOutcome {
+            spawn_error: None,
+            end: match r.end {
+                End::WallTimeout | End::IdleTimeout => ScriptEnd::Timeout,
+                End::Cancelled => ScriptEnd::Cancelled,
+                _ => ScriptEnd::Exited,
+            },
+            code: r.code(),
+            stdout: r.stdout_text(),
+            stdout_truncated: r.stdout_truncated,
+            stderr: r.stderr_text(),
+            elapsed_ms: r.elapsed.as_millis() as u64,
+        },
+    }
+}
+
 /// `flowDefHash`: 16 hex digits of sha256 of the definition's canonical JSON.
-fn flow_def_hash(def: &Value) -> crate::value::Map {
+pub(crate) fn flow_def_hash(def: &Value) -> crate::value::Map {
     let mut m = crate::value::Map::default();
     let hash = super::cache::key::hex16(super::cache::key::canonical_json(def).as_bytes());
     m.insert("flowDefHash".into(), Value::from(hash));
@@ -781,7 +829,7 @@ fn stored_value_with_errors(
 /// [`INLINE_OUTPUT_MAX`](super::store::INLINE_OUTPUT_MAX) are kept in files of their own, each
 /// written once per result version.
 #[allow(clippy::too_many_arguments)]
-fn stored_value(
+pub(crate) fn stored_value(
     record: &RunRecord,
     versions: &[u64],
     mut store: Option<&mut RunStore>,
@@ -992,7 +1040,7 @@ fn ask(message: &str, upstream: &str) -> (Decision, Option<String>) {
 }
 
 /// `node --check` / `tsc --noEmit` on a temp file, 30 s; a missing tool fails.
-async fn code_compiles(language: &str, code: &str) -> (bool, Option<String>) {
+pub(crate) async fn code_compiles(language: &str, code: &str) -> (bool, Option<String>) {
     let (ext, program, args): (&str, &str, &[&str]) = if language == "typescript" {
         ("ts", "tsc", &["--noEmit"])
     } else {

@@ -22,7 +22,7 @@ pub mod runs;
 mod scope;
 pub mod store;
 mod verdict;
-mod workdir;
+pub(crate) mod workdir;
 
 #[cfg(test)]
 mod tests;
@@ -308,6 +308,49 @@ impl Interpreter {
         Ok(record)
     }
 
+    /// Everything a run starts from, without running it (a remote engine runs the machine):
+    /// the checked flow, its source, the effective arguments, the resolved agents, the
+    /// machine's configuration and the stored definition.
+    #[cfg(feature = "temporal")]
+    pub(crate) fn prepare(
+        &self,
+        source: FlowSource,
+        invocation: Invocation,
+    ) -> Result<Prepared, RunError> {
+        let (flow, src, document) = load(source, &invocation, self.opts.cwd.clone())?;
+        let (given, problems) = resolve_owned(&flow, invocation);
+        if problems.iter().any(Diagnostic::is_error) {
+            return Err(RunError::Invalid {
+                source: Box::new(src),
+                diagnostics: problems,
+            });
+        }
+        let args = effective_args(&flow, given);
+        let agents = resolve_agents(&flow, self.roster.as_ref())?;
+        let cwd = self
+            .opts
+            .cwd
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."));
+        let def = match document {
+            Some(doc) => Some(doc.to_value()),
+            None => crate::json::parse(&src.text).root.map(|r| r.to_value()),
+        };
+        let fps = def
+            .as_ref()
+            .map(|d| cache::phase_fps(d, flow.phases.len()))
+            .unwrap_or_default();
+        let config = self.config(&flow, &agents, cwd.clone(), true, fps);
+        Ok(Prepared {
+            flow,
+            args,
+            config,
+            def,
+            cwd,
+        })
+    }
+
     /// What the machine is told up front.
     fn config(
         &self,
@@ -388,6 +431,16 @@ impl Interpreter {
             ),
         }
     }
+}
+
+/// What [`Interpreter::prepare`] gives.
+#[cfg(feature = "temporal")]
+pub(crate) struct Prepared {
+    pub flow: Flow,
+    pub args: Map,
+    pub config: machine::Config,
+    pub def: Option<crate::value::Value>,
+    pub cwd: PathBuf,
 }
 
 /// The `agents:` key part of one agent: its definition as canonical JSON.

@@ -514,14 +514,19 @@ fn check_record(dir: &Path, v: Value) -> Result<Value, LookupError> {
 
 /// The status of a run as `tfc runs` reports it: the record's `status`, except that a
 /// `running` record whose run is gone (the lock's pid is dead, or the lock is missing or
-/// unreadable) is `interrupted`.
+/// unreadable) is `interrupted` — unless it runs on Temporal (`engine` set), which keeps it.
 pub fn effective_status(dir: &Path, record: &Value) -> String {
     let status = record
         .as_object()
         .and_then(|o| o.get("status"))
         .and_then(Value::as_str)
         .unwrap_or("failed");
-    if status == "running" && !lock_alive(dir) {
+    // A run on Temporal has no local lock: Temporal keeps it alive (`engine` in `run.json`).
+    let remote = record
+        .as_object()
+        .and_then(|o| o.get("engine"))
+        .is_some_and(|e| !matches!(e, Value::Null));
+    if status == "running" && !remote && !lock_alive(dir) {
         return "interrupted".into();
     }
     status.to_owned()

@@ -35,6 +35,16 @@ impl WorkDir {
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Keep the directory past this value (a driver that removes it itself later): its path,
+    /// and whether it is a temporary one to remove when its phase ends.
+    #[cfg_attr(not(feature = "temporal"), allow(dead_code))]
+    pub(crate) fn keep(self) -> (PathBuf, bool) {
+        match self._temp {
+            Some(t) => (t.keep(), true),
+            None => (self.path, false),
+        }
+    }
 }
 
 /// What preparing a phase's directory gave: the directory and a warning, or why the phase

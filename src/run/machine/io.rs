@@ -502,7 +502,7 @@ impl Facts {
 }
 
 /// A working directory to prepare (SPEC §3.1 `cwd`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum DirSpec {
     /// A directory the flow names: it must exist.
     Existing {
@@ -575,7 +575,7 @@ pub struct CallRequest {
 }
 
 /// A script to run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ScriptRequest {
     /// Program and arguments.
     pub argv: Vec<String>,

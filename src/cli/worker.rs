@@ -1,0 +1,213 @@
+//! Runs on Temporal (SPEC §14.3): `tfc worker`, `tfc cancel RUN`, `tfc approve RUN PHASE`,
+//! and the Temporal side of `tfc run --engine temporal`. A build without the cargo feature
+//! `temporal` says how to get one that has it (exit 2).
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+/// What a build without Temporal support says.
+#[cfg_attr(feature = "temporal", allow(dead_code))]
+pub(super) const NO_TEMPORAL: &str = "this tfc was built without Temporal support; build one \
+     with it: `cargo install --path . --features temporal` (needs `protoc`, Debian package \
+     protobuf-compiler with libprotobuf-dev)";
+
+/// Where the Temporal service is (shared by the commands that talk to it).
+#[derive(Args, Debug, Default, Clone)]
+pub struct TemporalArgs {
+    /// The Temporal frontend service, HOST:PORT.
+    #[arg(long = "temporal", value_name = "HOST:PORT")]
+    pub(super) address: Option<String>,
+    /// The Temporal namespace.
+    #[arg(long, default_value = "default")]
+    pub(super) namespace: String,
+    /// The task queue tfc's workers poll.
+    #[arg(long = "task-queue", value_name = "Q", default_value = "tfc")]
+    pub(super) task_queue: String,
+}
+
+#[derive(Args, Debug)]
+pub struct WorkerArgs {
+    #[command(flatten)]
+    pub(super) remote: TemporalArgs,
+    /// At most this many agent calls and scripts at once on this worker.
+    #[arg(long = "max-calls", value_name = "N", default_value_t = 8)]
+    pub(super) max_calls: usize,
+    /// Serve every agent with this backend (a configured name).
+    #[arg(long)]
+    pub(super) backend: Option<String>,
+    /// Serve every agent with this command (prompt on stdin, answer on stdout).
+    #[arg(long = "agent-cmd", value_name = "CMD")]
+    pub(super) agent_cmd: Option<String>,
+    /// Let agents use write/edit/bash tools on unsandboxed backends.
+    #[arg(long)]
+    pub(super) allow_writes: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CancelArgs {
+    /// The run id.
+    pub(super) run: String,
+    #[command(flatten)]
+    pub(super) remote: TemporalArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ApproveArgs {
+    /// The run id.
+    pub(super) run: String,
+    /// The approval phase (its node path inside sub-flows).
+    pub(super) phase: String,
+    /// Reject instead of approving.
+    #[arg(long)]
+    pub(super) reject: bool,
+    /// The note recorded with the decision.
+    #[arg(long)]
+    pub(super) reason: Option<String>,
+    #[command(flatten)]
+    pub(super) remote: TemporalArgs,
+}
+
+/// The address, or the usage error.
+#[cfg(feature = "temporal")]
+pub(super) fn remote(a: &TemporalArgs) -> Result<tfc::temporal::Remote, String> {
+    let address = a
+        .address
+        .clone()
+        .or_else(|| std::env::var("TFC_TEMPORAL").ok().filter(|s| !s.is_empty()))
+        .ok_or_else(|| {
+            "no Temporal service given: pass --temporal HOST:PORT (or set TFC_TEMPORAL)".to_owned()
+        })?;
+    Ok(tfc::temporal::Remote {
+        address,
+        namespace: a.namespace.clone(),
+        task_queue: a.task_queue.clone(),
+    })
+}
+
+#[cfg(feature = "temporal")]
+pub fn worker(a: WorkerArgs) -> ExitCode {
+    use std::sync::Arc;
+    let remote = match remote(&a.remote) {
+        Ok(r) => r,
+        Err(m) => return super::usage_error(m).into(),
+    };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
+    let agent_cmd = match a
+        .agent_cmd
+        .as_deref()
+        .map(tfc::agent::command::split_command)
+    {
+        Some(Ok(c)) => Some(c),
+        Some(Err(m)) => return super::usage_error(m).into(),
+        None => None,
+    };
+    let options = tfc::agent::RosterOptions {
+        backend: a.backend.clone(),
+        agent_backends: Vec::new(),
+        agent_cmd,
+        record: None,
+        dry_run: None,
+        allow_writes: a.allow_writes,
+    };
+    let roster = match tfc::agent::ConfigRoster::load(
+        &cwd,
+        tfc::flow::AgentScope::default(),
+        options,
+        Arc::new(tfc::agent::ProcessBackends),
+    ) {
+        Ok((r, warnings)) => {
+            for w in warnings {
+                sayln!("warning: {w}");
+            }
+            r
+        }
+        Err(m) => {
+            sayln!("error[E0701]: {m}");
+            return ExitCode::from(3);
+        }
+    };
+    sayln!(
+        "worker: serving task queue '{}' of namespace '{}' at {} (build {}, at most {} calls at once)",
+        remote.task_queue,
+        remote.namespace,
+        remote.address,
+        tfc::temporal::BUILD_ID,
+        a.max_calls
+    );
+    match tfc::temporal::worker(&remote, Arc::new(roster), a.max_calls) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(m) => {
+            sayln!("error: {m}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+#[cfg(feature = "temporal")]
+pub fn cancel(a: CancelArgs) -> ExitCode {
+    let remote = match remote(&a.remote) {
+        Ok(r) => r,
+        Err(m) => return super::usage_error(m).into(),
+    };
+    match tfc::temporal::cancel(&remote, &a.run) {
+        Ok(()) => {
+            sayln!(
+                "run {}: cancellation requested; it ends paused (interrupted)",
+                a.run
+            );
+            ExitCode::SUCCESS
+        }
+        Err(m) => super::usage_error(m).into(),
+    }
+}
+
+#[cfg(feature = "temporal")]
+pub fn approve(a: ApproveArgs) -> ExitCode {
+    use tfc::run::machine::Decision;
+    let remote = match remote(&a.remote) {
+        Ok(r) => r,
+        Err(m) => return super::usage_error(m).into(),
+    };
+    let decision = if a.reject {
+        Decision::Reject
+    } else {
+        Decision::Approve
+    };
+    match tfc::temporal::approve(&remote, &a.run, &a.phase, decision, a.reason.clone()) {
+        Ok(()) => {
+            sayln!(
+                "run {}: phase '{}' {}",
+                a.run,
+                a.phase,
+                if a.reject { "rejected" } else { "approved" }
+            );
+            ExitCode::SUCCESS
+        }
+        Err(m) => super::usage_error(m).into(),
+    }
+}
+
+#[cfg(not(feature = "temporal"))]
+pub fn worker(_: WorkerArgs) -> ExitCode {
+    super::usage_error(NO_TEMPORAL).into()
+}
+
+#[cfg(not(feature = "temporal"))]
+pub fn cancel(a: CancelArgs) -> ExitCode {
+    let _ = (&a.run, &a.remote);
+    super::usage_error(format!(
+        "tfc cancel stops runs on Temporal, and {NO_TEMPORAL}; a local run stops with Ctrl-C"
+    ))
+    .into()
+}
+
+#[cfg(not(feature = "temporal"))]
+pub fn approve(a: ApproveArgs) -> ExitCode {
+    let _ = (&a.run, &a.phase, a.reject, &a.reason, &a.remote);
+    super::usage_error(format!(
+        "tfc approve decides approvals of runs on Temporal, and {NO_TEMPORAL}; a local run \
+         paused at an approval continues with `tfc resume RUN --approve PHASE`"
+    ))
+    .into()
+}

@@ -1,0 +1,379 @@
+//! The client side: `tfc worker` (a Temporal worker serving `TfcRun` and its activities),
+//! starting a run and following it through its journal, `tfc cancel` and `tfc approve`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use temporalio_client::errors::WorkflowGetResultError;
+use temporalio_client::{
+    Client, ClientOptions, Connection, ConnectionOptions, Url, WorkflowCancelOptions,
+    WorkflowGetResultOptions, WorkflowSignalOptions, WorkflowStartOptions,
+};
+use temporalio_common::worker::WorkerDeploymentOptions;
+use temporalio_sdk::runtime::worker_tuner::{FixedSizeSlotSupplier, TunerHolder, WorkerTuner};
+use temporalio_sdk::{Runtime, Worker, WorkerOptions};
+
+use super::activities::TfcActivities;
+use super::wire::{ApprovalSignal, RunInput};
+use super::workflow::TfcRun;
+use crate::agent::{Cancel, Roster};
+use crate::flow::Invocation;
+use crate::run::machine::{Command, Decision, Input, Machine};
+use crate::run::{FlowSource, Interpreter, ProgressNote, ProgressSink, RunError, RunRecord};
+use crate::value::Value;
+
+/// Where the Temporal service is, and which queue tfc's workers poll.
+#[derive(Clone, Debug)]
+pub struct Remote {
+    /// `HOST:PORT` of the frontend service.
+    pub address: String,
+    /// The namespace.
+    pub namespace: String,
+    /// The task queue.
+    pub task_queue: String,
+}
+
+fn tokio() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the Temporal client runtime: {e}"))
+}
+
+async fn connect(remote: &Remote) -> Result<Client, String> {
+    let url = if remote.address.contains("://") {
+        remote.address.clone()
+    } else {
+        format!("http://{}", remote.address)
+    };
+    let url = Url::parse(&url)
+        .map_err(|e| format!("--temporal '{}' is not HOST:PORT: {e}", remote.address))?;
+    let conn = Connection::connect(
+        ConnectionOptions::new(url)
+            .identity(format!("tfc-{}@{}", std::process::id(), host_name()))
+            .build(),
+    )
+    .await
+    .map_err(|e| {
+        format!(
+            "cannot reach the Temporal service at {}: {e} (is the server running? start a \
+             dev server with `temporal server start-dev`)",
+            remote.address
+        )
+    })?;
+    Client::new(conn, ClientOptions::new(remote.namespace.clone()).build())
+        .map_err(|e| format!("cannot use namespace '{}': {e}", remote.namespace))
+}
+
+fn host_name() -> String {
+    std::env::var("HOSTNAME").unwrap_or_else(|_| "localhost".into())
+}
+
+/// Serve workflow `TfcRun` and its activities until the process is stopped; agents resolve
+/// through `roster` (this worker's configuration); at most `max_calls` activities at once.
+pub fn worker(remote: &Remote, roster: Arc<dyn Roster>, max_calls: usize) -> Result<(), String> {
+    let rt = tokio()?;
+    rt.block_on(async {
+        let runtime = Runtime::from_current_tokio(Default::default())
+            .map_err(|e| format!("cannot start the Temporal worker runtime: {e}"))?;
+        let client = connect(remote).await?;
+        let tuner = TunerHolder::builder()
+            .workflow_task_slot_supplier(FixedSizeSlotSupplier::new(50))
+            .activity_task_slot_supplier(FixedSizeSlotSupplier::new(max_calls.max(1)))
+            .local_activity_task_slot_supplier(FixedSizeSlotSupplier::new(50))
+            .nexus_task_slot_supplier(FixedSizeSlotSupplier::new(1))
+            .build();
+        let options = WorkerOptions::new(remote.task_queue.clone())
+            .register_workflow::<TfcRun>()
+            .map_err(|e| format!("cannot register workflow TfcRun: {e}"))?
+            .register_activities(TfcActivities::new(roster))
+            .deployment_options(WorkerDeploymentOptions::from_build_id(
+                super::BUILD_ID.to_owned(),
+            ))
+            .tuner(WorkerTuner::from(tuner))
+            // Calls spread over the fleet instead of running where the workflow is.
+            .max_eager_activity_reservations_per_workflow_task(0)
+            .build();
+        let mut worker = Worker::new(&runtime, client, options)
+            .map_err(|e| format!("cannot start the worker: {e}"))?;
+        worker
+            .run()
+            .await
+            .map_err(|e| format!("the worker stopped: {e}"))
+    })
+}
+
+/// Told the run id and the node path of an approval the run starts waiting for.
+pub type Asked = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+/// How to follow a started run.
+pub struct Follow {
+    /// Progress notes, as a local run gives them.
+    pub progress: Option<ProgressSink>,
+    /// Ctrl-C: stop following (the run goes on).
+    pub detach: Cancel,
+    /// `run.json` members besides the record (`launch`).
+    pub launch: Option<Value>,
+    /// Told the run id and the node path of each approval the run starts waiting for.
+    pub asked: Option<Asked>,
+}
+
+/// How following a run ended.
+pub enum Followed {
+    /// The run ended: its record.
+    Done(Box<RunRecord>),
+    /// The caller detached; the run goes on.
+    Detached {
+        /// The run id.
+        run_id: String,
+    },
+    /// The workflow ended without finishing the run (terminated, or failed by a bug).
+    Lost {
+        /// The run id.
+        run_id: String,
+        /// What Temporal says.
+        message: String,
+    },
+}
+
+/// Check, start workflow `TfcRun` (id = run id) and follow it through its journal until
+/// it ends: the same progress notes and record as a local run.
+pub fn start_run(
+    remote: &Remote,
+    interp: &Interpreter,
+    source: FlowSource,
+    invocation: Invocation,
+    follow: Follow,
+) -> Result<Followed, RunError> {
+    let prepared = interp.prepare(source, invocation)?;
+    let mut config = prepared.config;
+    // Approvals without a flag wait for signal `approval` (`tfc approve`).
+    config.ask = true;
+    config.progress = false;
+    let def = prepared
+        .def
+        .ok_or_else(|| RunError::Io("the flow's definition could not be read".into()))?;
+    let mut meta = crate::run::driver::flow_def_hash(&def);
+    if let Some(l) = follow.launch.clone() {
+        meta.insert("launch".into(), l);
+    }
+    // Where the run lives: `tfc runs` shows it running without a local lock.
+    let mut engine = crate::value::Map::default();
+    engine.insert("kind".into(), Value::from("temporal"));
+    engine.insert("address".into(), Value::from(remote.address.as_str()));
+    engine.insert("namespace".into(), Value::from(remote.namespace.as_str()));
+    engine.insert("taskQueue".into(), Value::from(remote.task_queue.as_str()));
+    meta.insert("engine".into(), Value::Object(engine));
+    let commit = crate::run::cache::fingerprint::head_commit(&prepared.cwd);
+    meta.insert("gitCommit".into(), commit.map_or(Value::Null, Value::from));
+    let input = RunInput {
+        run_id: config.run_id.clone(),
+        flow_name: prepared.flow.name.clone(),
+        def: def.to_json(),
+        args: Value::Object(prepared.args.clone()).to_json(),
+        config: config.to_value().to_json(),
+        meta: Value::Object(meta).to_json(),
+        version: super::BUILD_ID.to_owned(),
+    };
+    let setup = super::workflow::setup(&input)
+        .ok_or_else(|| RunError::Io("the run's input could not be built".into()))?;
+    let rt = tokio().map_err(RunError::Io)?;
+    rt.block_on(async move {
+        let client = connect(remote).await.map_err(RunError::Io)?;
+        let handle = client
+            .start_workflow(
+                TfcRun::run,
+                input.clone(),
+                WorkflowStartOptions::new(remote.task_queue.clone(), input.run_id.clone()).build(),
+            )
+            .await
+            .map_err(|e| RunError::Io(format!("cannot start the run on Temporal: {e}")))?;
+        let run_id = input.run_id.clone();
+        // The workflow's end; a lost connection (a restarting server) is waited out.
+        let ended = tokio::spawn(async move {
+            loop {
+                match handle.get_result(WorkflowGetResultOptions::default()).await {
+                    Ok(status) => return Ok(status),
+                    Err(
+                        e @ (WorkflowGetResultError::Failed(_)
+                        | WorkflowGetResultError::Cancelled { .. }
+                        | WorkflowGetResultError::Terminated { .. }
+                        | WorkflowGetResultError::TimedOut
+                        | WorkflowGetResultError::ContinuedAsNew
+                        | WorkflowGetResultError::NotFound(_)),
+                    ) => return Err(e.to_string()),
+                    Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+                }
+            }
+        });
+        let mut mirror = Mirror::new(setup, follow.progress, follow.asked);
+        let mut ended = Some(ended);
+        let mut outcome: Option<Result<String, String>> = None;
+        loop {
+            if let Some(record) = mirror.read() {
+                return Ok(Followed::Done(Box::new(record)));
+            }
+            if let Some(Err(message)) = &outcome {
+                // One last read: the journal may have ended meanwhile.
+                if let Some(record) = mirror.read() {
+                    return Ok(Followed::Done(Box::new(record)));
+                }
+                return Ok(Followed::Lost {
+                    run_id,
+                    message: message.clone(),
+                });
+            }
+            if follow.detach.is_cancelled() {
+                return Ok(Followed::Detached { run_id });
+            }
+            if let Some(h) = ended.as_mut()
+                && h.is_finished()
+            {
+                let h = ended.take().expect("checked");
+                outcome = Some(h.await.unwrap_or_else(|e| Err(e.to_string())));
+                if let Some(Ok(_)) = &outcome {
+                    // Ended well: the journal has the end; give the reader a moment.
+                    for _ in 0..50 {
+                        if let Some(record) = mirror.read() {
+                            return Ok(Followed::Done(Box::new(record)));
+                        }
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                    return Ok(Followed::Lost {
+                        run_id,
+                        message: "the workflow ended but its journal has no end".into(),
+                    });
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+}
+
+/// A machine fed the journal's inputs, as the workflow's was: its progress notes and its
+/// final record.
+struct Mirror {
+    machine: Machine,
+    path: std::path::PathBuf,
+    pos: u64,
+    partial: String,
+    progress: Option<ProgressSink>,
+    asked: Option<Asked>,
+    run_id: String,
+    cmds: Vec<Command>,
+}
+
+impl Mirror {
+    fn new(
+        setup: super::workflow::Setup,
+        progress: Option<ProgressSink>,
+        asked: Option<Asked>,
+    ) -> Mirror {
+        let mut config = setup.config;
+        config.progress = progress.is_some();
+        let run_id = config.run_id.clone();
+        Mirror {
+            run_id,
+            machine: Machine::new(setup.flow, setup.args, config),
+            path: setup.dir.join("journal.jsonl"),
+            pos: 0,
+            partial: String::new(),
+            progress,
+            asked,
+            cmds: Vec::new(),
+        }
+    }
+
+    /// Read what the journal gained; the record once the run ended.
+    fn read(&mut self) -> Option<RunRecord> {
+        use std::io::{Read, Seek};
+        let mut f = std::fs::File::open(&self.path).ok()?;
+        f.seek(std::io::SeekFrom::Start(self.pos)).ok()?;
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).ok()?;
+        self.pos += bytes.len() as u64;
+        self.partial.push_str(&String::from_utf8_lossy(&bytes));
+        let end = self.partial.rfind('\n')?;
+        let complete: String = self.partial.drain(..=end).collect();
+        for line in complete.lines() {
+            if !line.starts_with("{\"type\":\"input\"") {
+                continue;
+            }
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            let Some(Ok(input)) = v.get("input").cloned().map(serde_json::from_value::<Input>)
+            else {
+                continue;
+            };
+            self.machine.handle_into(input, &mut self.cmds);
+            let mut done = None;
+            for c in self.cmds.drain(..) {
+                match c {
+                    Command::Progress(p) => {
+                        if let Some(sink) = &self.progress {
+                            (sink.0)(&ProgressNote {
+                                phase: &p.phase,
+                                status: p.status,
+                                detail: p.detail.as_deref(),
+                                attempts: p.attempts,
+                                tokens: p.tokens,
+                                cost_usd: p.cost_usd,
+                                facts: &p.facts,
+                            });
+                        }
+                    }
+                    Command::AskApproval { phase, .. } => {
+                        if let Some(f) = &self.asked {
+                            f(&self.run_id, &phase);
+                        }
+                    }
+                    Command::Finish(r) => done = Some(*r),
+                    _ => {}
+                }
+            }
+            if done.is_some() {
+                return done;
+            }
+        }
+        None
+    }
+}
+
+/// `tfc cancel RUN`: cancel the workflow; the run ends `paused` (interrupted).
+pub fn cancel(remote: &Remote, run_id: &str) -> Result<(), String> {
+    tokio()?.block_on(async {
+        let client = connect(remote).await?;
+        client
+            .get_workflow_handle::<TfcRun>(run_id)
+            .cancel(WorkflowCancelOptions::default())
+            .await
+            .map_err(|e| format!("cannot cancel run '{run_id}' on Temporal: {e}"))
+    })
+}
+
+/// `tfc approve RUN PHASE [--reject] [--reason T]`: signal `approval`.
+pub fn approve(
+    remote: &Remote,
+    run_id: &str,
+    phase: &str,
+    decision: Decision,
+    note: Option<String>,
+) -> Result<(), String> {
+    tokio()?.block_on(async {
+        let client = connect(remote).await?;
+        client
+            .get_workflow_handle::<TfcRun>(run_id)
+            .signal(
+                TfcRun::approval,
+                ApprovalSignal {
+                    phase: phase.to_owned(),
+                    decision,
+                    note,
+                },
+                WorkflowSignalOptions::default(),
+            )
+            .await
+            .map_err(|e| format!("cannot signal run '{run_id}' on Temporal: {e}"))
+    })
+}

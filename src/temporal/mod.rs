@@ -1,0 +1,25 @@
+//! Runs on Temporal (SPEC §14.3), behind the cargo feature `temporal`: workflow `TfcRun`
+//! hosts the run machine, fed by Temporal events; its commands become activities (agent
+//! calls, scripts, pre-reads, fingerprints and the other I/O the local driver does), durable
+//! timers and signal waits. `tfc worker` serves both; `tfc run --engine temporal` starts a
+//! run and follows it through its journal. Tokio lives only in this module.
+//!
+//! Workers share the project's filesystem in this version: the journal and `run.json` are
+//! written by a local activity of the worker holding the workflow, idempotently (a batch of
+//! journal lines carries the journal's length before it, so a replayed or retried append
+//! writes nothing twice), and the run leaves the same `.tfc/runs/<flow>/<runId>/` as a local
+//! run.
+
+mod activities;
+mod client;
+mod wire;
+mod workflow;
+
+pub use client::{Follow, Followed, Remote, approve, cancel, start_run, worker};
+pub use wire::{ApprovalSignal, RunInput};
+
+/// The default task queue.
+pub const DEFAULT_TASK_QUEUE: &str = "tfc";
+
+/// The build id of workers and the version runs are pinned to.
+pub const BUILD_ID: &str = env!("CARGO_PKG_VERSION");

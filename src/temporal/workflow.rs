@@ -1,0 +1,695 @@
+//! Workflow `TfcRun`: the run machine fed by Temporal events. Every input's time is workflow
+//! time; activity results, timers, the `approval` signal and the workflow's cancellation
+//! become machine inputs, in a deterministic order (signals, then cancellation, then
+//! operations by id), so a replay of the history makes the same decisions.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use temporalio_macros::{workflow, workflow_methods};
+use temporalio_sdk::{
+    ActivityCancellationType, ActivityExecutionError, ActivityOptions, LocalActivityOptions,
+    SyncWorkflowContext, TimerOptions, WorkflowCancellationToken, WorkflowContext, WorkflowResult,
+};
+
+use super::activities::TfcActivities;
+use super::wire::{ApprovalSignal, CallWire, DirWire, LookupWire, RunInput, StoreBatch};
+use crate::run::machine::{
+    CallEnd, CallOutcome, Command, Config, Event, Input, Line, Machine, ScriptEnd, ScriptOutcome,
+};
+use crate::value::{Map, Value};
+
+/// Heartbeat timeout of calls and scripts: a worker silent this long is lost.
+const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The message of a call whose worker was lost (transient: it says `timed out`, SPEC §8.4).
+fn worker_lost(detail: &str) -> String {
+    format!("worker lost: the activity timed out without a heartbeat ({detail})")
+}
+
+/// The workflow's state outside `run`: approval decisions received.
+#[workflow]
+#[derive(Default)]
+pub struct TfcRun {
+    inbox: VecDeque<ApprovalSignal>,
+}
+
+type Flight<'a> = Pin<Box<dyn Future<Output = Out> + 'a>>;
+
+/// What an operation in flight gives back.
+enum Out {
+    /// A machine input.
+    Event(Event),
+    /// A prepared directory (a temporary one is removed when its phase ends).
+    Dir(u64, super::wire::DirReady),
+    /// Nothing for the machine (a fire-and-forget operation).
+    Nothing,
+}
+
+#[workflow_methods]
+impl TfcRun {
+    /// Run the machine to its end; the result is the run's status.
+    #[run]
+    pub async fn run(ctx: &mut WorkflowContext<Self>, input: RunInput) -> WorkflowResult<String> {
+        let Some(setup) = setup(&input) else {
+            return Err(temporalio_sdk::WorkflowTermination::failed_application(
+                temporalio_sdk::ApplicationFailure::new(anyhow_msg(
+                    "the run's input could not be read (a different tfc version started it?)",
+                )),
+            ));
+        };
+        let Setup {
+            flow,
+            args,
+            config,
+            def,
+            meta,
+            dir,
+        } = setup;
+        let run_id = config.run_id.clone();
+        let cwd = config.cwd.clone();
+        let project_root = config.project_root.clone();
+        let mut machine = Machine::new(flow, args, config);
+        let mut texts = crate::run::driver::PhaseTexts::default();
+        let mut pending: VecDeque<Event> = VecDeque::from([Event::Start]);
+        let mut flights: BTreeMap<u64, (Flight<'_>, Option<WorkflowCancellationToken>)> =
+            BTreeMap::new();
+        let mut side = 0u64; // fire-and-forget operations, above every machine op
+        let mut asked: BTreeMap<String, u64> = BTreeMap::new();
+        let mut early: Vec<ApprovalSignal> = Vec::new();
+        let mut temp_dirs: BTreeMap<u64, PathBuf> = BTreeMap::new();
+        let mut offset = 0u64;
+        let mut finished = None;
+        let mut interrupted = false;
+        let mut cancelled = Box::pin(ctx.cancelled());
+        let mut cmds = Vec::new();
+        loop {
+            let mut lines = String::new();
+            let mut save = false;
+            while let Some(what) = pending.pop_front() {
+                let at = ctx
+                    .workflow_time()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_millis() as u64);
+                if let Event::CallEnded { op, .. }
+                | Event::ScriptEnded { op, .. }
+                | Event::TimerFired { op } = &what
+                {
+                    flights.remove(op);
+                }
+                machine.handle_into(Input { at, what }, &mut cmds);
+                for c in cmds.drain(..) {
+                    match c {
+                        Command::StartCall { op, request } => {
+                            let node = request.node.clone();
+                            let attempt = request.attempt;
+                            let token = WorkflowCancellationToken::new();
+                            let opts = ActivityOptions::with_start_to_close_timeout(
+                                Duration::from_secs(7 * 24 * 3600),
+                            )
+                            .activity_id(format!("{run_id}/{node}@a{attempt}"))
+                            .heartbeat_timeout(HEARTBEAT_TIMEOUT)
+                            .cancellation_type(ActivityCancellationType::WaitCancellationCompleted)
+                            .cancellation_token(token.clone())
+                            .retry_policy(once())
+                            .build();
+                            let fut = ctx.execute_activity(
+                                TfcActivities::agent_call,
+                                CallWire::from_request(*request),
+                                opts,
+                            );
+                            flights.insert(
+                                op,
+                                (
+                                    Box::pin(async move {
+                                        let end = match fut.await {
+                                            Ok(end) => end,
+                                            Err(e) => lost_call(&e),
+                                        };
+                                        Out::Event(Event::CallEnded {
+                                            op,
+                                            node,
+                                            attempt,
+                                            end,
+                                        })
+                                    }),
+                                    Some(token),
+                                ),
+                            );
+                        }
+                        Command::Cancel { op } => {
+                            if let Some((_, Some(t))) = flights.get(&op) {
+                                t.cancel();
+                            }
+                        }
+                        Command::StartScript { op, script } => {
+                            let token = WorkflowCancellationToken::new();
+                            let opts = ActivityOptions::with_start_to_close_timeout(
+                                Duration::from_millis(script.timeout_ms) + Duration::from_secs(60),
+                            )
+                            .activity_id(format!("{run_id}/{}@s{op}", script.phase_id))
+                            .heartbeat_timeout(HEARTBEAT_TIMEOUT)
+                            .cancellation_type(ActivityCancellationType::WaitCancellationCompleted)
+                            .cancellation_token(token.clone())
+                            .retry_policy(once())
+                            .build();
+                            let fut = ctx.execute_activity(TfcActivities::script, *script, opts);
+                            flights.insert(
+                                op,
+                                (
+                                    Box::pin(async move {
+                                        let result = match fut.await {
+                                            Ok(r) => r,
+                                            Err(e) => lost_script(&e),
+                                        };
+                                        Out::Event(Event::ScriptEnded { op, result })
+                                    }),
+                                    Some(token),
+                                ),
+                            );
+                        }
+                        Command::StartTimer { op, ms } => {
+                            let token = WorkflowCancellationToken::new();
+                            let fut = ctx.timer(
+                                TimerOptions::builder(Duration::from_millis(ms.max(1)))
+                                    .cancellation_token(token.clone())
+                                    .build(),
+                            );
+                            flights.insert(
+                                op,
+                                (
+                                    Box::pin(async move {
+                                        fut.await;
+                                        Out::Event(Event::TimerFired { op })
+                                    }),
+                                    Some(token),
+                                ),
+                            );
+                        }
+                        Command::CancelTimer { op } => {
+                            if let Some((_, Some(t))) = flights.remove(&op) {
+                                t.cancel();
+                            }
+                        }
+                        Command::AskApproval { op, phase, .. } => {
+                            if let Some(i) = early.iter().position(|s| s.phase == phase) {
+                                let s = early.remove(i);
+                                pending.push_back(Event::Approval {
+                                    op,
+                                    phase: s.phase,
+                                    decision: s.decision,
+                                    note: s.note,
+                                });
+                            } else {
+                                asked.insert(phase, op);
+                            }
+                        }
+                        Command::PrepareDir {
+                            op,
+                            phase,
+                            dir,
+                            base,
+                            run_id: rid,
+                        } => {
+                            let fut = ctx.execute_activity(
+                                TfcActivities::prepare_dir,
+                                DirWire {
+                                    dir,
+                                    base,
+                                    phase,
+                                    run_id: rid,
+                                    project_root: project_root.clone(),
+                                },
+                                quick(),
+                            );
+                            flights.insert(
+                                op,
+                                (
+                                    Box::pin(async move {
+                                        match fut.await {
+                                            Ok(d) => Out::Dir(op, d),
+                                            Err(e) => Out::Event(Event::DirReady {
+                                                op,
+                                                path: Err(format!(
+                                                    "the working directory could not be prepared: {e}"
+                                                )),
+                                                warning: None,
+                                            }),
+                                        }
+                                    }),
+                                    None,
+                                ),
+                            );
+                        }
+                        Command::ReleaseDir { op } => {
+                            if let Some(path) = temp_dirs.remove(&op) {
+                                side += 1;
+                                let fut =
+                                    ctx.execute_activity(TfcActivities::release_dir, path, quick());
+                                flights.insert(
+                                    u64::MAX - side,
+                                    (
+                                        Box::pin(async move {
+                                            let _ = fut.await;
+                                            Out::Nothing
+                                        }),
+                                        None,
+                                    ),
+                                );
+                            }
+                        }
+                        Command::ReadContext {
+                            op,
+                            paths,
+                            limit,
+                            base,
+                        } => {
+                            let fut = ctx.execute_activity(
+                                TfcActivities::pre_read,
+                                (paths, limit, base),
+                                quick(),
+                            );
+                            flights.insert(
+                                op,
+                                (
+                                    Box::pin(async move {
+                                        let text = fut.await.unwrap_or_default();
+                                        Out::Event(Event::ContextRead { op, text })
+                                    }),
+                                    None,
+                                ),
+                            );
+                        }
+                        Command::RunScorer { op, language, code } => {
+                            let fut = ctx.execute_activity(
+                                TfcActivities::run_scorer,
+                                (language, code),
+                                quick(),
+                            );
+                            flights.insert(
+                                op,
+                                (
+                                    Box::pin(async move {
+                                        let (pass, detail) = fut.await.unwrap_or_else(|e| {
+                                            (false, Some(format!("the scorer could not run: {e}")))
+                                        });
+                                        Out::Event(Event::ScorerEnded { op, pass, detail })
+                                    }),
+                                    None,
+                                ),
+                            );
+                        }
+                        Command::LoadFlow { op, name, cwd } => {
+                            let fut = ctx.execute_activity(
+                                TfcActivities::load_flow,
+                                (name, cwd),
+                                quick(),
+                            );
+                            flights.insert(
+                                op,
+                                (
+                                    Box::pin(async move {
+                                        let text = fut.await.ok().flatten();
+                                        Out::Event(Event::FlowLoaded { op, text })
+                                    }),
+                                    None,
+                                ),
+                            );
+                        }
+                        Command::ResolveAgents { op, names, flow } => {
+                            let fut = ctx.execute_activity(
+                                TfcActivities::resolve_agents,
+                                (names, flow.clone()),
+                                quick(),
+                            );
+                            flights.insert(
+                                op,
+                                (
+                                    Box::pin(async move {
+                                        let (run_id, backends, error) =
+                                            fut.await.unwrap_or_else(|e| {
+                                                (
+                                                    format!("{flow}-unresolved"),
+                                                    Vec::new(),
+                                                    Some(format!(
+                                                        "the sub-flow's agents could not be resolved: {e}"
+                                                    )),
+                                                )
+                                            });
+                                        Out::Event(Event::AgentsResolved {
+                                            op,
+                                            run_id,
+                                            backends,
+                                            error,
+                                        })
+                                    }),
+                                    None,
+                                ),
+                            );
+                        }
+                        Command::CacheLookup {
+                            op,
+                            node,
+                            parts,
+                            fingerprints,
+                            run_only: _,
+                            cross_run,
+                            ttl_ms,
+                            cwd: at,
+                        } => {
+                            let fut = ctx.execute_activity(
+                                TfcActivities::fingerprint,
+                                LookupWire {
+                                    op,
+                                    node,
+                                    parts,
+                                    fingerprints,
+                                    cross_run,
+                                    ttl_ms,
+                                    cwd: at,
+                                    project_root: project_root.clone(),
+                                    now: machine_now(ctx),
+                                },
+                                quick(),
+                            );
+                            flights.insert(
+                                op,
+                                (
+                                    Box::pin(async move {
+                                        Out::Event(fut.await.unwrap_or_else(|e| {
+                                            Event::CacheChecked {
+                                                op,
+                                                key: String::new(),
+                                                hit: None,
+                                                warning: Some(format!(
+                                                    "the cache could not be looked up: {e}"
+                                                )),
+                                            }
+                                        }))
+                                    }),
+                                    None,
+                                ),
+                            );
+                        }
+                        Command::CacheStore { key, record } => {
+                            if let Some(root) = project_root.clone() {
+                                side += 1;
+                                let fut = ctx.execute_activity(
+                                    TfcActivities::cache_store,
+                                    (root, key, record.to_json(), machine_now(ctx)),
+                                    quick(),
+                                );
+                                flights.insert(
+                                    u64::MAX - side,
+                                    (
+                                        Box::pin(async move {
+                                            let _ = fut.await;
+                                            Out::Nothing
+                                        }),
+                                        None,
+                                    ),
+                                );
+                            }
+                        }
+                        Command::Progress(_) => {}
+                        Command::Journal(line) => match line {
+                            Line::Event(v) => {
+                                lines.push_str(&v.to_json());
+                                lines.push('\n');
+                            }
+                            Line::Input(input) => {
+                                crate::run::driver::write_input_line(&input, &mut lines);
+                                lines.push('\n');
+                            }
+                        },
+                        Command::Save => save = true,
+                        Command::Finish(record) => {
+                            finished = Some(record);
+                            save = true;
+                        }
+                    }
+                }
+            }
+            if save || !lines.is_empty() {
+                let record = save.then(|| {
+                    let (value, _) = match &finished {
+                        Some(r) => crate::run::driver::stored_value(
+                            r,
+                            &machine.versions(),
+                            None,
+                            def.as_ref(),
+                            &cwd,
+                            &meta,
+                            &mut texts,
+                        ),
+                        None => {
+                            let (r, versions) = machine.snapshot_mut();
+                            crate::run::driver::stored_value(
+                                r,
+                                &versions,
+                                None,
+                                def.as_ref(),
+                                &cwd,
+                                &meta,
+                                &mut texts,
+                            )
+                        }
+                    };
+                    value
+                });
+                let n = lines.len() as u64;
+                let batch = StoreBatch {
+                    dir: dir.clone(),
+                    offset,
+                    lines,
+                    record,
+                };
+                let opts = LocalActivityOptions::builder()
+                    .start_to_close_timeout(Duration::from_secs(60))
+                    .cancellation_token(WorkflowCancellationToken::new())
+                    .retry_policy(
+                        temporalio_common::RetryPolicy::builder()
+                            .maximum_attempts(5)
+                            .build(),
+                    )
+                    .build();
+                let _ = ctx
+                    .execute_local_activity(TfcActivities::store, batch, opts)
+                    .await;
+                offset += n;
+            }
+            if let Some(record) = finished.take() {
+                return Ok(record.status.as_str().to_owned());
+            }
+            // Wait for the next events: signals first, then cancellation, then operations
+            // in id order.
+            let signal_token = WorkflowCancellationToken::new();
+            let mut signalled = Box::pin(
+                ctx.wait_condition_with_options(
+                    |s: &TfcRun| !s.inbox.is_empty(),
+                    temporalio_sdk::WaitConditionOptions::builder()
+                        .cancellation_token(signal_token.clone())
+                        .build(),
+                ),
+            );
+            let woke = std::future::poll_fn(|cx| {
+                let mut got = Vec::new();
+                if signalled.as_mut().poll(cx).is_ready() {
+                    got.push(Woke::Signals);
+                }
+                if !interrupted && cancelled.as_mut().poll(cx).is_ready() {
+                    got.push(Woke::Cancelled);
+                }
+                for (op, (f, _)) in flights.iter_mut() {
+                    if let Poll::Ready(e) = f.as_mut().poll(cx) {
+                        got.push(Woke::Done(*op, e));
+                    }
+                }
+                if got.is_empty() {
+                    Poll::Pending
+                } else {
+                    Poll::Ready(got)
+                }
+            })
+            .await;
+            drop(signalled);
+            signal_token.cancel();
+            for w in woke {
+                match w {
+                    Woke::Signals => {
+                        let signals: Vec<ApprovalSignal> =
+                            ctx.state_mut(|s| s.inbox.drain(..).collect());
+                        for s in signals {
+                            match asked.remove(&s.phase) {
+                                Some(op) => pending.push_back(Event::Approval {
+                                    op,
+                                    phase: s.phase,
+                                    decision: s.decision,
+                                    note: s.note,
+                                }),
+                                None => early.push(s),
+                            }
+                        }
+                    }
+                    Woke::Cancelled => {
+                        interrupted = true;
+                        pending.push_back(Event::Interrupt);
+                    }
+                    Woke::Done(op, e) => {
+                        flights.remove(&op);
+                        match e {
+                            Out::Event(e) => pending.push_back(e),
+                            Out::Dir(op, d) => {
+                                if let (Ok(p), true) = (&d.path, d.temp) {
+                                    temp_dirs.insert(op, p.clone());
+                                }
+                                pending.push_back(Event::DirReady {
+                                    op,
+                                    path: d.path,
+                                    warning: d.warning,
+                                });
+                            }
+                            Out::Nothing => {}
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A decision on an approval the run waits for (`tfc approve`).
+    #[signal]
+    pub fn approval(&mut self, _ctx: &mut SyncWorkflowContext<Self>, s: ApprovalSignal) {
+        self.inbox.push_back(s);
+    }
+}
+
+enum Woke {
+    Signals,
+    Cancelled,
+    Done(u64, Out),
+}
+
+fn anyhow_msg(m: &str) -> Box<dyn std::error::Error + Send + Sync> {
+    m.to_owned().into()
+}
+
+fn machine_now(ctx: &WorkflowContext<TfcRun>) -> u64 {
+    ctx.workflow_time()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// No activity retries: the machine owns retries (SPEC §8.4).
+fn once() -> temporalio_common::RetryPolicy {
+    temporalio_common::RetryPolicy::builder()
+        .maximum_attempts(1)
+        .build()
+}
+
+/// Options of a quick I/O activity (the workflow's cancellation reaches the machine, not
+/// the activity: the machine decides what stops).
+fn quick() -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(120))
+        .cancellation_token(WorkflowCancellationToken::new())
+        .retry_policy(
+            temporalio_common::RetryPolicy::builder()
+                .maximum_attempts(3)
+                .build(),
+        )
+        .build()
+}
+
+/// A call activity that did not return: cancelled (the machine's cancel) or lost.
+fn lost_call(e: &ActivityExecutionError) -> CallEnd {
+    let (stop, error) = match e {
+        ActivityExecutionError::Cancelled(_) => ("cancelled", "Aborted".to_owned()),
+        other => ("failed", worker_lost(&other.to_string())),
+    };
+    CallEnd::Outcome(Box::new(CallOutcome {
+        output: String::new(),
+        usage: Default::default(),
+        model: None,
+        stop: stop.to_owned(),
+        error: Some(error),
+        stderr: String::new(),
+        warnings: Vec::new(),
+        backend: String::new(),
+        elapsed_ms: 0,
+    }))
+}
+
+/// A script activity that did not return.
+fn lost_script(e: &ActivityExecutionError) -> ScriptOutcome {
+    let (end, spawn_error) = match e {
+        ActivityExecutionError::Cancelled(_) => (ScriptEnd::Cancelled, None),
+        other => (ScriptEnd::Exited, Some(worker_lost(&other.to_string()))),
+    };
+    ScriptOutcome {
+        spawn_error,
+        end,
+        code: -1,
+        stdout: String::new(),
+        stdout_truncated: false,
+        stderr: String::new(),
+        elapsed_ms: 0,
+    }
+}
+
+/// What the machine is built from, read back from the input.
+pub(super) struct Setup {
+    pub flow: Arc<crate::flow::Flow>,
+    pub args: Map,
+    pub config: Config,
+    pub def: Option<Value>,
+    pub meta: Map,
+    pub dir: PathBuf,
+}
+
+fn parse(text: &str) -> Option<Value> {
+    crate::json::parse(text).root.map(|r| r.to_value())
+}
+
+pub(super) fn setup(input: &RunInput) -> Option<Setup> {
+    let def = parse(&input.def)?;
+    let root = crate::json::parse(&input.def).root?;
+    let flow = crate::flow::lower(
+        &root,
+        &crate::flow::LowerOptions {
+            default_name: Some(input.flow_name.clone()),
+        },
+    )
+    .flow?;
+    let args = match &parse(&input.args)? {
+        Value::Object(m) => m.clone(),
+        _ => return None,
+    };
+    let mut config = Config::from_value(&parse(&input.config)?)?;
+    config.progress = false;
+    config.journaling = true;
+    let meta = match &parse(&input.meta)? {
+        Value::Object(m) => m.clone(),
+        _ => Map::default(),
+    };
+    let dir = config
+        .project_root
+        .clone()
+        .unwrap_or_else(|| config.cwd.clone())
+        .join(".tfc")
+        .join("runs")
+        .join(crate::run::store::sanitize(&flow.name))
+        .join(&config.run_id);
+    Some(Setup {
+        flow: Arc::new(flow),
+        args,
+        config,
+        def: Some(def),
+        meta,
+        dir,
+    })
+}

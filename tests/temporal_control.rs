@@ -1,0 +1,279 @@
+//! Runs on Temporal under control: approvals decided by signal (`tfc approve`), and
+//! cancellation (`tfc cancel`) ending the run paused, then resumed.
+#![cfg(feature = "temporal")]
+
+mod temporal_env;
+
+use temporal_env::*;
+
+const GATED: &str = r#"{"name": "gated", "phases": [
+    {"id": "build", "task": "build it"},
+    {"id": "ok", "type": "approval", "dependsOn": ["build"], "task": "Ship {steps.build.output}?"},
+    {"id": "ship", "dependsOn": ["ok"], "task": "ship it"}]}"#;
+
+#[test]
+fn approvals_wait_for_their_signal_and_cancellation_pauses_the_run() {
+    let Some(bin) = require() else { return };
+    let base = scratch("control");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("scratch");
+    let server = Server::start(&bin, &base);
+    let address = server.address();
+
+    for (name, decision, code, status) in [
+        ("approve", None, 0, "completed"),
+        ("reject", Some("--reject"), 4, "blocked"),
+    ] {
+        let dir = base.join(name);
+        let agent = project(&dir);
+        std::fs::write(dir.join("flow.json"), GATED).expect("flow");
+        let _w = Worker::start(&server, &dir, &agent, name);
+        let a = agent.display().to_string();
+        let run = spawn_tfc(
+            &dir,
+            &[
+                "run",
+                "flow.json",
+                "--agent-cmd",
+                &a,
+                "--engine",
+                "temporal",
+                "--temporal",
+                &address,
+            ],
+        );
+        // The run waits at the approval: the build ran, nothing else.
+        assert!(wait_for(60, || calls(&dir).len() == 1), "build never ran");
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        assert_eq!(
+            calls(&dir).len(),
+            1,
+            "nothing runs past an undecided approval"
+        );
+        let id = run_id(&dir).expect("run id");
+        // No local lock, yet the run is alive: `tfc runs` says so, and it cannot be resumed.
+        let listed = tfc(&dir, &["runs"]);
+        assert!(
+            listed.stdout.contains(&format!("{id}  running")),
+            "{}",
+            listed.stdout
+        );
+        let mut args = vec!["approve", id.as_str(), "ok", "--temporal", address.as_str()];
+        if let Some(d) = decision {
+            args.extend([d, "--reason", "not today"]);
+        }
+        let approved = tfc(&dir, &args);
+        assert_eq!(approved.code, 0, "{}", approved.stderr);
+        let out = run.wait_with_output().expect("tfc run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "waiting for approval of 'ok': tfc approve {id} ok"
+            )),
+            "{stderr}"
+        );
+        let rec = record(&dir);
+        assert_eq!(rec["status"], status, "{rec:#}");
+        let shipped = calls(&dir).iter().any(|c| c.0 == "ship");
+        assert_eq!(shipped, decision.is_none());
+        if decision.is_some() {
+            assert_eq!(
+                rec["phases"]["ok"]["approval"]["note"], "not today",
+                "{rec:#}"
+            );
+        }
+    }
+
+    // Cancellation: the running call stops, the run ends paused (interrupted), and a
+    // resume finishes it.
+    let dir = base.join("cancel");
+    let agent = project(&dir);
+    std::fs::write(
+        dir.join("flow.json"),
+        r#"{"name": "long", "phases": [{"id": "quick", "task": "quick"},
+            {"id": "long", "dependsOn": ["quick"], "task": "SLOW:120 long"}]}"#,
+    )
+    .expect("flow");
+    let _w = Worker::start(&server, &dir, &agent, "cancel");
+    let a = agent.display().to_string();
+    let run = spawn_tfc(
+        &dir,
+        &[
+            "run",
+            "flow.json",
+            "--agent-cmd",
+            &a,
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
+        ],
+    );
+    assert!(
+        wait_for(60, || calls(&dir).iter().any(|c| c.0 == "long")),
+        "the long call never started"
+    );
+    let id = run_id(&dir).expect("run id");
+    let started = std::time::Instant::now();
+    let cancelled = tfc(&dir, &["cancel", &id, "--temporal", &address]);
+    assert_eq!(cancelled.code, 0, "{}", cancelled.stderr);
+    let out = run.wait_with_output().expect("tfc run");
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "the call was stopped, not waited for"
+    );
+    let rec = record(&dir);
+    assert_eq!(rec["status"], "paused");
+    assert_eq!(rec["reason"], "interrupted");
+    assert_eq!(rec["phases"]["quick"]["status"], "done");
+    let resumed = tfc(&dir, &["resume", &id, "--agent-cmd", &a]);
+    assert_eq!(resumed.code, 0, "{}", resumed.stderr);
+    assert_eq!(resumed.stdout, "slow done long\n");
+}
+
+#[test]
+fn a_budget_stops_the_run_on_temporal_as_it_does_locally() {
+    let Some(bin) = require() else { return };
+    let base = scratch("budget");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("scratch");
+    let server = Server::start(&bin, &base);
+    let flow = r#"{"name": "spend", "budget": {"maxTokens": 250}, "phases": [
+        {"id": "a", "task": "one"}, {"id": "b", "dependsOn": ["a"], "task": "two"},
+        {"id": "c", "dependsOn": ["b"], "task": "three"}]}"#;
+    // Replayed answers with usage: 200 tokens a call.
+    let fixture: String = [("a", "one"), ("b", "two"), ("c", "three")]
+        .iter()
+        .map(|(node, prompt)| {
+            use std::fmt::Write as _;
+            let sha = sha256_hex(prompt);
+            let mut line = String::new();
+            let _ = write!(
+                line,
+                r#"{{"type":"agent-call","node":"{node}","agent":"default","promptSha256":"{sha}","attempt":1,"backend":"command","model":null,"ok":true,"output":"did {prompt}","error":null,"usage":{{"input":100,"output":100,"cacheRead":0,"cacheWrite":0,"costUSD":null,"turns":1}},"stopReason":"completed","durationMs":1}}"#
+            );
+            line + "\n"
+        })
+        .collect();
+    let mut records = Vec::new();
+    for name in ["local", "remote"] {
+        let dir = base.join(name);
+        project(&dir);
+        std::fs::write(dir.join("flow.json"), flow).expect("flow");
+        std::fs::write(dir.join("calls.jsonl"), &fixture).expect("fixture");
+    }
+    let local = tfc(
+        &base.join("local"),
+        &["run", "flow.json", "--replay", "calls.jsonl"],
+    );
+    assert_eq!(local.code, 5, "{}", local.stderr);
+    let dir = base.join("remote");
+    let fixture_path = format!("replay:{}", dir.join("calls.jsonl").display());
+    let _w = Worker::start_with(&server, &dir, &["--backend", &fixture_path], "budget");
+    let address = server.address();
+    let remote = tfc(
+        &dir,
+        &[
+            "run",
+            "flow.json",
+            "--replay",
+            "calls.jsonl",
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
+        ],
+    );
+    assert_eq!(remote.code, 5, "{}", remote.stderr);
+    for name in ["local", "remote"] {
+        let rec = record(&base.join(name));
+        assert_eq!(rec["status"], "paused");
+        assert_eq!(
+            rec["reason"],
+            "budget exceeded: tokens 400 exceeded cap 250"
+        );
+        assert_eq!(rec["phases"]["c"]["status"], "skipped");
+        records.push(normalized(rec));
+    }
+    assert_eq!(records[0], records[1]);
+}
+
+/// Lowercase hex sha256 of `text`, with the system's `sha256sum`.
+fn sha256_hex(text: &str) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sha256sum");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn ctrl_c_detaches_and_the_run_goes_on() {
+    let Some(bin) = require() else { return };
+    let base = scratch("detach");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("scratch");
+    let server = Server::start(&bin, &base);
+    let dir = base.join("p");
+    let agent = project(&dir);
+    std::fs::write(
+        dir.join("flow.json"),
+        r#"{"name": "bg", "phases": [{"id": "slow", "task": "SLOW:4 work"}]}"#,
+    )
+    .expect("flow");
+    let _w = Worker::start(&server, &dir, &agent, "bg");
+    let address = server.address();
+    let a = agent.display().to_string();
+    let run = spawn_tfc(
+        &dir,
+        &[
+            "run",
+            "flow.json",
+            "--agent-cmd",
+            &a,
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
+        ],
+    );
+    assert!(
+        wait_for(60, || !calls(&dir).is_empty()),
+        "the call never started"
+    );
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &run.id().to_string()])
+        .status();
+    let out = run.wait_with_output().expect("tfc run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("detached"), "{stderr}");
+    assert!(stderr.contains("tfc cancel"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    // The run went on without its follower.
+    assert!(
+        wait_for(60, || record(&dir)["status"] == "completed"),
+        "the detached run did not complete"
+    );
+    assert_eq!(calls(&dir).len(), 1);
+}

@@ -1,0 +1,166 @@
+//! kill -9 of the worker holding the workflow, and of the server: the run completes, and no
+//! call is made twice.
+#![cfg(feature = "temporal")]
+
+mod temporal_env;
+
+use temporal_env::*;
+
+/// The pid of the worker that completed the workflow's last task (its identity is
+/// `tfc-<pid>@<host>`).
+fn holder(server: &Server, run_id: &str) -> Option<u32> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if let Some(id) = m
+                    .get("workflowTaskCompletedEventAttributes")
+                    .and_then(|a| a.get("identity"))
+                    .and_then(|i| i.as_str())
+                {
+                    out.push(id.to_owned());
+                }
+                m.values().for_each(|v| walk(v, out));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut ids = Vec::new();
+    walk(&server.history(run_id), &mut ids);
+    let last = ids.last()?;
+    last.strip_prefix("tfc-")?.split('@').next()?.parse().ok()
+}
+
+const CHAIN: &str = r#"{"name": "steps", "phases": [
+    {"id": "s1", "task": "SLOW:2 one"},
+    {"id": "s2", "dependsOn": ["s1"], "task": "SLOW:2 two"},
+    {"id": "s3", "dependsOn": ["s2"], "task": "SLOW:2 three"},
+    {"id": "s4", "dependsOn": ["s3"], "task": "SLOW:2 four"},
+    {"id": "s5", "dependsOn": ["s4"], "task": "SLOW:2 five"},
+    {"id": "s6", "dependsOn": ["s5"], "task": "SLOW:2 six"}]}"#;
+
+#[test]
+fn the_run_survives_the_loss_of_the_worker_holding_its_workflow() {
+    let Some(bin) = require() else { return };
+    let base = scratch("host-loss");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("scratch");
+    let server = Server::start(&bin, &base);
+    let dir = base.join("p");
+    let agent = project(&dir);
+    // `f` fails once (a 503) and waits out a 6 s backoff on a durable timer: no call runs
+    // then, and the workflow's holder is killed in that window.
+    std::fs::write(
+        dir.join("flow.json"),
+        r#"{"name": "hold", "phases": [{"id": "s1", "task": "first"},
+            {"id": "f", "dependsOn": ["s1"], "retry": {"max": 1, "backoffMs": 6000}, "task": "FLAKY"},
+            {"id": "s3", "dependsOn": ["f"], "task": "last {steps.f.output}"}]}"#,
+    )
+    .expect("flow");
+    let mut workers = [
+        Worker::start(&server, &dir, &agent, "a"),
+        Worker::start(&server, &dir, &agent, "b"),
+    ];
+    let address = server.address();
+    let a = agent.display().to_string();
+    let run = spawn_tfc(
+        &dir,
+        &[
+            "run",
+            "flow.json",
+            "--agent-cmd",
+            &a,
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
+        ],
+    );
+    assert!(
+        wait_for(60, || calls(&dir).iter().any(|c| c.0 == "f")),
+        "f never ran"
+    );
+    let id = run_id(&dir).expect("the run's directory");
+    // The workflow task that started the backoff timer completes just after the call ends.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let h = holder(&server, &id).expect("the workflow's holder");
+    let w = workers
+        .iter_mut()
+        .find(|w| w.pid() == h)
+        .expect("held by one of our workers");
+    w.kill();
+    assert_eq!(calls(&dir).len(), 2, "no call runs during the backoff");
+    let out = run.wait_with_output().expect("tfc run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ok s3: last steady now\n"
+    );
+    let rec = record(&dir);
+    assert_eq!(rec["status"], "completed");
+    assert_eq!(rec["phases"]["f"]["attempts"], 2);
+    let mut phases: Vec<String> = calls(&dir).into_iter().map(|c| c.0).collect();
+    phases.sort();
+    assert_eq!(phases, ["f", "f", "s1", "s3"], "no call made twice");
+    assert!(
+        calls(&dir)[2..].iter().all(|c| c.2 != h),
+        "the rest ran on the other worker"
+    );
+}
+
+#[test]
+fn the_run_survives_a_server_restart() {
+    let Some(bin) = require() else { return };
+    let base = scratch("server-loss");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("scratch");
+    let mut server = Server::start(&bin, &base);
+    let dir = base.join("p");
+    let agent = project(&dir);
+    std::fs::write(dir.join("flow.json"), CHAIN).expect("flow");
+    let _workers = [
+        Worker::start(&server, &dir, &agent, "a"),
+        Worker::start(&server, &dir, &agent, "b"),
+    ];
+    let address = server.address();
+    let a = agent.display().to_string();
+    let run = spawn_tfc(
+        &dir,
+        &[
+            "run",
+            "flow.json",
+            "--agent-cmd",
+            &a,
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
+        ],
+    );
+    assert!(
+        wait_for(60, || calls(&dir).iter().any(|c| c.0 == "s2")),
+        "s2 never started"
+    );
+    server.kill();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    server.restart();
+    let out = run.wait_with_output().expect("tfc run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rec = record(&dir);
+    assert_eq!(rec["status"], "completed");
+    assert_eq!(rec["finalOutput"], "slow done s6");
+    // Every phase ran; a call whose completion the dead server missed may have run again.
+    let mut phases: Vec<String> = calls(&dir).into_iter().map(|c| c.0).collect();
+    phases.dedup();
+    assert_eq!(phases, ["s1", "s2", "s3", "s4", "s5", "s6"]);
+}
