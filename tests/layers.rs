@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 /// The stages, lowest first.
 const STAGES: &[&str] = &[
     "value", "source", "diag", "json", "syntax", "compile", "eval", "flow", "check", "project",
-    "process", "agent", "run", "report", "mcp",
+    "process", "agent", "run", "report", "mcp", "temporal",
 ];
 
 /// Folders whose files still import each other in a circle (a `mod.rs` that holds types its

@@ -88,7 +88,7 @@ pub fn worker(remote: &Remote, roster: Arc<dyn Roster>, max_calls: usize) -> Res
             .map_err(|e| format!("cannot register workflow TfcRun: {e}"))?
             .register_activities(TfcActivities::new(roster))
             .deployment_options(WorkerDeploymentOptions::from_build_id(
-                super::BUILD_ID.to_owned(),
+                super::wire::BUILD_ID.to_owned(),
             ))
             .tuner(WorkerTuner::from(tuner))
             // Calls spread over the fleet instead of running where the workflow is.
@@ -173,7 +173,7 @@ pub fn start_run(
         args: Value::Object(prepared.args.clone()).to_json(),
         config: config.to_value().to_json(),
         meta: Value::Object(meta).to_json(),
-        version: super::BUILD_ID.to_owned(),
+        version: super::wire::BUILD_ID.to_owned(),
     };
     let setup = super::workflow::setup(&input)
         .ok_or_else(|| RunError::Io("the run's input could not be built".into()))?;

@@ -16,10 +16,4 @@ mod wire;
 mod workflow;
 
 pub use client::{Follow, Followed, Remote, approve, cancel, start_run, worker};
-pub use wire::{ApprovalSignal, RunInput};
-
-/// The default task queue.
-pub const DEFAULT_TASK_QUEUE: &str = "tfc";
-
-/// The build id of workers and the version runs are pinned to.
-pub const BUILD_ID: &str = env!("CARGO_PKG_VERSION");
+pub use wire::{ApprovalSignal, BUILD_ID, DEFAULT_TASK_QUEUE, RunInput};

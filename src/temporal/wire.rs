@@ -8,6 +8,12 @@ use serde::{Deserialize, Serialize};
 use crate::agent::Purpose;
 use crate::run::machine::{CallDir, CallRequest, Decision};
 
+/// The default task queue.
+pub const DEFAULT_TASK_QUEUE: &str = "tfc";
+
+/// The build id of workers and the version runs are pinned to.
+pub const BUILD_ID: &str = env!("CARGO_PKG_VERSION");
+
 /// The input of workflow `TfcRun`: everything the machine is built from.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunInput {
