@@ -167,6 +167,7 @@ impl Driver {
             self.store = Some(RunStore::create(root, &flow, &run_id, &value, &first)?);
         }
         self.execute(cmds);
+        self.flush_journal();
         Ok(())
     }
 
@@ -287,6 +288,15 @@ impl Driver {
             self.command(c);
         }
         self.cmds = cmds;
+        // The step's journal lines are on disk before the next input is handled.
+        self.flush_journal();
+    }
+
+    /// Write the journal lines queued by this step (see [`RunStore::queue`]).
+    fn flush_journal(&mut self) {
+        if let Some(Err(e)) = self.store.as_mut().map(RunStore::flush_queued) {
+            self.store_error(e);
+        }
     }
 
     fn execute(&mut self, cmds: Vec<Command>) {
@@ -312,6 +322,17 @@ impl Driver {
     }
 
     fn command(&mut self, c: Command) {
+        // What reaches outside the process (a call, a script, a file) waits for the journal
+        // lines before it: a crash never leaves an effect its journal does not explain.
+        if !matches!(
+            c,
+            Command::Journal(_)
+                | Command::Progress(_)
+                | Command::CacheLookup { .. }
+                | Command::Finish(_)
+        ) {
+            self.flush_journal();
+        }
         match c {
             Command::StartCall { op, request } => self.call(op, *request),
             Command::Cancel { op } => {
@@ -480,20 +501,16 @@ impl Driver {
         let Some(store) = self.store.as_mut() else {
             return;
         };
-        let r = match line {
-            Line::Event(v) => store.append(&v),
+        match line {
+            Line::Event(v) => store.queue(&v),
             Line::Input(input) => {
                 let mut line = std::mem::take(&mut self.line);
                 line.clear();
                 write_input_line(&input, &mut line);
                 line.push('\n');
-                let r = store.append_raw(&line);
+                store.queue_raw(&line);
                 self.line = line;
-                r
             }
-        };
-        if let Err(e) = r {
-            self.store_error(e);
         }
     }
 
@@ -680,6 +697,7 @@ impl Driver {
 
     /// The run is over: the final `run.json`, the store closed, store problems in the record.
     fn close(&mut self, record: &mut RunRecord) {
+        self.flush_journal();
         let Some(mut store) = self.store.take() else {
             return;
         };
@@ -1165,7 +1183,7 @@ mod stored_tests {
                     key: "00ff".into(),
                     hit: Some(Box::new(super::super::machine::CacheHit {
                         source: "run-only".into(),
-                        record,
+                        record: record.into(),
                     })),
                     warning: Some("w\u{1}".into()),
                 },

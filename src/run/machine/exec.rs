@@ -401,8 +401,7 @@ impl Exec {
             self.rec.warn(w);
         }
         if let Some(hit) = hit {
-            let stored = Value::from(&hit.record);
-            if let Some(r) = super::cache::restored(&stored, &self.rec, &key, &hit.source) {
+            if let Some(r) = super::cache::restored(&hit.record, &self.rec, &key, &hit.source) {
                 self.rec = r;
                 return Step::Done(Halt::None);
             }
