@@ -122,7 +122,8 @@ fn a_reused_flow_keeps_its_sub_run_and_a_reused_graft_its_phases() {
 }
 
 const MAP: &str = r#"{"name":"items","phases":[
- {"id":"m","type":"map","over":"[\"alpha\", \"FAIL beta\", \"gamma\"]","task":"Look at {item}"}
+ {"id":"list","type":"script","run":"echo '[\"alpha\", \"FAIL beta\", \"gamma\"]'"},
+ {"id":"m","type":"map","dependsOn":["list"],"over":"{steps.list.output}","task":"Look at {item}"}
 ]}"#;
 
 #[test]
