@@ -86,8 +86,11 @@ pub(crate) struct Driver {
 pub(crate) struct PhaseTexts {
     /// By the phase's place in the record: its id, record and text.
     at: Vec<Option<(String, super::record::PhaseRecord, String)>>,
-    /// The last phase text made, for runs of equal records (every pending phase of a chain).
-    last: Option<(super::record::PhaseRecord, String)>,
+    /// Where the last phase text was made (in `at`), for runs of equal records (every pending
+    /// phase of a chain).
+    last: Option<usize>,
+    /// The text of `def`, which does not change during a run: made once.
+    def: Option<String>,
 }
 
 impl Driver {
@@ -822,8 +825,9 @@ fn stored_value(
             Err(e) => errors.push(e),
         }
     }
-    if let Some(def) = def {
-        m.insert("def".into(), def.clone());
+    if def.is_some() {
+        // Its text is written from the cache below.
+        m.insert("def".into(), Value::Null);
         m.insert("cwd".into(), Value::from(cwd.display().to_string()));
         m.insert("tfcVersion".into(), Value::from(env!("CARGO_PKG_VERSION")));
         for (k, v) in meta {
@@ -842,6 +846,17 @@ fn stored_value(
         newline(&mut out, 1);
         write_string(key, &mut out);
         out.push_str(": ");
+        if key == "def"
+            && let Some(def) = def
+        {
+            let text = texts.def.get_or_insert_with(|| {
+                let mut t = String::new();
+                write_readable_at(def, &mut t, 1);
+                t
+            });
+            out.push_str(text);
+            continue;
+        }
         if key != "phases" {
             write_readable_at(v, &mut out, 1);
             continue;
@@ -878,15 +893,17 @@ fn stored_value(
                         out.push_str(t);
                         continue;
                     }
-                    let text = match &texts.last {
-                        Some((r, t)) if r == p => t.clone(),
-                        _ => {
-                            let mut t = String::new();
-                            write_readable_at(&p.to_value(), &mut t, 2);
-                            texts.last = Some((p.clone(), t.clone()));
-                            t
-                        }
-                    };
+                    let same = texts
+                        .last
+                        .and_then(|l| texts.at.get(l))
+                        .and_then(Option::as_ref)
+                        .filter(|(_, r, _)| r == p)
+                        .map(|(_, _, t)| t.clone());
+                    let text = same.unwrap_or_else(|| {
+                        let mut t = String::new();
+                        write_readable_at(&p.to_value(), &mut t, 2);
+                        t
+                    });
                     out.push_str(&text);
                     if texts.at.len() <= k {
                         texts
@@ -894,6 +911,7 @@ fn stored_value(
                             .resize_with(record.phases.len().max(k + 1), || None);
                     }
                     texts.at[k] = Some((id.clone(), p.clone(), text));
+                    texts.last = Some(k);
                     continue;
                 }
             };

@@ -155,12 +155,19 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
                 path.display()
             )
         })?;
-    let Value::Object(m) = &record else {
+    let mut record = record;
+    let Value::Object(m) = &mut record else {
         return Err(format!("{} is not a run record", path.display()));
+    };
+    // Taken, not copied: the definition is the record's largest member.
+    let def = m.swap_remove("def");
+    let args = match m.get_mut("args") {
+        Some(Value::Object(a)) => std::mem::take(a),
+        _ => Map::default(),
     };
     let text_of = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
     let run_id = text_of("runId").ok_or_else(|| format!("{} has no runId", path.display()))?;
-    let def = m.get("def").cloned().ok_or_else(|| {
+    let def = def.ok_or_else(|| {
         format!(
             "{} has no flow definition (`def`); only runs recorded with a store can be resumed",
             path.display()
@@ -173,10 +180,7 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
         status: text_of("status").unwrap_or_default(),
         reason: text_of("reason"),
         def,
-        args: match m.get("args") {
-            Some(Value::Object(a)) => a.clone(),
-            _ => Map::default(),
-        },
+        args,
         cwd: text_of("cwd").map(PathBuf::from),
         phases: IndexMap::new(),
         usage: m.get("usage").map(usage_from_value).unwrap_or_default(),
