@@ -188,6 +188,7 @@ impl Driver {
             while let Some(input) = self.pending.pop_front() {
                 self.feed(input);
             }
+            self.flush_journal();
             if self.finished.is_some() {
                 break;
             }
@@ -291,11 +292,12 @@ impl Driver {
             self.command(c);
         }
         self.cmds = cmds;
-        // The step's journal lines are on disk before the next input is handled.
-        self.flush_journal();
     }
 
-    /// Write the journal lines queued by this step (see [`RunStore::queue`]).
+    /// Write the journal lines queued so far (see [`RunStore::queue`]): before anything
+    /// leaves the process (a call, a script, a cache entry, `run.json`) and before the driver
+    /// waits, so no effect and no moment of waiting is ahead of its journal. Steps answered
+    /// at once in between (a reused state, a condition) share one write.
     fn flush_journal(&mut self) {
         if let Some(Err(e)) = self.store.as_mut().map(RunStore::flush_queued) {
             self.store_error(e);

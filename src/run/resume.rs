@@ -143,11 +143,10 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
     let path = dir.join("run.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    // serde's parser first, straight into values (the fast path); records nested deeper
-    // than it accepts go through the project's own parser, which has no depth limit.
-    let record = serde_json::from_str::<Parsed>(&text)
+    // The strict parser, straight into values (no depth limit); a record it refuses goes
+    // through the lenient one before it is called corrupt.
+    let record = crate::value::parse_json(&text)
         .ok()
-        .map(|p| p.0)
         .or_else(|| crate::json::parse(&text).root.map(|r| r.to_value()))
         .ok_or_else(|| {
             format!(
@@ -209,65 +208,6 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
         parent.items = super::journal::item_ends(&text);
     }
     Ok(parent)
-}
-
-/// A JSON text read by serde's parser straight into a [`Value`] (no tree of its own in
-/// between). Numbers read as `f64`, as [`Value`] keeps them; a repeated key keeps its first
-/// place and its last value.
-struct Parsed(Value);
-
-impl<'de> serde::Deserialize<'de> for Parsed {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Parsed, D::Error> {
-        d.deserialize_any(ParsedVisitor).map(Parsed)
-    }
-}
-
-struct ParsedVisitor;
-
-impl<'de> serde::de::Visitor<'de> for ParsedVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
-        Ok(Value::Bool(b))
-    }
-    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
-        Ok(Value::Number(n as f64))
-    }
-    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
-        Ok(Value::Number(n as f64))
-    }
-    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
-        Ok(Value::Number(n))
-    }
-    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
-        Ok(Value::String(s.to_owned()))
-    }
-    fn visit_string<E>(self, s: String) -> Result<Value, E> {
-        Ok(Value::String(s))
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(Parsed(v)) = seq.next_element()? {
-            out.push(v);
-        }
-        Ok(Value::Array(out))
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::default();
-        while let Some((k, Parsed(v))) = map.next_entry::<String, Parsed>()? {
-            out.insert(k, v);
-        }
-        Ok(Value::Object(out))
-    }
 }
 
 /// Outputs kept in files of their own (`outputFile`, `jsonFile`) are read back.
