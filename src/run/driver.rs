@@ -91,6 +91,8 @@ pub(crate) struct PhaseTexts {
     last: Option<usize>,
     /// The text of `def`, which does not change during a run: made once.
     def: Option<String>,
+    /// The last write (the run is over): texts made now are not kept.
+    closing: bool,
 }
 
 impl Driver {
@@ -712,6 +714,7 @@ impl Driver {
         record
             .warnings
             .extend(errors.iter().map(|e| format!("run record: {e}")));
+        self.texts.closing = true;
         let (value, late) = stored_value(
             record,
             &versions,
@@ -893,6 +896,10 @@ fn stored_value(
                         && r == p
                     {
                         out.push_str(t);
+                        continue;
+                    }
+                    if texts.closing {
+                        write_readable_at(&p.to_value(), &mut out, 2);
                         continue;
                     }
                     let same = texts

@@ -511,7 +511,27 @@ pub fn timestamp(t: std::time::SystemTime) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = if month <= 2 { y + 1 } else { y };
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z")
+    if !(0..=9999).contains(&year) {
+        return format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z");
+    }
+    // Written digit by digit: one is made for every journal line.
+    let mut out = String::with_capacity(24);
+    for (n, width, after) in [
+        (year, 4, '-'),
+        (month, 2, '-'),
+        (day, 2, 'T'),
+        (h, 2, ':'),
+        (m, 2, ':'),
+        (s, 2, '.'),
+        (i64::from(ms), 3, 'Z'),
+    ] {
+        for p in (0..width).rev() {
+            let d = (n / 10i64.pow(p)).rem_euclid(10);
+            out.push(char::from(b'0' + d as u8));
+        }
+        out.push(after);
+    }
+    out
 }
 
 /// The current time as a record timestamp.
