@@ -86,16 +86,26 @@ fn a_reused_flow_keeps_its_sub_run_and_a_reused_graft_its_phases() {
     let out = tfc(&dir, &["run", "flow.json", "--agent-cmd", "./agent.sh"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     let parent = run_id(&out);
-    assert_eq!(calls(&dir), vec!["last", "plan", "sub/inner", "x-one", "x-two"]);
+    assert_eq!(
+        calls(&dir),
+        vec!["last", "plan", "sub/inner", "x-one", "x-two"]
+    );
     let before = record(&dir, &parent);
     assert_eq!(before["phases"]["x-two"]["status"], "done");
-    assert_eq!(before["phases"]["sub"]["subRun"]["phases"]["inner"]["status"], "done");
+    assert_eq!(
+        before["phases"]["sub"]["subRun"]["phases"]["inner"]["status"],
+        "done"
+    );
 
     std::fs::remove_file(dir.join("calls.log")).expect("clear calls");
     std::fs::write(dir.join("pass.flag"), "").expect("flag");
     let out = tfc(&dir, &["resume", &parent]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(calls(&dir), vec!["last"], "nothing but the failed phase runs");
+    assert_eq!(
+        calls(&dir),
+        vec!["last"],
+        "nothing but the failed phase runs"
+    );
     let child = record(&dir, &run_id(&out));
     assert_eq!(child["parentRunId"], parent.as_str());
     let phases = &child["phases"];
@@ -133,7 +143,10 @@ fn map_items_carry_their_input_hash_and_only_the_failed_item_runs_again() {
     assert_eq!(out.code, 1, "{}", out.stderr);
     let parent = run_id(&out);
     let rec = record(&dir, &parent);
-    let items = rec["phases"]["m"]["items"].as_array().expect("items").clone();
+    let items = rec["phases"]["m"]["items"]
+        .as_array()
+        .expect("items")
+        .clone();
     assert_eq!(items.len(), 3);
     // The journal's item-end lines and the record agree on each done item's key.
     let journal =
