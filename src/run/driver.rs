@@ -330,12 +330,14 @@ impl Driver {
 
     fn command(&mut self, c: Command) {
         // What reaches outside the process (a call, a script, a file) waits for the journal
-        // lines before it: a crash never leaves an effect its journal does not explain.
+        // lines before it: a crash never leaves an effect its journal does not explain
+        // (`run.json` when it is rewritten, see `save`).
         if !matches!(
             c,
             Command::Journal(_)
                 | Command::Progress(_)
                 | Command::CacheLookup { .. }
+                | Command::Save
                 | Command::Finish(_)
         ) {
             self.flush_journal();
@@ -682,6 +684,8 @@ impl Driver {
             store.mark_dirty();
             return;
         }
+        // `run.json` is never ahead of the journal.
+        self.flush_journal();
         let since = Instant::now();
         let (record, versions) = self.machine.snapshot_mut();
         let (value, errors) = stored_value_with_errors(
