@@ -169,7 +169,8 @@ fn answer(owed: &Owed, how: u8) -> Event {
                         "status": "done",
                         "output": OUTPUTS[usize::from(how) % OUTPUTS.len()],
                         "attempts": 1,
-                    }),
+                    })
+                    .into(),
                 })
             }),
             warning: (how % 3 == 1).then(|| "the cache entry is corrupt".to_owned()),

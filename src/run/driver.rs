@@ -86,8 +86,13 @@ pub(crate) struct Driver {
 pub(crate) struct PhaseTexts {
     /// By the phase's place in the record: its id, record and text.
     at: Vec<Option<(String, super::record::PhaseRecord, String)>>,
-    /// The last phase text made, for runs of equal records (every pending phase of a chain).
-    last: Option<(super::record::PhaseRecord, String)>,
+    /// Where the last phase text was made (in `at`), for runs of equal records (every pending
+    /// phase of a chain).
+    last: Option<usize>,
+    /// The text of `def`, which does not change during a run: made once.
+    def: Option<String>,
+    /// The last write (the run is over): texts made now are not kept.
+    closing: bool,
 }
 
 impl Driver {
@@ -167,6 +172,7 @@ impl Driver {
             self.store = Some(RunStore::create(root, &flow, &run_id, &value, &first)?);
         }
         self.execute(cmds);
+        self.flush_journal();
         Ok(())
     }
 
@@ -184,6 +190,7 @@ impl Driver {
             while let Some(input) = self.pending.pop_front() {
                 self.feed(input);
             }
+            self.flush_journal();
             if self.finished.is_some() {
                 break;
             }
@@ -289,6 +296,16 @@ impl Driver {
         self.cmds = cmds;
     }
 
+    /// Write the journal lines queued so far (see [`RunStore::queue`]): before anything
+    /// leaves the process (a call, a script, a cache entry, `run.json`) and before the driver
+    /// waits, so no effect and no moment of waiting is ahead of its journal. Steps answered
+    /// at once in between (a reused state, a condition) share one write.
+    fn flush_journal(&mut self) {
+        if let Some(Err(e)) = self.store.as_mut().map(RunStore::flush_queued) {
+            self.store_error(e);
+        }
+    }
+
     fn execute(&mut self, cmds: Vec<Command>) {
         for c in cmds {
             self.command(c);
@@ -312,6 +329,19 @@ impl Driver {
     }
 
     fn command(&mut self, c: Command) {
+        // What reaches outside the process (a call, a script, a file) waits for the journal
+        // lines before it: a crash never leaves an effect its journal does not explain
+        // (`run.json` when it is rewritten, see `save`).
+        if !matches!(
+            c,
+            Command::Journal(_)
+                | Command::Progress(_)
+                | Command::CacheLookup { .. }
+                | Command::Save
+                | Command::Finish(_)
+        ) {
+            self.flush_journal();
+        }
         match c {
             Command::StartCall { op, request } => self.call(op, *request),
             Command::Cancel { op } => {
@@ -480,20 +510,16 @@ impl Driver {
         let Some(store) = self.store.as_mut() else {
             return;
         };
-        let r = match line {
-            Line::Event(v) => store.append(&v),
+        match line {
+            Line::Event(v) => store.queue(&v),
             Line::Input(input) => {
                 let mut line = std::mem::take(&mut self.line);
                 line.clear();
                 write_input_line(&input, &mut line);
                 line.push('\n');
-                let r = store.append_raw(&line);
+                store.queue_raw(&line);
                 self.line = line;
-                r
             }
-        };
-        if let Err(e) = r {
-            self.store_error(e);
         }
     }
 
@@ -544,6 +570,8 @@ impl Driver {
             store.mark_dirty();
             return;
         }
+        // `run.json` is never ahead of the journal.
+        self.flush_journal();
         let since = Instant::now();
         let (record, versions) = self.machine.snapshot_mut();
         let (value, errors) = stored_value_with_errors(
@@ -566,6 +594,7 @@ impl Driver {
 
     /// The run is over: the final `run.json`, the store closed, store problems in the record.
     fn close(&mut self, record: &mut RunRecord) {
+        self.flush_journal();
         let Some(mut store) = self.store.take() else {
             return;
         };
@@ -575,6 +604,7 @@ impl Driver {
         record
             .warnings
             .extend(errors.iter().map(|e| format!("run record: {e}")));
+        self.texts.closing = true;
         let (value, late) = stored_value(
             record,
             &versions,
@@ -852,8 +882,9 @@ pub(crate) fn stored_value(
             Err(e) => errors.push(e),
         }
     }
-    if let Some(def) = def {
-        m.insert("def".into(), def.clone());
+    if def.is_some() {
+        // Its text is written from the cache below.
+        m.insert("def".into(), Value::Null);
         m.insert("cwd".into(), Value::from(cwd.display().to_string()));
         m.insert("tfcVersion".into(), Value::from(env!("CARGO_PKG_VERSION")));
         for (k, v) in meta {
@@ -872,6 +903,17 @@ pub(crate) fn stored_value(
         newline(&mut out, 1);
         write_string(key, &mut out);
         out.push_str(": ");
+        if key == "def"
+            && let Some(def) = def
+        {
+            let text = texts.def.get_or_insert_with(|| {
+                let mut t = String::new();
+                write_readable_at(def, &mut t, 1);
+                t
+            });
+            out.push_str(text);
+            continue;
+        }
         if key != "phases" {
             write_readable_at(v, &mut out, 1);
             continue;
@@ -908,15 +950,21 @@ pub(crate) fn stored_value(
                         out.push_str(t);
                         continue;
                     }
-                    let text = match &texts.last {
-                        Some((r, t)) if r == p => t.clone(),
-                        _ => {
-                            let mut t = String::new();
-                            write_readable_at(&p.to_value(), &mut t, 2);
-                            texts.last = Some((p.clone(), t.clone()));
-                            t
-                        }
-                    };
+                    if texts.closing {
+                        write_readable_at(&p.to_value(), &mut out, 2);
+                        continue;
+                    }
+                    let same = texts
+                        .last
+                        .and_then(|l| texts.at.get(l))
+                        .and_then(Option::as_ref)
+                        .filter(|(_, r, _)| r == p)
+                        .map(|(_, _, t)| t.clone());
+                    let text = same.unwrap_or_else(|| {
+                        let mut t = String::new();
+                        write_readable_at(&p.to_value(), &mut t, 2);
+                        t
+                    });
                     out.push_str(&text);
                     if texts.at.len() <= k {
                         texts
@@ -924,6 +972,7 @@ pub(crate) fn stored_value(
                             .resize_with(record.phases.len().max(k + 1), || None);
                     }
                     texts.at[k] = Some((id.clone(), p.clone(), text));
+                    texts.last = Some(k);
                     continue;
                 }
             };
@@ -1213,7 +1262,7 @@ mod stored_tests {
                     key: "00ff".into(),
                     hit: Some(Box::new(super::super::machine::CacheHit {
                         source: "run-only".into(),
-                        record,
+                        record: record.into(),
                     })),
                     warning: Some("w\u{1}".into()),
                 },

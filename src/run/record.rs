@@ -114,6 +114,8 @@ pub struct ItemInfo {
     pub status: PhaseStatus,
     /// Why it did not succeed.
     pub error: Option<String>,
+    /// A map item's cache key (SPEC §10.5 "map item"), set the moment it ends `done`.
+    pub input_hash: Option<String>,
 }
 
 /// One phase's record.
@@ -354,6 +356,9 @@ impl PhaseRecord {
                     if let Some(e) = &it.error {
                         m.insert("error".into(), s(e));
                     }
+                    if let Some(h) = &it.input_hash {
+                        m.insert("inputHash".into(), s(h));
+                    }
                     Value::Object(m)
                 })
                 .collect();
@@ -506,7 +511,27 @@ pub fn timestamp(t: std::time::SystemTime) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = if month <= 2 { y + 1 } else { y };
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z")
+    if !(0..=9999).contains(&year) {
+        return format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{ms:03}Z");
+    }
+    // Written digit by digit: one is made for every journal line.
+    let mut out = String::with_capacity(24);
+    for (n, width, after) in [
+        (year, 4, '-'),
+        (month, 2, '-'),
+        (day, 2, 'T'),
+        (h, 2, ':'),
+        (m, 2, ':'),
+        (s, 2, '.'),
+        (i64::from(ms), 3, 'Z'),
+    ] {
+        for p in (0..width).rev() {
+            let d = (n / 10i64.pow(p)).rem_euclid(10);
+            out.push(char::from(b'0' + d as u8));
+        }
+        out.push(after);
+    }
+    out
 }
 
 /// The current time as a record timestamp.
@@ -572,6 +597,12 @@ impl PhaseRecord {
     /// the record does not say. `None` when it is not a phase record. An output kept in a
     /// file (`outputFile`) is not read here: such a record has an empty `output`.
     pub fn from_value(v: &Value, ty: PhaseType) -> Option<PhaseRecord> {
+        PhaseRecord::from_value_at(v, ty, 0)
+    }
+
+    /// [`PhaseRecord::from_value`] at sub-run nesting `depth` (a `subRun` nested deeper
+    /// than [`MAX_SUB_RUN_DEPTH`] is dropped, never recursed into).
+    fn from_value_at(v: &Value, ty: PhaseType, depth: usize) -> Option<PhaseRecord> {
         let Value::Object(m) = v else {
             return None;
         };
@@ -641,7 +672,19 @@ impl PhaseRecord {
                     .get("reflexion")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
-                failures: Vec::new(),
+                failures: match l.get("failures") {
+                    Some(Value::Array(f)) => f
+                        .iter()
+                        .filter_map(|x| match x {
+                            Value::Object(fm) => Some((
+                                num(fm, "iteration")? as u32,
+                                fm.get("error")?.as_str()?.to_owned(),
+                            )),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                },
             });
         }
         if let Some(Value::Object(t)) = m.get("tournament") {
@@ -659,6 +702,10 @@ impl PhaseRecord {
                             index: num(o, "index")? as usize,
                             status: PhaseStatus::parse(o.get("status")?.as_str()?)?,
                             error: o.get("error").and_then(Value::as_str).map(str::to_owned),
+                            input_hash: o
+                                .get("inputHash")
+                                .and_then(Value::as_str)
+                                .map(str::to_owned),
                         }),
                         _ => None,
                     })
@@ -666,6 +713,12 @@ impl PhaseRecord {
             );
         }
         r.def_error = text("defError");
+        if depth < MAX_SUB_RUN_DEPTH {
+            r.sub_run = m
+                .get("subRun")
+                .and_then(|sub| RunRecord::from_value_at(sub, depth + 1))
+                .map(Box::new);
+        }
         if let Some(Value::Object(p)) = m.get("promptStats") {
             r.prompt_stats = Some((
                 num(p, "chars").unwrap_or(0.0) as usize,
@@ -676,10 +729,164 @@ impl PhaseRecord {
     }
 }
 
+/// How deep [`RunRecord::from_value`] reads nested `subRun`s (a flow nests flows at most a
+/// few levels; a record nested deeper is not one tfc wrote).
+pub const MAX_SUB_RUN_DEPTH: usize = 32;
+
+impl RunRecord {
+    /// Read a run record back from its §11.1 form (`run.json`, a phase's `subRun`). `None`
+    /// when it is not one (no `runId` or no known `status`). Outputs kept in files
+    /// (`outputFile`) are not read here.
+    pub fn from_value(v: &Value) -> Option<RunRecord> {
+        RunRecord::from_value_at(v, 0)
+    }
+
+    fn from_value_at(v: &Value, depth: usize) -> Option<RunRecord> {
+        let Value::Object(m) = v else {
+            return None;
+        };
+        let text = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
+        let mut phases = IndexMap::new();
+        if let Some(Value::Object(ps)) = m.get("phases") {
+            for (id, p) in ps {
+                if let Some(r) = PhaseRecord::from_value_at(p, PhaseType::Agent, depth) {
+                    phases.insert(id.clone(), r);
+                }
+            }
+        }
+        let warnings = match m.get("warnings") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        };
+        Some(RunRecord {
+            run_id: text("runId")?,
+            flow: text("flow").unwrap_or_default(),
+            parent_run_id: text("parentRunId"),
+            status: RunStatus::parse(m.get("status")?.as_str()?)?,
+            reason: text("reason"),
+            final_output: text("finalOutput").unwrap_or_default(),
+            output_phase: text("outputPhase"),
+            args: match m.get("args") {
+                Some(Value::Object(a)) => a.clone(),
+                _ => Map::default(),
+            },
+            started_at: text("startedAt").unwrap_or_default(),
+            ended_at: text("endedAt"),
+            usage: m.get("usage").map(usage_from_value).unwrap_or_default(),
+            spent_before: m
+                .get("spentBefore")
+                .filter(|v| !matches!(v, Value::Null))
+                .map(usage_from_value),
+            warnings,
+            backends: match m.get("backends") {
+                Some(Value::Object(b)) => b
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                    .collect(),
+                _ => IndexMap::new(),
+            },
+            phases,
+            replay: matches!(m.get("replay"), Some(Value::Bool(true))),
+            store_errors: Vec::new(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn a_record_reads_back_whole_with_its_sub_run_item_keys_and_loop_failures() {
+        let mut inner = PhaseRecord::new(PhaseType::Agent);
+        inner.status = PhaseStatus::Done;
+        inner.output = "deep".into();
+        inner.input_hash = Some("00112233445566ff".into());
+        let mut sub = RunRecord {
+            run_id: "r-sub".into(),
+            flow: "sub".into(),
+            parent_run_id: Some("r".into()),
+            status: RunStatus::Completed,
+            reason: None,
+            final_output: "deep".into(),
+            output_phase: Some("inner".into()),
+            args: Map::default(),
+            started_at: "2026-11-30T10:00:00.000Z".into(),
+            ended_at: Some("2026-11-30T10:00:01.000Z".into()),
+            usage: Usage {
+                input: 3,
+                cost_usd: Some(0.5),
+                ..Usage::default()
+            },
+            spent_before: None,
+            warnings: vec!["inner: w".into()],
+            backends: [("default".to_owned(), "echo".to_owned())]
+                .into_iter()
+                .collect(),
+            phases: IndexMap::new(),
+            replay: false,
+            store_errors: Vec::new(),
+        };
+        sub.phases.insert("inner".into(), inner);
+        let mut flow = PhaseRecord::new(PhaseType::Flow);
+        flow.status = PhaseStatus::Done;
+        flow.sub_run = Some(Box::new(sub));
+        let mut map = PhaseRecord::new(PhaseType::Map);
+        map.status = PhaseStatus::Failed;
+        map.items = Some(vec![
+            ItemInfo {
+                index: 0,
+                status: PhaseStatus::Done,
+                error: None,
+                input_hash: Some("aaaaaaaaaaaaaaaa".into()),
+            },
+            ItemInfo {
+                index: 1,
+                status: PhaseStatus::Failed,
+                error: Some("boom".into()),
+                input_hash: None,
+            },
+        ]);
+        let mut lp = PhaseRecord::new(PhaseType::Loop);
+        lp.loop_info = Some(LoopInfo {
+            iterations: 2,
+            stop: "max",
+            reflexion: None,
+            failures: vec![(1, "bad".into())],
+        });
+        for r in [flow, map, lp] {
+            let back = PhaseRecord::from_value(&r.to_value(), PhaseType::Agent);
+            assert_eq!(back.as_ref(), Some(&r), "{}", r.to_value().to_json());
+        }
+        // Nesting past the limit is dropped, never recursed into without end.
+        let mut deep = PhaseRecord::new(PhaseType::Flow);
+        for _ in 0..MAX_SUB_RUN_DEPTH + 5 {
+            let mut run = RunRecord::from_value(&Value::Object({
+                let mut m = Map::default();
+                m.insert("runId".into(), Value::from("r"));
+                m.insert("status".into(), Value::from("completed"));
+                m
+            }))
+            .expect("a run record");
+            run.phases.insert("p".into(), deep);
+            deep = PhaseRecord::new(PhaseType::Flow);
+            deep.sub_run = Some(Box::new(run));
+        }
+        let back = PhaseRecord::from_value(&deep.to_value(), PhaseType::Flow).expect("reads");
+        let mut levels = 0;
+        let mut at = &back;
+        while let Some(sub) = &at.sub_run {
+            levels += 1;
+            at = &sub.phases["p"];
+        }
+        assert_eq!(levels, MAX_SUB_RUN_DEPTH);
+        assert_eq!(RunRecord::from_value(&Value::from("no")), None);
+    }
 
     #[test]
     fn timestamps() {

@@ -11,7 +11,7 @@ use indexmap::IndexMap;
 
 use super::cache::key::hash_parts;
 use super::cache::{fingerprint, store};
-use super::machine::{CacheHit, Config, Event, Machine};
+use super::machine::{CacheHit, Config, Event, HitRecord, Machine};
 use super::record::{PhaseRecord, PhaseStatus, usage_from_value};
 use crate::agent::Usage;
 use crate::flow::{LowerOptions, PhaseType};
@@ -25,7 +25,7 @@ pub struct Carried {
     /// The parent's `spentBefore` plus its usage.
     pub spent_before: Option<Usage>,
     /// Node path → (inputHash, record) of the parent's reusable `done` states.
-    pub states: HashMap<String, (String, Value)>,
+    pub states: HashMap<String, (String, Arc<PhaseRecord>)>,
     /// Non-idempotent phases the parent had `done` (they run again, with a warning).
     pub rerun_warn: Vec<String>,
     /// The parent's finished map items: node (`map#3`) → (key, output).
@@ -45,36 +45,8 @@ pub(crate) struct Lookup<'a> {
     pub now: u64,
 }
 
-/// How deep [`to_serde`] converts member by member; deeper values go through their JSON text.
-const DIRECT_DEPTH: usize = 48;
-
-/// The value as serde's JSON tree, with the numbers its JSON text would parse to.
-fn to_serde(v: &Value) -> serde_json::Value {
-    to_serde_at(v, 0)
-}
-
-fn to_serde_at(v: &Value, depth: usize) -> serde_json::Value {
-    use serde_json::Value as J;
-    match v {
-        Value::Null => J::Null,
-        Value::Bool(b) => J::Bool(*b),
-        Value::String(s) => J::String(s.clone()),
-        Value::Number(n) => number(*n),
-        // Deep values: the text round trip (no recursion here, serde's own depth limit).
-        _ if depth >= DIRECT_DEPTH => {
-            serde_json::from_str(&v.to_json()).unwrap_or(serde_json::Value::Null)
-        }
-        Value::Array(a) => J::Array(a.iter().map(|x| to_serde_at(x, depth + 1)).collect()),
-        Value::Object(o) => J::Object(
-            o.iter()
-                .map(|(k, x)| (k.clone(), to_serde_at(x, depth + 1)))
-                .collect(),
-        ),
-    }
-}
-
 /// A number as its JSON text reads back: integers as integers, non-finite as null.
-fn number(n: f64) -> serde_json::Value {
+pub(crate) fn number(n: f64) -> serde_json::Value {
     const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
     if !n.is_finite() {
         serde_json::Value::Null
@@ -108,7 +80,7 @@ pub(crate) fn look_up(l: Lookup<'_>) -> Event {
     {
         hit = Some(Box::new(CacheHit {
             source: "run-only".into(),
-            record: to_serde(rec),
+            record: HitRecord::Record(rec.clone()),
         }));
     }
     if hit.is_none()
@@ -118,7 +90,7 @@ pub(crate) fn look_up(l: Lookup<'_>) -> Event {
             store::Lookup::Hit(rec) => {
                 hit = Some(Box::new(CacheHit {
                     source: "cross-run".into(),
-                    record: to_serde(&rec),
+                    record: HitRecord::Json(rec),
                 }))
             }
             store::Lookup::Corrupt(w) => warning = Some(w),
@@ -171,11 +143,10 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
     let path = dir.join("run.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    // serde's parser first (the fast path); records nested deeper than it accepts go
-    // through the project's own parser, which has no depth limit.
-    let record = serde_json::from_str::<serde_json::Value>(&text)
+    // The strict parser, straight into values (no depth limit); a record it refuses goes
+    // through the lenient one before it is called corrupt.
+    let record = crate::value::parse_json(&text)
         .ok()
-        .map(|v| Value::from(&v))
         .or_else(|| crate::json::parse(&text).root.map(|r| r.to_value()))
         .ok_or_else(|| {
             format!(
@@ -183,12 +154,19 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
                 path.display()
             )
         })?;
-    let Value::Object(m) = &record else {
+    let mut record = record;
+    let Value::Object(m) = &mut record else {
         return Err(format!("{} is not a run record", path.display()));
+    };
+    // Taken, not copied: the definition is the record's largest member.
+    let def = m.swap_remove("def");
+    let args = match m.get_mut("args") {
+        Some(Value::Object(a)) => std::mem::take(a),
+        _ => Map::default(),
     };
     let text_of = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
     let run_id = text_of("runId").ok_or_else(|| format!("{} has no runId", path.display()))?;
-    let def = m.get("def").cloned().ok_or_else(|| {
+    let def = def.ok_or_else(|| {
         format!(
             "{} has no flow definition (`def`); only runs recorded with a store can be resumed",
             path.display()
@@ -201,10 +179,7 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
         status: text_of("status").unwrap_or_default(),
         reason: text_of("reason"),
         def,
-        args: match m.get("args") {
-            Some(Value::Object(a)) => a.clone(),
-            _ => Map::default(),
-        },
+        args,
         cwd: text_of("cwd").map(PathBuf::from),
         phases: IndexMap::new(),
         usage: m.get("usage").map(usage_from_value).unwrap_or_default(),
@@ -358,7 +333,7 @@ pub fn plan(
     let mut spent = parent.spent_before.unwrap_or_default();
     spent.add(&parent.usage);
     let mut def = parent.def.clone();
-    let mut dropped: Vec<String> = Vec::new();
+    let mut dropped = std::collections::HashSet::new();
     if let Some(p) = patch {
         apply_patch(&mut def, p)?;
         dropped = descendants(&def, &p.phase);
@@ -389,13 +364,18 @@ pub fn plan(
         ..Carried::default()
     };
     for (node, state) in &parent.items {
-        let phase = node.split('#').next().unwrap_or("");
-        if !dropped.iter().any(|d| d == phase) && !idempotent.iter().any(|d| d == phase) {
+        let (phase, index) = node.rsplit_once('#').unwrap_or((node.as_str(), ""));
+        if !dropped.contains(phase)
+            && !idempotent.iter().any(|d| d == phase)
+            && item_agrees(parent, phase, index, &state.0)
+        {
             carried.items.insert(node.clone(), state.clone());
         }
     }
+    let (ids, grafts) = def_ids(&def);
+    let own: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
     for (id, r) in &parent.phases {
-        if r.status != PhaseStatus::Done || dropped.contains(id) {
+        if r.status != PhaseStatus::Done || dropped.contains(id) || !own.contains(id.as_str()) {
             continue;
         }
         if idempotent.contains(id) {
@@ -403,13 +383,116 @@ pub fn plan(
             continue;
         }
         if let Some(h) = &r.input_hash {
-            carried.states.insert(id.clone(), (h.clone(), r.to_value()));
+            let mut r = r.clone();
+            if grafts.contains(id) && r.sub_run.is_none() {
+                r.sub_run = Some(Box::new(grafted(parent, id, &own)));
+            }
+            carried.states.insert(id.clone(), (h.clone(), Arc::new(r)));
         }
     }
     Ok(Plan { def, carried })
 }
 
+/// The fragment a graft expand `id` put into the parent's record — the phases after it
+/// named `<id>-<childId>` that the definition does not declare (`own`) — as the sub-run
+/// its reused state carries, so the child grafts them again. They are reused with it:
+/// zero usage and attempts, `cacheHit: "run-only"`.
+fn grafted(
+    parent: &Parent,
+    id: &str,
+    own: &std::collections::HashSet<&str>,
+) -> super::record::RunRecord {
+    let prefix = format!("{id}-");
+    let mut phases = IndexMap::new();
+    let start = parent.phases.get_index_of(id).map_or(0, |i| i + 1);
+    for (pid, r) in parent.phases.iter().skip(start) {
+        if own.contains(pid.as_str()) {
+            break;
+        }
+        let Some(cid) = pid.strip_prefix(&prefix) else {
+            continue;
+        };
+        let mut r = r.clone();
+        if r.status == PhaseStatus::Done {
+            r.usage = Usage::default();
+            r.attempts = 0;
+            r.cache_hit = Some("run-only");
+        }
+        phases.insert(cid.to_owned(), r);
+    }
+    super::record::RunRecord {
+        run_id: format!("{}/{id}", parent.run_id),
+        flow: id.to_owned(),
+        parent_run_id: Some(parent.run_id.clone()),
+        status: super::record::RunStatus::Completed,
+        reason: None,
+        final_output: String::new(),
+        output_phase: None,
+        args: Map::default(),
+        started_at: String::new(),
+        ended_at: None,
+        usage: Usage::default(),
+        spent_before: None,
+        warnings: Vec::new(),
+        backends: IndexMap::new(),
+        phases,
+        replay: false,
+        store_errors: Vec::new(),
+    }
+}
+
+/// The definition's phase ids, and those of its graft expands.
+fn def_ids(def: &Value) -> (Vec<String>, Vec<String>) {
+    let mut ids = Vec::new();
+    let mut grafts = Vec::new();
+    for ph in phases_of(def) {
+        let Value::Object(m) = ph else { continue };
+        let Some(id) = m.get("id").and_then(Value::as_str) else {
+            continue;
+        };
+        if m.get("type").and_then(Value::as_str) == Some("expand")
+            && m.get("expandMode").and_then(Value::as_str) == Some("graft")
+        {
+            grafts.push(id.to_owned());
+        }
+        ids.push(id.to_owned());
+    }
+    (ids, grafts)
+}
+
+/// Whether the parent's record agrees that map item `index` of `phase` ended `done` under
+/// `key`: its `items` entry carries the same `inputHash` (a journal line that disagrees
+/// with the record — a later run of the same map, a journal not of this record — is not
+/// trusted). A record without the key (a phase nested in a sub-flow, a record written
+/// before items carried keys) leaves the journal's word standing.
+fn item_agrees(parent: &Parent, phase: &str, index: &str, key: &str) -> bool {
+    let entry = parent
+        .phases
+        .get(phase)
+        .and_then(|r| r.items.as_ref())
+        .and_then(|items| {
+            let i: usize = index.parse().ok()?;
+            items.iter().find(|it| it.index == i)
+        });
+    match entry.and_then(|it| it.input_hash.as_deref().map(|h| (it.status, h))) {
+        Some((status, h)) => status == PhaseStatus::Done && h == key,
+        None => true,
+    }
+}
+
 /// The phases array of a definition.
+fn phases_of(def: &Value) -> &[Value] {
+    match def {
+        Value::Array(a) => a,
+        Value::Object(m) => match m.get("phases") {
+            Some(Value::Array(a)) => a,
+            _ => &[],
+        },
+        _ => &[],
+    }
+}
+
+/// The phases array of a definition, to patch.
 fn phases_mut(def: &mut Value) -> Option<&mut Vec<Value>> {
     match def {
         Value::Array(a) => Some(a),
@@ -462,37 +545,32 @@ fn apply_patch(def: &mut Value, p: &Patch) -> Result<(), String> {
 }
 
 /// `phase` and every phase that depends on it, directly or not (edges: `dependsOn ∪ from`).
-fn descendants(def: &Value, phase: &str) -> Vec<String> {
-    let mut def = def.clone();
-    let Some(phases) = phases_mut(&mut def) else {
-        return vec![phase.to_owned()];
-    };
-    let edges: Vec<(String, Vec<String>)> = phases
-        .iter()
-        .filter_map(|ph| {
-            let Value::Object(m) = ph else { return None };
-            let id = m.get("id")?.as_str()?.to_owned();
-            let mut deps = Vec::new();
-            for k in ["dependsOn", "from"] {
-                match m.get(k) {
-                    Some(Value::Array(a)) => {
-                        deps.extend(a.iter().filter_map(Value::as_str).map(str::to_owned))
+fn descendants(def: &Value, phase: &str) -> std::collections::HashSet<String> {
+    // dependency → the phases that name it.
+    let mut dependents: HashMap<&str, Vec<&str>> = HashMap::new();
+    for ph in phases_of(def) {
+        let Value::Object(m) = ph else { continue };
+        let Some(id) = m.get("id").and_then(Value::as_str) else {
+            continue;
+        };
+        for k in ["dependsOn", "from"] {
+            match m.get(k) {
+                Some(Value::Array(a)) => {
+                    for d in a.iter().filter_map(Value::as_str) {
+                        dependents.entry(d).or_default().push(id);
                     }
-                    Some(Value::String(s)) => deps.push(s.clone()),
-                    _ => {}
                 }
+                Some(Value::String(d)) => dependents.entry(d).or_default().push(id),
+                _ => {}
             }
-            Some((id, deps))
-        })
-        .collect();
-    let mut out = vec![phase.to_owned()];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for (id, deps) in &edges {
-            if !out.contains(id) && deps.iter().any(|d| out.contains(d)) {
-                out.push(id.clone());
-                changed = true;
+        }
+    }
+    let mut out = std::collections::HashSet::from([phase.to_owned()]);
+    let mut todo = vec![phase];
+    while let Some(p) = todo.pop() {
+        for &d in dependents.get(p).map(Vec::as_slice).unwrap_or(&[]) {
+            if out.insert(d.to_owned()) {
+                todo.push(d);
             }
         }
     }
@@ -501,18 +579,14 @@ fn descendants(def: &Value, phase: &str) -> Vec<String> {
 
 /// Phase ids with `idempotent: false`.
 fn non_idempotent(def: &Value) -> Vec<String> {
-    let mut def = def.clone();
-    phases_mut(&mut def)
-        .map(|ps| {
-            ps.iter()
-                .filter_map(|ph| {
-                    let Value::Object(m) = ph else { return None };
-                    matches!(m.get("idempotent"), Some(Value::Bool(false)))
-                        .then(|| m.get("id")?.as_str().map(str::to_owned))?
-                })
-                .collect()
+    phases_of(def)
+        .iter()
+        .filter_map(|ph| {
+            let Value::Object(m) = ph else { return None };
+            matches!(m.get("idempotent"), Some(Value::Bool(false)))
+                .then(|| m.get("id")?.as_str().map(str::to_owned))?
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// The definition's `budget` caps.

@@ -74,6 +74,8 @@ pub fn new_run_id(flow: &str) -> String {
 pub struct RunStore {
     dir: PathBuf,
     journal: File,
+    /// Journal lines of the step being handled, not yet written (see [`RunStore::queue`]).
+    queued: String,
     last_write: Option<Instant>,
     /// How long the last rewrite of `run.json` took (the throttle grows with it).
     last_cost: Duration,
@@ -171,6 +173,7 @@ impl RunStore {
         Ok(RunStore {
             dir,
             journal,
+            queued: String::new(),
             last_write: Some(Instant::now()),
             last_cost: Duration::ZERO,
             dirty: false,
@@ -200,6 +203,36 @@ impl RunStore {
             .write_all(text.as_bytes())
             .and_then(|()| self.journal.flush())
             .map_err(|e| annotate(e, &self.dir.join("journal.jsonl")))
+    }
+
+    /// Queue one event line: it is written with the other lines of the same step by the next
+    /// [`RunStore::flush_queued`], which the caller makes before anything depends on them (the
+    /// next input, an effect outside the process, a `run.json` rewrite).
+    pub fn queue(&mut self, event: &Value) {
+        crate::value::write_compact(event, &mut self.queued);
+        self.queued.push('\n');
+    }
+
+    /// Queue ready-made text (whole lines, each ending in a newline); see [`RunStore::queue`].
+    pub fn queue_raw(&mut self, lines: &str) {
+        self.queued.push_str(lines);
+    }
+
+    /// Write and flush the queued lines (in one write); nothing queued, nothing done.
+    pub fn flush_queued(&mut self) -> std::io::Result<()> {
+        if self.queued.is_empty() {
+            return Ok(());
+        }
+        let r = self
+            .journal
+            .write_all(self.queued.as_bytes())
+            .and_then(|()| self.journal.flush())
+            .map_err(|e| annotate(e, &self.dir.join("journal.jsonl")));
+        self.queued.clear();
+        if self.queued.capacity() > 1 << 20 {
+            self.queued.shrink_to(64 << 10);
+        }
+        r
     }
 
     /// Append ready-made text (whole lines, each ending in a newline) and flush it.

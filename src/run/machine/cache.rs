@@ -28,8 +28,101 @@ pub(crate) struct Reuse {
 pub struct CacheHit {
     /// `run-only` or `cross-run`.
     pub source: String,
-    /// The phase record (SPEC §11.1 form).
-    pub record: serde_json::Value,
+    /// The phase record (in the journal: its SPEC §11.1 form).
+    pub record: HitRecord,
+}
+
+/// The phase record of a [`CacheHit`]. A resumed run's parent states are handed over as the
+/// records `resume::open` read (shared, never converted again); a cross-run entry and a
+/// journal line give its JSON. Either way the journal holds the §11.1 form.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HitRecord {
+    /// A phase record, as read.
+    Record(std::sync::Arc<PhaseRecord>),
+    /// A phase record's JSON (`type`, when missing, is the phase's own).
+    Json(Value),
+}
+
+impl HitRecord {
+    /// The record as the phase of kind `ty` restores it (`None`: not a phase record).
+    fn phase_record(&self, ty: PhaseType) -> Option<PhaseRecord> {
+        match self {
+            HitRecord::Record(r) => Some(PhaseRecord::clone(r)),
+            HitRecord::Json(v) => PhaseRecord::from_value(v, ty),
+        }
+    }
+
+    /// The `output` of a `done` record (a reused map item).
+    pub(crate) fn done_output(&self) -> Option<String> {
+        match self {
+            HitRecord::Record(r) => (r.status == PhaseStatus::Done).then(|| r.output.clone()),
+            HitRecord::Json(Value::Object(m))
+                if m.get("status").and_then(Value::as_str) == Some("done") =>
+            {
+                m.get("output").and_then(Value::as_str).map(str::to_owned)
+            }
+            HitRecord::Json(_) => None,
+        }
+    }
+}
+
+impl From<serde_json::Value> for HitRecord {
+    fn from(v: serde_json::Value) -> HitRecord {
+        HitRecord::Json(Value::from(&v))
+    }
+}
+
+impl serde::Serialize for HitRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            HitRecord::Record(r) => Json(&r.to_value(), 0).serialize(s),
+            HitRecord::Json(v) => Json(v, 0).serialize(s),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for HitRecord {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<HitRecord, D::Error> {
+        serde_json::Value::deserialize(d).map(HitRecord::from)
+    }
+}
+
+/// How deep [`Json`] writes member by member; deeper values go through their JSON text.
+const DIRECT_DEPTH: usize = 48;
+
+/// A value written as serde writes its JSON text's tree (integers as integers, non-finite
+/// numbers as null), at nesting `.1`.
+struct Json<'a>(&'a Value, usize);
+
+impl serde::Serialize for Json<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        let Json(v, depth) = *self;
+        match v {
+            Value::Null => s.serialize_unit(),
+            Value::Bool(b) => s.serialize_bool(*b),
+            Value::String(t) => s.serialize_str(t),
+            Value::Number(n) => super::super::resume::number(*n).serialize(s),
+            // Deep values: the text round trip (no recursion here, serde's own depth limit).
+            _ if depth >= DIRECT_DEPTH => serde_json::from_str::<serde_json::Value>(&v.to_json())
+                .unwrap_or(serde_json::Value::Null)
+                .serialize(s),
+            Value::Array(a) => {
+                let mut seq = s.serialize_seq(Some(a.len()))?;
+                for x in a.iter() {
+                    seq.serialize_element(&Json(x, depth + 1))?;
+                }
+                seq.end()
+            }
+            Value::Object(o) => {
+                let mut map = s.serialize_map(Some(o.len()))?;
+                for (k, x) in o.iter() {
+                    map.serialize_entry(k, &Json(x, depth + 1))?;
+                }
+                map.end()
+            }
+        }
+    }
 }
 
 impl Exec {
@@ -267,12 +360,12 @@ fn map_prompts(
 /// The record of a reused `done` state: the stored record, with zero usage and attempts,
 /// `cacheHit` set, the key as `inputHash`.
 pub(crate) fn restored(
-    stored: &Value,
+    stored: &HitRecord,
     fresh: &PhaseRecord,
     key: &str,
     source: &str,
 ) -> Option<PhaseRecord> {
-    let mut r = PhaseRecord::from_value(stored, fresh.ty)?;
+    let mut r = stored.phase_record(fresh.ty)?;
     if r.status != PhaseStatus::Done {
         return None;
     }

@@ -400,12 +400,11 @@ impl Exec {
             cx.notice(&id, &w);
             self.rec.warn(w);
         }
-        if let Some(hit) = hit {
-            let stored = Value::from(&hit.record);
-            if let Some(r) = super::cache::restored(&stored, &self.rec, &key, &hit.source) {
-                self.rec = r;
-                return Step::Done(Halt::None);
-            }
+        if let Some(hit) = hit
+            && let Some(r) = super::cache::restored(&hit.record, &self.rec, &key, &hit.source)
+        {
+            self.rec = r;
+            return Step::Done(Halt::None);
         }
         // The run halted (budget, block, Ctrl-C) while the lookup was out: the phase had
         // started but does no work now; it fails with the halt's reason (a resume runs it).

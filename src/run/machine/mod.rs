@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-pub use cache::CacheHit;
+pub use cache::{CacheHit, HitRecord};
 pub use io::{
     CallDir, CallEnd, CallOutcome, CallRequest, Command, Decision, DirSpec, Event, Facts, Input,
     Line, Progress, ScriptEnd, ScriptOutcome, ScriptRequest, UsageData,

@@ -20,6 +20,8 @@ pub(super) struct ItemDone {
     pub status: PhaseStatus,
     pub output: String,
     pub error: Option<String>,
+    /// A map item's key when it ended `done` (its `inputHash`).
+    pub key: Option<String>,
 }
 
 /// A fan-out in progress.
@@ -133,8 +135,10 @@ impl Fanout {
     }
 
     /// Item `i` is done without a call: `output` reused under `key` (journaled as `item-end`).
+    #[allow(clippy::too_many_arguments)]
     fn reused(
         &mut self,
+        ex: &mut Exec,
         cx: &mut Cx<'_>,
         node: &str,
         i: usize,
@@ -149,8 +153,30 @@ impl Fanout {
             status: PhaseStatus::Done,
             output,
             error: None,
+            key: Some(key.to_owned()),
         });
         self.finished += 1;
+        self.note_end(ex, i);
+    }
+
+    /// A map item whose key is known ended: its entry of the phase's `items` says so at
+    /// once (status and `inputHash`), so a snapshot of the running phase has it too.
+    fn note_end(&self, ex: &mut Exec, i: usize) {
+        let Some(Some(d)) = self.done.get(i).filter(|_| self.reusable) else {
+            return;
+        };
+        let items = ex.rec.items.get_or_insert_with(Vec::new);
+        if items.len() != self.count {
+            *items = (0..self.count)
+                .map(|index| ItemInfo {
+                    index,
+                    status: PhaseStatus::Pending,
+                    error: None,
+                    input_hash: None,
+                })
+                .collect();
+        }
+        items[i] = item_info(d);
     }
 
     /// Start items while slots are free; merge when all have ended.
@@ -169,7 +195,7 @@ impl Fanout {
                     .filter(|(k, _)| *k == key)
                     .map(|(_, out)| out.clone());
                 if let Some(output) = reused {
-                    self.reused(cx, &node, i, &key, agent, output);
+                    self.reused(ex, cx, &node, i, &key, agent, output);
                     continue;
                 }
                 self.keys[i] = Some(key);
@@ -211,17 +237,10 @@ impl Fanout {
             cx.notice(&phase.id, &w);
             ex.rec.warn(w);
         }
-        let output = hit.and_then(|h| match &h.record {
-            serde_json::Value::Object(m)
-                if m.get("status").and_then(|s| s.as_str()) == Some("done") =>
-            {
-                m.get("output").and_then(|o| o.as_str()).map(str::to_owned)
-            }
-            _ => None,
-        });
+        let output = hit.and_then(|h| h.record.done_output());
         if let Some(output) = output {
             let node = cx.node(&format!("{}#{i}", phase.id));
-            self.reused(cx, &node, i, &key, agent, output);
+            self.reused(ex, cx, &node, i, &key, agent, output);
             return;
         }
         self.keys[i] = Some(key);
@@ -285,6 +304,7 @@ impl Fanout {
                     status: PhaseStatus::Failed,
                     output: String::new(),
                     error: Some("Aborted".into()),
+                    key: None,
                 });
                 return;
             }
@@ -296,6 +316,7 @@ impl Fanout {
                     status: PhaseStatus::Skipped,
                     output: String::new(),
                     error: Some("(skipped: budget exceeded)".into()),
+                    key: None,
                 });
                 return;
             }
@@ -348,6 +369,7 @@ impl Fanout {
             ex.rec.warn(w);
         }
         let agent = std::mem::take(&mut self.agents[i]);
+        let mut done_key = None;
         if let Some(key) = self.keys.get_mut(i).and_then(Option::take)
             && r.ok
         {
@@ -358,10 +380,11 @@ impl Fanout {
                 m.insert("status".into(), Value::from("done"));
                 m.insert("output".into(), Value::from(r.output.as_str()));
                 cx.push(super::super::machine::Command::CacheStore {
-                    key,
+                    key: key.clone(),
                     record: Value::Object(m),
                 });
             }
+            done_key = Some(key);
         }
         self.done[i] = Some(ItemDone {
             index: i,
@@ -373,8 +396,10 @@ impl Fanout {
             },
             output: std::mem::take(&mut r.output),
             error: r.error.take(),
+            key: done_key,
         });
         self.finished += 1;
+        self.note_end(ex, i);
         if cx.cfg().progress {
             let note = super::super::machine::Progress {
                 phase: cx.node(&phase.id),
@@ -404,6 +429,17 @@ fn item_end(cx: &mut Cx<'_>, node: &str, index: usize, key: &str, output: &str) 
     });
 }
 
+/// An ended item's entry in the phase's `items`.
+fn item_info(it: &ItemDone) -> ItemInfo {
+    let done = it.status == PhaseStatus::Done;
+    ItemInfo {
+        index: it.index,
+        status: it.status,
+        error: it.error.clone().filter(|_| !done),
+        input_hash: it.key.clone().filter(|_| done),
+    }
+}
+
 /// The shared merge of map and parallel items (SPEC §3.3).
 fn merge(ex: &mut Exec, items: Vec<ItemDone>) {
     use std::fmt::Write as _;
@@ -420,11 +456,7 @@ fn merge(ex: &mut Exec, items: Vec<ItemDone>) {
     let mut skipped = 0;
     let mut infos = Vec::with_capacity(n);
     for it in &items {
-        infos.push(ItemInfo {
-            index: it.index,
-            status: it.status,
-            error: it.error.clone().filter(|_| it.status != PhaseStatus::Done),
-        });
+        infos.push(item_info(it));
         match it.status {
             PhaseStatus::Done => {
                 block(&mut output);

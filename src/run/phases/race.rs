@@ -129,12 +129,14 @@ impl Race {
                         index: i,
                         status,
                         error,
+                        input_hash: None,
                     });
                 }
                 None => items.push(ItemInfo {
                     index: i,
                     status: PhaseStatus::Failed,
                     error: Some("cancelled: did not settle in time".into()),
+                    input_hash: None,
                 }),
             }
         }

@@ -68,6 +68,7 @@ pub(super) fn judge(
                 index: it.index,
                 status: it.status,
                 error: it.error.clone().filter(|_| it.status != PhaseStatus::Done),
+                input_hash: None,
             })
             .collect(),
     );
