@@ -43,7 +43,7 @@ fn approvals_wait_for_their_signal_and_cancellation_pauses_the_run() {
             ],
         );
         // The run waits at the approval: the build ran, nothing else.
-        assert!(wait_for(60, || calls(&dir).len() == 1), "build never ran");
+        assert!(wait_for(180, || calls(&dir).len() == 1), "build never ran");
         std::thread::sleep(std::time::Duration::from_secs(2));
         assert_eq!(
             calls(&dir).len(),
@@ -111,7 +111,7 @@ fn approvals_wait_for_their_signal_and_cancellation_pauses_the_run() {
         ],
     );
     assert!(
-        wait_for(60, || calls(&dir).iter().any(|c| c.0 == "long")),
+        wait_for(180, || calls(&dir).iter().any(|c| c.0 == "long")),
         "the long call never started"
     );
     let id = run_id(&dir).expect("run id");
@@ -258,7 +258,7 @@ fn ctrl_c_detaches_and_the_run_goes_on() {
         ],
     );
     assert!(
-        wait_for(60, || !calls(&dir).is_empty()),
+        wait_for(180, || !calls(&dir).is_empty()),
         "the call never started"
     );
     let _ = std::process::Command::new("kill")
@@ -272,7 +272,7 @@ fn ctrl_c_detaches_and_the_run_goes_on() {
     assert!(out.stdout.is_empty());
     // The run went on without its follower.
     assert!(
-        wait_for(60, || record(&dir)["status"] == "completed"),
+        wait_for(180, || record(&dir)["status"] == "completed"),
         "the detached run did not complete"
     );
     assert_eq!(calls(&dir).len(), 1);

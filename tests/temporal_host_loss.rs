@@ -77,7 +77,7 @@ fn the_run_survives_the_loss_of_the_worker_holding_its_workflow() {
         ],
     );
     assert!(
-        wait_for(60, || calls(&dir).iter().any(|c| c.0 == "f")),
+        wait_for(180, || calls(&dir).iter().any(|c| c.0 == "f")),
         "f never ran"
     );
     let id = run_id(&dir).expect("the run's directory");
@@ -143,7 +143,7 @@ fn the_run_survives_a_server_restart() {
         ],
     );
     assert!(
-        wait_for(60, || calls(&dir).iter().any(|c| c.0 == "s2")),
+        wait_for(180, || calls(&dir).iter().any(|c| c.0 == "s2")),
         "s2 never started"
     );
     server.kill();

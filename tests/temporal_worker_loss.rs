@@ -13,7 +13,7 @@ use temporal_env::*;
 /// process group; return the killed worker's pid.
 fn kill_the_worker_calling(dir: &Path, phase: &str, workers: &mut [Worker]) -> u32 {
     assert!(
-        wait_for(60, || calls(dir).iter().any(|c| c.0 == phase)),
+        wait_for(180, || calls(dir).iter().any(|c| c.0 == phase)),
         "the call of '{phase}' never started"
     );
     let (_, agent, parent) = calls(dir)

@@ -90,8 +90,33 @@ impl Server {
             assert!(Instant::now() < until, "the dev server did not start");
             std::thread::sleep(Duration::from_millis(100));
         }
-        // The frontend accepts connections a moment before the namespace is ready.
-        std::thread::sleep(Duration::from_secs(2));
+        // The frontend accepts connections a moment before the namespace is ready: wait until
+        // the server describes it (a loaded machine may take far longer than usual).
+        let until = Instant::now() + Duration::from_secs(120);
+        while !self.namespace_ready() {
+            assert!(
+                Instant::now() < until,
+                "the dev server's namespace never became ready"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+
+    fn namespace_ready(&self) -> bool {
+        Command::new(&self.bin)
+            .args([
+                "operator",
+                "namespace",
+                "describe",
+                "--namespace",
+                "default",
+            ])
+            .args(["--address", &self.address()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
     }
 
     /// `HOST:PORT`.
