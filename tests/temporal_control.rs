@@ -28,20 +28,7 @@ fn approvals_wait_for_their_signal_and_cancellation_pauses_the_run() {
         let agent = project(&dir);
         std::fs::write(dir.join("flow.json"), GATED).expect("flow");
         let _w = Worker::start(&server, &dir, &agent, name);
-        let a = agent.display().to_string();
-        let run = spawn_tfc(
-            &dir,
-            &[
-                "run",
-                "flow.json",
-                "--agent-cmd",
-                &a,
-                "--engine",
-                "temporal",
-                "--temporal",
-                &address,
-            ],
-        );
+        let run = spawn_run(&server, &dir, &agent);
         // The run waits at the approval: the build ran, nothing else.
         assert!(wait_for(180, || calls(&dir).len() == 1), "build never ran");
         std::thread::sleep(std::time::Duration::from_secs(2));
@@ -96,20 +83,7 @@ fn approvals_wait_for_their_signal_and_cancellation_pauses_the_run() {
     )
     .expect("flow");
     let _w = Worker::start(&server, &dir, &agent, "cancel");
-    let a = agent.display().to_string();
-    let run = spawn_tfc(
-        &dir,
-        &[
-            "run",
-            "flow.json",
-            "--agent-cmd",
-            &a,
-            "--engine",
-            "temporal",
-            "--temporal",
-            &address,
-        ],
-    );
+    let run = spawn_run(&server, &dir, &agent);
     assert!(
         wait_for(180, || calls(&dir).iter().any(|c| c.0 == "long")),
         "the long call never started"
@@ -133,6 +107,7 @@ fn approvals_wait_for_their_signal_and_cancellation_pauses_the_run() {
     assert_eq!(rec["status"], "paused");
     assert_eq!(rec["reason"], "interrupted");
     assert_eq!(rec["phases"]["quick"]["status"], "done");
+    let a = agent.display().to_string();
     let resumed = tfc(&dir, &["resume", &id, "--agent-cmd", &a]);
     assert_eq!(resumed.code, 0, "{}", resumed.stderr);
     assert_eq!(resumed.stdout, "slow done long\n");
@@ -242,21 +217,7 @@ fn ctrl_c_detaches_and_the_run_goes_on() {
     )
     .expect("flow");
     let _w = Worker::start(&server, &dir, &agent, "bg");
-    let address = server.address();
-    let a = agent.display().to_string();
-    let run = spawn_tfc(
-        &dir,
-        &[
-            "run",
-            "flow.json",
-            "--agent-cmd",
-            &a,
-            "--engine",
-            "temporal",
-            "--temporal",
-            &address,
-        ],
-    );
+    let run = spawn_run(&server, &dir, &agent);
     assert!(
         wait_for(180, || !calls(&dir).is_empty()),
         "the call never started"

@@ -80,20 +80,7 @@ fn every_scenario_gives_the_same_record_locally_and_on_temporal() {
         std::fs::write(remote_dir.join("flow.json"), flow).expect("flow");
         let agent = local_agent.display().to_string();
         let local = tfc(&local_dir, &["run", "flow.json", "--agent-cmd", &agent]);
-        let address = server.address();
-        let on_temporal = tfc(
-            &remote_dir,
-            &[
-                "run",
-                "flow.json",
-                "--agent-cmd",
-                &agent,
-                "--engine",
-                "temporal",
-                "--temporal",
-                &address,
-            ],
-        );
+        let on_temporal = run_on(&server, &remote_dir, &local_agent);
         assert_eq!(
             (local.code, &local.stdout),
             (on_temporal.code, &on_temporal.stdout),

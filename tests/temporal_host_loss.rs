@@ -61,21 +61,7 @@ fn the_run_survives_the_loss_of_the_worker_holding_its_workflow() {
         Worker::start(&server, &dir, &agent, "a"),
         Worker::start(&server, &dir, &agent, "b"),
     ];
-    let address = server.address();
-    let a = agent.display().to_string();
-    let run = spawn_tfc(
-        &dir,
-        &[
-            "run",
-            "flow.json",
-            "--agent-cmd",
-            &a,
-            "--engine",
-            "temporal",
-            "--temporal",
-            &address,
-        ],
-    );
+    let run = spawn_run(&server, &dir, &agent);
     assert!(
         wait_for(180, || calls(&dir).iter().any(|c| c.0 == "f")),
         "f never ran"
@@ -127,21 +113,7 @@ fn the_run_survives_a_server_restart() {
         Worker::start(&server, &dir, &agent, "a"),
         Worker::start(&server, &dir, &agent, "b"),
     ];
-    let address = server.address();
-    let a = agent.display().to_string();
-    let run = spawn_tfc(
-        &dir,
-        &[
-            "run",
-            "flow.json",
-            "--agent-cmd",
-            &a,
-            "--engine",
-            "temporal",
-            "--temporal",
-            &address,
-        ],
-    );
+    let run = spawn_run(&server, &dir, &agent);
     assert!(
         wait_for(180, || calls(&dir).iter().any(|c| c.0 == "s2")),
         "s2 never started"

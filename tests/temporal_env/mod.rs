@@ -297,6 +297,27 @@ pub fn spawn_tfc(dir: &Path, args: &[&str]) -> Child {
         .expect("spawn tfc")
 }
 
+/// The arguments of `tfc run flow.json` on Temporal at `server`, every call answered by `agent`.
+fn run_args(server: &Server, agent: &Path) -> Vec<String> {
+    let mut args: Vec<String> = ["run", "flow.json", "--agent-cmd"].map(String::from).into();
+    args.push(agent.display().to_string());
+    args.extend(["--engine".into(), "temporal".into(), "--temporal".into()]);
+    args.push(server.address());
+    args
+}
+
+/// `tfc run flow.json` in `dir` on Temporal, in the background.
+pub fn spawn_run(server: &Server, dir: &Path, agent: &Path) -> Child {
+    let args = run_args(server, agent);
+    spawn_tfc(dir, &args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// `tfc run flow.json` in `dir` on Temporal, waited for.
+pub fn run_on(server: &Server, dir: &Path, agent: &Path) -> Ran {
+    let args = run_args(server, agent);
+    tfc(dir, &args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
 /// The directory of the one run under `dir/.tfc/runs/`.
 pub fn run_dir(dir: &Path) -> Option<PathBuf> {
     let runs = dir.join(".tfc").join("runs");
