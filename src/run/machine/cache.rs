@@ -116,7 +116,7 @@ impl serde::Serialize for Direct<'_> {
         m.serialize_entry("warnings", &r.warnings)?;
         m.serialize_entry("attempts", &r.attempts)?;
         m.serialize_entry("reads", &r.reads)?;
-        m.serialize_entry("usage", &Json(&r.usage.to_value(), 1))?;
+        m.serialize_entry("usage", &UsageJson(&r.usage))?;
         m.serialize_entry("startedAt", &r.started_at)?;
         m.serialize_entry("endedAt", &r.ended_at)?;
         if let Some(e) = &r.error {
@@ -151,6 +151,26 @@ impl serde::Serialize for Direct<'_> {
         if let Some(d) = &r.def_error {
             m.serialize_entry("defError", d)?;
         }
+        m.end()
+    }
+}
+
+/// A usage written as [`crate::agent::Usage::to_value`]'s tree is (numbers as [`Json`]
+/// writes them), without building it.
+struct UsageJson<'a>(&'a crate::agent::Usage);
+
+impl serde::Serialize for UsageJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let u = self.0;
+        let n = |x: f64| super::super::resume::number(x);
+        let mut m = s.serialize_map(Some(6))?;
+        m.serialize_entry("input", &n(u.input as f64))?;
+        m.serialize_entry("output", &n(u.output as f64))?;
+        m.serialize_entry("cacheRead", &n(u.cache_read as f64))?;
+        m.serialize_entry("cacheWrite", &n(u.cache_write as f64))?;
+        m.serialize_entry("costUSD", &u.cost_usd.map(n))?;
+        m.serialize_entry("turns", &n(f64::from(u.turns)))?;
         m.end()
     }
 }
@@ -505,6 +525,11 @@ mod tests {
         let (a, b) = written(&r);
         assert_eq!(a, b);
         assert!(a.contains("\"defError\":\"d\""), "{a}");
+        r.usage.cost_usd = Some(1.0);
+        r.usage.output = u64::MAX;
+        r.usage.turns = 2;
+        let (a, b) = written(&r);
+        assert_eq!(a, b);
 
         r.tournament = Some((1, 3));
         r.prompt_stats = Some((10, 3));
