@@ -75,7 +75,7 @@ impl From<serde_json::Value> for HitRecord {
 impl serde::Serialize for HitRecord {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            HitRecord::Record(r) => Json(&r.to_value(), 0).serialize(s),
+            HitRecord::Record(r) => Direct(r).serialize(s),
             HitRecord::Json(v) => Json(v, 0).serialize(s),
         }
     }
@@ -84,6 +84,94 @@ impl serde::Serialize for HitRecord {
 impl<'de> serde::Deserialize<'de> for HitRecord {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<HitRecord, D::Error> {
         serde_json::Value::deserialize(d).map(HitRecord::from)
+    }
+}
+
+/// A phase record written member by member, in [`PhaseRecord::to_value`]'s order, without
+/// building its JSON tree first (a resumed run journals one per reused phase). Records with
+/// any of the rarer nested members (gate, approval, loop, tournament, items, sub-run, prompt
+/// statistics) go through [`PhaseRecord::to_value`].
+struct Direct<'a>(&'a PhaseRecord);
+
+impl serde::Serialize for Direct<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let r = self.0;
+        if r.gate.is_some()
+            || r.approval.is_some()
+            || r.loop_info.is_some()
+            || r.tournament.is_some()
+            || r.items.is_some()
+            || r.sub_run.is_some()
+            || r.prompt_stats.is_some()
+        {
+            return Json(&r.to_value(), 0).serialize(s);
+        }
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("status", r.status.as_str())?;
+        m.serialize_entry("output", &r.output)?;
+        if let Some(j) = &r.json {
+            m.serialize_entry("json", &Json(j, 1))?;
+        }
+        m.serialize_entry("warnings", &r.warnings)?;
+        m.serialize_entry("attempts", &r.attempts)?;
+        m.serialize_entry("reads", &r.reads)?;
+        m.serialize_entry("usage", &UsageJson(&r.usage))?;
+        m.serialize_entry("startedAt", &r.started_at)?;
+        m.serialize_entry("endedAt", &r.ended_at)?;
+        if let Some(e) = &r.error {
+            m.serialize_entry("error", e)?;
+        }
+        if let Some(x) = &r.skip_reason {
+            m.serialize_entry("skipReason", x)?;
+        }
+        m.serialize_entry("type", r.ty.as_str())?;
+        if let Some(a) = &r.agent {
+            m.serialize_entry("agent", a)?;
+        }
+        if let Some(x) = &r.model {
+            m.serialize_entry("model", x)?;
+        }
+        if let Some(h) = &r.input_hash {
+            m.serialize_entry("inputHash", h)?;
+        }
+        if let Some(h) = r.cache_hit {
+            m.serialize_entry("cacheHit", h)?;
+        }
+        for (key, flag) in [
+            ("timedOut", r.timed_out),
+            ("budgetTruncated", r.budget_truncated),
+            ("sideEffect", r.side_effect),
+            ("optional", r.optional),
+        ] {
+            if flag {
+                m.serialize_entry(key, &true)?;
+            }
+        }
+        if let Some(d) = &r.def_error {
+            m.serialize_entry("defError", d)?;
+        }
+        m.end()
+    }
+}
+
+/// A usage written as [`crate::agent::Usage::to_value`]'s tree is (numbers as [`Json`]
+/// writes them), without building it.
+struct UsageJson<'a>(&'a crate::agent::Usage);
+
+impl serde::Serialize for UsageJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let u = self.0;
+        let n = |x: f64| super::super::resume::number(x);
+        let mut m = s.serialize_map(Some(6))?;
+        m.serialize_entry("input", &n(u.input as f64))?;
+        m.serialize_entry("output", &n(u.output as f64))?;
+        m.serialize_entry("cacheRead", &n(u.cache_read as f64))?;
+        m.serialize_entry("cacheWrite", &n(u.cache_write as f64))?;
+        m.serialize_entry("costUSD", &u.cost_usd.map(n))?;
+        m.serialize_entry("turns", &n(f64::from(u.turns)))?;
+        m.end()
     }
 }
 
@@ -389,4 +477,64 @@ pub(crate) fn restored(
 pub(crate) fn lookup_scope(phase: &Phase, incremental: bool) -> (Scope, bool) {
     let scope = cache::scope(phase, incremental);
     (scope, scope != Scope::Off && !cache::always_reruns(phase))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(r: &PhaseRecord) -> (String, String) {
+        let rec = std::sync::Arc::new(r.clone());
+        let direct = serde_json::to_string(&HitRecord::Record(rec)).expect("writes");
+        let via_value = serde_json::to_string(&Json(&r.to_value(), 0)).expect("writes");
+        (direct, via_value)
+    }
+
+    #[test]
+    fn a_record_is_journaled_as_its_value_is() {
+        let mut r = PhaseRecord::new(PhaseType::Agent);
+        r.status = PhaseStatus::Done;
+        r.output = "out \"quoted\"\n".into();
+        let (a, b) = written(&r);
+        assert_eq!(a, b);
+
+        let mut json = Map::default();
+        json.insert("n".into(), Value::Number(2.5));
+        json.insert("i".into(), Value::Number(-3.0));
+        json.insert("inf".into(), Value::Number(f64::INFINITY));
+        json.insert(
+            "list".into(),
+            Value::Array(vec![Value::Null, Value::Bool(true), "x".into()]),
+        );
+        r.json = Some(Value::Object(json));
+        r.warnings = vec!["w1".into(), "w2".into()];
+        r.attempts = 3;
+        r.reads = vec!["a".into()];
+        r.usage.input = 7;
+        r.usage.cost_usd = Some(0.125);
+        r.started_at = Some("2026-01-01T00:00:00.000Z".into());
+        r.error = Some("e".into());
+        r.skip_reason = Some("s".into());
+        r.agent = Some("ag".into());
+        r.model = Some("m".into());
+        r.input_hash = Some("00ff".into());
+        r.cache_hit = Some("run-only");
+        r.timed_out = true;
+        r.optional = true;
+        r.def_error = Some("d".into());
+        let (a, b) = written(&r);
+        assert_eq!(a, b);
+        assert!(a.contains("\"defError\":\"d\""), "{a}");
+        r.usage.cost_usd = Some(1.0);
+        r.usage.output = u64::MAX;
+        r.usage.turns = 2;
+        let (a, b) = written(&r);
+        assert_eq!(a, b);
+
+        r.tournament = Some((1, 3));
+        r.prompt_stats = Some((10, 3));
+        let (a, b) = written(&r);
+        assert_eq!(a, b);
+        assert!(a.contains("\"tournament\""), "{a}");
+    }
 }
