@@ -45,7 +45,9 @@ fn approvals_wait_for_their_signal_and_cancellation_pauses_the_run() {
             "{}",
             listed.stdout
         );
-        let mut args = vec!["approve", id.as_str(), "ok", "--temporal", address.as_str()];
+        // The run is named by a unique prefix of its id, as `tfc show` takes it.
+        let prefix = &id[..id.len() - 2];
+        let mut args = vec!["approve", prefix, "ok", "--temporal", address.as_str()];
         if let Some(d) = decision {
             args.extend([d, "--reason", "not today"]);
         }
@@ -90,8 +92,9 @@ fn approvals_wait_for_their_signal_and_cancellation_pauses_the_run() {
     );
     let id = run_id(&dir).expect("run id");
     let started = std::time::Instant::now();
-    let cancelled = tfc(&dir, &["cancel", &id, "--temporal", &address]);
+    let cancelled = tfc(&dir, &["cancel", "last", "--temporal", &address]);
     assert_eq!(cancelled.code, 0, "{}", cancelled.stderr);
+    assert!(cancelled.stderr.contains(&id), "{}", cancelled.stderr);
     let out = run.wait_with_output().expect("tfc run");
     assert_eq!(
         out.status.code(),

@@ -46,7 +46,7 @@ pub struct WorkerArgs {
 
 #[derive(Args, Debug)]
 pub struct CancelArgs {
-    /// The run id.
+    /// The run: its id, a unique id prefix, or `last`.
     pub(super) run: String,
     #[command(flatten)]
     pub(super) remote: TemporalArgs,
@@ -54,7 +54,7 @@ pub struct CancelArgs {
 
 #[derive(Args, Debug)]
 pub struct ApproveArgs {
-    /// The run id.
+    /// The run: its id, a unique id prefix, or `last`.
     pub(super) run: String,
     /// The approval phase (its node path inside sub-flows).
     pub(super) phase: String,
@@ -144,18 +144,35 @@ pub fn worker(a: WorkerArgs) -> ExitCode {
     }
 }
 
+/// The full run id `tfc cancel`/`tfc approve` name: a prefix or `last` is looked up in this
+/// project's run store (workers share it); an id the store does not hold is passed on as
+/// given, for Temporal to find.
+#[cfg(feature = "temporal")]
+fn full_run_id(query: &str) -> Result<String, String> {
+    use tfc::run::runs::{LookupError, find};
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let root = tfc::project::project_root(&cwd);
+    match find(&root, query, None) {
+        Ok(entry) => Ok(entry.run_id),
+        Err(LookupError::NotFound(_)) if query != "last" => Ok(query.to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 #[cfg(feature = "temporal")]
 pub fn cancel(a: CancelArgs) -> ExitCode {
     let remote = match remote(&a.remote) {
         Ok(r) => r,
         Err(m) => return super::usage_error(m).into(),
     };
-    match tfc::temporal::cancel(&remote, &a.run) {
+    let run = match full_run_id(&a.run) {
+        Ok(id) => id,
+        Err(m) => return super::usage_error(m).into(),
+    };
+    match tfc::temporal::cancel(&remote, &run) {
         Ok(()) => {
-            sayln!(
-                "run {}: cancellation requested; it ends paused (interrupted)",
-                a.run
-            );
+            sayln!("run {run}: cancellation requested; it ends paused (interrupted)");
             ExitCode::SUCCESS
         }
         Err(m) => super::usage_error(m).into(),
@@ -174,11 +191,14 @@ pub fn approve(a: ApproveArgs) -> ExitCode {
     } else {
         Decision::Approve
     };
-    match tfc::temporal::approve(&remote, &a.run, &a.phase, decision, a.reason.clone()) {
+    let run = match full_run_id(&a.run) {
+        Ok(id) => id,
+        Err(m) => return super::usage_error(m).into(),
+    };
+    match tfc::temporal::approve(&remote, &run, &a.phase, decision, a.reason.clone()) {
         Ok(()) => {
             sayln!(
-                "run {}: phase '{}' {}",
-                a.run,
+                "run {run}: phase '{}' {}",
                 a.phase,
                 if a.reject { "rejected" } else { "approved" }
             );
