@@ -241,3 +241,56 @@ fn ctrl_c_detaches_and_the_run_goes_on() {
     );
     assert_eq!(calls(&dir).len(), 1);
 }
+
+#[test]
+fn the_engine_table_of_the_configuration_sends_runs_and_workers_to_temporal() {
+    let Some(bin) = require() else { return };
+    let base = scratch("engine-config");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("scratch");
+    let server = Server::start(&bin, &base);
+    let dir = base.join("p");
+    let agent = project(&dir);
+    // No --engine, --temporal or --task-queue anywhere: the worker and the run read them.
+    std::fs::write(
+        dir.join(".tfc").join("config.toml"),
+        format!(
+            "[engine]\nkind = \"temporal\"\naddress = \"{}\"\ntask_queue = \"from-config\"\n",
+            server.address()
+        ),
+    )
+    .expect("config");
+    std::fs::write(
+        dir.join("flow.json"),
+        r#"{"name": "configured", "phases": [{"id": "a", "task": "one"},
+            {"id": "b", "dependsOn": ["a"], "task": "two {steps.a.output}"}]}"#,
+    )
+    .expect("flow");
+    let log = std::fs::File::create(dir.join("worker-config.log")).expect("log");
+    let worker = Worker {
+        child: std::process::Command::new(env!("CARGO_BIN_EXE_tfc"))
+            .args(["worker", "--agent-cmd", &agent.display().to_string()])
+            .current_dir(&dir)
+            .env("NO_COLOR", "1")
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("start tfc worker"),
+    };
+    let a = agent.display().to_string();
+    let ran = tfc(&dir, &["run", "flow.json", "--agent-cmd", &a]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let rec = record(&dir);
+    assert_eq!(rec["status"], "completed");
+    assert_eq!(rec["engine"]["kind"], "temporal", "{rec:#}");
+    assert_eq!(rec["engine"]["taskQueue"], "from-config", "{rec:#}");
+    assert_eq!(rec["engine"]["address"], server.address().as_str());
+    // The calls ran in the worker, not in the run's own process.
+    assert!(
+        calls(&dir).iter().all(|c| c.2 == worker.pid()),
+        "{:?}",
+        calls(&dir)
+    );
+    assert_eq!(calls(&dir).len(), 2);
+}

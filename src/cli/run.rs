@@ -89,9 +89,10 @@ pub struct RunArgs {
     /// Do not reuse results across runs, whatever the flow's `incremental` says.
     #[arg(long = "no-incremental", overrides_with = "incremental")]
     pub(super) no_incremental: bool,
-    /// Where the run executes: here (`local`), or on Temporal workers (`temporal`).
-    #[arg(long, value_enum, default_value_t = Engine::Local)]
-    pub(super) engine: Engine,
+    /// Where the run executes: here (`local`), or on Temporal workers (`temporal`). Default:
+    /// `[engine] kind` of the configuration for a new run, else local.
+    #[arg(long, value_enum)]
+    pub(super) engine: Option<Engine>,
     /// With `--engine temporal`: the Temporal service and queue.
     #[command(flatten)]
     pub(super) remote: super::worker::TemporalArgs,
@@ -157,7 +158,8 @@ pub(super) fn launch(
 ) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let color = a.color.enabled();
-    if a.engine == Engine::Temporal {
+    let engine = effective_engine(&a, &cwd, resume.is_some());
+    if engine == Engine::Temporal {
         if dry_run_or_resume(&a, resume.is_some()) {
             usage_error(
                 "--engine temporal runs real calls of a new run: --dry-run and tfc resume run \
@@ -167,7 +169,12 @@ pub(super) fn launch(
         }
         #[cfg(not(feature = "temporal"))]
         {
-            usage_error(format!("--engine temporal: {}", super::worker::NO_TEMPORAL));
+            let asked = if a.engine.is_some() {
+                "--engine temporal"
+            } else {
+                "[engine] kind = \"temporal\" (.tfc/config.toml)"
+            };
+            usage_error(format!("{asked}: {}", super::worker::NO_TEMPORAL));
             return ExitCode::from(code::INVALID);
         }
         #[cfg(feature = "temporal")]
@@ -323,7 +330,7 @@ pub(super) fn launch(
         document,
     };
     #[cfg(feature = "temporal")]
-    if a.engine == Engine::Temporal {
+    if engine == Engine::Temporal {
         let ran = temporal_run(&a, &interp, source, invocation, &view, token);
         view.finish();
         let record = match ran {
@@ -430,6 +437,21 @@ fn finish(
 
 fn dry_run_or_resume(a: &RunArgs, resume: bool) -> bool {
     a.dry_run.is_some() || resume
+}
+
+/// `--engine` when given; else, for a new run that makes real calls, `[engine] kind` of the
+/// project's configuration (a dry run and a resume run here); else local.
+fn effective_engine(a: &RunArgs, cwd: &Path, resume: bool) -> Engine {
+    if let Some(e) = a.engine {
+        return e;
+    }
+    if dry_run_or_resume(a, resume) {
+        return Engine::Local;
+    }
+    match super::worker::engine_settings(cwd).kind.as_deref() {
+        Some("temporal") => Engine::Temporal,
+        _ => Engine::Local,
+    }
 }
 
 /// `--engine temporal`: start the run on Temporal and follow it; `Err`: the exit code of a

@@ -18,12 +18,22 @@ pub struct TemporalArgs {
     /// The Temporal frontend service, HOST:PORT.
     #[arg(long = "temporal", value_name = "HOST:PORT")]
     pub(super) address: Option<String>,
-    /// The Temporal namespace.
-    #[arg(long, default_value = "default")]
-    pub(super) namespace: String,
-    /// The task queue tfc's workers poll.
-    #[arg(long = "task-queue", value_name = "Q", default_value = "tfc")]
-    pub(super) task_queue: String,
+    /// The Temporal namespace (default: `[engine] namespace`, else `default`).
+    #[arg(long)]
+    pub(super) namespace: Option<String>,
+    /// The task queue tfc's workers poll (default: `[engine] task_queue`, else `tfc`).
+    #[arg(long = "task-queue", value_name = "Q")]
+    pub(super) task_queue: Option<String>,
+}
+
+/// `[engine]` of the project's configuration; empty when there is none or it cannot be read
+/// (the run's own configuration check reports a broken file).
+pub(super) fn engine_settings(cwd: &std::path::Path) -> tfc::agent::config::EngineSettings {
+    use tfc::agent::config::{Config, ConfigEnv};
+    let root = tfc::project::project_root(cwd);
+    Config::load(&root, &ConfigEnv::from_process())
+        .map(|c| c.engine)
+        .unwrap_or_default()
 }
 
 #[derive(Args, Debug)]
@@ -68,20 +78,34 @@ pub struct ApproveArgs {
     pub(super) remote: TemporalArgs,
 }
 
-/// The address, or the usage error.
+/// The service, namespace and queue: the flags, else `TFC_TEMPORAL` (address only), else
+/// `[engine]` of the configuration; or the usage error.
 #[cfg(feature = "temporal")]
 pub(super) fn remote(a: &TemporalArgs) -> Result<tfc::temporal::Remote, String> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
+    let cfg = engine_settings(&cwd);
     let address = a
         .address
         .clone()
         .or_else(|| std::env::var("TFC_TEMPORAL").ok().filter(|s| !s.is_empty()))
+        .or(cfg.address)
         .ok_or_else(|| {
-            "no Temporal service given: pass --temporal HOST:PORT (or set TFC_TEMPORAL)".to_owned()
+            "no Temporal service given: pass --temporal HOST:PORT (or set TFC_TEMPORAL, or \
+             `address` under [engine] in .tfc/config.toml)"
+                .to_owned()
         })?;
     Ok(tfc::temporal::Remote {
         address,
-        namespace: a.namespace.clone(),
-        task_queue: a.task_queue.clone(),
+        namespace: a
+            .namespace
+            .clone()
+            .or(cfg.namespace)
+            .unwrap_or_else(|| "default".to_owned()),
+        task_queue: a
+            .task_queue
+            .clone()
+            .or(cfg.task_queue)
+            .unwrap_or_else(|| tfc::temporal::DEFAULT_TASK_QUEUE.to_owned()),
     })
 }
 

@@ -9,7 +9,8 @@ use serde::de::IgnoredAny;
 
 use super::de::{Bool, Entries, Int, Num, Str, Strings, Tools, from_toml, join, quote_key};
 use super::types::{
-    AgentSettings, BackendSpec, CommandSpec, Config, DRY_RUN, Preset, PresetSpec, REPLAY_PREFIX,
+    AgentSettings, BackendSpec, CommandSpec, Config, DRY_RUN, EngineSettings, Preset, PresetSpec,
+    REPLAY_PREFIX,
 };
 use crate::agent::openai::{OpenAiConfig, Price};
 
@@ -25,6 +26,17 @@ struct FileIn {
     safety: Option<SafetyIn>,
     defaults: Option<DefaultsIn>,
     limits: Option<LimitsIn>,
+    engine: Option<EngineIn>,
+}
+
+/// `[engine]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EngineIn {
+    kind: Option<Str>,
+    address: Option<Str>,
+    namespace: Option<Str>,
+    task_queue: Option<Str>,
 }
 
 /// `[agents.NAME]`.
@@ -177,6 +189,24 @@ pub(super) fn read(root: &toml::Value, file: &Path) -> Result<Config, String> {
         };
         c.max_output_bytes = bytes("max_output_bytes", l.max_output_bytes)?;
         c.max_prompt_bytes = bytes("max_prompt_bytes", l.max_prompt_bytes)?;
+    }
+    if let Some(e) = top.engine {
+        let kind = text(e.kind);
+        if let Some(k) = kind.as_deref()
+            && k != "local"
+            && k != "temporal"
+        {
+            return Err(err(
+                "engine.kind",
+                &format!("unknown engine '{k}' (expected \"local\" or \"temporal\")"),
+            ));
+        }
+        c.engine = EngineSettings {
+            kind,
+            address: text(e.address),
+            namespace: text(e.namespace),
+            task_queue: text(e.task_queue),
+        };
     }
     Ok(c)
 }

@@ -22,7 +22,8 @@ mod types;
 pub(crate) use detect::OPENAI_ENV_VARS;
 pub use detect::{AutoPick, Detection, detect};
 pub use types::{
-    AgentSettings, BackendSpec, CommandSpec, Config, ConfigEnv, FileState, Preset, PresetSpec,
+    AgentSettings, BackendSpec, CommandSpec, Config, ConfigEnv, EngineSettings, FileState, Preset,
+    PresetSpec,
 };
 pub(crate) use types::{DRY_RUN, REPLAY_PREFIX, role_name, split_tools, unmapped_role_warning};
 
@@ -81,6 +82,11 @@ impl Config {
         self.idle_timeout_ms = self.idle_timeout_ms.or(lower.idle_timeout_ms);
         self.max_output_bytes = self.max_output_bytes.or(lower.max_output_bytes);
         self.max_prompt_bytes = self.max_prompt_bytes.or(lower.max_prompt_bytes);
+        let (e, low) = (&mut self.engine, lower.engine);
+        e.kind = e.kind.take().or(low.kind);
+        e.address = e.address.take().or(low.address);
+        e.namespace = e.namespace.take().or(low.namespace);
+        e.task_queue = e.task_queue.take().or(low.task_queue);
         self.checked.extend(lower.checked);
         self
     }
@@ -277,13 +283,44 @@ mod tests {
                 "cfg.toml: limits.max_prompt_bytes: expected a positive integer number of bytes, e.g. 16777216 for 16 MiB",
             ),
             (
+                "[engine]\nkind = \"cloud\"",
+                "cfg.toml: engine.kind: unknown engine 'cloud' (expected \"local\" or \"temporal\")",
+            ),
+            (
+                "[engine]\nkind = \"temporal\"\nadress = \"h:1\"",
+                "cfg.toml: unknown key 'engine.adress' (did you mean 'address'?); allowed here: kind, address, namespace, task_queue",
+            ),
+            (
                 "zzz = 1\n[limits]\nmax_prompt_bytes = 7",
-                "cfg.toml: unknown key 'zzz'; allowed here: default_backend, backends, agents, roles, safety, defaults, limits",
+                "cfg.toml: unknown key 'zzz'; allowed here: default_backend, backends, agents, roles, safety, defaults, limits, engine",
             ),
         ];
         for (text, want) in cases {
             assert_eq!(parse(text).unwrap_err(), want, "{text}");
         }
+    }
+
+    #[test]
+    fn the_engine_table_is_read_and_a_project_file_wins_key_by_key() {
+        let project = parse(
+            "[engine]\nkind = \"temporal\"\naddress = \"10.0.0.7:7233\"\ntask_queue = \"agents\"",
+        )
+        .expect("project file");
+        assert_eq!(
+            project.engine,
+            EngineSettings {
+                kind: Some("temporal".into()),
+                address: Some("10.0.0.7:7233".into()),
+                namespace: None,
+                task_queue: Some("agents".into()),
+            }
+        );
+        let user = parse("[engine]\nkind = \"local\"\nnamespace = \"team\"").expect("user file");
+        let merged = project.over(user);
+        assert_eq!(merged.engine.kind.as_deref(), Some("temporal"));
+        assert_eq!(merged.engine.namespace.as_deref(), Some("team"));
+        assert_eq!(merged.engine.task_queue.as_deref(), Some("agents"));
+        assert_eq!(parse("").expect("empty").engine, EngineSettings::default());
     }
 
     fn parse(text: &str) -> Result<Config, String> {

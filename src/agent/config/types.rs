@@ -159,8 +159,24 @@ pub struct Config {
     pub max_output_bytes: Option<u64>,
     /// `[limits] max_prompt_bytes`: the most a rendered prompt may weigh (default 16 MiB).
     pub max_prompt_bytes: Option<u64>,
+    /// `[engine]`: where `tfc run` executes a new run by default (SPEC §14.3).
+    pub engine: EngineSettings,
     /// The files looked at, highest precedence first.
     pub checked: Vec<(PathBuf, FileState)>,
+}
+
+/// `[engine]` (SPEC §14.3): `kind = "local" | "temporal"`, and for Temporal the service
+/// `address` (`HOST:PORT`), `namespace` and `task_queue`. Flags and `TFC_TEMPORAL` win.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EngineSettings {
+    /// `kind`: `local` or `temporal`.
+    pub kind: Option<String>,
+    /// `address`: the Temporal frontend, `HOST:PORT`.
+    pub address: Option<String>,
+    /// `namespace`.
+    pub namespace: Option<String>,
+    /// `task_queue`.
+    pub task_queue: Option<String>,
 }
 
 /// The environment configuration reads, captured once (tests build it by hand).
