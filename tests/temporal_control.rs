@@ -13,11 +13,9 @@ const GATED: &str = r#"{"name": "gated", "phases": [
 
 #[test]
 fn approvals_wait_for_their_signal_and_cancellation_pauses_the_run() {
-    let Some(bin) = require() else { return };
-    let base = scratch("control");
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).expect("scratch");
-    let server = Server::start(&bin, &base);
+    let Some((server, base)) = server_in("control") else {
+        return;
+    };
     let address = server.address();
 
     for (name, decision, code, status) in [
@@ -118,11 +116,9 @@ fn approvals_wait_for_their_signal_and_cancellation_pauses_the_run() {
 
 #[test]
 fn a_budget_stops_the_run_on_temporal_as_it_does_locally() {
-    let Some(bin) = require() else { return };
-    let base = scratch("budget");
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).expect("scratch");
-    let server = Server::start(&bin, &base);
+    let Some((server, base)) = server_in("budget") else {
+        return;
+    };
     let flow = r#"{"name": "spend", "budget": {"maxTokens": 250}, "phases": [
         {"id": "a", "task": "one"}, {"id": "b", "dependsOn": ["a"], "task": "two"},
         {"id": "c", "dependsOn": ["b"], "task": "three"}]}"#;
@@ -207,11 +203,9 @@ fn sha256_hex(text: &str) -> String {
 
 #[test]
 fn ctrl_c_detaches_and_the_run_goes_on() {
-    let Some(bin) = require() else { return };
-    let base = scratch("detach");
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).expect("scratch");
-    let server = Server::start(&bin, &base);
+    let Some((server, base)) = server_in("detach") else {
+        return;
+    };
     let dir = base.join("p");
     let agent = project(&dir);
     std::fs::write(
@@ -244,11 +238,9 @@ fn ctrl_c_detaches_and_the_run_goes_on() {
 
 #[test]
 fn the_engine_table_of_the_configuration_sends_runs_and_workers_to_temporal() {
-    let Some(bin) = require() else { return };
-    let base = scratch("engine-config");
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).expect("scratch");
-    let server = Server::start(&bin, &base);
+    let Some((server, base)) = server_in("engine-config") else {
+        return;
+    };
     let dir = base.join("p");
     let agent = project(&dir);
     // No --engine, --temporal or --task-queue anywhere: the worker and the run read them.

@@ -60,11 +60,9 @@ const SCENARIOS: &[(&str, &str)] = &[
 
 #[test]
 fn every_scenario_gives_the_same_record_locally_and_on_temporal() {
-    let Some(bin) = require() else { return };
-    let base = scratch("differential");
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).expect("scratch");
-    let server = Server::start(&bin, &base);
+    let Some((server, base)) = server_in("differential") else {
+        return;
+    };
     let remote = project(&base.join("remote"));
     let _w1 = Worker::start(&server, &base.join("remote"), &remote, "1");
     let _w2 = Worker::start(&server, &base.join("remote"), &remote, "2");

@@ -41,11 +41,9 @@ const CHAIN: &str = r#"{"name": "steps", "phases": [
 
 #[test]
 fn the_run_survives_the_loss_of_the_worker_holding_its_workflow() {
-    let Some(bin) = require() else { return };
-    let base = scratch("host-loss");
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).expect("scratch");
-    let server = Server::start(&bin, &base);
+    let Some((server, base)) = server_in("host-loss") else {
+        return;
+    };
     let dir = base.join("p");
     let agent = project(&dir);
     // `f` fails once (a 503) and waits out a 6 s backoff on a durable timer: no call runs
@@ -101,11 +99,9 @@ fn the_run_survives_the_loss_of_the_worker_holding_its_workflow() {
 
 #[test]
 fn the_run_survives_a_server_restart() {
-    let Some(bin) = require() else { return };
-    let base = scratch("server-loss");
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).expect("scratch");
-    let mut server = Server::start(&bin, &base);
+    let Some((mut server, base)) = server_in("server-loss") else {
+        return;
+    };
     let dir = base.join("p");
     let agent = project(&dir);
     std::fs::write(dir.join("flow.json"), CHAIN).expect("flow");

@@ -37,11 +37,9 @@ fn kill_the_worker_calling(dir: &Path, phase: &str, workers: &mut [Worker]) -> u
 
 #[test]
 fn a_lost_worker_is_a_transient_failure_retried_elsewhere_except_for_non_idempotent_phases() {
-    let Some(bin) = require() else { return };
-    let base = scratch("worker-loss");
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).expect("scratch");
-    let server = Server::start(&bin, &base);
+    let Some((server, base)) = server_in("worker-loss") else {
+        return;
+    };
 
     // An idempotent phase: retried on the other worker.
     let dir = base.join("idempotent");

@@ -232,45 +232,24 @@ impl Interpreter {
         source: FlowSource,
         invocation: Invocation,
     ) -> Result<RunRecord, RunError> {
-        let (flow, src, document) = load(source, &invocation, self.opts.cwd.clone())?;
         if let Some(cap) = self.opts.max_output_bytes {
             // Process backends read the cap when they build each call's process spec.
             crate::process::set_max_output(cap);
         }
-        let (given, problems) = resolve_owned(&flow, invocation);
-        if problems.iter().any(Diagnostic::is_error) {
-            return Err(RunError::Invalid {
-                source: Box::new(src),
-                diagnostics: problems,
-            });
-        }
-        let args = effective_args(&flow, given);
-        let agents = resolve_agents(&flow, self.roster.as_ref())?;
-        let cancel_source = CancelSource::new();
-        let cancel = self.cancel.clone().unwrap_or_else(|| cancel_source.token());
-        let cwd = self
-            .opts
-            .cwd
-            .clone()
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| PathBuf::from("."));
         let store_root = match &self.opts.project_root {
             Some(root) if !self.opts.dry_run => Some(root.clone()),
             _ => None,
         };
-        // The definition: kept in `run.json`, and the source of each phase's `phasefp:` key
-        // part (keys are computed only when a store keeps them). The check's parse is reused;
-        // the text is parsed again only for a checked source that did not keep its document.
-        let def = store_root.as_ref().and_then(|_| match &document {
-            Some(doc) => Some(doc.to_value()),
-            None => crate::json::parse(&src.text).root.map(|r| r.to_value()),
-        });
-        drop(document);
-        let fps = def
-            .as_ref()
-            .map(|d| cache::phase_fps(d, flow.phases.len()))
-            .unwrap_or_default();
-        let cfg = self.config(&flow, &agents, cwd.clone(), store_root.is_some(), fps);
+        let Prepared {
+            flow,
+            args,
+            agents,
+            config: cfg,
+            def,
+            cwd,
+        } = self.prepare(source, invocation, store_root.is_some())?;
+        let cancel_source = CancelSource::new();
+        let cancel = self.cancel.clone().unwrap_or_else(|| cancel_source.token());
         let flow = Arc::new(flow);
         let setup = self
             .keep_inputs
@@ -308,14 +287,15 @@ impl Interpreter {
         Ok(record)
     }
 
-    /// Everything a run starts from, without running it (a remote engine runs the machine):
-    /// the checked flow, its source, the effective arguments, the resolved agents, the
-    /// machine's configuration and the stored definition.
-    #[cfg(feature = "temporal")]
+    /// Everything a run starts from, without running it (a local run drives the machine
+    /// itself; a remote engine hands it over): the checked flow, the effective arguments, the
+    /// resolved agents, the machine's configuration and, when a store keeps the run
+    /// (`journaling`), the stored definition.
     pub(crate) fn prepare(
         &self,
         source: FlowSource,
         invocation: Invocation,
+        journaling: bool,
     ) -> Result<Prepared, RunError> {
         let (flow, src, document) = load(source, &invocation, self.opts.cwd.clone())?;
         let (given, problems) = resolve_owned(&flow, invocation);
@@ -333,18 +313,24 @@ impl Interpreter {
             .clone()
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("."));
-        let def = match document {
-            Some(doc) => Some(doc.to_value()),
-            None => crate::json::parse(&src.text).root.map(|r| r.to_value()),
-        };
+        // The definition: kept in `run.json`, and the source of each phase's `phasefp:` key
+        // part (keys are computed only when a store keeps them). The check's parse is reused;
+        // the text is parsed again only for a checked source that did not keep its document.
+        let def = journaling
+            .then(|| match document {
+                Some(doc) => Some(doc.to_value()),
+                None => crate::json::parse(&src.text).root.map(|r| r.to_value()),
+            })
+            .flatten();
         let fps = def
             .as_ref()
             .map(|d| cache::phase_fps(d, flow.phases.len()))
             .unwrap_or_default();
-        let config = self.config(&flow, &agents, cwd.clone(), true, fps);
+        let config = self.config(&flow, &agents, cwd.clone(), journaling, fps);
         Ok(Prepared {
             flow,
             args,
+            agents,
             config,
             def,
             cwd,
@@ -434,10 +420,10 @@ impl Interpreter {
 }
 
 /// What [`Interpreter::prepare`] gives.
-#[cfg(feature = "temporal")]
 pub(crate) struct Prepared {
     pub flow: Flow,
     pub args: Map,
+    pub agents: HashMap<String, crate::agent::ResolvedAgent>,
     pub config: machine::Config,
     pub def: Option<crate::value::Value>,
     pub cwd: PathBuf,

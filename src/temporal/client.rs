@@ -145,7 +145,7 @@ pub fn start_run(
     invocation: Invocation,
     follow: Follow,
 ) -> Result<Followed, RunError> {
-    let prepared = interp.prepare(source, invocation)?;
+    let prepared = interp.prepare(source, invocation, true)?;
     let mut config = prepared.config;
     // Approvals without a flag wait for signal `approval` (`tfc approve`).
     config.ask = true;

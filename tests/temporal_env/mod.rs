@@ -297,6 +297,17 @@ pub fn spawn_tfc(dir: &Path, args: &[&str]) -> Child {
         .expect("spawn tfc")
 }
 
+/// A fresh scratch directory `name` (emptied) with a dev server of its own; `None` after a
+/// printed note when no `temporal` binary is found.
+pub fn server_in(name: &str) -> Option<(Server, PathBuf)> {
+    let bin = require()?;
+    let base = scratch(name);
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("scratch");
+    let server = Server::start(&bin, &base);
+    Some((server, base))
+}
+
 /// The arguments of `tfc run flow.json` on Temporal at `server`, every call answered by `agent`.
 fn run_args(server: &Server, agent: &Path) -> Vec<String> {
     let mut args: Vec<String> = ["run", "flow.json", "--agent-cmd"].map(String::from).into();
