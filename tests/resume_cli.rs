@@ -72,13 +72,7 @@ pub fn records(dir: &Path) -> Vec<serde_json::Value> {
 }
 
 fn run_id(o: &Outcome) -> String {
-    o.stderr
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix("run "))
-        .and_then(|l| l.split_whitespace().next())
-        .expect("a run line")
-        .to_owned()
+    common::printed_run_id(o)
 }
 
 const APPROVAL: &str = r#"{"name":"gated","phases":[

@@ -64,13 +64,7 @@ fn record(dir: &Path, run_id: &str) -> serde_json::Value {
 }
 
 fn run_id(o: &Outcome) -> String {
-    o.stderr
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix("run "))
-        .and_then(|l| l.split_whitespace().next())
-        .expect("a run line")
-        .to_owned()
+    common::printed_run_id(o)
 }
 
 const NESTED: &str = r#"{"name":"nested","phases":[

@@ -105,6 +105,21 @@ pub struct ProgressNote<'a> {
 #[derive(Clone)]
 pub struct ProgressSink(pub Arc<dyn Fn(&ProgressNote<'_>) + Send + Sync>);
 
+impl ProgressSink {
+    /// Tell the sink one progress command of the machine.
+    pub(crate) fn tell(&self, p: &super::machine::Progress) {
+        (self.0)(&ProgressNote {
+            phase: &p.phase,
+            status: p.status,
+            detail: p.detail.as_deref(),
+            attempts: p.attempts,
+            tokens: p.tokens,
+            cost_usd: p.cost_usd,
+            facts: &p.facts,
+        });
+    }
+}
+
 impl std::fmt::Debug for ProgressSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ProgressSink")

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use futures_lite::future;
 use smol::Timer;
 
-use super::ctx::{ProgressNote, RunOptions, caught};
+use super::ctx::{RunOptions, caught};
 use super::machine::{
     CallDir, CallEnd, CallOutcome, CallRequest, Command, Decision, Event, Input, Line, Machine,
     ScriptEnd, ScriptOutcome, ScriptRequest,
@@ -444,15 +444,7 @@ impl Driver {
             }
             Command::Progress(p) => {
                 if let Some(sink) = &self.opts.progress {
-                    (sink.0)(&ProgressNote {
-                        phase: &p.phase,
-                        status: p.status,
-                        detail: p.detail.as_deref(),
-                        attempts: p.attempts,
-                        tokens: p.tokens,
-                        cost_usd: p.cost_usd,
-                        facts: &p.facts,
-                    });
+                    sink.tell(&p);
                 }
             }
             Command::CacheLookup {

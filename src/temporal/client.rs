@@ -19,7 +19,7 @@ use super::workflow::TfcRun;
 use crate::agent::{Cancel, Roster};
 use crate::flow::Invocation;
 use crate::run::machine::{Command, Decision, Input, Machine};
-use crate::run::{FlowSource, Interpreter, ProgressNote, ProgressSink, RunError, RunRecord};
+use crate::run::{FlowSource, Interpreter, ProgressSink, RunError, RunRecord};
 use crate::value::Value;
 
 /// Where the Temporal service is, and which queue tfc's workers poll.
@@ -312,15 +312,7 @@ impl Mirror {
                 match c {
                     Command::Progress(p) => {
                         if let Some(sink) = &self.progress {
-                            (sink.0)(&ProgressNote {
-                                phase: &p.phase,
-                                status: p.status,
-                                detail: p.detail.as_deref(),
-                                attempts: p.attempts,
-                                tokens: p.tokens,
-                                cost_usd: p.cost_usd,
-                                facts: &p.facts,
-                            });
+                            sink.tell(&p);
                         }
                     }
                     Command::AskApproval { phase, .. } => {

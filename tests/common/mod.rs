@@ -67,3 +67,14 @@ pub fn shown_codes(stderr: &str) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// The run id a `tfc run`/`tfc resume` printed last on stderr (`run <id> …`).
+pub fn printed_run_id(o: &Outcome) -> String {
+    o.stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("run "))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("a run line")
+        .to_owned()
+}
