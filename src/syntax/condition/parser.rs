@@ -129,8 +129,13 @@ fn tokenize(src: &str) -> (Vec<Spanned<Token>>, Option<ConditionError>) {
 
 /// The path of a REF lexeme (`{ steps.a.output }`): its content, JS-trimmed.
 fn ref_path(lexeme: &str) -> RefPath {
-    let inner = lexeme.get(1..lexeme.len().saturating_sub(1)).unwrap_or("");
-    RefPath::parse(js_trim(inner))
+    RefPath::parse(ref_text(lexeme))
+}
+
+/// The path text of a REF lexeme (`{ steps.a.output }` ⇒ `steps.a.output`): its content,
+/// JS-trimmed.
+pub(crate) fn ref_text(lexeme: &str) -> &str {
+    js_trim(lexeme.get(1..lexeme.len().saturating_sub(1)).unwrap_or(""))
 }
 
 /// The placeholders of a condition that does not parse which come before its error, in order
