@@ -55,16 +55,9 @@ impl Condition {
     /// A condition that parses is compiled in one pass over its tokens, with no syntax tree;
     /// one that does not is handed to the parser, whose error (message and span) is returned.
     pub fn parse(src: &str) -> Result<Condition, ConditionError> {
-        let program = match compile_direct(src) {
-            Some(program) => program,
-            None => {
-                let (cond, tokens) = parse_counting_tokens(src)?;
-                compile_with_capacity(cond, tokens + 1)
-            }
-        };
         Ok(Condition {
             src: src.into(),
-            program,
+            program: compile_source(src)?,
         })
     }
 
@@ -82,6 +75,17 @@ impl Condition {
     /// the static checker).
     pub fn refs(&self) -> impl Iterator<Item = (Span, &RefPath)> {
         self.program.ref_sites()
+    }
+}
+
+/// Parse and compile `src` to a program ([`Condition::parse`] without keeping the text).
+pub(crate) fn compile_source(src: &str) -> Result<Program, ConditionError> {
+    match compile_direct(src) {
+        Some(program) => Ok(program),
+        None => {
+            let (cond, tokens) = parse_counting_tokens(src)?;
+            Ok(compile_with_capacity(cond, tokens + 1))
+        }
     }
 }
 
@@ -379,6 +383,14 @@ fn compile_direct(src: &str) -> Option<Program> {
     d.next.is_none().then(|| d.c.finish())
 }
 
+/// Room for a few items in a list about to get its first: a condition often has more than the
+/// four a `Vec` starts with, and growing it costs an allocation and a copy.
+fn reserve_some<T>(list: &mut Vec<T>) {
+    if list.capacity() == 0 {
+        list.reserve(8);
+    }
+}
+
 /// A node whose code is emitted: its span, and whether it leaves a boolean ([`is_boolean`]).
 #[derive(Clone, Copy)]
 struct Done {
@@ -495,6 +507,7 @@ impl Direct<'_> {
                     let r = match self.c.refs.iter().position(|p| *p.text == *text) {
                         Some(i) => i,
                         None => {
+                            reserve_some(&mut self.c.refs);
                             self.c.refs.push(RefPath::parse(text));
                             self.c.refs.len() - 1
                         }
@@ -516,6 +529,7 @@ impl Direct<'_> {
                 _ => return None,
             };
             let boolean = matches!(operand, Value::Bool(_));
+            reserve_some(&mut self.c.consts);
             let k = self.c.constant(operand);
             self.c.push(Op::Const(k), span);
             return Some(Done { span, boolean });
@@ -587,6 +601,7 @@ impl Direct<'_> {
         if self.next_is(joiner) {
             self.advance()?;
             let first = first.unwrap_or(node.span);
+            reserve_some(&mut self.jumps);
             self.jumps.push(self.c.ops.len());
             let op = if if_true {
                 Op::JumpIfTrue(0)

@@ -188,7 +188,11 @@ impl Template {
                         Written::Not => match resolve(scope, &self.paths[id]) {
                             Some(value) => {
                                 let start = text.len();
-                                write_text(&value, &mut text);
+                                match value {
+                                    // Most values are borrowed: nothing to drop.
+                                    Cow::Borrowed(value) => write_text(value, &mut text),
+                                    Cow::Owned(value) => write_text(&value, &mut text),
+                                }
                                 written[id] = Written::At(start, text.len());
                                 out.reads.push(r.path);
                             }
