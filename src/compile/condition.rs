@@ -15,6 +15,10 @@
 //! Values on the stack: an operand's raw value (undefined, a constant, a resolved placeholder)
 //! or a boolean computed by `!`, a comparison, `&&` or `||`. A group `( x )` is `x` itself.
 //! The result is the truthiness of the single value left on the stack.
+//!
+//! [`compile`] lowers a parsed tree; [`Condition::parse`] does not build one: it runs the
+//! parser's productions over the tokens as they are lexed and emits the same program directly
+//! (`compile_direct`), leaving a condition that does not parse to the parser for its error.
 
 use logos::{Lexer, Logos};
 
