@@ -791,7 +791,39 @@ mod tests {
         same_as_tree(&vec!["!a == {b}"; 300].join(" || "));
     }
 
+    /// Conditions from the grammar: leaves, comparisons, `!`, `&&`/`||` chains and groups,
+    /// with assorted spacing.
+    fn grammar() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        use proptest::sample::select;
+        let leaf = select(vec![
+            "{a}", "{ b.c }", "{a}", "x", "'q'", "\"r s\"", "1.5", "-2", "true", "false", "null",
+        ])
+        .prop_map(str::to_owned);
+        let sep = || select(vec![" ", "", "\u{a0}", "\t"]);
+        leaf.prop_recursive(5, 40, 4, move |inner| {
+            let ops = select(vec!["==", "!=", ">=", "<=", ">", "<"]);
+            prop_oneof![
+                (inner.clone(), sep(), ops, inner.clone())
+                    .prop_map(|(a, s, op, b)| format!("({a}){s}{op} ({b})")),
+                (sep(), inner.clone()).prop_map(|(s, e)| format!("!{s}{e}")),
+                (inner.clone(), sep(), inner.clone())
+                    .prop_map(|(a, s, b)| format!("{a}{s}&&{s}{b}")),
+                (inner.clone(), sep(), inner.clone())
+                    .prop_map(|(a, s, b)| format!("{a}{s}||{s}{b}")),
+                inner.prop_map(|e| format!("( {e})")),
+            ]
+        })
+    }
+
     proptest::proptest! {
+        /// Conditions that parse: the same program from the tree and from the single pass.
+        #[test]
+        fn direct_matches_the_tree_on_the_grammar(src in grammar()) {
+            proptest::prop_assert!(parse_cond(&src).is_ok(), "{src:?}");
+            same_as_tree(&src);
+        }
+
         /// Token soup: random sequences of condition tokens (and a few bytes that do not lex).
         #[test]
         fn direct_matches_the_tree_on_token_soup(
