@@ -15,11 +15,18 @@
 //! Values on the stack: an operand's raw value (undefined, a constant, a resolved placeholder)
 //! or a boolean computed by `!`, a comparison, `&&` or `||`. A group `( x )` is `x` itself.
 //! The result is the truthiness of the single value left on the stack.
+//!
+//! [`compile`] lowers a parsed tree; [`Condition::parse`] does not build one: it runs the
+//! parser's productions over the tokens as they are lexed and emits the same program directly
+//! (`compile_direct`), leaving a condition that does not parse to the parser for its error.
+
+use logos::{Lexer, Logos};
 
 use crate::source::Span;
 use crate::syntax::RefPath;
+use crate::syntax::condition::token::{Token, unescape};
 use crate::syntax::condition::{
-    CmpOp, Cond, ConditionError, Expr, Node, Operand, parse_counting_tokens,
+    CmpOp, Cond, ConditionError, Expr, MAX_DEPTH, Node, Operand, parse_counting_tokens, ref_text,
 };
 use crate::value::Value;
 
@@ -48,11 +55,13 @@ pub struct Condition {
 
 impl Condition {
     /// Parse and compile. Empty or whitespace-only text is a condition that is always true.
+    ///
+    /// A condition that parses is compiled in one pass over its tokens, with no syntax tree;
+    /// one that does not is handed to the parser, whose error (message and span) is returned.
     pub fn parse(src: &str) -> Result<Condition, ConditionError> {
-        let (cond, tokens) = parse_counting_tokens(src)?;
         Ok(Condition {
             src: src.into(),
-            program: compile_with_capacity(cond, tokens + 1),
+            program: compile_source(src)?,
         })
     }
 
@@ -70,6 +79,17 @@ impl Condition {
     /// the static checker).
     pub fn refs(&self) -> impl Iterator<Item = (Span, &RefPath)> {
         self.program.ref_sites()
+    }
+}
+
+/// Parse and compile `src` to a program ([`Condition::parse`] without keeping the text).
+pub(crate) fn compile_source(src: &str) -> Result<Program, ConditionError> {
+    match compile_direct(src) {
+        Some(program) => Ok(program),
+        None => {
+            let (cond, tokens) = parse_counting_tokens(src)?;
+            Ok(compile_with_capacity(cond, tokens + 1))
+        }
     }
 }
 
@@ -336,6 +356,295 @@ impl Compiler {
     }
 }
 
+/// The single-pass compiler: the parser's productions (`syntax::condition::parser`), run over
+/// the tokens as they are lexed, emitting each node's code as it completes instead of building
+/// it. The code is that of [`compile`] on the parsed tree, op for op and span for span: leaves
+/// in source order, an operator after its operands, a chain's jumps patched (target and the
+/// chain's span) when the chain ends. `None` for text that does not lex or parse: the parser
+/// then reports the error.
+fn compile_direct(src: &str) -> Option<Program> {
+    let mut d = Direct {
+        src,
+        lexer: Token::lexer(src),
+        next: None,
+        depth: 0,
+        stack: Vec::with_capacity(16),
+        jumps: Vec::new(),
+        c: Compiler {
+            ops: Vec::with_capacity(src.len() / 4 + 2),
+            spans: Vec::with_capacity(src.len() / 4 + 2),
+            ..Compiler::default()
+        },
+    };
+    d.advance()?;
+    if d.next.is_none() {
+        let k = d.c.constant(Value::Bool(true));
+        d.c.push(Op::Const(k), Span::default());
+        return Some(d.c.finish());
+    }
+    d.or_expr()?;
+    // Trailing tokens (or a lexing error after the expression) are an error.
+    d.next.is_none().then(|| d.c.finish())
+}
+
+/// Room for a few items in a list about to get its first: a condition often has more than the
+/// four a `Vec` starts with, and growing it costs an allocation and a copy.
+fn reserve_some<T>(list: &mut Vec<T>) {
+    if list.capacity() == 0 {
+        list.reserve(8);
+    }
+}
+
+/// A node whose code is emitted: its span, and whether it leaves a boolean ([`is_boolean`]).
+#[derive(Clone, Copy)]
+struct Done {
+    span: Span,
+    boolean: bool,
+}
+
+/// A production waiting for its next operand (the parser's `Frame`, holding code positions
+/// instead of nodes).
+enum Pending {
+    /// `or_expr`, `and_expr`: the first operand's span once there is a second (`None` before),
+    /// and where this chain's jumps start in [`Direct::jumps`].
+    Or(Option<Span>, usize),
+    And(Option<Span>, usize),
+    /// `not_expr` after a `!` starting at this offset.
+    Not(u32),
+    /// `comparison` waiting for its first `primary`.
+    Comparison,
+    /// `comparison` after `primary cmp_op` (the primary's span; the operator and its span).
+    CompareRight(Span, CmpOp, Span),
+    /// `primary` after `(` (this span).
+    Group(Span),
+}
+
+/// Where a descent starts (the parser's `Production`).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum From {
+    OrExpr,
+    AndExpr,
+    NotExpr,
+    Primary,
+}
+
+struct Direct<'s> {
+    src: &'s str,
+    lexer: Lexer<'s, Token>,
+    /// The next token, not consumed yet (`None` at the end).
+    next: Option<(Token, Span)>,
+    /// `(`/`!` nesting.
+    depth: usize,
+    stack: Vec<Pending>,
+    /// Jumps of the open chains, innermost last: their op indices, patched when the chain ends.
+    jumps: Vec<usize>,
+    c: Compiler,
+}
+
+impl Direct<'_> {
+    /// Lex the next token into `next`; `None` on a lexing error.
+    fn advance(&mut self) -> Option<()> {
+        self.next = match self.lexer.next() {
+            Some(Ok(token)) => Some((token, Span::from_range(self.lexer.span()))),
+            Some(Err(_)) => return None,
+            None => None,
+        };
+        Some(())
+    }
+
+    fn next_is(&self, token: Token) -> bool {
+        self.next.is_some_and(|(t, _)| t == token)
+    }
+
+    fn enter(&mut self) -> Option<()> {
+        self.depth += 1;
+        (self.depth <= MAX_DEPTH).then_some(())
+    }
+
+    /// `or_expr`, driving the whole descent as the parser's `parse_or_expr` does.
+    fn or_expr(&mut self) -> Option<Done> {
+        let mut from = From::OrExpr;
+        loop {
+            let mut node = self.descend(from)?;
+            loop {
+                let Some(pending) = self.stack.pop() else {
+                    return Some(node);
+                };
+                match self.ascend(pending, node)? {
+                    Ok(up) => node = up,
+                    Err(down) => {
+                        from = down;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    fn descend(&mut self, mut from: From) -> Option<Done> {
+        loop {
+            if from <= From::OrExpr {
+                self.stack.push(Pending::Or(None, self.jumps.len()));
+            }
+            if from <= From::AndExpr {
+                self.stack.push(Pending::And(None, self.jumps.len()));
+            }
+            if from <= From::NotExpr {
+                while let Some((Token::Bang, bang)) = self.next {
+                    self.enter()?;
+                    self.stack.push(Pending::Not(bang.start));
+                    self.advance()?;
+                }
+                self.stack.push(Pending::Comparison);
+            }
+            let (token, span) = self.next?;
+            self.advance()?;
+            let operand = match token {
+                Token::LParen => {
+                    self.enter()?;
+                    self.stack.push(Pending::Group(span));
+                    from = From::OrExpr;
+                    continue;
+                }
+                Token::Ref => {
+                    let text = ref_text(self.src.get(span.range())?);
+                    let r = match self.c.refs.iter().position(|p| *p.text == *text) {
+                        Some(i) => i,
+                        None => {
+                            reserve_some(&mut self.c.refs);
+                            self.c.refs.push(RefPath::parse(text));
+                            self.c.refs.len() - 1
+                        }
+                    };
+                    self.c.push(Op::Ref(r as u32), span);
+                    return Some(Done {
+                        span,
+                        boolean: false,
+                    });
+                }
+                Token::Str => Value::String(unescape(self.src.get(span.range())?)),
+                Token::Number => {
+                    Value::Number(self.src.get(span.range())?.parse().unwrap_or(f64::NAN))
+                }
+                Token::True => Value::Bool(true),
+                Token::False => Value::Bool(false),
+                Token::Null => Value::Null,
+                Token::Bareword => Value::String(self.src.get(span.range())?.to_owned()),
+                _ => return None,
+            };
+            let boolean = matches!(operand, Value::Bool(_));
+            reserve_some(&mut self.c.consts);
+            let k = self.c.constant(operand);
+            self.c.push(Op::Const(k), span);
+            return Some(Done { span, boolean });
+        }
+    }
+
+    /// `node` completes the operand `pending` waited for: `Ok` hands a node up, `Err` descends
+    /// for the next operand.
+    fn ascend(&mut self, pending: Pending, node: Done) -> Option<Result<Done, From>> {
+        Some(match pending {
+            Pending::Or(first, base) => self.chain(first, base, node, Token::OrOr, true)?,
+            Pending::And(first, base) => self.chain(first, base, node, Token::AndAnd, false)?,
+            Pending::Not(start) => {
+                self.depth -= 1;
+                let span = Span::new(start, node.span.end);
+                self.c.push(Op::Not, span);
+                Ok(Done {
+                    span,
+                    boolean: true,
+                })
+            }
+            Pending::Comparison => {
+                let op = match self.next {
+                    Some((Token::EqEq, s)) => (CmpOp::Eq, s),
+                    Some((Token::NotEq, s)) => (CmpOp::Ne, s),
+                    Some((Token::GtEq, s)) => (CmpOp::Ge, s),
+                    Some((Token::LtEq, s)) => (CmpOp::Le, s),
+                    Some((Token::Gt, s)) => (CmpOp::Gt, s),
+                    Some((Token::Lt, s)) => (CmpOp::Lt, s),
+                    _ => return Some(Ok(node)),
+                };
+                self.advance()?;
+                self.stack
+                    .push(Pending::CompareRight(node.span, op.0, op.1));
+                Err(From::Primary)
+            }
+            Pending::CompareRight(left, op, op_span) => {
+                self.c.push(Op::Compare(op), op_span);
+                Ok(Done {
+                    span: left.to(node.span),
+                    boolean: true,
+                })
+            }
+            Pending::Group(open) => {
+                let (Token::RParen, close) = self.next? else {
+                    return None;
+                };
+                self.advance()?;
+                self.depth -= 1;
+                Ok(Done {
+                    span: open.to(close),
+                    boolean: node.boolean,
+                })
+            }
+        })
+    }
+
+    /// An `or_expr`/`and_expr` chain after one more operand: continue past `joiner` (emitting
+    /// the jump), or end it (a single operand is itself; else `truthy` if needed, and the
+    /// chain's jumps patched to the end and given its span).
+    fn chain(
+        &mut self,
+        first: Option<Span>,
+        base: usize,
+        node: Done,
+        joiner: Token,
+        if_true: bool,
+    ) -> Option<Result<Done, From>> {
+        if self.next_is(joiner) {
+            self.advance()?;
+            let first = first.unwrap_or(node.span);
+            reserve_some(&mut self.jumps);
+            self.jumps.push(self.c.ops.len());
+            let op = if if_true {
+                Op::JumpIfTrue(0)
+            } else {
+                Op::JumpIfFalse(0)
+            };
+            self.c.push(op, Span::default());
+            let (pending, next) = if if_true {
+                (Pending::Or(Some(first), base), From::AndExpr)
+            } else {
+                (Pending::And(Some(first), base), From::NotExpr)
+            };
+            self.stack.push(pending);
+            return Some(Err(next));
+        }
+        let Some(first) = first else {
+            return Some(Ok(node));
+        };
+        let span = first.to(node.span);
+        if !node.boolean {
+            self.c.push(Op::Truthy, span);
+        }
+        let target = self.c.ops.len() as u32;
+        for &at in &self.jumps[base..] {
+            self.c.ops[at] = if if_true {
+                Op::JumpIfTrue(target)
+            } else {
+                Op::JumpIfFalse(target)
+            };
+            self.c.spans[at] = span;
+        }
+        self.jumps.truncate(base);
+        Some(Ok(Done {
+            span,
+            boolean: true,
+        }))
+    }
+}
+
 /// Does `node` already leave a boolean (so `truthy` would be a no-op)?
 fn is_boolean(node: &Node) -> bool {
     let mut node = node;
@@ -415,6 +724,117 @@ mod tests {
         assert_eq!(depth("a && b && c"), 1);
         assert_eq!(depth("(a == b) == (c == d)"), 3);
         assert_eq!(depth("(a == (b == (c == d)))"), 4);
+    }
+
+    /// The single-pass compiler against the parser and [`compile`]: the same program (ops,
+    /// spans, constants, refs, stack depth) for every condition that parses, nothing for one
+    /// that does not.
+    fn same_as_tree(src: &str) {
+        let tree = parse_cond(src).ok().map(compile);
+        assert_eq!(compile_direct(src), tree, "{src:?}");
+    }
+
+    #[test]
+    fn direct_matches_the_tree() {
+        for src in [
+            "",
+            "  \u{a0} ",
+            "a",
+            "{a} == high",
+            "!(1 < '2')",
+            "a && b && c",
+            "a || b && null",
+            "a || (b == c)",
+            "{a} == {b} || !{ a } && {c.d}",
+            "!{a} == b && (c)",
+            "(a || b) && c",
+            "a && b || c && d",
+            "!!a && !b",
+            "(a) == (b)",
+            "((a)) && (true)",
+            "a && (b || c) && !(d && e) || f",
+            "{ args.x } == 'a\\nb' && -1.5e2 != \"x\\\"y\" && true && false && null && v1.2",
+            "({steps.t.json.severity} == high || {steps.t.json.severity} == critical) && !{steps.t.json.suppressed}",
+            "{steps.triage.json.severity} == high && {steps.triage.json.score} >= 0.8 && !{steps.triage.json.suppressed} && ({args.mode} == \"deep\" || {args.force}) && {steps.scan.json.count} > 3 && {args.env} != prod",
+            "a <= b || a >= b || a < b || a > b",
+            "x\u{a0}==\u{3000}y && (false) && (a || true)",
+            // Errors, lexing and parsing.
+            "{args.x == 1",
+            "a == \"x",
+            "a = b",
+            "a b",
+            "a == b == c",
+            "(a == b",
+            "(a b)",
+            "a ==",
+            "!",
+            "(",
+            "a &&",
+            "a || || b",
+            "a == !b",
+            "&& a",
+            "()",
+            ")",
+            "a)",
+            "a && b |",
+            "a == == \"x",
+        ] {
+            same_as_tree(src);
+        }
+        let n = crate::syntax::condition::MAX_DEPTH;
+        for (open, close, k) in [("(", ")", n), ("!", "", n), ("(!", ")", n / 2)] {
+            for k in [k, k + 1] {
+                same_as_tree(&format!("{}a{}", open.repeat(k), close.repeat(k)));
+            }
+        }
+        same_as_tree(&vec!["(!(a))"; 300].join(" && "));
+        same_as_tree(&vec!["!a == {b}"; 300].join(" || "));
+    }
+
+    /// Conditions from the grammar: leaves, comparisons, `!`, `&&`/`||` chains and groups,
+    /// with assorted spacing.
+    fn grammar() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        use proptest::sample::select;
+        let leaf = select(vec![
+            "{a}", "{ b.c }", "{a}", "x", "'q'", "\"r s\"", "1.5", "-2", "true", "false", "null",
+        ])
+        .prop_map(str::to_owned);
+        let sep = || select(vec![" ", "", "\u{a0}", "\t"]);
+        leaf.prop_recursive(5, 40, 4, move |inner| {
+            let ops = select(vec!["==", "!=", ">=", "<=", ">", "<"]);
+            prop_oneof![
+                (inner.clone(), sep(), ops, inner.clone())
+                    .prop_map(|(a, s, op, b)| format!("({a}){s}{op} ({b})")),
+                (sep(), inner.clone()).prop_map(|(s, e)| format!("!{s}{e}")),
+                (inner.clone(), sep(), inner.clone())
+                    .prop_map(|(a, s, b)| format!("{a}{s}&&{s}{b}")),
+                (inner.clone(), sep(), inner.clone())
+                    .prop_map(|(a, s, b)| format!("{a}{s}||{s}{b}")),
+                inner.prop_map(|e| format!("( {e})")),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Conditions that parse: the same program from the tree and from the single pass.
+        #[test]
+        fn direct_matches_the_tree_on_the_grammar(src in grammar()) {
+            proptest::prop_assert!(parse_cond(&src).is_ok(), "{src:?}");
+            same_as_tree(&src);
+        }
+
+        /// Token soup: random sequences of condition tokens (and a few bytes that do not lex).
+        #[test]
+        fn direct_matches_the_tree_on_token_soup(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                "a", "{a}", "{ b.c }", "'s'", "\"t\"", "1", "-2.5", "true", "false", "null",
+                "&&", "||", "==", "!=", "<", ">=", "!", "(", ")", " ", "=", "{x", "\u{a0}",
+            ]), 0..24)
+        ) {
+            same_as_tree(&parts.join(" "));
+            same_as_tree(&parts.concat());
+        }
     }
 
     #[test]

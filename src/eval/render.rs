@@ -125,7 +125,18 @@ fn largest(state: &[(usize, Seen)]) -> Option<(u32, usize)> {
         .map(|(i, (b, _))| (i as u32, *b))
 }
 
-/// Per-render state of one distinct path.
+/// Per-render state of one distinct path in an uncapped render.
+#[derive(Clone, Copy)]
+enum Written {
+    /// Not met yet.
+    Not,
+    /// Unresolved: its placeholder is copied verbatim.
+    Missing,
+    /// Resolved, its text written at `text[start..end]`.
+    At(usize, usize),
+}
+
+/// Per-render state of one distinct path in a capped render.
 #[derive(Clone, Copy, PartialEq)]
 enum Seen {
     Not,
@@ -150,10 +161,54 @@ impl Template {
 
     /// Render in text mode. Unresolved placeholders stay verbatim and are listed in `missing`.
     pub fn render<S: Scope + ?Sized>(&self, scope: &S) -> Rendered {
-        match self.render_capped(scope, usize::MAX) {
-            Ok(r) => r,
-            Err(over) => over.partial,
+        self.render_uncapped(scope)
+    }
+
+    /// [`Template::render`]: no cap to watch, so a path met again copies the text its first
+    /// occurrence wrote (a scope is read-only while it renders: the same path resolves to the
+    /// same value, whose text is the same) instead of resolving and writing it again.
+    fn render_uncapped<S: Scope + ?Sized>(&self, scope: &S) -> Rendered {
+        let guess = (self.src.len() + self.refs.len() * 16).max(self.len_hint.get());
+        let mut text = String::with_capacity(guess);
+        // Per distinct path: where its first occurrence's text is, once written.
+        let mut written = vec![Written::Not; self.paths.len()];
+        let mut out = Rendered {
+            reads: Vec::with_capacity(self.paths.len()),
+            ..Rendered::default()
+        };
+        for op in &self.ops {
+            match *op {
+                Op::Lit(start, end) => text.push_str(&self.src[start as usize..end as usize]),
+                Op::Ref(i) => {
+                    let r = &self.refs[i as usize];
+                    let id = r.path as usize;
+                    match written[id] {
+                        Written::At(start, end) => text.extend_from_within(start..end),
+                        Written::Missing => text.push_str(&self.src[r.span.range()]),
+                        Written::Not => match resolve(scope, &self.paths[id]) {
+                            Some(value) => {
+                                let start = text.len();
+                                match value {
+                                    // Most values are borrowed: nothing to drop.
+                                    Cow::Borrowed(value) => write_text(value, &mut text),
+                                    Cow::Owned(value) => write_text(&value, &mut text),
+                                }
+                                written[id] = Written::At(start, text.len());
+                                out.reads.push(r.path);
+                            }
+                            None => {
+                                text.push_str(&self.src[r.span.range()]);
+                                written[id] = Written::Missing;
+                                out.missing.push(r.path);
+                            }
+                        },
+                    }
+                }
+            }
         }
+        self.len_hint.set(text.len());
+        out.text = text;
+        out
     }
 
     /// [`Template::render`] that gives up once the text would pass `max` bytes, before
@@ -165,6 +220,10 @@ impl Template {
         scope: &S,
         max: usize,
     ) -> Result<Rendered, Oversize> {
+        if max == usize::MAX {
+            // No value's text can pass `usize::MAX` bytes.
+            return Ok(self.render_uncapped(scope));
+        }
         let guess = (self.src.len() + self.refs.len() * 16).max(self.len_hint.get());
         let mut text = String::with_capacity(guess.min(max));
         // Per distinct path: the bytes it contributed, and whether it resolved.
@@ -184,14 +243,6 @@ impl Template {
                         continue;
                     }
                     match resolve(scope, &self.paths[id]) {
-                        // Uncapped (`render`): no value's text can pass `usize::MAX` bytes.
-                        Some(value) if max == usize::MAX => {
-                            write_text(&value, &mut text);
-                            if state[id].1 == Seen::Not {
-                                state[id].1 = Seen::Resolved;
-                                out.reads.push(r.path);
-                            }
-                        }
                         Some(value) => {
                             let room = max.saturating_sub(text.len());
                             let before = text.len();

@@ -167,7 +167,7 @@ fn read_phases<S: Scope + ?Sized>(program: &Program, scope: &S, reads: &ReadSet)
 }
 
 /// Evaluate `program` against `scope`, with its reads.
-fn run<S: Scope + ?Sized>(program: &Program, scope: &S) -> Evaluated {
+pub(super) fn run<S: Scope + ?Sized>(program: &Program, scope: &S) -> Evaluated {
     let Decision { value, reads } = decide(program, scope);
     Evaluated {
         value,

@@ -1,8 +1,9 @@
 //! The three places a flow evaluates a condition (SPEC §3.5, §6): `when`, `until` and gate
 //! `eval` entries, each with its own answer to a condition that does not parse.
 
-use super::machine::{Evaluated, add_read_phases};
-use crate::compile::{Condition, Template};
+use super::machine::{Evaluated, add_read_phases, run};
+use crate::compile::Template;
+use crate::compile::condition::compile_source;
 use crate::eval::scope::{Scope, resolve};
 use crate::syntax::condition::{ConditionError, refs_before_error};
 use crate::value::js_trim;
@@ -53,13 +54,13 @@ pub fn eval_gate_entry<S: Scope + ?Sized>(src: &str, scope: &S) -> Outcome {
 
 /// Parse and evaluate `src`; a parse error yields `fallback` with the error.
 fn eval_or<S: Scope + ?Sized>(src: &str, scope: &S, fallback: bool) -> Outcome {
-    match Condition::parse(src) {
-        Ok(condition) => {
+    match compile_source(src) {
+        Ok(program) => {
             let Evaluated {
                 value,
                 reads,
                 read_phases,
-            } = condition.eval(scope);
+            } = run(&program, scope);
             Outcome {
                 value,
                 error: None,

@@ -9,4 +9,4 @@ pub(crate) mod token;
 
 pub use ast::{CmpOp, Cond, Expr, Node, Operand};
 pub use parser::{ConditionError, ErrorKind, MAX_DEPTH, parse_cond};
-pub(crate) use parser::{parse_counting_tokens, refs_before_error};
+pub(crate) use parser::{parse_counting_tokens, ref_text, refs_before_error};

@@ -129,8 +129,18 @@ fn tokenize(src: &str) -> (Vec<Spanned<Token>>, Option<ConditionError>) {
 
 /// The path of a REF lexeme (`{ steps.a.output }`): its content, JS-trimmed.
 fn ref_path(lexeme: &str) -> RefPath {
+    RefPath::parse(ref_text(lexeme))
+}
+
+/// The path text of a REF lexeme (`{ steps.a.output }` ⇒ `steps.a.output`): its content,
+/// JS-trimmed.
+pub(crate) fn ref_text(lexeme: &str) -> &str {
     let inner = lexeme.get(1..lexeme.len().saturating_sub(1)).unwrap_or("");
-    RefPath::parse(js_trim(inner))
+    match (inner.as_bytes().first(), inner.as_bytes().last()) {
+        // Visible ASCII at both ends (the usual `{steps.a.output}`): nothing to trim.
+        (Some(a), Some(z)) if a.is_ascii_graphic() && z.is_ascii_graphic() => inner,
+        _ => js_trim(inner),
+    }
 }
 
 /// The placeholders of a condition that does not parse which come before its error, in order
