@@ -606,126 +606,258 @@ impl PhaseRecord {
         let Value::Object(m) = v else {
             return None;
         };
-        let status = PhaseStatus::parse(m.get("status")?.as_str()?)?;
-        let text = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
-        let list = |k: &str| match m.get(k) {
-            Some(Value::Array(a)) => a
+        let mut r = PhaseMembers::new(ty, depth);
+        for (k, v) in m {
+            r.member(k, v);
+        }
+        r.finish()
+    }
+}
+
+/// A phase record read member by member, in any order (a `run.json` read without a value
+/// tree of its phases, or an object's members): each member sets what it means alone, so a
+/// repeated member's last value wins, as in an object.
+pub(crate) struct PhaseMembers {
+    r: PhaseRecord,
+    status: Option<PhaseStatus>,
+    /// The kind when the record does not say.
+    ty: PhaseType,
+    depth: usize,
+}
+
+impl PhaseMembers {
+    /// An empty record of kind `ty` (unless it says), at sub-run nesting `depth`.
+    pub(crate) fn new(ty: PhaseType, depth: usize) -> PhaseMembers {
+        PhaseMembers {
+            r: PhaseRecord::new(ty),
+            status: None,
+            ty,
+            depth,
+        }
+    }
+
+    /// The record, when it had a known `status`.
+    pub(crate) fn finish(self) -> Option<PhaseRecord> {
+        let mut r = self.r;
+        r.status = self.status?;
+        Some(r)
+    }
+
+    /// A member whose value is the string `s`; `false` when `key` is not a text member (it is
+    /// then given as a value, see [`PhaseMembers::member`]).
+    pub(crate) fn text(&mut self, key: &str, s: &str) -> bool {
+        let r = &mut self.r;
+        let slot = match key {
+            "status" => {
+                self.status = PhaseStatus::parse(s);
+                return true;
+            }
+            "type" => {
+                r.ty = PhaseType::parse(s).unwrap_or(self.ty);
+                return true;
+            }
+            "cacheHit" => {
+                r.cache_hit = ["run-only", "cross-run"].into_iter().find(|k| *k == s);
+                return true;
+            }
+            "output" => {
+                r.output = s.to_owned();
+                return true;
+            }
+            "startedAt" => &mut r.started_at,
+            "endedAt" => &mut r.ended_at,
+            "error" => &mut r.error,
+            "skipReason" => &mut r.skip_reason,
+            "agent" => &mut r.agent,
+            "model" => &mut r.model,
+            "inputHash" => &mut r.input_hash,
+            "defError" => &mut r.def_error,
+            _ => return false,
+        };
+        *slot = Some(s.to_owned());
+        true
+    }
+
+    /// The `usage` member, read already.
+    pub(crate) fn usage(&mut self, u: Usage) {
+        self.r.usage = u;
+    }
+
+    /// One member (unknown keys are ignored).
+    pub(crate) fn member(&mut self, key: &str, v: &Value) {
+        if let Some(s) = v.as_str()
+            && self.text(key, s)
+        {
+            return;
+        }
+        let text = || v.as_str().map(str::to_owned);
+        let list = || match v {
+            Value::Array(a) => a
                 .iter()
                 .filter_map(Value::as_str)
                 .map(str::to_owned)
                 .collect(),
             _ => Vec::new(),
         };
-        let flag = |k: &str| matches!(m.get(k), Some(Value::Bool(true)));
+        let flag = matches!(v, Value::Bool(true));
         let num = |o: &Map, k: &str| match o.get(k) {
             Some(Value::Number(x)) if x.is_finite() && *x >= 0.0 => Some(*x),
             _ => None,
         };
-        let mut r = PhaseRecord::new(
-            text("type")
-                .and_then(|t| PhaseType::parse(&t))
-                .unwrap_or(ty),
-        );
-        r.status = status;
-        r.output = text("output").unwrap_or_default();
-        r.json = m.get("json").cloned();
-        r.warnings = list("warnings");
-        r.attempts = num(m, "attempts").unwrap_or(0.0) as u32;
-        r.reads = list("reads");
-        r.usage = m.get("usage").map(usage_from_value).unwrap_or_default();
-        r.started_at = text("startedAt");
-        r.ended_at = text("endedAt");
-        r.error = text("error");
-        r.skip_reason = text("skipReason");
-        r.agent = text("agent");
-        r.model = text("model");
-        r.input_hash = text("inputHash");
-        r.cache_hit = known(m.get("cacheHit"), &["run-only", "cross-run"]);
-        r.timed_out = flag("timedOut");
-        r.budget_truncated = flag("budgetTruncated");
-        r.side_effect = flag("sideEffect");
-        r.optional = flag("optional");
-        if let Some(Value::Object(g)) = m.get("gate") {
-            r.gate = Some(GateInfo {
-                verdict: known(g.get("verdict"), &["pass", "block"]).unwrap_or("pass"),
-                reason: g.get("reason").and_then(Value::as_str).map(str::to_owned),
-                rounds: num(g, "rounds").map(|x| x as u32),
-            });
+        let r = &mut self.r;
+        match key {
+            // Not a string (a string was taken above).
+            "status" => self.status = None,
+            "type" => r.ty = self.ty,
+            "cacheHit" => r.cache_hit = None,
+            "output" => r.output = String::new(),
+            "startedAt" => r.started_at = text(),
+            "endedAt" => r.ended_at = text(),
+            "error" => r.error = text(),
+            "skipReason" => r.skip_reason = text(),
+            "agent" => r.agent = text(),
+            "model" => r.model = text(),
+            "inputHash" => r.input_hash = text(),
+            "defError" => r.def_error = text(),
+            "json" => r.json = Some(v.clone()),
+            "warnings" => r.warnings = list(),
+            "reads" => r.reads = list(),
+            "attempts" => {
+                r.attempts = match v {
+                    Value::Number(x) if x.is_finite() && *x >= 0.0 => *x as u32,
+                    _ => 0,
+                }
+            }
+            "usage" => r.usage = usage_from_value(v),
+            "timedOut" => r.timed_out = flag,
+            "budgetTruncated" => r.budget_truncated = flag,
+            "sideEffect" => r.side_effect = flag,
+            "optional" => r.optional = flag,
+            "gate" => {
+                r.gate = match v {
+                    Value::Object(g) => Some(GateInfo {
+                        verdict: known(g.get("verdict"), &["pass", "block"]).unwrap_or("pass"),
+                        reason: g.get("reason").and_then(Value::as_str).map(str::to_owned),
+                        rounds: num(g, "rounds").map(|x| x as u32),
+                    }),
+                    _ => None,
+                }
+            }
+            "approval" => {
+                r.approval = match v {
+                    Value::Object(a) => Some(ApprovalInfo {
+                        decision: known(
+                            a.get("decision"),
+                            &["approve", "edit", "reject", "pending"],
+                        )
+                        .unwrap_or("pending"),
+                        note: a.get("note").and_then(Value::as_str).map(str::to_owned),
+                        source: known(a.get("source"), &["tty", "flag"]),
+                    }),
+                    _ => None,
+                }
+            }
+            "loop" => r.loop_info = loop_info(v, num),
+            "tournament" => {
+                r.tournament = match v {
+                    Value::Object(t) => Some((
+                        num(t, "winner").unwrap_or(0.0) as usize,
+                        num(t, "variants").unwrap_or(0.0) as usize,
+                    )),
+                    _ => None,
+                }
+            }
+            "items" => {
+                r.items = match v {
+                    Value::Array(items) => Some(
+                        items
+                            .iter()
+                            .filter_map(|it| match it {
+                                Value::Object(o) => Some(ItemInfo {
+                                    index: num(o, "index")? as usize,
+                                    status: PhaseStatus::parse(o.get("status")?.as_str()?)?,
+                                    error: o
+                                        .get("error")
+                                        .and_then(Value::as_str)
+                                        .map(str::to_owned),
+                                    input_hash: o
+                                        .get("inputHash")
+                                        .and_then(Value::as_str)
+                                        .map(str::to_owned),
+                                }),
+                                _ => None,
+                            })
+                            .collect(),
+                    ),
+                    _ => None,
+                }
+            }
+            "subRun" => {
+                if self.depth < MAX_SUB_RUN_DEPTH {
+                    r.sub_run = RunRecord::from_value_at(v, self.depth + 1).map(Box::new);
+                }
+            }
+            "promptStats" => {
+                r.prompt_stats = match v {
+                    Value::Object(p) => Some((
+                        num(p, "chars").unwrap_or(0.0) as usize,
+                        num(p, "estTokens").unwrap_or(0.0) as usize,
+                    )),
+                    _ => None,
+                }
+            }
+            _ => {}
         }
-        if let Some(Value::Object(a)) = m.get("approval") {
-            r.approval = Some(ApprovalInfo {
-                decision: known(a.get("decision"), &["approve", "edit", "reject", "pending"])
-                    .unwrap_or("pending"),
-                note: a.get("note").and_then(Value::as_str).map(str::to_owned),
-                source: known(a.get("source"), &["tty", "flag"]),
-            });
-        }
-        if let Some(Value::Object(l)) = m.get("loop") {
-            r.loop_info = Some(LoopInfo {
-                iterations: num(l, "iterations").unwrap_or(0.0) as u32,
-                stop: known(
-                    l.get("stop"),
-                    &["until", "converged", "max", "budget", "failed"],
-                )
-                .unwrap_or("max"),
-                reflexion: l
-                    .get("reflexion")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                failures: match l.get("failures") {
-                    Some(Value::Array(f)) => f
-                        .iter()
-                        .filter_map(|x| match x {
-                            Value::Object(fm) => Some((
-                                num(fm, "iteration")? as u32,
-                                fm.get("error")?.as_str()?.to_owned(),
-                            )),
-                            _ => None,
-                        })
-                        .collect(),
-                    _ => Vec::new(),
-                },
-            });
-        }
-        if let Some(Value::Object(t)) = m.get("tournament") {
-            r.tournament = Some((
-                num(t, "winner").unwrap_or(0.0) as usize,
-                num(t, "variants").unwrap_or(0.0) as usize,
-            ));
-        }
-        if let Some(Value::Array(items)) = m.get("items") {
-            r.items = Some(
-                items
-                    .iter()
-                    .filter_map(|it| match it {
-                        Value::Object(o) => Some(ItemInfo {
-                            index: num(o, "index")? as usize,
-                            status: PhaseStatus::parse(o.get("status")?.as_str()?)?,
-                            error: o.get("error").and_then(Value::as_str).map(str::to_owned),
-                            input_hash: o
-                                .get("inputHash")
-                                .and_then(Value::as_str)
-                                .map(str::to_owned),
-                        }),
-                        _ => None,
-                    })
-                    .collect(),
-            );
-        }
-        r.def_error = text("defError");
-        if depth < MAX_SUB_RUN_DEPTH {
-            r.sub_run = m
-                .get("subRun")
-                .and_then(|sub| RunRecord::from_value_at(sub, depth + 1))
-                .map(Box::new);
-        }
-        if let Some(Value::Object(p)) = m.get("promptStats") {
-            r.prompt_stats = Some((
-                num(p, "chars").unwrap_or(0.0) as usize,
-                num(p, "estTokens").unwrap_or(0.0) as usize,
-            ));
-        }
-        Some(r)
+    }
+}
+
+/// A `loop` member's value.
+fn loop_info(v: &Value, num: impl Fn(&Map, &str) -> Option<f64>) -> Option<LoopInfo> {
+    let Value::Object(l) = v else {
+        return None;
+    };
+    Some(LoopInfo {
+        iterations: num(l, "iterations").unwrap_or(0.0) as u32,
+        stop: known(
+            l.get("stop"),
+            &["until", "converged", "max", "budget", "failed"],
+        )
+        .unwrap_or("max"),
+        reflexion: l
+            .get("reflexion")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        failures: match l.get("failures") {
+            Some(Value::Array(f)) => f
+                .iter()
+                .filter_map(|x| match x {
+                    Value::Object(fm) => Some((
+                        num(fm, "iteration")? as u32,
+                        fm.get("error")?.as_str()?.to_owned(),
+                    )),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
+    })
+}
+
+/// One member of a `usage` object into `u` (as [`usage_from_value`] reads it).
+pub(crate) fn usage_member(u: &mut Usage, key: &str, v: &Value) {
+    let n = match v {
+        Value::Number(x) if x.is_finite() && *x >= 0.0 => Some(*x),
+        _ => None,
+    };
+    let z = n.unwrap_or(0.0);
+    match key {
+        "input" => u.input = z as u64,
+        "output" => u.output = z as u64,
+        "cacheRead" => u.cache_read = z as u64,
+        "cacheWrite" => u.cache_write = z as u64,
+        "costUSD" => u.cost_usd = n,
+        "turns" => u.turns = z as u32,
+        _ => {}
     }
 }
 
