@@ -238,53 +238,108 @@ impl PhaseRecord {
     /// those files (`outputFile`, `jsonFile`, relative to the run directory) instead of inline.
     pub fn to_value_stored(&self, files: Option<&super::store::OutputFiles>) -> Value {
         let mut o = Map::default();
-        let s = |v: &str| Value::from(v);
-        o.insert("status".into(), s(self.status.as_str()));
+        self.members(files, |k, v| {
+            o.insert(k.into(), v.into_value());
+        });
+        Value::Object(o)
+    }
+
+    /// The text `write_readable_at(&self.to_value(), out, depth)` writes, without making
+    /// the value first (a `run.json` of many phases is mostly their records).
+    pub fn write_readable_at(&self, out: &mut String, depth: usize) {
+        use crate::value::{READABLE_DEPTH, newline, write_readable_at, write_string};
+        // Members and their lists' items are indented (a record nested this deep is not one
+        // tfc writes; it is written the general way).
+        if depth + 2 > READABLE_DEPTH {
+            write_readable_at(&self.to_value(), out, depth);
+            return;
+        }
+        out.push('{');
+        let mut first = true;
+        self.members(None, |k, v| {
+            if !std::mem::replace(&mut first, false) {
+                out.push(',');
+            }
+            newline(out, depth + 1);
+            write_string(k, out);
+            out.push_str(": ");
+            match v {
+                Member::Str(s) => write_string(s, out),
+                Member::OptStr(None) => out.push_str("null"),
+                Member::OptStr(Some(s)) => write_string(s, out),
+                Member::Strings([]) => out.push_str("[]"),
+                Member::Strings(list) => {
+                    out.push('[');
+                    for (i, s) in list.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        newline(out, depth + 2);
+                        write_string(s, out);
+                    }
+                    newline(out, depth + 1);
+                    out.push(']');
+                }
+                Member::Num(n) => crate::value::write_readable(&Value::Number(n), out),
+                Member::True => out.push_str("true"),
+                Member::Usage(u) if *u == Usage::default() => {
+                    static ZERO: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+                    let zero = ZERO.get_or_init(|| Usage::default().to_value());
+                    write_readable_at(zero, out, depth + 1);
+                }
+                Member::Usage(u) => write_readable_at(&u.to_value(), out, depth + 1),
+                Member::Ref(v) => write_readable_at(v, out, depth + 1),
+                Member::Val(v) => write_readable_at(&v, out, depth + 1),
+            }
+        });
+        newline(out, depth);
+        out.push('}');
+    }
+
+    /// The record's members in their order, as [`PhaseRecord::to_value_stored`] has them.
+    fn members<'a>(
+        &'a self,
+        files: Option<&'a super::store::OutputFiles>,
+        mut emit: impl FnMut(&'static str, Member<'a>),
+    ) {
+        use Member::{Num, OptStr, Str, Strings, True, Val};
+        emit("status", Str(self.status.as_str()));
         match files {
             Some(f) => {
-                o.insert("outputFile".into(), s(&f.output));
-                o.insert(
-                    "outputBytes".into(),
-                    Value::Number(self.output.len() as f64),
-                );
+                emit("outputFile", Str(&f.output));
+                emit("outputBytes", Num(self.output.len() as f64));
             }
-            None => {
-                o.insert("output".into(), s(&self.output));
-            }
+            None => emit("output", Str(&self.output)),
         }
         match (files.and_then(|f| f.json.as_ref()), &self.json) {
-            (Some(file), Some(_)) => {
-                o.insert("jsonFile".into(), s(file));
-            }
-            (_, Some(j)) => {
-                o.insert("json".into(), j.clone());
-            }
+            (Some(file), Some(_)) => emit("jsonFile", Str(file)),
+            (_, Some(j)) => emit("json", Member::Ref(j)),
             _ => {}
         }
-        o.insert("warnings".into(), strings(&self.warnings));
-        o.insert("attempts".into(), Value::Number(self.attempts as f64));
-        o.insert("reads".into(), strings(&self.reads));
-        o.insert("usage".into(), self.usage.to_value());
-        o.insert("startedAt".into(), opt(&self.started_at));
-        o.insert("endedAt".into(), opt(&self.ended_at));
+        emit("warnings", Strings(&self.warnings));
+        emit("attempts", Num(self.attempts as f64));
+        emit("reads", Strings(&self.reads));
+        emit("usage", Member::Usage(&self.usage));
+        emit("startedAt", OptStr(self.started_at.as_deref()));
+        emit("endedAt", OptStr(self.ended_at.as_deref()));
         if let Some(e) = &self.error {
-            o.insert("error".into(), s(e));
+            emit("error", Str(e));
         }
         if let Some(r) = &self.skip_reason {
-            o.insert("skipReason".into(), s(r));
+            emit("skipReason", Str(r));
         }
-        o.insert("type".into(), s(self.ty.as_str()));
+        emit("type", Str(self.ty.as_str()));
         if let Some(a) = &self.agent {
-            o.insert("agent".into(), s(a));
+            emit("agent", Str(a));
         }
         if let Some(m) = &self.model {
-            o.insert("model".into(), s(m));
+            emit("model", Str(m));
         }
         if let Some(h) = &self.input_hash {
-            o.insert("inputHash".into(), s(h));
+            emit("inputHash", Str(h));
         }
         if let Some(h) = self.cache_hit {
-            o.insert("cacheHit".into(), s(h));
+            emit("cacheHit", Str(h));
         }
         for (key, flag) in [
             ("timedOut", self.timed_out),
@@ -293,9 +348,10 @@ impl PhaseRecord {
             ("optional", self.optional),
         ] {
             if flag {
-                o.insert(key.into(), Value::Bool(true));
+                emit(key, True);
             }
         }
+        let s = |v: &str| Value::from(v);
         if let Some(g) = &self.gate {
             let mut m = Map::default();
             m.insert("verdict".into(), s(g.verdict));
@@ -305,7 +361,7 @@ impl PhaseRecord {
             if let Some(r) = g.rounds {
                 m.insert("rounds".into(), Value::Number(r as f64));
             }
-            o.insert("gate".into(), Value::Object(m));
+            emit("gate", Val(Value::Object(m)));
         }
         if let Some(a) = &self.approval {
             let mut m = Map::default();
@@ -316,7 +372,7 @@ impl PhaseRecord {
             if let Some(src) = a.source {
                 m.insert("source".into(), s(src));
             }
-            o.insert("approval".into(), Value::Object(m));
+            emit("approval", Val(Value::Object(m)));
         }
         if let Some(l) = &self.loop_info {
             let mut m = Map::default();
@@ -338,13 +394,13 @@ impl PhaseRecord {
                     .collect();
                 m.insert("failures".into(), Value::Array(f));
             }
-            o.insert("loop".into(), Value::Object(m));
+            emit("loop", Val(Value::Object(m)));
         }
         if let Some((winner, variants)) = self.tournament {
             let mut m = Map::default();
             m.insert("winner".into(), Value::Number(winner as f64));
             m.insert("variants".into(), Value::Number(variants as f64));
-            o.insert("tournament".into(), Value::Object(m));
+            emit("tournament", Val(Value::Object(m)));
         }
         if let Some(items) = &self.items {
             let list = items
@@ -362,21 +418,47 @@ impl PhaseRecord {
                     Value::Object(m)
                 })
                 .collect();
-            o.insert("items".into(), Value::Array(list));
+            emit("items", Val(Value::Array(list)));
         }
         if let Some(d) = &self.def_error {
-            o.insert("defError".into(), s(d));
+            emit("defError", Str(d));
         }
         if let Some(sub) = &self.sub_run {
-            o.insert("subRun".into(), sub.to_value());
+            emit("subRun", Val(sub.to_value()));
         }
         if let Some((chars, est)) = self.prompt_stats {
             let mut m = Map::default();
             m.insert("chars".into(), Value::Number(chars as f64));
             m.insert("estTokens".into(), Value::Number(est as f64));
-            o.insert("promptStats".into(), Value::Object(m));
+            emit("promptStats", Val(Value::Object(m)));
         }
-        Value::Object(o)
+    }
+}
+
+/// One member of a phase record, as its writers take it.
+enum Member<'a> {
+    Str(&'a str),
+    OptStr(Option<&'a str>),
+    Strings(&'a [String]),
+    Num(f64),
+    True,
+    Usage(&'a Usage),
+    Ref(&'a Value),
+    Val(Value),
+}
+
+impl Member<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Member::Str(s) => Value::from(s),
+            Member::OptStr(s) => s.map_or(Value::Null, Value::from),
+            Member::Strings(list) => strings(list),
+            Member::Num(n) => Value::Number(n),
+            Member::True => Value::Bool(true),
+            Member::Usage(u) => u.to_value(),
+            Member::Ref(v) => v.clone(),
+            Member::Val(v) => v,
+        }
     }
 }
 
@@ -1018,6 +1100,68 @@ mod tests {
         }
         assert_eq!(levels, MAX_SUB_RUN_DEPTH);
         assert_eq!(RunRecord::from_value(&Value::from("no")), None);
+    }
+
+    #[test]
+    fn a_record_is_written_as_its_value_is() {
+        let mut plain = PhaseRecord::new(PhaseType::Agent);
+        plain.status = PhaseStatus::Done;
+        plain.output = "line\n\"q\" \u{1}".into();
+        plain.reads = vec!["a".into(), "b\\".into()];
+        plain.started_at = Some("t0".into());
+        plain.input_hash = Some("0011".into());
+        plain.cache_hit = Some("run-only");
+        let mut full = plain.clone();
+        full.warnings = vec!["w".into()];
+        full.usage = Usage {
+            input: 3,
+            cost_usd: Some(0.25),
+            turns: 2,
+            ..Usage::default()
+        };
+        full.json = Some(Value::Array(vec![Value::from("x"), Value::Number(1.5)]));
+        full.error = Some("e".into());
+        full.skip_reason = Some("s".into());
+        full.agent = Some("ag".into());
+        full.model = Some("m".into());
+        full.timed_out = true;
+        full.optional = true;
+        full.gate = Some(GateInfo {
+            verdict: "block",
+            reason: Some("r".into()),
+            rounds: Some(2),
+        });
+        full.approval = Some(ApprovalInfo {
+            decision: "edit",
+            note: None,
+            source: Some("tty"),
+        });
+        full.loop_info = Some(LoopInfo {
+            iterations: 3,
+            stop: "max",
+            reflexion: Some("x".into()),
+            failures: vec![(1, "bad".into())],
+        });
+        full.tournament = Some((1, 3));
+        full.items = Some(Vec::new());
+        full.def_error = Some("d".into());
+        full.prompt_stats = Some((10, 3));
+        full.sub_run = RunRecord::from_value(&Value::Object({
+            let mut m = Map::default();
+            m.insert("runId".into(), Value::from("r"));
+            m.insert("status".into(), Value::from("completed"));
+            m
+        }))
+        .map(Box::new);
+        for r in [PhaseRecord::new(PhaseType::Map), plain, full] {
+            for depth in [0, 2, 61, 62, 63, 70] {
+                let mut want = String::new();
+                crate::value::write_readable_at(&r.to_value(), &mut want, depth);
+                let mut got = String::new();
+                r.write_readable_at(&mut got, depth);
+                assert_eq!(got, want, "depth {depth}");
+            }
+        }
     }
 
     #[test]

@@ -384,7 +384,7 @@ pub fn plan(
             ));
         }
     }
-    let idempotent = non_idempotent(&def);
+    let idempotent: std::collections::HashSet<String> = non_idempotent(&def).into_iter().collect();
     let mut carried = Carried {
         parent_run_id: parent.run_id.clone(),
         spent_before: Some(spent),
@@ -393,7 +393,7 @@ pub fn plan(
     for (node, state) in &parent.items {
         let (phase, index) = node.rsplit_once('#').unwrap_or((node.as_str(), ""));
         if !dropped.contains(phase)
-            && !idempotent.iter().any(|d| d == phase)
+            && !idempotent.contains(phase)
             && item_agrees(parent, phase, index, &state.0)
         {
             carried.items.insert(node.clone(), state.clone());
@@ -401,6 +401,8 @@ pub fn plan(
     }
     let (ids, grafts) = def_ids(&def);
     let own: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let grafts: std::collections::HashSet<&str> = grafts.iter().map(String::as_str).collect();
+    carried.states.reserve(parent.phases.len());
     for (id, r) in &parent.phases {
         if r.status != PhaseStatus::Done || dropped.contains(id) || !own.contains(id.as_str()) {
             continue;
@@ -411,7 +413,7 @@ pub fn plan(
         }
         if let Some(h) = &r.input_hash {
             let mut r = r.clone();
-            if grafts.contains(id) && r.sub_run.is_none() {
+            if grafts.contains(id.as_str()) && r.sub_run.is_none() {
                 r.sub_run = Some(Box::new(grafted(parent, id, &own)));
             }
             carried.states.insert(id.clone(), (h.clone(), Arc::new(r)));
