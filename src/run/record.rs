@@ -760,6 +760,15 @@ impl PhaseMembers {
         true
     }
 
+    /// A `warnings` or `reads` member that is a list of strings (other keys are ignored).
+    pub(crate) fn strings(&mut self, key: &str, list: Vec<String>) {
+        match key {
+            "warnings" => self.r.warnings = list,
+            "reads" => self.r.reads = list,
+            _ => {}
+        }
+    }
+
     /// The `usage` member, read already.
     pub(crate) fn usage(&mut self, u: Usage) {
         self.r.usage = u;

@@ -231,8 +231,8 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
     if parent.status == "running" {
         replay_journal(&mut parent);
     }
-    if let Ok(text) = std::fs::read_to_string(dir.join("journal.jsonl")) {
-        parent.items = super::journal::item_ends(&text);
+    if let Ok(bytes) = std::fs::read(dir.join("journal.jsonl")) {
+        parent.items = super::journal::item_ends_in(&bytes);
     }
     Ok(parent)
 }

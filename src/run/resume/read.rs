@@ -80,7 +80,8 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// The string at `pos` (its quotes included) and whether it has no escape; `pos` after it.
+    /// The string at `pos` (its quotes included) and whether it has no escape and no control
+    /// character; `pos` after it.
     fn string(&mut self) -> Option<(&'a str, bool)> {
         if self.b.get(self.pos) != Some(&b'"') {
             return None;
@@ -88,6 +89,24 @@ impl<'a> Scanner<'a> {
         let start = self.pos;
         let mut i = start + 1;
         let mut plain = true;
+        // Most strings (keys, states, ids) are short: one pass over them.
+        let short = (i + 32).min(self.b.len());
+        while i < short {
+            match self.b[i] {
+                b'"' => {
+                    self.pos = i + 1;
+                    return Some((&self.text[start..self.pos], plain));
+                }
+                b'\\' => {
+                    plain = false;
+                    i += 2;
+                }
+                c => {
+                    plain &= c >= 0x20;
+                    i += 1;
+                }
+            }
+        }
         loop {
             let n = memchr::memchr2(b'"', b'\\', self.b.get(i..)?)?;
             if self.b[i + n] == b'"' {
@@ -103,6 +122,67 @@ impl<'a> Scanner<'a> {
             plain = false;
         }
         Some((raw, plain))
+    }
+
+    /// A list of strings at `pos` (`None`, `pos` unmoved, when it is not one).
+    fn strings(&mut self) -> Option<Vec<String>> {
+        let at = self.pos;
+        let list = (|| {
+            if !self.eat(b'[') {
+                return None;
+            }
+            let mut out = Vec::new();
+            if self.eat(b']') {
+                return Some(out);
+            }
+            loop {
+                self.ws();
+                out.push(self.text()?.into_owned());
+                self.ws();
+                match self.b.get(self.pos)? {
+                    b',' => self.pos += 1,
+                    b']' => {
+                        self.pos += 1;
+                        return Some(out);
+                    }
+                    _ => return None,
+                }
+            }
+        })();
+        if list.is_none() {
+            self.pos = at;
+        }
+        list
+    }
+
+    /// A number, `true`, `false` or `null` as the parser reads it, when it is one of the
+    /// plain spellings (an integer of at most 15 digits); `pos` unmoved otherwise.
+    fn scalar(&mut self) -> Option<Value> {
+        let rest = &self.b[self.pos..];
+        let (v, n) = match rest.first()? {
+            b't' if rest.starts_with(b"true") => (Value::Bool(true), 4),
+            b'f' if rest.starts_with(b"false") => (Value::Bool(false), 5),
+            b'n' if rest.starts_with(b"null") => (Value::Null, 4),
+            b'0'..=b'9' => {
+                let n = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+                if n > 15 || (n > 1 && rest[0] == b'0') {
+                    return None;
+                }
+                let x = rest[..n]
+                    .iter()
+                    .fold(0u64, |x, d| x * 10 + u64::from(d - b'0'));
+                (Value::Number(x as f64), n)
+            }
+            _ => return None,
+        };
+        // Only where the value ends (`1.5`, `truex` are the parser's to read or refuse).
+        match rest.get(n) {
+            None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') => {
+                self.pos += n;
+                Some(v)
+            }
+            _ => None,
+        }
     }
 
     /// A string's contents: borrowed when plain, else parsed.
@@ -156,6 +236,10 @@ impl<'a> Scanner<'a> {
 
     /// The value at `pos`, parsed.
     fn value(&mut self) -> Option<Value> {
+        self.ws();
+        if let Some(v) = self.scalar() {
+            return Some(v);
+        }
         parse_json(self.skip()?).ok()
     }
 
@@ -243,10 +327,17 @@ impl<'a> Scanner<'a> {
                 r.usage(u);
                 return Some(());
             }
-            let v = s.value()?;
             if let Some(f) = file {
                 *f = None;
             }
+            if matches!(key, "warnings" | "reads")
+                && s.b.get(s.pos) == Some(&b'[')
+                && let Some(list) = s.strings()
+            {
+                r.strings(key, list);
+                return Some(());
+            }
+            let v = s.value()?;
             r.member(key, &v);
             Some(())
         })?;
@@ -293,17 +384,21 @@ mod tests {
                     "gate": {"verdict": "block", "reason": "no"}, "json": "j",
                     "loop": {"iterations": 2, "stop": "until", "failures": [{"iteration": 1, "error": "e"}]},
                     "subRun": {"runId": "s", "status": "completed", "phases": {"i": {"status": "done"}}},
-                    "promptStats": {"chars": 10, "estTokens": 3}, "extra": [1, {"a": "]"}]},
+                    "promptStats": {"chars": 10, "estTokens": 3}, "extra": [1, {"a": "]"}],
+                    "optional": false, "timedOut": true, "budgetTruncated": null},
+              "n": {"status": "done", "attempts": 1.5, "usage": {"input": 12345678901234567,
+                    "output": 1e3, "cacheRead": 0, "turns": 7 }, "warnings": ["a\nb", "c"],
+                    "reads": ["x", 1], "startedAt" : "\u0074" , "output": "a long output that runs past its first 32 bytes \" and on"},
               "b": {"status": "nope"},
               "c": {"status": "failed", "error": "bad", "status": "skipped", "usage": 7,
                     "outputFile": "outputs/phases/c.txt", "output": 1}
             }} "#;
         let got = fast(text).expect("read");
         assert_eq!(got, general(text));
-        assert_eq!(got.len(), 2);
+        assert_eq!(got.len(), 3);
         let rt = run_text(text).expect("read");
         assert_eq!(
-            rt.phases[1].output_file.as_deref(),
+            rt.phases[2].output_file.as_deref(),
             Some("outputs/phases/c.txt")
         );
         assert_eq!(rt.members.get("runId").and_then(Value::as_str), Some("r"));
@@ -317,6 +412,10 @@ mod tests {
             r#"{"phases": {}, "phases": {}}"#,
             r#"{"phases": {"a": 1}}"#,
             r#"{"phases": {"a": {"status": "done", "attempts": tru}}}"#,
+            r#"{"phases": {"a": {"status": "done", "attempts": truex}}}"#,
+            r#"{"phases": {"a": {"status": "done", "attempts": 01}}}"#,
+            r#"{"phases": {"a": {"status": "done", "reads": ["a",]}}}"#,
+            "{\"phases\": {\"a\": {\"output\": \"a string past its first 32 bytes with a \u{1}\"}}}",
             "{\"phases\": {\"a\": {\"status\": \"do\u{1}ne\"}}}",
             r#"{"phases": {"a": {"status": "done"}}} x"#,
             r#"{"phases": {"a": {"status": "done"]}}"#,
