@@ -883,10 +883,8 @@ impl PhaseMembers {
                     _ => None,
                 }
             }
-            "subRun" => {
-                if self.depth < MAX_SUB_RUN_DEPTH {
-                    r.sub_run = RunRecord::from_value_at(v, self.depth + 1).map(Box::new);
-                }
+            "subRun" if self.depth < MAX_SUB_RUN_DEPTH => {
+                r.sub_run = RunRecord::from_value_at(v, self.depth + 1).map(Box::new);
             }
             "promptStats" => {
                 r.prompt_stats = match v {
