@@ -943,7 +943,7 @@ pub(crate) fn stored_value(
                         continue;
                     }
                     if texts.closing {
-                        write_readable_at(&p.to_value(), &mut out, 2);
+                        p.write_readable_at(&mut out, 2);
                         continue;
                     }
                     let same = texts
@@ -954,7 +954,7 @@ pub(crate) fn stored_value(
                         .map(|(_, _, t)| t.clone());
                     let text = same.unwrap_or_else(|| {
                         let mut t = String::new();
-                        write_readable_at(&p.to_value(), &mut t, 2);
+                        p.write_readable_at(&mut t, 2);
                         t
                     });
                     out.push_str(&text);

@@ -133,12 +133,24 @@ pub fn start_args(journal: &str) -> Option<Map> {
 /// The finished map items a journal records (`item-end` lines): node → (key, output). A
 /// torn line is skipped.
 pub fn item_ends(journal: &str) -> indexmap::IndexMap<String, (String, String)> {
+    item_ends_in(journal.as_bytes())
+}
+
+/// [`item_ends`] of a journal's bytes: only the `item-end` lines are looked at (found by
+/// their start, so a journal of other lines is not read line by line); a line that is not
+/// UTF-8 is skipped as a torn one is.
+pub fn item_ends_in(journal: &[u8]) -> indexmap::IndexMap<String, (String, String)> {
+    const START: &[u8] = b"{\"type\":\"item-end\"";
     let mut out = indexmap::IndexMap::new();
-    for line in journal.lines() {
-        if !line.starts_with("{\"type\":\"item-end\"") {
-            continue;
-        }
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+    let at_line_start = journal.starts_with(START).then_some(0);
+    let after_newline =
+        memchr::memmem::find_iter(journal, b"\n{\"type\":\"item-end\"").map(|i| i + 1);
+    for start in at_line_start.into_iter().chain(after_newline) {
+        let rest = &journal[start..];
+        let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
+        // As `str::lines` gives it: without a `\r` before the newline.
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
             continue;
         };
         let (Some(node), Some(key), Some(output)) = (
@@ -171,5 +183,30 @@ mod lenient_tests {
         // A complete journal: no warning.
         let (inputs, warnings) = inputs_lenient(&format!("{good}\n"));
         assert_eq!((inputs.len(), warnings.len()), (1, 0));
+    }
+
+    #[test]
+    fn item_ends_are_found_by_their_lines_start() {
+        let end = |node: &str, out: &str| {
+            format!(
+                r#"{{"type":"item-end","node":"{node}","inputHash":"k{node}","output":"{out}"}}"#
+            )
+        };
+        let text = format!(
+            "{}\n{good}\r\n{}\r\n{{\"type\":\"phase-end\",\"x\":{}}}\n{}\n{}",
+            end("m#0", "a"),
+            end("m#1", "b"),
+            serde_json::to_string(&end("m#9", "hidden")).expect("json"),
+            end("m#0", "again"),
+            &end("m#2", "torn")[..20],
+            good = r#"{"type":"input","ts":"x","input":{"at":5,"what":{"kind":"start"}}}"#,
+        );
+        let items = item_ends(&text);
+        let got: Vec<(&str, &str)> = items
+            .iter()
+            .map(|(k, (_, o))| (k.as_str(), o.as_str()))
+            .collect();
+        assert_eq!(got, vec![("m#0", "again"), ("m#1", "b")]);
+        assert_eq!(items["m#1"].0, "km#1");
     }
 }

@@ -238,53 +238,108 @@ impl PhaseRecord {
     /// those files (`outputFile`, `jsonFile`, relative to the run directory) instead of inline.
     pub fn to_value_stored(&self, files: Option<&super::store::OutputFiles>) -> Value {
         let mut o = Map::default();
-        let s = |v: &str| Value::from(v);
-        o.insert("status".into(), s(self.status.as_str()));
+        self.members(files, |k, v| {
+            o.insert(k.into(), v.into_value());
+        });
+        Value::Object(o)
+    }
+
+    /// The text `write_readable_at(&self.to_value(), out, depth)` writes, without making
+    /// the value first (a `run.json` of many phases is mostly their records).
+    pub fn write_readable_at(&self, out: &mut String, depth: usize) {
+        use crate::value::{READABLE_DEPTH, newline, write_readable_at, write_string};
+        // Members and their lists' items are indented (a record nested this deep is not one
+        // tfc writes; it is written the general way).
+        if depth + 2 > READABLE_DEPTH {
+            write_readable_at(&self.to_value(), out, depth);
+            return;
+        }
+        out.push('{');
+        let mut first = true;
+        self.members(None, |k, v| {
+            if !std::mem::replace(&mut first, false) {
+                out.push(',');
+            }
+            newline(out, depth + 1);
+            write_string(k, out);
+            out.push_str(": ");
+            match v {
+                Member::Str(s) => write_string(s, out),
+                Member::OptStr(None) => out.push_str("null"),
+                Member::OptStr(Some(s)) => write_string(s, out),
+                Member::Strings([]) => out.push_str("[]"),
+                Member::Strings(list) => {
+                    out.push('[');
+                    for (i, s) in list.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        newline(out, depth + 2);
+                        write_string(s, out);
+                    }
+                    newline(out, depth + 1);
+                    out.push(']');
+                }
+                Member::Num(n) => crate::value::write_readable(&Value::Number(n), out),
+                Member::True => out.push_str("true"),
+                Member::Usage(u) if *u == Usage::default() => {
+                    static ZERO: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+                    let zero = ZERO.get_or_init(|| Usage::default().to_value());
+                    write_readable_at(zero, out, depth + 1);
+                }
+                Member::Usage(u) => write_readable_at(&u.to_value(), out, depth + 1),
+                Member::Ref(v) => write_readable_at(v, out, depth + 1),
+                Member::Val(v) => write_readable_at(&v, out, depth + 1),
+            }
+        });
+        newline(out, depth);
+        out.push('}');
+    }
+
+    /// The record's members in their order, as [`PhaseRecord::to_value_stored`] has them.
+    fn members<'a>(
+        &'a self,
+        files: Option<&'a super::store::OutputFiles>,
+        mut emit: impl FnMut(&'static str, Member<'a>),
+    ) {
+        use Member::{Num, OptStr, Str, Strings, True, Val};
+        emit("status", Str(self.status.as_str()));
         match files {
             Some(f) => {
-                o.insert("outputFile".into(), s(&f.output));
-                o.insert(
-                    "outputBytes".into(),
-                    Value::Number(self.output.len() as f64),
-                );
+                emit("outputFile", Str(&f.output));
+                emit("outputBytes", Num(self.output.len() as f64));
             }
-            None => {
-                o.insert("output".into(), s(&self.output));
-            }
+            None => emit("output", Str(&self.output)),
         }
         match (files.and_then(|f| f.json.as_ref()), &self.json) {
-            (Some(file), Some(_)) => {
-                o.insert("jsonFile".into(), s(file));
-            }
-            (_, Some(j)) => {
-                o.insert("json".into(), j.clone());
-            }
+            (Some(file), Some(_)) => emit("jsonFile", Str(file)),
+            (_, Some(j)) => emit("json", Member::Ref(j)),
             _ => {}
         }
-        o.insert("warnings".into(), strings(&self.warnings));
-        o.insert("attempts".into(), Value::Number(self.attempts as f64));
-        o.insert("reads".into(), strings(&self.reads));
-        o.insert("usage".into(), self.usage.to_value());
-        o.insert("startedAt".into(), opt(&self.started_at));
-        o.insert("endedAt".into(), opt(&self.ended_at));
+        emit("warnings", Strings(&self.warnings));
+        emit("attempts", Num(self.attempts as f64));
+        emit("reads", Strings(&self.reads));
+        emit("usage", Member::Usage(&self.usage));
+        emit("startedAt", OptStr(self.started_at.as_deref()));
+        emit("endedAt", OptStr(self.ended_at.as_deref()));
         if let Some(e) = &self.error {
-            o.insert("error".into(), s(e));
+            emit("error", Str(e));
         }
         if let Some(r) = &self.skip_reason {
-            o.insert("skipReason".into(), s(r));
+            emit("skipReason", Str(r));
         }
-        o.insert("type".into(), s(self.ty.as_str()));
+        emit("type", Str(self.ty.as_str()));
         if let Some(a) = &self.agent {
-            o.insert("agent".into(), s(a));
+            emit("agent", Str(a));
         }
         if let Some(m) = &self.model {
-            o.insert("model".into(), s(m));
+            emit("model", Str(m));
         }
         if let Some(h) = &self.input_hash {
-            o.insert("inputHash".into(), s(h));
+            emit("inputHash", Str(h));
         }
         if let Some(h) = self.cache_hit {
-            o.insert("cacheHit".into(), s(h));
+            emit("cacheHit", Str(h));
         }
         for (key, flag) in [
             ("timedOut", self.timed_out),
@@ -293,9 +348,10 @@ impl PhaseRecord {
             ("optional", self.optional),
         ] {
             if flag {
-                o.insert(key.into(), Value::Bool(true));
+                emit(key, True);
             }
         }
+        let s = |v: &str| Value::from(v);
         if let Some(g) = &self.gate {
             let mut m = Map::default();
             m.insert("verdict".into(), s(g.verdict));
@@ -305,7 +361,7 @@ impl PhaseRecord {
             if let Some(r) = g.rounds {
                 m.insert("rounds".into(), Value::Number(r as f64));
             }
-            o.insert("gate".into(), Value::Object(m));
+            emit("gate", Val(Value::Object(m)));
         }
         if let Some(a) = &self.approval {
             let mut m = Map::default();
@@ -316,7 +372,7 @@ impl PhaseRecord {
             if let Some(src) = a.source {
                 m.insert("source".into(), s(src));
             }
-            o.insert("approval".into(), Value::Object(m));
+            emit("approval", Val(Value::Object(m)));
         }
         if let Some(l) = &self.loop_info {
             let mut m = Map::default();
@@ -338,13 +394,13 @@ impl PhaseRecord {
                     .collect();
                 m.insert("failures".into(), Value::Array(f));
             }
-            o.insert("loop".into(), Value::Object(m));
+            emit("loop", Val(Value::Object(m)));
         }
         if let Some((winner, variants)) = self.tournament {
             let mut m = Map::default();
             m.insert("winner".into(), Value::Number(winner as f64));
             m.insert("variants".into(), Value::Number(variants as f64));
-            o.insert("tournament".into(), Value::Object(m));
+            emit("tournament", Val(Value::Object(m)));
         }
         if let Some(items) = &self.items {
             let list = items
@@ -362,21 +418,47 @@ impl PhaseRecord {
                     Value::Object(m)
                 })
                 .collect();
-            o.insert("items".into(), Value::Array(list));
+            emit("items", Val(Value::Array(list)));
         }
         if let Some(d) = &self.def_error {
-            o.insert("defError".into(), s(d));
+            emit("defError", Str(d));
         }
         if let Some(sub) = &self.sub_run {
-            o.insert("subRun".into(), sub.to_value());
+            emit("subRun", Val(sub.to_value()));
         }
         if let Some((chars, est)) = self.prompt_stats {
             let mut m = Map::default();
             m.insert("chars".into(), Value::Number(chars as f64));
             m.insert("estTokens".into(), Value::Number(est as f64));
-            o.insert("promptStats".into(), Value::Object(m));
+            emit("promptStats", Val(Value::Object(m)));
         }
-        Value::Object(o)
+    }
+}
+
+/// One member of a phase record, as its writers take it.
+enum Member<'a> {
+    Str(&'a str),
+    OptStr(Option<&'a str>),
+    Strings(&'a [String]),
+    Num(f64),
+    True,
+    Usage(&'a Usage),
+    Ref(&'a Value),
+    Val(Value),
+}
+
+impl Member<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Member::Str(s) => Value::from(s),
+            Member::OptStr(s) => s.map_or(Value::Null, Value::from),
+            Member::Strings(list) => strings(list),
+            Member::Num(n) => Value::Number(n),
+            Member::True => Value::Bool(true),
+            Member::Usage(u) => u.to_value(),
+            Member::Ref(v) => v.clone(),
+            Member::Val(v) => v,
+        }
     }
 }
 
@@ -606,126 +688,265 @@ impl PhaseRecord {
         let Value::Object(m) = v else {
             return None;
         };
-        let status = PhaseStatus::parse(m.get("status")?.as_str()?)?;
-        let text = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
-        let list = |k: &str| match m.get(k) {
-            Some(Value::Array(a)) => a
+        let mut r = PhaseMembers::new(ty, depth);
+        for (k, v) in m {
+            r.member(k, v);
+        }
+        r.finish()
+    }
+}
+
+/// A phase record read member by member, in any order (a `run.json` read without a value
+/// tree of its phases, or an object's members): each member sets what it means alone, so a
+/// repeated member's last value wins, as in an object.
+pub(crate) struct PhaseMembers {
+    r: PhaseRecord,
+    status: Option<PhaseStatus>,
+    /// The kind when the record does not say.
+    ty: PhaseType,
+    depth: usize,
+}
+
+impl PhaseMembers {
+    /// An empty record of kind `ty` (unless it says), at sub-run nesting `depth`.
+    pub(crate) fn new(ty: PhaseType, depth: usize) -> PhaseMembers {
+        PhaseMembers {
+            r: PhaseRecord::new(ty),
+            status: None,
+            ty,
+            depth,
+        }
+    }
+
+    /// The record, when it had a known `status`.
+    pub(crate) fn finish(self) -> Option<PhaseRecord> {
+        let mut r = self.r;
+        r.status = self.status?;
+        Some(r)
+    }
+
+    /// A member whose value is the string `s`; `false` when `key` is not a text member (it is
+    /// then given as a value, see [`PhaseMembers::member`]).
+    pub(crate) fn text(&mut self, key: &str, s: &str) -> bool {
+        let r = &mut self.r;
+        let slot = match key {
+            "status" => {
+                self.status = PhaseStatus::parse(s);
+                return true;
+            }
+            "type" => {
+                r.ty = PhaseType::parse(s).unwrap_or(self.ty);
+                return true;
+            }
+            "cacheHit" => {
+                r.cache_hit = ["run-only", "cross-run"].into_iter().find(|k| *k == s);
+                return true;
+            }
+            "output" => {
+                r.output = s.to_owned();
+                return true;
+            }
+            "startedAt" => &mut r.started_at,
+            "endedAt" => &mut r.ended_at,
+            "error" => &mut r.error,
+            "skipReason" => &mut r.skip_reason,
+            "agent" => &mut r.agent,
+            "model" => &mut r.model,
+            "inputHash" => &mut r.input_hash,
+            "defError" => &mut r.def_error,
+            _ => return false,
+        };
+        *slot = Some(s.to_owned());
+        true
+    }
+
+    /// A `warnings` or `reads` member that is a list of strings (other keys are ignored).
+    pub(crate) fn strings(&mut self, key: &str, list: Vec<String>) {
+        match key {
+            "warnings" => self.r.warnings = list,
+            "reads" => self.r.reads = list,
+            _ => {}
+        }
+    }
+
+    /// The `usage` member, read already.
+    pub(crate) fn usage(&mut self, u: Usage) {
+        self.r.usage = u;
+    }
+
+    /// One member (unknown keys are ignored).
+    pub(crate) fn member(&mut self, key: &str, v: &Value) {
+        if let Some(s) = v.as_str()
+            && self.text(key, s)
+        {
+            return;
+        }
+        let text = || v.as_str().map(str::to_owned);
+        let list = || match v {
+            Value::Array(a) => a
                 .iter()
                 .filter_map(Value::as_str)
                 .map(str::to_owned)
                 .collect(),
             _ => Vec::new(),
         };
-        let flag = |k: &str| matches!(m.get(k), Some(Value::Bool(true)));
+        let flag = matches!(v, Value::Bool(true));
         let num = |o: &Map, k: &str| match o.get(k) {
             Some(Value::Number(x)) if x.is_finite() && *x >= 0.0 => Some(*x),
             _ => None,
         };
-        let mut r = PhaseRecord::new(
-            text("type")
-                .and_then(|t| PhaseType::parse(&t))
-                .unwrap_or(ty),
-        );
-        r.status = status;
-        r.output = text("output").unwrap_or_default();
-        r.json = m.get("json").cloned();
-        r.warnings = list("warnings");
-        r.attempts = num(m, "attempts").unwrap_or(0.0) as u32;
-        r.reads = list("reads");
-        r.usage = m.get("usage").map(usage_from_value).unwrap_or_default();
-        r.started_at = text("startedAt");
-        r.ended_at = text("endedAt");
-        r.error = text("error");
-        r.skip_reason = text("skipReason");
-        r.agent = text("agent");
-        r.model = text("model");
-        r.input_hash = text("inputHash");
-        r.cache_hit = known(m.get("cacheHit"), &["run-only", "cross-run"]);
-        r.timed_out = flag("timedOut");
-        r.budget_truncated = flag("budgetTruncated");
-        r.side_effect = flag("sideEffect");
-        r.optional = flag("optional");
-        if let Some(Value::Object(g)) = m.get("gate") {
-            r.gate = Some(GateInfo {
-                verdict: known(g.get("verdict"), &["pass", "block"]).unwrap_or("pass"),
-                reason: g.get("reason").and_then(Value::as_str).map(str::to_owned),
-                rounds: num(g, "rounds").map(|x| x as u32),
-            });
+        let r = &mut self.r;
+        match key {
+            // Not a string (a string was taken above).
+            "status" => self.status = None,
+            "type" => r.ty = self.ty,
+            "cacheHit" => r.cache_hit = None,
+            "output" => r.output = String::new(),
+            "startedAt" => r.started_at = text(),
+            "endedAt" => r.ended_at = text(),
+            "error" => r.error = text(),
+            "skipReason" => r.skip_reason = text(),
+            "agent" => r.agent = text(),
+            "model" => r.model = text(),
+            "inputHash" => r.input_hash = text(),
+            "defError" => r.def_error = text(),
+            "json" => r.json = Some(v.clone()),
+            "warnings" => r.warnings = list(),
+            "reads" => r.reads = list(),
+            "attempts" => {
+                r.attempts = match v {
+                    Value::Number(x) if x.is_finite() && *x >= 0.0 => *x as u32,
+                    _ => 0,
+                }
+            }
+            "usage" => r.usage = usage_from_value(v),
+            "timedOut" => r.timed_out = flag,
+            "budgetTruncated" => r.budget_truncated = flag,
+            "sideEffect" => r.side_effect = flag,
+            "optional" => r.optional = flag,
+            "gate" => {
+                r.gate = match v {
+                    Value::Object(g) => Some(GateInfo {
+                        verdict: known(g.get("verdict"), &["pass", "block"]).unwrap_or("pass"),
+                        reason: g.get("reason").and_then(Value::as_str).map(str::to_owned),
+                        rounds: num(g, "rounds").map(|x| x as u32),
+                    }),
+                    _ => None,
+                }
+            }
+            "approval" => {
+                r.approval = match v {
+                    Value::Object(a) => Some(ApprovalInfo {
+                        decision: known(
+                            a.get("decision"),
+                            &["approve", "edit", "reject", "pending"],
+                        )
+                        .unwrap_or("pending"),
+                        note: a.get("note").and_then(Value::as_str).map(str::to_owned),
+                        source: known(a.get("source"), &["tty", "flag"]),
+                    }),
+                    _ => None,
+                }
+            }
+            "loop" => r.loop_info = loop_info(v, num),
+            "tournament" => {
+                r.tournament = match v {
+                    Value::Object(t) => Some((
+                        num(t, "winner").unwrap_or(0.0) as usize,
+                        num(t, "variants").unwrap_or(0.0) as usize,
+                    )),
+                    _ => None,
+                }
+            }
+            "items" => {
+                r.items = match v {
+                    Value::Array(items) => Some(
+                        items
+                            .iter()
+                            .filter_map(|it| match it {
+                                Value::Object(o) => Some(ItemInfo {
+                                    index: num(o, "index")? as usize,
+                                    status: PhaseStatus::parse(o.get("status")?.as_str()?)?,
+                                    error: o
+                                        .get("error")
+                                        .and_then(Value::as_str)
+                                        .map(str::to_owned),
+                                    input_hash: o
+                                        .get("inputHash")
+                                        .and_then(Value::as_str)
+                                        .map(str::to_owned),
+                                }),
+                                _ => None,
+                            })
+                            .collect(),
+                    ),
+                    _ => None,
+                }
+            }
+            "subRun" if self.depth < MAX_SUB_RUN_DEPTH => {
+                r.sub_run = RunRecord::from_value_at(v, self.depth + 1).map(Box::new);
+            }
+            "promptStats" => {
+                r.prompt_stats = match v {
+                    Value::Object(p) => Some((
+                        num(p, "chars").unwrap_or(0.0) as usize,
+                        num(p, "estTokens").unwrap_or(0.0) as usize,
+                    )),
+                    _ => None,
+                }
+            }
+            _ => {}
         }
-        if let Some(Value::Object(a)) = m.get("approval") {
-            r.approval = Some(ApprovalInfo {
-                decision: known(a.get("decision"), &["approve", "edit", "reject", "pending"])
-                    .unwrap_or("pending"),
-                note: a.get("note").and_then(Value::as_str).map(str::to_owned),
-                source: known(a.get("source"), &["tty", "flag"]),
-            });
-        }
-        if let Some(Value::Object(l)) = m.get("loop") {
-            r.loop_info = Some(LoopInfo {
-                iterations: num(l, "iterations").unwrap_or(0.0) as u32,
-                stop: known(
-                    l.get("stop"),
-                    &["until", "converged", "max", "budget", "failed"],
-                )
-                .unwrap_or("max"),
-                reflexion: l
-                    .get("reflexion")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                failures: match l.get("failures") {
-                    Some(Value::Array(f)) => f
-                        .iter()
-                        .filter_map(|x| match x {
-                            Value::Object(fm) => Some((
-                                num(fm, "iteration")? as u32,
-                                fm.get("error")?.as_str()?.to_owned(),
-                            )),
-                            _ => None,
-                        })
-                        .collect(),
-                    _ => Vec::new(),
-                },
-            });
-        }
-        if let Some(Value::Object(t)) = m.get("tournament") {
-            r.tournament = Some((
-                num(t, "winner").unwrap_or(0.0) as usize,
-                num(t, "variants").unwrap_or(0.0) as usize,
-            ));
-        }
-        if let Some(Value::Array(items)) = m.get("items") {
-            r.items = Some(
-                items
-                    .iter()
-                    .filter_map(|it| match it {
-                        Value::Object(o) => Some(ItemInfo {
-                            index: num(o, "index")? as usize,
-                            status: PhaseStatus::parse(o.get("status")?.as_str()?)?,
-                            error: o.get("error").and_then(Value::as_str).map(str::to_owned),
-                            input_hash: o
-                                .get("inputHash")
-                                .and_then(Value::as_str)
-                                .map(str::to_owned),
-                        }),
-                        _ => None,
-                    })
-                    .collect(),
-            );
-        }
-        r.def_error = text("defError");
-        if depth < MAX_SUB_RUN_DEPTH {
-            r.sub_run = m
-                .get("subRun")
-                .and_then(|sub| RunRecord::from_value_at(sub, depth + 1))
-                .map(Box::new);
-        }
-        if let Some(Value::Object(p)) = m.get("promptStats") {
-            r.prompt_stats = Some((
-                num(p, "chars").unwrap_or(0.0) as usize,
-                num(p, "estTokens").unwrap_or(0.0) as usize,
-            ));
-        }
-        Some(r)
+    }
+}
+
+/// A `loop` member's value.
+fn loop_info(v: &Value, num: impl Fn(&Map, &str) -> Option<f64>) -> Option<LoopInfo> {
+    let Value::Object(l) = v else {
+        return None;
+    };
+    Some(LoopInfo {
+        iterations: num(l, "iterations").unwrap_or(0.0) as u32,
+        stop: known(
+            l.get("stop"),
+            &["until", "converged", "max", "budget", "failed"],
+        )
+        .unwrap_or("max"),
+        reflexion: l
+            .get("reflexion")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        failures: match l.get("failures") {
+            Some(Value::Array(f)) => f
+                .iter()
+                .filter_map(|x| match x {
+                    Value::Object(fm) => Some((
+                        num(fm, "iteration")? as u32,
+                        fm.get("error")?.as_str()?.to_owned(),
+                    )),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
+    })
+}
+
+/// One member of a `usage` object into `u` (as [`usage_from_value`] reads it).
+pub(crate) fn usage_member(u: &mut Usage, key: &str, v: &Value) {
+    let n = match v {
+        Value::Number(x) if x.is_finite() && *x >= 0.0 => Some(*x),
+        _ => None,
+    };
+    let z = n.unwrap_or(0.0);
+    match key {
+        "input" => u.input = z as u64,
+        "output" => u.output = z as u64,
+        "cacheRead" => u.cache_read = z as u64,
+        "cacheWrite" => u.cache_write = z as u64,
+        "costUSD" => u.cost_usd = n,
+        "turns" => u.turns = z as u32,
+        _ => {}
     }
 }
 
@@ -797,107 +1018,5 @@ impl RunRecord {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::{Duration, UNIX_EPOCH};
-
-    #[test]
-    fn a_record_reads_back_whole_with_its_sub_run_item_keys_and_loop_failures() {
-        let mut inner = PhaseRecord::new(PhaseType::Agent);
-        inner.status = PhaseStatus::Done;
-        inner.output = "deep".into();
-        inner.input_hash = Some("00112233445566ff".into());
-        let mut sub = RunRecord {
-            run_id: "r-sub".into(),
-            flow: "sub".into(),
-            parent_run_id: Some("r".into()),
-            status: RunStatus::Completed,
-            reason: None,
-            final_output: "deep".into(),
-            output_phase: Some("inner".into()),
-            args: Map::default(),
-            started_at: "2026-11-30T10:00:00.000Z".into(),
-            ended_at: Some("2026-11-30T10:00:01.000Z".into()),
-            usage: Usage {
-                input: 3,
-                cost_usd: Some(0.5),
-                ..Usage::default()
-            },
-            spent_before: None,
-            warnings: vec!["inner: w".into()],
-            backends: [("default".to_owned(), "echo".to_owned())]
-                .into_iter()
-                .collect(),
-            phases: IndexMap::new(),
-            replay: false,
-            store_errors: Vec::new(),
-        };
-        sub.phases.insert("inner".into(), inner);
-        let mut flow = PhaseRecord::new(PhaseType::Flow);
-        flow.status = PhaseStatus::Done;
-        flow.sub_run = Some(Box::new(sub));
-        let mut map = PhaseRecord::new(PhaseType::Map);
-        map.status = PhaseStatus::Failed;
-        map.items = Some(vec![
-            ItemInfo {
-                index: 0,
-                status: PhaseStatus::Done,
-                error: None,
-                input_hash: Some("aaaaaaaaaaaaaaaa".into()),
-            },
-            ItemInfo {
-                index: 1,
-                status: PhaseStatus::Failed,
-                error: Some("boom".into()),
-                input_hash: None,
-            },
-        ]);
-        let mut lp = PhaseRecord::new(PhaseType::Loop);
-        lp.loop_info = Some(LoopInfo {
-            iterations: 2,
-            stop: "max",
-            reflexion: None,
-            failures: vec![(1, "bad".into())],
-        });
-        for r in [flow, map, lp] {
-            let back = PhaseRecord::from_value(&r.to_value(), PhaseType::Agent);
-            assert_eq!(back.as_ref(), Some(&r), "{}", r.to_value().to_json());
-        }
-        // Nesting past the limit is dropped, never recursed into without end.
-        let mut deep = PhaseRecord::new(PhaseType::Flow);
-        for _ in 0..MAX_SUB_RUN_DEPTH + 5 {
-            let mut run = RunRecord::from_value(&Value::Object({
-                let mut m = Map::default();
-                m.insert("runId".into(), Value::from("r"));
-                m.insert("status".into(), Value::from("completed"));
-                m
-            }))
-            .expect("a run record");
-            run.phases.insert("p".into(), deep);
-            deep = PhaseRecord::new(PhaseType::Flow);
-            deep.sub_run = Some(Box::new(run));
-        }
-        let back = PhaseRecord::from_value(&deep.to_value(), PhaseType::Flow).expect("reads");
-        let mut levels = 0;
-        let mut at = &back;
-        while let Some(sub) = &at.sub_run {
-            levels += 1;
-            at = &sub.phases["p"];
-        }
-        assert_eq!(levels, MAX_SUB_RUN_DEPTH);
-        assert_eq!(RunRecord::from_value(&Value::from("no")), None);
-    }
-
-    #[test]
-    fn timestamps() {
-        assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-        assert_eq!(
-            timestamp(UNIX_EPOCH + Duration::from_millis(1_796_032_800_123)),
-            "2026-11-30T10:00:00.123Z"
-        );
-        assert_eq!(
-            timestamp(UNIX_EPOCH + Duration::from_secs(951_782_400)),
-            "2000-02-29T00:00:00.000Z"
-        );
-    }
-}
+#[path = "record_tests.rs"]
+mod tests;

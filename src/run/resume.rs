@@ -17,6 +17,8 @@ use crate::agent::Usage;
 use crate::flow::{LowerOptions, PhaseType};
 use crate::value::{Map, Value};
 
+mod read;
+
 /// What a resumed run carries from its parent.
 #[derive(Clone, Debug, Default)]
 pub struct Carried {
@@ -143,18 +145,25 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
     let path = dir.join("run.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    // The strict parser, straight into values (no depth limit); a record it refuses goes
-    // through the lenient one before it is called corrupt.
-    let record = crate::value::parse_json(&text)
-        .ok()
-        .or_else(|| crate::json::parse(&text).root.map(|r| r.to_value()))
-        .ok_or_else(|| {
-            format!(
-                "{} is not valid JSON; the run cannot be resumed",
-                path.display()
-            )
-        })?;
-    let mut record = record;
+    // Phases straight from the text (no value tree of them) when the text is plainly a run
+    // record; else the strict parser, straight into values (no depth limit), and a record
+    // it refuses goes through the lenient one before it is called corrupt.
+    let (mut record, stored) = match read::run_text(&text) {
+        Some(r) => (Value::Object(r.members), Some(r.phases)),
+        None => {
+            let record = crate::value::parse_json(&text)
+                .ok()
+                .or_else(|| crate::json::parse(&text).root.map(|r| r.to_value()))
+                .ok_or_else(|| {
+                    format!(
+                        "{} is not valid JSON; the run cannot be resumed",
+                        path.display()
+                    )
+                })?;
+            (record, None)
+        }
+    };
+    drop(text);
     let Value::Object(m) = &mut record else {
         return Err(format!("{} is not a run record", path.display()));
     };
@@ -191,33 +200,51 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
         warnings: Vec::new(),
         items: IndexMap::new(),
     };
-    if let Some(Value::Object(phases)) = m.get("phases") {
-        for (id, v) in phases {
-            if let Some(mut r) = PhaseRecord::from_value(v, PhaseType::Agent) {
-                if let Value::Object(pm) = v {
-                    restore_files(dir, pm, &mut r);
+    match stored {
+        Some(phases) => {
+            parent.phases.reserve(phases.len());
+            for p in phases {
+                let mut r = p.record;
+                restore_files(
+                    dir,
+                    p.output_file.as_deref(),
+                    p.json_file.as_deref(),
+                    &mut r,
+                );
+                parent.phases.insert(p.id, r);
+            }
+        }
+        None => {
+            if let Some(Value::Object(phases)) = m.get("phases") {
+                for (id, v) in phases {
+                    if let Some(mut r) = PhaseRecord::from_value(v, PhaseType::Agent) {
+                        if let Value::Object(pm) = v {
+                            let file = |k: &str| pm.get(k).and_then(Value::as_str);
+                            restore_files(dir, file("outputFile"), file("jsonFile"), &mut r);
+                        }
+                        parent.phases.insert(id.clone(), r);
+                    }
                 }
-                parent.phases.insert(id.clone(), r);
             }
         }
     }
     if parent.status == "running" {
         replay_journal(&mut parent);
     }
-    if let Ok(text) = std::fs::read_to_string(dir.join("journal.jsonl")) {
-        parent.items = super::journal::item_ends(&text);
+    if let Ok(bytes) = std::fs::read(dir.join("journal.jsonl")) {
+        parent.items = super::journal::item_ends_in(&bytes);
     }
     Ok(parent)
 }
 
 /// Outputs kept in files of their own (`outputFile`, `jsonFile`) are read back.
-fn restore_files(dir: &Path, m: &Map, r: &mut PhaseRecord) {
-    if let Some(f) = m.get("outputFile").and_then(Value::as_str)
+fn restore_files(dir: &Path, output: Option<&str>, json: Option<&str>, r: &mut PhaseRecord) {
+    if let Some(f) = output
         && let Ok(t) = std::fs::read_to_string(dir.join(f))
     {
         r.output = t;
     }
-    if let Some(f) = m.get("jsonFile").and_then(Value::as_str)
+    if let Some(f) = json
         && let Ok(t) = std::fs::read_to_string(dir.join(f))
     {
         r.json = crate::json::parse(&t).root.map(|j| j.to_value());
@@ -357,7 +384,7 @@ pub fn plan(
             ));
         }
     }
-    let idempotent = non_idempotent(&def);
+    let idempotent: std::collections::HashSet<String> = non_idempotent(&def).into_iter().collect();
     let mut carried = Carried {
         parent_run_id: parent.run_id.clone(),
         spent_before: Some(spent),
@@ -366,7 +393,7 @@ pub fn plan(
     for (node, state) in &parent.items {
         let (phase, index) = node.rsplit_once('#').unwrap_or((node.as_str(), ""));
         if !dropped.contains(phase)
-            && !idempotent.iter().any(|d| d == phase)
+            && !idempotent.contains(phase)
             && item_agrees(parent, phase, index, &state.0)
         {
             carried.items.insert(node.clone(), state.clone());
@@ -374,6 +401,8 @@ pub fn plan(
     }
     let (ids, grafts) = def_ids(&def);
     let own: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let grafts: std::collections::HashSet<&str> = grafts.iter().map(String::as_str).collect();
+    carried.states.reserve(parent.phases.len());
     for (id, r) in &parent.phases {
         if r.status != PhaseStatus::Done || dropped.contains(id) || !own.contains(id.as_str()) {
             continue;
@@ -384,7 +413,7 @@ pub fn plan(
         }
         if let Some(h) = &r.input_hash {
             let mut r = r.clone();
-            if grafts.contains(id) && r.sub_run.is_none() {
+            if grafts.contains(id.as_str()) && r.sub_run.is_none() {
                 r.sub_run = Some(Box::new(grafted(parent, id, &own)));
             }
             carried.states.insert(id.clone(), (h.clone(), Arc::new(r)));
