@@ -61,7 +61,8 @@ impl RunOptions {
 
     /// The effective cap on a prompt's size.
     pub fn max_prompt(&self) -> usize {
-        self.max_prompt_bytes.unwrap_or(super::DEFAULT_MAX_PROMPT)
+        self.max_prompt_bytes
+            .unwrap_or(crate::agent::DEFAULT_MAX_PROMPT)
     }
 }
 

@@ -42,6 +42,8 @@ use crate::diag::Diagnostic;
 use crate::flow::{Branch, Def, Flow, Invocation, LowerOptions, effective_args, resolve_owned};
 use crate::source::Source;
 use crate::value::Map;
+use driver::Driver;
+use machine::Machine;
 
 /// Where a flow comes from.
 pub enum FlowSource {
@@ -254,8 +256,8 @@ impl Interpreter {
         let setup = self
             .keep_inputs
             .then(|| (flow.clone(), args.clone(), cfg.clone()));
-        let machine = machine::Machine::new(flow, args, cfg);
-        let mut driver = driver::Driver::new(
+        let machine = Machine::new(flow, args, cfg);
+        let mut driver = Driver::new(
             machine,
             agents,
             self.roster.clone(),

@@ -74,13 +74,13 @@ fn decide(
                 note,
                 source: Some(source),
             });
-            cx.m.journal_value(Value::Object(journal));
+            cx.journal_value(Value::Object(journal));
             ex.succeed(out);
             Step::Done(Halt::None)
         }
         Decision::Reject => {
             journal.insert("decision".into(), Value::from("reject"));
-            cx.m.journal_value(Value::Object(journal));
+            cx.journal_value(Value::Object(journal));
             let reason = note
                 .clone()
                 .filter(|n| !n.is_empty())

@@ -2,7 +2,7 @@
 //! fan-out engine; the items merge into one output.
 
 use super::super::machine::{CallDir, Cx, Exec};
-use super::fanout::Fanout;
+use super::items::Fanout;
 use crate::flow::{Phase, kinds};
 
 /// Item `i`'s text, agent and directory.

@@ -161,5 +161,5 @@ fn journal(s: &Script, cx: &mut Cx<'_>, phase: &Phase, k: &kinds::Script, result
             Value::Null
         },
     );
-    cx.m.journal_value(Value::Object(m));
+    cx.journal_value(Value::Object(m));
 }
