@@ -368,7 +368,7 @@ impl Driver {
                 base,
                 run_id,
             } => {
-                let root = self.opts.project_root.clone();
+                let root = self.opts.settings.project_root.clone();
                 let tx = self.tx.clone();
                 self.executor
                     .spawn(async move {
@@ -443,7 +443,7 @@ impl Driver {
                 ttl_ms,
                 cwd,
             } => {
-                let root = self.opts.project_root.clone();
+                let root = self.opts.settings.project_root.clone();
                 let resume = self.opts.resume.clone().filter(|_| run_only);
                 let quick = fingerprints.is_empty();
                 let look = move || {
@@ -469,7 +469,7 @@ impl Driver {
                 }
             }
             Command::CacheStore { key, record } => {
-                if let Some(root) = &self.opts.project_root
+                if let Some(root) = &self.opts.settings.project_root
                     && let Err(e) = super::cache::store::store(root, &key, &record, now_ms())
                 {
                     self.store_error(std::io::Error::new(

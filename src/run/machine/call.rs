@@ -77,9 +77,9 @@ impl Machine {
             .as_ref()
             .or(flow.idle_timeout.as_ref())
             .map(|f| f.value as u64)
-            .or(self.cfg.default_idle_timeout_ms)
+            .or(self.cfg.settings.default_idle_timeout_ms)
             .unwrap_or(300_000);
-        let json_stub = (p.output == OutputMode::Json && self.cfg.dry_run).then(|| {
+        let json_stub = (p.output == OutputMode::Json && self.cfg.settings.dry_run).then(|| {
             super::super::contract::stub(if lc.spec.contract {
                 p.expect.as_deref()
             } else {
@@ -245,7 +245,7 @@ impl Machine {
             return self.call_done(lc);
         }
         let delay = (lc.base * lc.factor.powi(k as i32)).round().min(60_000.0);
-        if delay > 0.0 && !self.cfg.dry_run {
+        if delay > 0.0 && !self.cfg.settings.dry_run {
             let op = self.op();
             self.ops.insert(op, Owner::Backoff(lc));
             self.out.push(Command::StartTimer {

@@ -1,37 +1,51 @@
-//! What a run is told up front ([`Config`]): everything the machine needs that is not an input.
+//! What a run is told up front ([`Config`]): everything the machine needs that is not an
+//! input, including the caller's options it follows as given ([`RunSettings`], which the
+//! caller's [`RunOptions`](crate::run::RunOptions) holds too, so each is declared once).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
 
+/// The options of a run that the machine follows as given: flags of `tfc run`, or a library
+/// caller's choices. [`RunOptions`](crate::run::RunOptions) holds them for the caller and
+/// [`Config`] for the machine.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunSettings {
+    /// `--concurrency N`: overrides the flow's.
+    pub concurrency: Option<usize>,
+    /// `--dry-run`: scripts are listed, not run (unless `dry_run_scripts`), approvals approve.
+    pub dry_run: bool,
+    /// `--dry-run-scripts`: scripts run in a dry run.
+    pub dry_run_scripts: bool,
+    /// `--approve ID`: approvals decided yes.
+    pub approve: Vec<String>,
+    /// `--approve-all`.
+    pub approve_all: bool,
+    /// `--reject ID`: approvals decided no.
+    pub reject: Vec<String>,
+    /// `--reject-reason`: the rejection's note.
+    pub reject_reason: Option<String>,
+    /// `[defaults] idle_timeout_ms` from the configuration.
+    pub default_idle_timeout_ms: Option<u64>,
+    /// Where `.tfc/` lives (dedicated directories live under it); `None` = do not persist
+    /// the run.
+    pub project_root: Option<PathBuf>,
+}
+
 /// What a run is told up front: everything the machine needs that is not an input.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
     /// The run id.
     pub run_id: String,
-    /// `--concurrency N`: overrides the flow's.
-    pub concurrency: Option<usize>,
-    /// `--dry-run`.
-    pub dry_run: bool,
-    /// `--dry-run-scripts`.
-    pub dry_run_scripts: bool,
-    /// `--approve ID`.
-    pub approve: Vec<String>,
-    /// `--approve-all`.
-    pub approve_all: bool,
-    /// `--reject ID`.
-    pub reject: Vec<String>,
-    /// `--reject-reason`.
-    pub reject_reason: Option<String>,
+    /// The caller's options that the machine follows as given.
+    pub settings: RunSettings,
     /// Undecided approvals are asked ([`Command::AskApproval`]) instead of pausing the run.
     pub ask: bool,
     /// The effective cost cap.
     pub max_usd: Option<f64>,
     /// The effective token cap.
     pub max_tokens: Option<f64>,
-    /// `[defaults] idle_timeout_ms`.
-    pub default_idle_timeout_ms: Option<u64>,
     /// `[limits] max_output_bytes`.
     pub max_output: usize,
     /// `[limits] max_prompt_bytes`.
@@ -46,8 +60,6 @@ pub struct Config {
     pub replay: bool,
     /// The invocation directory.
     pub cwd: PathBuf,
-    /// The project root (dedicated directories live under it).
-    pub project_root: Option<PathBuf>,
     /// Node path prefix inside sub-flows.
     pub node_prefix: String,
     /// Prepended to every prompt (a parent flow phase's pre-read).

@@ -101,7 +101,7 @@ impl Machine {
             if rec.status == PhaseStatus::Done
                 && rec.cache_hit.is_none()
                 && ex.reuse.cross_run
-                && !self.cfg.dry_run
+                && !self.cfg.settings.dry_run
                 && let Some(key) = &ex.reuse.key
             {
                 self.out.push(Command::CacheStore {
@@ -218,7 +218,7 @@ impl Exec {
         }
         let cfg = cx.cfg();
         let (scope, may) = super::cache::lookup_scope(phase, cfg.incremental);
-        let cross = scope == Scope::CrossRun && !cfg.dry_run;
+        let cross = scope == Scope::CrossRun && !cfg.settings.dry_run;
         self.reuse.cross_run = cross;
         if !(cfg.journaling || cfg.lookups || cross) {
             // Nothing keeps or looks for the key (an in-memory run): not computed.
@@ -226,7 +226,7 @@ impl Exec {
         }
         let parts = self.key_parts(cx);
         let cfg = cx.cfg();
-        if may && !cfg.dry_run && (cfg.lookups || cross) {
+        if may && !cfg.settings.dry_run && (cfg.lookups || cross) {
             self.stage = Stage::Cache;
             let (run_only, cwd) = (cfg.lookups, cfg.cwd.clone());
             let node = cx.node(&phase.id);
@@ -305,7 +305,7 @@ impl Exec {
         let Some(cwd) = &phase.cwd else {
             return self.run_kind(cx, kind);
         };
-        let (dry, scripts) = (cx.cfg().dry_run, cx.cfg().dry_run_scripts);
+        let (dry, scripts) = (cx.cfg().settings.dry_run, cx.cfg().settings.dry_run_scripts);
         // Only processes care where they start: a pure dry run starts none.
         let real = !dry || (scripts && phase.ty() == PhaseType::Script);
         let spec = match &cwd.value {

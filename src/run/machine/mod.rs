@@ -20,7 +20,7 @@ mod state;
 #[cfg(test)]
 mod sim;
 
-pub use config::Config;
+pub use config::{Config, RunSettings};
 pub use hit::{CacheHit, HitRecord};
 pub use io::{
     CallDir, CallEnd, CallOutcome, CallRequest, Command, Decision, DirSpec, Event, Facts, Input,

@@ -31,7 +31,7 @@ fn width(cx: &Cx<'_>, phase: &Phase) -> usize {
         .concurrency
         .as_ref()
         .map(|c| c.value)
-        .or_else(|| cx.cfg().concurrency.map(|c| c as f64))
+        .or_else(|| cx.cfg().settings.concurrency.map(|c| c as f64))
         .or_else(|| flow.concurrency.as_ref().map(|c| c.value))
         .unwrap_or(8.0);
     w.floor().max(1.0) as usize
@@ -65,11 +65,11 @@ impl Fanout {
                 let cfg = cx.cfg();
                 self.reusable = matches!(shape, Shape::Map(_))
                     && (cfg.journaling || !cfg.item_states.is_empty())
-                    && !cfg.dry_run
+                    && !cfg.settings.dry_run
                     && crate::run::cache::scope(phase, cfg.incremental)
                         != crate::run::cache::Scope::Off;
                 self.cross = matches!(shape, Shape::Map(_))
-                    && !cfg.dry_run
+                    && !cfg.settings.dry_run
                     && crate::run::cache::scope(phase, cfg.incremental)
                         == crate::run::cache::Scope::CrossRun;
                 self.looking = (0..self.count).map(|_| None).collect();

@@ -21,7 +21,7 @@ pub(super) fn item(
     };
     let dir = match &b.cwd {
         // A pure dry run starts no process: nothing to check.
-        Some(c) if cx.cfg().dry_run => CallDir::At(cx.cfg().cwd.join(&c.value).into()),
+        Some(c) if cx.cfg().settings.dry_run => CallDir::At(cx.cfg().cwd.join(&c.value).into()),
         Some(c) => CallDir::Branch {
             index: i,
             path: c.value.clone(),
