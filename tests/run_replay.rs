@@ -15,7 +15,7 @@ fn run_and_replay(name: &str, flow: &str, opts: RunOptions) -> RunRecord {
     let opts = RunOptions {
         settings: RunSettings {
             project_root: Some(dir.clone()),
-            ..RunSettings::default()
+            ..opts.settings
         },
         cwd: Some(dir.clone()),
         run_id: Some(format!("{name}-run")),
