@@ -40,7 +40,8 @@ pub struct Config {
     pub run_id: String,
     /// The caller's options that the machine follows as given.
     pub settings: RunSettings,
-    /// Undecided approvals are asked ([`Command::AskApproval`]) instead of pausing the run.
+    /// Undecided approvals are asked ([`Command::AskApproval`](super::Command::AskApproval))
+    /// instead of pausing the run.
     pub ask: bool,
     /// The effective cost cap.
     pub max_usd: Option<f64>,
