@@ -25,7 +25,7 @@ impl Machine {
         depth: u32,
         purpose: Purpose,
     ) {
-        let ex = Exec {
+        let ex = Box::new(Exec {
             index: i,
             scope,
             rec,
@@ -38,10 +38,10 @@ impl Machine {
             dir_op: None,
             stage: Stage::New,
             shown: None,
-        };
+        });
         // Ids are never reused: news of an ended execution's operations (a race's late
         // branches) must not reach another.
-        self.execs.push(Some(Box::new(Running { ex, kind: None })));
+        self.execs.push(Some(Running { ex, kind: None }));
         let e = self.execs.len() - 1;
         self.deliver(e, KindEvent::Start);
     }
@@ -62,7 +62,7 @@ impl Machine {
             let Some(mut run) = self.execs.get_mut(e).and_then(Option::take) else {
                 continue;
             };
-            let Running { ex, kind } = &mut *run;
+            let Running { ex, kind } = &mut run;
             let step = ex.advance(&mut Cx { m: self, exec: e }, kind, ev);
             match step {
                 Step::Wait => self.execs[e] = Some(run),
@@ -72,7 +72,7 @@ impl Machine {
         self.draining = false;
     }
 
-    fn complete(&mut self, e: usize, ex: Exec, halt: Halt) {
+    fn complete(&mut self, e: usize, ex: Box<Exec>, halt: Halt) {
         let _ = e;
         let flow = self.flow.clone();
         let phase = &flow.phases[ex.index];

@@ -65,7 +65,7 @@ pub struct Machine {
     pub(super) record_src: Vec<usize>,
     pub(super) record: RunRecord,
     pub(crate) ops: BTreeMap<u64, Owner>,
-    pub(super) execs: Vec<Option<Box<Running>>>,
+    pub(super) execs: Vec<Option<Running>>,
     pub(crate) out: Vec<Command>,
     /// Events for executions, delivered one at a time (an execution never sees an event
     /// while it is handling another).
@@ -99,6 +99,6 @@ pub(crate) struct LogicalCall {
 /// the pre-read, the cache lookup and the working directory).
 #[derive(Debug)]
 pub(crate) struct Running {
-    pub(super) ex: Exec,
+    pub(super) ex: Box<Exec>,
     pub(super) kind: Option<Box<Kind>>,
 }
