@@ -16,7 +16,7 @@ use tfc::agent::{FnAgent, Outcome};
 use tfc::run::cache::key::KeyParts;
 use tfc::run::cache::store;
 use tfc::run::resume::{Caps, open, plan};
-use tfc::run::{Interpreter, RunOptions, RunStatus};
+use tfc::run::{Interpreter, RunOptions, RunSettings, RunStatus};
 use tfc::value::{Map, Value};
 
 #[global_allocator]
@@ -42,7 +42,10 @@ fn interp(root: &Path, resume: Option<Arc<tfc::run::resume::Carried>>) -> Interp
         Outcome::ok("ok".to_owned())
     });
     Interpreter::with_agent(agent).options(RunOptions {
-        project_root: Some(root.to_path_buf()),
+        settings: RunSettings {
+            project_root: Some(root.to_path_buf()),
+            ..RunSettings::default()
+        },
         cwd: Some(root.to_path_buf()),
         resume,
         ..RunOptions::default()

@@ -9,7 +9,7 @@ mod common;
 use common::{chain_flow, map_args};
 use divan::{Bencher, black_box};
 use tfc::agent::{FnAgent, Outcome};
-use tfc::run::{Interpreter, RunOptions, RunStatus};
+use tfc::run::{Interpreter, RunOptions, RunSettings, RunStatus};
 use tfc::value::Map;
 
 /// The allocator `tfc` itself uses, so the figures are those of the shipped binary.
@@ -22,7 +22,10 @@ fn main() {
 
 fn interpreter() -> Interpreter {
     Interpreter::with_agent(FnAgent::new("instant", |_| Outcome::ok("ok"))).options(RunOptions {
-        concurrency: Some(64),
+        settings: RunSettings {
+            concurrency: Some(64),
+            ..RunSettings::default()
+        },
         ..RunOptions::default()
     })
 }
@@ -77,7 +80,10 @@ fn chain_phases_recorded(b: Bencher, n: usize) {
     let root = tempfile::tempdir().expect("temp dir");
     let interp = Interpreter::with_agent(FnAgent::new("instant", |_| Outcome::ok("ok"))).options(
         RunOptions {
-            project_root: Some(root.path().to_path_buf()),
+            settings: RunSettings {
+                project_root: Some(root.path().to_path_buf()),
+                ..RunSettings::default()
+            },
             ..RunOptions::default()
         },
     );

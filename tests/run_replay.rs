@@ -5,7 +5,7 @@
 mod common;
 
 use tfc::agent::{FnAgent, Outcome, StopReason, Usage};
-use tfc::run::{Interpreter, RunOptions, RunRecord, RunStatus, journal};
+use tfc::run::{Interpreter, RunOptions, RunRecord, RunSettings, RunStatus, journal};
 use tfc::value::Map;
 
 /// Run `flow` with a store under a fresh project directory; check the journal replays to the
@@ -13,7 +13,10 @@ use tfc::value::Map;
 fn run_and_replay(name: &str, flow: &str, opts: RunOptions) -> RunRecord {
     let dir = common::scratch(name);
     let opts = RunOptions {
-        project_root: Some(dir.clone()),
+        settings: RunSettings {
+            project_root: Some(dir.clone()),
+            ..opts.settings
+        },
         cwd: Some(dir.clone()),
         run_id: Some(format!("{name}-run")),
         ..opts
@@ -104,7 +107,10 @@ fn failures_gates_and_approvals_replay() {
     let r = run_and_replay("replay-gates", flow, RunOptions::default());
     assert_eq!(r.status, RunStatus::Paused);
     let approved = RunOptions {
-        approve: vec!["ok".into()],
+        settings: RunSettings {
+            approve: vec!["ok".into()],
+            ..RunSettings::default()
+        },
         ..RunOptions::default()
     };
     let r = run_and_replay("replay-gates-approved", flow, approved);

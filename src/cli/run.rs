@@ -14,7 +14,9 @@ use tfc::check::{CheckOptions, check_document};
 use tfc::diag::render::render_file;
 use tfc::flow::{Flow, Invocation, LowerOptions, split_pair};
 use tfc::project::{SavedFlows, locate_flow, project_root};
-use tfc::run::{FlowSource, Interpreter, PhaseStatus, RunError, RunOptions, RunRecord, RunStatus};
+use tfc::run::{
+    FlowSource, Interpreter, PhaseStatus, RunError, RunOptions, RunRecord, RunSettings, RunStatus,
+};
 use tfc::source::Source;
 
 #[derive(Args, Debug, Default)]
@@ -295,19 +297,21 @@ pub(super) fn launch(
     let token = cancel.token();
     install_interrupts(cancel);
     let opts = RunOptions {
-        concurrency: a.concurrency,
-        dry_run,
-        dry_run_scripts: a.dry_run.as_deref() == Some("scripts"),
-        approve: a.approve.clone(),
-        approve_all: a.approve_all,
-        reject: a.reject.clone(),
-        reject_reason: a.reason.clone(),
+        settings: RunSettings {
+            concurrency: a.concurrency,
+            dry_run,
+            dry_run_scripts: a.dry_run.as_deref() == Some("scripts"),
+            approve: a.approve.clone(),
+            approve_all: a.approve_all,
+            reject: a.reject.clone(),
+            reject_reason: a.reason.clone(),
+            default_idle_timeout_ms: roster.idle_timeout_ms(),
+            project_root: Some(root.clone()),
+        },
         interactive: true,
         max_usd: a.max_usd,
         max_tokens: a.max_tokens,
-        project_root: Some(root.clone()),
         cwd: Some(cwd.clone()),
-        default_idle_timeout_ms: roster.idle_timeout_ms(),
         run_id: a.run_id.clone(),
         progress: Some(view.sink()),
         max_output_bytes: Some(roster.max_output_bytes()),

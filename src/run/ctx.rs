@@ -4,35 +4,21 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::machine::RunSettings;
+
 /// How a run behaves (flags of `tfc run`, or the library caller's choices).
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
-    /// `--concurrency N`: overrides the flow's.
-    pub concurrency: Option<usize>,
-    /// `--dry-run`: scripts are listed, not run (unless `dry_run_scripts`), approvals approve.
-    pub dry_run: bool,
-    /// `--dry-run-scripts`: scripts run in a dry run.
-    pub dry_run_scripts: bool,
-    /// `--approve ID`: approvals decided yes.
-    pub approve: Vec<String>,
-    /// `--approve-all`.
-    pub approve_all: bool,
-    /// `--reject ID`: approvals decided no.
-    pub reject: Vec<String>,
-    /// `--reject-reason`: the rejection's note.
-    pub reject_reason: Option<String>,
+    /// The options the machine follows as given (dry run, approvals, concurrency, …).
+    pub settings: RunSettings,
     /// Ask on the terminal for undecided approvals.
     pub interactive: bool,
     /// `--max-usd`: overrides the flow's budget.
     pub max_usd: Option<f64>,
     /// `--max-tokens`: overrides the flow's budget.
     pub max_tokens: Option<f64>,
-    /// Where `.tfc/` lives; `None` = do not persist the run.
-    pub project_root: Option<PathBuf>,
     /// The invocation directory (relative `cwd`s and context paths resolve against it).
     pub cwd: Option<PathBuf>,
-    /// `[defaults] idle_timeout_ms` from the configuration.
-    pub default_idle_timeout_ms: Option<u64>,
     /// Run id to use (tests); generated when `None`.
     pub run_id: Option<String>,
     /// Told about every phase transition (the CLI's progress lines).
@@ -61,7 +47,8 @@ impl RunOptions {
 
     /// The effective cap on a prompt's size.
     pub fn max_prompt(&self) -> usize {
-        self.max_prompt_bytes.unwrap_or(super::DEFAULT_MAX_PROMPT)
+        self.max_prompt_bytes
+            .unwrap_or(crate::agent::DEFAULT_MAX_PROMPT)
     }
 }
 

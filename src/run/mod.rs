@@ -28,6 +28,7 @@ pub(crate) mod workdir;
 mod tests;
 
 pub use ctx::{ProgressNote, ProgressSink, RunOptions};
+pub use machine::RunSettings;
 
 pub use crate::agent::DEFAULT_MAX_PROMPT;
 pub use record::{PhaseRecord, PhaseStatus, RunRecord, RunStatus};
@@ -42,6 +43,8 @@ use crate::diag::Diagnostic;
 use crate::flow::{Branch, Def, Flow, Invocation, LowerOptions, effective_args, resolve_owned};
 use crate::source::Source;
 use crate::value::Map;
+use driver::Driver;
+use machine::Machine;
 
 /// Where a flow comes from.
 pub enum FlowSource {
@@ -236,8 +239,8 @@ impl Interpreter {
             // Process backends read the cap when they build each call's process spec.
             crate::process::set_max_output(cap);
         }
-        let store_root = match &self.opts.project_root {
-            Some(root) if !self.opts.dry_run => Some(root.clone()),
+        let store_root = match &self.opts.settings.project_root {
+            Some(root) if !self.opts.settings.dry_run => Some(root.clone()),
             _ => None,
         };
         let Prepared {
@@ -254,8 +257,8 @@ impl Interpreter {
         let setup = self
             .keep_inputs
             .then(|| (flow.clone(), args.clone(), cfg.clone()));
-        let machine = machine::Machine::new(flow, args, cfg);
-        let mut driver = driver::Driver::new(
+        let machine = Machine::new(flow, args, cfg);
+        let mut driver = Driver::new(
             machine,
             agents,
             self.roster.clone(),
@@ -359,13 +362,7 @@ impl Interpreter {
                 .run_id
                 .clone()
                 .unwrap_or_else(|| store::new_run_id(&flow.name)),
-            concurrency: opts.concurrency,
-            dry_run: opts.dry_run,
-            dry_run_scripts: opts.dry_run_scripts,
-            approve: opts.approve.clone(),
-            approve_all: opts.approve_all,
-            reject: opts.reject.clone(),
-            reject_reason: opts.reject_reason.clone(),
+            settings: opts.settings.clone(),
             ask: opts.interactive
                 && std::io::stdin().is_terminal()
                 && std::io::stderr().is_terminal(),
@@ -375,7 +372,6 @@ impl Interpreter {
             max_tokens: opts
                 .max_tokens
                 .or(flow.budget.as_ref().and_then(|b| b.value.max_tokens)),
-            default_idle_timeout_ms: opts.default_idle_timeout_ms,
             max_output: opts.max_output(),
             max_prompt: opts.max_prompt(),
             journaling,
@@ -385,7 +381,6 @@ impl Interpreter {
                 .any(|a| a.backend_name.starts_with("replay")),
             backends,
             cwd,
-            project_root: opts.project_root.clone(),
             node_prefix: String::new(),
             prompt_prefix: String::new(),
             flow_stack: Vec::new(),

@@ -640,7 +640,7 @@ fn def_budget(def: &Value) -> Caps {
 mod tests {
     use super::*;
     use crate::agent::{FnAgent, Outcome};
-    use crate::run::{Interpreter, RunOptions, RunStatus};
+    use crate::run::{Interpreter, RunOptions, RunSettings, RunStatus};
 
     const FLOW: &str = r#"{"name": "r", "phases": [
         {"id": "a", "task": "one"},
@@ -653,7 +653,10 @@ mod tests {
         let agent = FnAgent::new("echo", |req| Outcome::ok(format!("<{}>", req.prompt)));
         Interpreter::with_agent(agent)
             .options(RunOptions {
-                project_root: Some(root.to_path_buf()),
+                settings: RunSettings {
+                    project_root: Some(root.to_path_buf()),
+                    ..RunSettings::default()
+                },
                 cwd: Some(root.to_path_buf()),
                 ..RunOptions::default()
             })

@@ -478,7 +478,10 @@ fn approvals_pause_or_proceed() {
         r.final_output
     );
     let opts = RunOptions {
-        approve: vec!["ok".into()],
+        settings: RunSettings {
+            approve: vec!["ok".into()],
+            ..RunSettings::default()
+        },
         ..RunOptions::default()
     };
     let rec = eval_replayed(
@@ -489,7 +492,10 @@ fn approvals_pause_or_proceed() {
     assert_eq!(rec.status, RunStatus::Completed);
     assert_eq!(rec.phases["ok"].output, "(approve)");
     let opts = RunOptions {
-        reject: vec!["ok".into()],
+        settings: RunSettings {
+            reject: vec!["ok".into()],
+            ..RunSettings::default()
+        },
         ..RunOptions::default()
     };
     let rec = eval_replayed(
@@ -862,7 +868,10 @@ fn a_checked_source_keeps_its_parsed_document_as_the_def() {
     let root = tempfile::tempdir().expect("tmp");
     let interp = Interpreter::with_agent(FnAgent::new("t", |req| Outcome::ok(req.prompt.clone())))
         .options(RunOptions {
-            project_root: Some(root.path().to_path_buf()),
+            settings: RunSettings {
+                project_root: Some(root.path().to_path_buf()),
+                ..RunSettings::default()
+            },
             cwd: Some(root.path().to_path_buf()),
             run_id: Some("def-kept".into()),
             ..RunOptions::default()

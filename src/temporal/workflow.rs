@@ -73,7 +73,7 @@ impl TfcRun {
         } = setup;
         let run_id = config.run_id.clone();
         let cwd = config.cwd.clone();
-        let project_root = config.project_root.clone();
+        let project_root = config.settings.project_root.clone();
         let mut machine = Machine::new(flow, args, config);
         let mut texts = crate::run::driver::PhaseTexts::default();
         let mut pending: VecDeque<Event> = VecDeque::from([Event::Start]);
@@ -677,6 +677,7 @@ pub(super) fn setup(input: &RunInput) -> Option<Setup> {
         _ => Map::default(),
     };
     let dir = config
+        .settings
         .project_root
         .clone()
         .unwrap_or_else(|| config.cwd.clone())

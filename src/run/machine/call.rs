@@ -4,102 +4,12 @@
 
 use super::super::contract::{check_output, violation_error};
 use super::super::verdict::is_transient;
-use super::{CallDir, CallEnd, CallOutcome, CallRequest, Command, KindEvent, Machine, Owner};
-use crate::agent::{AgentCallRecord, Purpose, StopReason, Usage, prompt_sha256};
+use super::{
+    CallEnd, CallOutcome, CallRequest, CallResult, CallSpec, Command, KindEvent, LogicalCall,
+    Machine, Owner,
+};
+use crate::agent::{AgentCallRecord, StopReason, Usage, prompt_sha256};
 use crate::flow::OutputMode;
-
-/// What a phase kind asks to call.
-#[derive(Clone, Debug)]
-pub(crate) struct CallSpec {
-    /// Node path without the sub-flow prefix (`id`, `id#3`, `id@2`, `id#judge`, …).
-    pub node: String,
-    pub agent: String,
-    pub prompt: String,
-    pub purpose: Purpose,
-    pub iteration: Option<u32>,
-    pub item_index: Option<usize>,
-    /// The phase's contract applies (it stores JSON output and has `expect`).
-    pub contract: bool,
-    pub cwd: CallDir,
-    /// Why this call must not be made (its phase's prompt passed the cap).
-    pub refused: Option<String>,
-    /// A panicking backend fails this call only (fan-out items, race branches) instead of
-    /// crashing the run.
-    pub caught: bool,
-}
-
-impl CallSpec {
-    /// A plain call in `cwd`.
-    pub(crate) fn new(
-        node: String,
-        agent: &str,
-        prompt: String,
-        purpose: Purpose,
-        cwd: &std::sync::Arc<std::path::Path>,
-    ) -> CallSpec {
-        CallSpec {
-            node,
-            agent: agent.to_owned(),
-            prompt,
-            purpose,
-            iteration: None,
-            item_index: None,
-            contract: false,
-            cwd: CallDir::At(cwd.clone()),
-            refused: None,
-            caught: false,
-        }
-    }
-
-    /// The phase's contract applies when it stores JSON output.
-    pub(crate) fn checked(mut self, phase: &crate::flow::Phase) -> CallSpec {
-        self.contract = phase.output == OutputMode::Json && phase.expect.is_some();
-        self
-    }
-
-    /// Refuse the call when the phase's prompt passed the cap.
-    pub(crate) fn refuse(mut self, why: Option<String>) -> CallSpec {
-        self.refused = why;
-        self
-    }
-}
-
-/// The result of a call over all its attempts.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct CallResult {
-    pub ok: bool,
-    /// The answer, or the last attempt's partial output.
-    pub output: String,
-    pub error: Option<String>,
-    pub attempts: u32,
-    pub usage: Usage,
-    pub timed_out: bool,
-    pub aborted: bool,
-    pub model: Option<String>,
-    pub warnings: Vec<String>,
-    /// The backend panicked (uncaught calls): the run crashes with this message.
-    pub crashed: Option<String>,
-}
-
-/// A call in progress.
-#[derive(Debug)]
-pub(crate) struct LogicalCall {
-    pub exec: usize,
-    pub slot: u32,
-    phase: usize,
-    spec: CallSpec,
-    /// Attempts made.
-    k: u32,
-    explicit: u32,
-    max_attempts: u32,
-    transient_layer: bool,
-    base: f64,
-    factor: f64,
-    wall: Option<u64>,
-    /// Told to stop (a race loser): no further attempt.
-    pub cancelled: bool,
-    result: CallResult,
-}
 
 impl Machine {
     /// Start logical call `slot` of execution `exec` (phase `phase`).
@@ -167,9 +77,9 @@ impl Machine {
             .as_ref()
             .or(flow.idle_timeout.as_ref())
             .map(|f| f.value as u64)
-            .or(self.cfg.default_idle_timeout_ms)
+            .or(self.cfg.settings.default_idle_timeout_ms)
             .unwrap_or(300_000);
-        let json_stub = (p.output == OutputMode::Json && self.cfg.dry_run).then(|| {
+        let json_stub = (p.output == OutputMode::Json && self.cfg.settings.dry_run).then(|| {
             super::super::contract::stub(if lc.spec.contract {
                 p.expect.as_deref()
             } else {
@@ -335,7 +245,7 @@ impl Machine {
             return self.call_done(lc);
         }
         let delay = (lc.base * lc.factor.powi(k as i32)).round().min(60_000.0);
-        if delay > 0.0 && !self.cfg.dry_run {
+        if delay > 0.0 && !self.cfg.settings.dry_run {
             let op = self.op();
             self.ops.insert(op, Owner::Backoff(lc));
             self.out.push(Command::StartTimer {

@@ -2,151 +2,18 @@
 //! working directory, finishing the record), the helpers kinds use (rendering fields with
 //! their warnings and reads, prompts), and the delivery of events to the kind's state.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::super::phases::Kind;
 use super::super::record::{PhaseRecord, PhaseStatus};
 use super::super::scope::PhaseScope;
+use super::kit::{Cx, Exec, KindEvent, Stage, Step};
 use super::{
-    CallResult, CallSpec, Command, Decision, DirSpec, Halt, Input, Machine, OpKind, Owner, Purpose,
-    ScriptOutcome,
+    CallResult, CallSpec, Command, DirSpec, Halt, Machine, OpKind, Purpose, Reuse, Running,
 };
 use crate::eval::Scope;
 use crate::flow::{Cwd, Flow, PhaseType, Text};
 use crate::value::Value;
-
-/// What an execution is told.
-#[derive(Debug)]
-pub(crate) enum KindEvent {
-    Start,
-    /// Logical call `slot` ended.
-    Call(u32, CallResult),
-    Script(ScriptOutcome),
-    /// Timer `slot` fired.
-    Timer(u32),
-    Approval(Decision, Option<String>),
-    Dir(Result<PathBuf, String>, Option<String>),
-    Context(String),
-    /// Scorer `slot` ended: pass, detail.
-    Scorer(u32, bool, Option<String>),
-    Loaded(Option<String>),
-    /// Run id, backends, error.
-    Resolved(String, Vec<(String, String)>, Option<String>),
-    /// The cache lookup ended: the key, a reusable state, a warning.
-    /// Slot, key, a reusable state, a warning.
-    Cached(u32, String, Option<Box<super::CacheHit>>, Option<String>),
-    /// A rework ended: the gate's fresh view, or `None` when it could not happen.
-    Reworked(Option<PhaseScope>),
-    /// An input for the sub-flow running inside.
-    Child(Input),
-    Interrupt,
-}
-
-/// What a kind says after an event.
-#[derive(Debug)]
-pub(crate) enum Step {
-    /// Still running.
-    Wait,
-    /// Ended (the record is settled), asking this of the run.
-    Done(Halt),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Stage {
-    New,
-    Context,
-    Cache,
-    Dir,
-    Kind,
-}
-
-/// A phase being executed: its view of the run, and the record it fills.
-#[derive(Debug)]
-pub(crate) struct Exec {
-    /// The phase index.
-    pub index: usize,
-    pub scope: PhaseScope,
-    pub rec: PhaseRecord,
-    /// The pre-read context files, prefixed to every prompt of the phase.
-    pub pre_read: String,
-    /// 0 normally; deeper when re-run by a gate's rework.
-    pub rework_depth: u32,
-    /// Where the phase's agents and scripts run.
-    pub work_dir: Arc<Path>,
-    /// Set when a prompt of this phase passed `max_prompt_bytes`: the error its calls fail
-    /// with.
-    pub oversize: Option<String>,
-    purpose: Purpose,
-    /// The phase's key and whether it stores its result across runs.
-    pub(crate) reuse: super::cache::Reuse,
-    dir_op: Option<u64>,
-    stage: Stage,
-    kind: Option<Box<Kind>>,
-    /// What the progress display was last told of the running kind.
-    shown: Option<super::Facts>,
-}
-
-/// What a kind can ask of the machine while it handles an event.
-pub(crate) struct Cx<'a> {
-    pub m: &'a mut Machine,
-    pub exec: usize,
-}
-
-impl Cx<'_> {
-    pub fn flow(&self) -> Arc<Flow> {
-        self.m.flow.clone()
-    }
-    pub fn cfg(&self) -> &super::Config {
-        &self.m.cfg
-    }
-    pub fn aborted(&self) -> bool {
-        self.m.aborted
-    }
-    /// `Some(reason)` once the budget is exceeded.
-    pub fn over(&self) -> Option<String> {
-        self.m.meter.over()
-    }
-    /// The current time as a record timestamp.
-    pub fn ts(&self) -> String {
-        self.m.ts()
-    }
-    /// Start logical call `slot` for phase `phase`.
-    pub fn call(&mut self, ex: &Exec, slot: u32, spec: CallSpec) {
-        self.m.start_call(self.exec, slot, ex.index, spec);
-    }
-    pub fn cancel_call(&mut self, slot: u32) {
-        self.m.cancel_call(self.exec, slot);
-    }
-    /// Register an operation of this execution and emit its command.
-    pub fn io(&mut self, slot: u32, kind: OpKind, cmd: impl FnOnce(u64) -> Command) -> u64 {
-        let op = self.m.op();
-        self.m.ops.insert(op, Owner::Exec(self.exec, slot, kind));
-        self.m.out.push(cmd(op));
-        op
-    }
-    pub fn timer(&mut self, slot: u32, ms: u64) -> u64 {
-        self.io(slot, OpKind::Other, |op| Command::StartTimer { op, ms })
-    }
-    pub fn cancel_timer(&mut self, op: u64) {
-        if self.m.ops.remove(&op).is_some() {
-            self.m.out.push(Command::CancelTimer { op });
-        }
-    }
-    pub fn notice(&mut self, local: &str, msg: &str) {
-        self.m.notice(local, msg);
-    }
-    pub fn node(&self, local: &str) -> String {
-        self.m.node(local)
-    }
-    pub fn push(&mut self, cmd: Command) {
-        self.m.out.push(cmd);
-    }
-    /// Re-run phases `deps` for this (gate) execution; [`KindEvent::Reworked`] follows.
-    pub fn rework(&mut self, deps: Vec<usize>, depth: u32) {
-        self.m.rework(self.exec, deps, depth);
-    }
-}
 
 impl Machine {
     /// Start executing phase `i`.
@@ -167,22 +34,21 @@ impl Machine {
             work_dir: Arc::from(self.cfg.cwd.as_path()),
             oversize: None,
             purpose,
-            reuse: super::cache::Reuse::default(),
+            reuse: Reuse::default(),
             dir_op: None,
             stage: Stage::New,
-            kind: None,
             shown: None,
         });
         // Ids are never reused: news of an ended execution's operations (a race's late
         // branches) must not reach another.
-        self.execs.push(Some(ex));
+        self.execs.push(Some(Running { ex, kind: None }));
         let e = self.execs.len() - 1;
         self.deliver(e, KindEvent::Start);
     }
 
     /// The phase execution `e` runs, while it runs.
     pub(super) fn exec_phase(&self, e: usize) -> Option<usize> {
-        self.execs.get(e)?.as_ref().map(|x| x.index)
+        self.execs.get(e)?.as_ref().map(|x| x.ex.index)
     }
 
     /// Deliver an event to execution `e`, after any event it is already handling.
@@ -193,13 +59,14 @@ impl Machine {
         }
         self.draining = true;
         while let Some((e, ev)) = self.queue.pop_front() {
-            let Some(mut ex) = self.execs.get_mut(e).and_then(Option::take) else {
+            let Some(mut run) = self.execs.get_mut(e).and_then(Option::take) else {
                 continue;
             };
-            let step = ex.advance(&mut Cx { m: self, exec: e }, ev);
+            let Running { ex, kind } = &mut run;
+            let step = ex.advance(&mut Cx { m: self, exec: e }, kind, ev);
             match step {
-                Step::Wait => self.execs[e] = Some(ex),
-                Step::Done(halt) => self.complete(e, ex, halt),
+                Step::Wait => self.execs[e] = Some(run),
+                Step::Done(halt) => self.complete(e, run.ex, halt),
             }
         }
         self.draining = false;
@@ -234,7 +101,7 @@ impl Machine {
             if rec.status == PhaseStatus::Done
                 && rec.cache_hit.is_none()
                 && ex.reuse.cross_run
-                && !self.cfg.dry_run
+                && !self.cfg.settings.dry_run
                 && let Some(key) = &ex.reuse.key
             {
                 self.out.push(Command::CacheStore {
@@ -251,14 +118,14 @@ impl Machine {
 }
 
 impl Exec {
-    fn advance(&mut self, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
+    fn advance(&mut self, cx: &mut Cx<'_>, kind: &mut Option<Box<Kind>>, ev: KindEvent) -> Step {
         match (self.stage, ev) {
             (Stage::New, KindEvent::Start) => {
                 let ts = cx.ts();
                 self.rec.started_at.get_or_insert(ts);
                 let paths = self.context_paths(cx);
                 if paths.is_empty() {
-                    return self.cache(cx);
+                    return self.cache(cx, kind);
                 }
                 let limit = cx.flow().phases[self.index].context_limit.max(0.0) as usize;
                 self.stage = Stage::Context;
@@ -273,10 +140,10 @@ impl Exec {
             }
             (Stage::Context, KindEvent::Context(text)) => {
                 self.pre_read = text;
-                self.cache(cx)
+                self.cache(cx, kind)
             }
             (Stage::Cache, KindEvent::Cached(_, key, hit, warning)) => {
-                self.cached(cx, key, hit, warning)
+                self.cached(cx, kind, key, hit, warning)
             }
             (Stage::Dir, KindEvent::Dir(path, warning)) => match path {
                 Ok(dir) => {
@@ -286,7 +153,7 @@ impl Exec {
                         self.rec.warn(w);
                     }
                     self.work_dir = Arc::from(dir.as_path());
-                    self.run_kind(cx)
+                    self.run_kind(cx, kind)
                 }
                 Err(e) => {
                     self.fail(String::new(), e);
@@ -294,14 +161,14 @@ impl Exec {
                 }
             },
             (Stage::Kind, ev) => {
-                let Some(mut kind) = self.kind.take() else {
+                let Some(mut state) = kind.take() else {
                     return Step::Wait;
                 };
-                let step = kind.step(self, cx, ev);
+                let step = state.step(self, cx, ev);
                 if matches!(step, Step::Wait) {
-                    self.tell(cx, kind.live());
+                    self.tell(cx, state.live());
                 }
-                self.kind = Some(kind);
+                *kind = Some(state);
                 step
             }
             _ => Step::Wait,
@@ -336,10 +203,10 @@ impl Exec {
 
     /// Compute the phase's key; ask for a reusable state when one may exist (SPEC §10.4,
     /// §10.5), else go on to the working directory.
-    fn cache(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn cache(&mut self, cx: &mut Cx<'_>, kind: &mut Option<Box<Kind>>) -> Step {
         use super::super::cache::{Scope, fingerprints, ttl_ms};
         if self.purpose != Purpose::Main {
-            return self.dir(cx);
+            return self.dir(cx, kind);
         }
         let flow = cx.flow();
         let phase = &flow.phases[self.index];
@@ -351,15 +218,15 @@ impl Exec {
         }
         let cfg = cx.cfg();
         let (scope, may) = super::cache::lookup_scope(phase, cfg.incremental);
-        let cross = scope == Scope::CrossRun && !cfg.dry_run;
+        let cross = scope == Scope::CrossRun && !cfg.settings.dry_run;
         self.reuse.cross_run = cross;
         if !(cfg.journaling || cfg.lookups || cross) {
             // Nothing keeps or looks for the key (an in-memory run): not computed.
-            return self.dir(cx);
+            return self.dir(cx, kind);
         }
         let parts = self.key_parts(cx);
         let cfg = cx.cfg();
-        if may && !cfg.dry_run && (cfg.lookups || cross) {
+        if may && !cfg.settings.dry_run && (cfg.lookups || cross) {
             self.stage = Stage::Cache;
             let (run_only, cwd) = (cfg.lookups, cfg.cwd.clone());
             let node = cx.node(&phase.id);
@@ -383,13 +250,14 @@ impl Exec {
             return Step::Wait;
         }
         self.reuse.key = Some(parts.key(None));
-        self.dir(cx)
+        self.dir(cx, kind)
     }
 
     /// The driver's answer to the lookup: a hit ends the phase with the reused state.
     fn cached(
         &mut self,
         cx: &mut Cx<'_>,
+        kind: &mut Option<Box<Kind>>,
         key: String,
         hit: Option<Box<super::CacheHit>>,
         warning: Option<String>,
@@ -408,7 +276,7 @@ impl Exec {
         }
         // The run halted (budget, block, Ctrl-C) while the lookup was out: the phase had
         // started but does no work now; it fails with the halt's reason (a resume runs it).
-        let halted = match &cx.m.stop {
+        let halted = match cx.m.stop() {
             Some(super::Stop::Abort) => Some("Aborted".to_owned()),
             Some(other) => Some(super::sched::stop_reason(other)),
             None if cx.aborted() => Some("Aborted".to_owned()),
@@ -420,34 +288,34 @@ impl Exec {
             self.fail(String::new(), reason);
             return Step::Done(Halt::None);
         }
-        self.dir(cx)
+        self.dir(cx, kind)
     }
 
-    fn run_kind(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn run_kind(&mut self, cx: &mut Cx<'_>, kind: &mut Option<Box<Kind>>) -> Step {
         self.stage = Stage::Kind;
-        self.kind = Some(Box::new(Kind::new(&cx.flow().phases[self.index])));
-        self.advance(cx, KindEvent::Start)
+        *kind = Some(Box::new(Kind::new(&cx.flow().phases[self.index])));
+        self.advance(cx, kind, KindEvent::Start)
     }
 
     /// Prepare the working directory (SPEC §3.1 `cwd`), then run the kind.
-    fn dir(&mut self, cx: &mut Cx<'_>) -> Step {
+    fn dir(&mut self, cx: &mut Cx<'_>, kind: &mut Option<Box<Kind>>) -> Step {
         let flow = cx.flow();
         let phase = &flow.phases[self.index];
         let base = cx.cfg().cwd.clone();
         let Some(cwd) = &phase.cwd else {
-            return self.run_kind(cx);
+            return self.run_kind(cx, kind);
         };
-        let (dry, scripts) = (cx.cfg().dry_run, cx.cfg().dry_run_scripts);
+        let (dry, scripts) = (cx.cfg().settings.dry_run, cx.cfg().settings.dry_run_scripts);
         // Only processes care where they start: a pure dry run starts none.
         let real = !dry || (scripts && phase.ty() == PhaseType::Script);
         let spec = match &cwd.value {
-            Cwd::Path(p) if p.is_empty() => return self.run_kind(cx),
+            Cwd::Path(p) if p.is_empty() => return self.run_kind(cx, kind),
             Cwd::Path(p) => DirSpec::Existing {
                 path: p.clone(),
                 shown: format!("\"{p}\""),
             },
             Cwd::Arg(name) => {
-                let value = match cx.m.args.as_ref() {
+                let value = match cx.m.args().as_ref() {
                     Value::Object(m) => m.get(name.as_str()),
                     _ => None,
                 };
@@ -483,10 +351,10 @@ impl Exec {
         match spec {
             DirSpec::Existing { path, .. } if !real => {
                 self.work_dir = Arc::from(base.join(path).as_path());
-                return self.run_kind(cx);
+                return self.run_kind(cx, kind);
             }
             DirSpec::Existing { .. } => {}
-            _ if !real => return self.run_kind(cx),
+            _ if !real => return self.run_kind(cx, kind),
             _ => {}
         }
         self.stage = Stage::Dir;

@@ -101,7 +101,7 @@ pub enum Event {
         /// The phase's key (with its fingerprint digest, when it has fingerprints).
         key: String,
         /// The reusable `done` state found, if any.
-        hit: Option<Box<super::cache::CacheHit>>,
+        hit: Option<Box<super::hit::CacheHit>>,
         /// A cache entry that could not be used (a miss all the same).
         warning: Option<String>,
     },

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use super::Config;
+use super::{Config, RunSettings};
 use crate::value::{Map, Value};
 
 fn strings(v: &[String]) -> Value {
@@ -35,23 +35,29 @@ impl Config {
         m.insert("runId".into(), s(&self.run_id));
         m.insert(
             "concurrency".into(),
-            num(self.concurrency.map(|c| c as f64)),
+            num(self.settings.concurrency.map(|c| c as f64)),
         );
-        m.insert("dryRun".into(), Value::Bool(self.dry_run));
-        m.insert("dryRunScripts".into(), Value::Bool(self.dry_run_scripts));
-        m.insert("approve".into(), strings(&self.approve));
-        m.insert("approveAll".into(), Value::Bool(self.approve_all));
-        m.insert("reject".into(), strings(&self.reject));
+        m.insert("dryRun".into(), Value::Bool(self.settings.dry_run));
+        m.insert(
+            "dryRunScripts".into(),
+            Value::Bool(self.settings.dry_run_scripts),
+        );
+        m.insert("approve".into(), strings(&self.settings.approve));
+        m.insert("approveAll".into(), Value::Bool(self.settings.approve_all));
+        m.insert("reject".into(), strings(&self.settings.reject));
         m.insert(
             "rejectReason".into(),
-            self.reject_reason.as_deref().map_or(Value::Null, s),
+            self.settings
+                .reject_reason
+                .as_deref()
+                .map_or(Value::Null, s),
         );
         m.insert("ask".into(), Value::Bool(self.ask));
         m.insert("maxUsd".into(), num(self.max_usd));
         m.insert("maxTokens".into(), num(self.max_tokens));
         m.insert(
             "defaultIdleTimeoutMs".into(),
-            num(self.default_idle_timeout_ms.map(|t| t as f64)),
+            num(self.settings.default_idle_timeout_ms.map(|t| t as f64)),
         );
         m.insert("maxOutput".into(), Value::Number(self.max_output as f64));
         m.insert("maxPrompt".into(), Value::Number(self.max_prompt as f64));
@@ -60,7 +66,8 @@ impl Config {
         m.insert("cwd".into(), s(&self.cwd.to_string_lossy()));
         m.insert(
             "projectRoot".into(),
-            self.project_root
+            self.settings
+                .project_root
                 .as_ref()
                 .map_or(Value::Null, |p| s(&p.to_string_lossy())),
         );
@@ -125,17 +132,20 @@ impl Config {
         };
         Some(Config {
             run_id: text("runId")?,
-            concurrency: number("concurrency").map(|c| c as usize),
-            dry_run: flag("dryRun"),
-            dry_run_scripts: flag("dryRunScripts"),
-            approve: list("approve"),
-            approve_all: flag("approveAll"),
-            reject: list("reject"),
-            reject_reason: text("rejectReason"),
+            settings: RunSettings {
+                concurrency: number("concurrency").map(|c| c as usize),
+                dry_run: flag("dryRun"),
+                dry_run_scripts: flag("dryRunScripts"),
+                approve: list("approve"),
+                approve_all: flag("approveAll"),
+                reject: list("reject"),
+                reject_reason: text("rejectReason"),
+                default_idle_timeout_ms: number("defaultIdleTimeoutMs").map(|t| t as u64),
+                project_root: text("projectRoot").map(PathBuf::from),
+            },
             ask: flag("ask"),
             max_usd: number("maxUsd"),
             max_tokens: number("maxTokens"),
-            default_idle_timeout_ms: number("defaultIdleTimeoutMs").map(|t| t as u64),
             max_output: number("maxOutput")? as usize,
             max_prompt: number("maxPrompt")? as usize,
             journaling: true,
@@ -143,7 +153,6 @@ impl Config {
             backends: pairs("backends"),
             replay: flag("replay"),
             cwd: PathBuf::from(text("cwd")?),
-            project_root: text("projectRoot").map(PathBuf::from),
             incremental: flag("incremental"),
             lookups: flag("lookups"),
             phase_fps: Arc::new(list("phaseFps")),
@@ -185,9 +194,12 @@ mod tests {
         backends.insert("default".to_owned(), "echo".to_owned());
         let cfg = Config {
             run_id: "r-1".into(),
-            concurrency: Some(3),
-            approve: vec!["ok".into()],
-            reject_reason: Some("no".into()),
+            settings: RunSettings {
+                concurrency: Some(3),
+                approve: vec!["ok".into()],
+                reject_reason: Some("no".into()),
+                ..RunSettings::default()
+            },
             max_usd: Some(1.5),
             max_output: 10,
             max_prompt: 20,

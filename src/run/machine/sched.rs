@@ -67,6 +67,7 @@ impl Machine {
 
     fn limit(&self) -> usize {
         self.cfg
+            .settings
             .concurrency
             .unwrap_or_else(|| {
                 self.flow

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{
-    CallEnd, CallOutcome, Command, Config, Decision, Event, Input, Line, Machine, ScriptEnd,
-    ScriptOutcome, UsageData,
+    CallEnd, CallOutcome, Command, Config, Decision, Event, Input, Line, Machine, RunSettings,
+    ScriptEnd, ScriptOutcome, UsageData,
 };
 use crate::agent::Purpose;
 use crate::check::{CheckOptions, check_source};
@@ -277,16 +277,24 @@ pub(crate) fn simulate(seed: u64) -> Result<Option<Outcome>, String> {
     };
     let flow = Arc::new(flow);
     let args = crate::flow::effective_args(&flow, Map::default());
+    // Drawn in this order (the seeds' cases stay the same).
+    let concurrency = rng.chance(20).then(|| 1 + rng.below(3) as usize);
+    let ask = rng.chance(50);
+    let approve_all = rng.chance(15);
+    let reject = if rng.chance(15) {
+        (0..flow.phases.len()).map(|i| format!("p{i}")).collect()
+    } else {
+        Vec::new()
+    };
     let cfg = Config {
         run_id: format!("sim-{seed}"),
-        concurrency: rng.chance(20).then(|| 1 + rng.below(3) as usize),
-        ask: rng.chance(50),
-        approve_all: rng.chance(15),
-        reject: if rng.chance(15) {
-            (0..flow.phases.len()).map(|i| format!("p{i}")).collect()
-        } else {
-            Vec::new()
+        settings: RunSettings {
+            concurrency,
+            approve_all,
+            reject,
+            ..RunSettings::default()
         },
+        ask,
         max_output: 1 << 20,
         max_prompt: 1 << 20,
         journaling: true,
@@ -298,6 +306,7 @@ pub(crate) fn simulate(seed: u64) -> Result<Option<Outcome>, String> {
     let mut cfg = cfg;
     cfg.max_tokens = flow.budget.as_ref().and_then(|b| b.value.max_tokens);
     let limit = cfg
+        .settings
         .concurrency
         .unwrap_or_else(|| {
             flow.concurrency
@@ -319,7 +328,7 @@ pub(crate) fn simulate(seed: u64) -> Result<Option<Outcome>, String> {
         status: vec![None; flow.phases.len()],
         running: 0,
         limit,
-        concurrency: cfg.concurrency,
+        concurrency: cfg.settings.concurrency,
         flow: flow.clone(),
         over_at: None,
         halted: false,

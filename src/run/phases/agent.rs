@@ -13,10 +13,10 @@ pub(super) fn step(ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
                 Some(t) => ex.render(cx, "task", t, &scope),
                 None => String::new(),
             };
-            super::single_call(ex, cx, phase, task);
+            super::common::single_call(ex, cx, phase, task);
             Step::Wait
         }
-        KindEvent::Call(_, r) => super::settle_call(ex, cx, r),
+        KindEvent::Call(_, r) => super::common::settle_call(ex, cx, r),
         _ => Step::Wait,
     }
 }

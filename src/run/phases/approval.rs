@@ -17,11 +17,14 @@ pub(crate) fn step(ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
             };
             let id = cx.node(&phase.id);
             let cfg = cx.cfg();
-            if cfg.reject.contains(&id) {
-                let note = cfg.reject_reason.clone();
+            if cfg.settings.reject.contains(&id) {
+                let note = cfg.settings.reject_reason.clone();
                 return decide(ex, cx, Decision::Reject, note, "flag");
             }
-            if cfg.approve_all || cfg.dry_run || cfg.approve.contains(&id) {
+            if cfg.settings.approve_all
+                || cfg.settings.dry_run
+                || cfg.settings.approve.contains(&id)
+            {
                 return decide(ex, cx, Decision::Approve, None, "flag");
             }
             if cfg.ask {
@@ -74,13 +77,13 @@ fn decide(
                 note,
                 source: Some(source),
             });
-            cx.m.journal_value(Value::Object(journal));
+            cx.journal_value(Value::Object(journal));
             ex.succeed(out);
             Step::Done(Halt::None)
         }
         Decision::Reject => {
             journal.insert("decision".into(), Value::from("reject"));
-            cx.m.journal_value(Value::Object(journal));
+            cx.journal_value(Value::Object(journal));
             let reason = note
                 .clone()
                 .filter(|n| !n.is_empty())

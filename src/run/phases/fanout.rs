@@ -5,52 +5,12 @@
 
 use super::super::machine::{CallDir, CallResult, Cx, Exec, Halt, KindEvent, Step};
 use super::super::record::{ItemInfo, PhaseStatus};
-use super::super::scope::PhaseScope;
+use super::items::{Fanout, ItemDone};
 use super::tournament::JUDGE;
-use crate::agent::{Purpose, Usage};
+use crate::agent::Purpose;
 use crate::eval::safe_parse::safe_parse;
 use crate::flow::{Phase, kinds};
 use crate::value::Value;
-
-/// How one item ended.
-#[derive(Debug)]
-pub(super) struct ItemDone {
-    pub index: usize,
-    pub agent: String,
-    pub status: PhaseStatus,
-    pub output: String,
-    pub error: Option<String>,
-    /// A map item's key when it ended `done` (its `inputHash`).
-    pub key: Option<String>,
-}
-
-/// A fan-out in progress.
-#[derive(Debug, Default)]
-pub(crate) struct Fanout {
-    pub(super) count: usize,
-    width: usize,
-    next: usize,
-    running: usize,
-    finished: usize,
-    done: Vec<Option<ItemDone>>,
-    /// Item agents, by index, while their calls run.
-    agents: Vec<String>,
-    usage: Usage,
-    pub(super) scope: PhaseScope,
-    /// A map's elements.
-    pub(super) elements: super::map::Elements,
-    /// A tournament's items, kept for the judge.
-    pub(super) items: Vec<ItemDone>,
-    /// Map items' cache keys, by index, while their calls run (SPEC §10.5: maps cache per
-    /// item).
-    keys: Vec<Option<String>>,
-    /// Whether map items may be reused (the phase's cache scope is not `off`).
-    reusable: bool,
-    /// Map items are looked up in, and stored to, the cross-run cache.
-    cross: bool,
-    /// Items whose cross-run lookup is out: agent, prompt, directory.
-    looking: Vec<Option<(String, String, CallDir)>>,
-}
 
 /// The kind a fan-out runs, with its own fields (matched, never looked up by type, so a new
 /// fan-out kind is flagged wherever the kinds differ).
@@ -71,7 +31,7 @@ fn width(cx: &Cx<'_>, phase: &Phase) -> usize {
         .concurrency
         .as_ref()
         .map(|c| c.value)
-        .or_else(|| cx.cfg().concurrency.map(|c| c as f64))
+        .or_else(|| cx.cfg().settings.concurrency.map(|c| c as f64))
         .or_else(|| flow.concurrency.as_ref().map(|c| c.value))
         .unwrap_or(8.0);
     w.floor().max(1.0) as usize
@@ -105,11 +65,11 @@ impl Fanout {
                 let cfg = cx.cfg();
                 self.reusable = matches!(shape, Shape::Map(_))
                     && (cfg.journaling || !cfg.item_states.is_empty())
-                    && !cfg.dry_run
+                    && !cfg.settings.dry_run
                     && crate::run::cache::scope(phase, cfg.incremental)
                         != crate::run::cache::Scope::Off;
                 self.cross = matches!(shape, Shape::Map(_))
-                    && !cfg.dry_run
+                    && !cfg.settings.dry_run
                     && crate::run::cache::scope(phase, cfg.incremental)
                         == crate::run::cache::Scope::CrossRun;
                 self.looking = (0..self.count).map(|_| None).collect();
@@ -421,7 +381,7 @@ impl Fanout {
 /// Journal a finished map item with its key and output (`item-end`): a resumed run reuses
 /// it when its key is unchanged.
 fn item_end(cx: &mut Cx<'_>, node: &str, index: usize, key: &str, output: &str) {
-    cx.m.journal("item-end", |m| {
+    cx.journal("item-end", |m| {
         m.insert("node".into(), Value::from(node));
         m.insert("index".into(), Value::Number(index as f64));
         m.insert("inputHash".into(), Value::from(key));

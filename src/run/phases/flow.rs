@@ -3,7 +3,7 @@
 //! the sub-flow engine.
 
 use super::super::machine::{Command, Cx, Exec, Halt, OpKind, Step};
-use super::subflow::Subflow;
+use super::child::Subflow;
 use crate::check::CheckOptions;
 use crate::flow::{LowerOptions, Phase, WithValue, kinds};
 use crate::value::Map;

@@ -89,7 +89,7 @@ impl Gate {
                 }
                 let ok = r.ok;
                 let output = r.output.clone();
-                super::settle(ex, phase.output == OutputMode::Json, r);
+                super::common::settle(ex, phase.output == OutputMode::Json, r);
                 Some(if !ok {
                     Round::Failed
                 } else {

@@ -5,24 +5,13 @@ use std::borrow::Cow;
 
 use super::super::machine::{CallDir, Cx, Exec, Halt, Step};
 use super::super::scope::{PhaseScope, WithLocal};
-use super::fanout::Fanout;
+use super::items::{Elements, Fanout};
 use crate::eval::coerce_array;
 use crate::flow::{Phase, kinds};
 use crate::value::Value;
 
 /// What a missing element reads as.
 static NULL: Value = Value::Null;
-
-/// A map's elements: parsed from rendered text (owned), or a value in the phase's view of
-/// the run, looked up again for each item instead of copied (a 100,000-item list stays
-/// where it is).
-#[derive(Debug, Default)]
-pub(super) enum Elements {
-    #[default]
-    None,
-    Owned(Vec<Value>),
-    Scoped,
-}
 
 /// A map's elements (SPEC §3.4): `Err` when the phase ends at once.
 pub(super) fn elements(

@@ -6,10 +6,13 @@
 
 mod agent;
 mod approval;
+mod child;
+mod common;
 mod expand;
 mod fanout;
 mod flow;
 mod gate;
+mod items;
 mod r#loop;
 mod map;
 mod parallel;
@@ -22,22 +25,21 @@ mod tournament;
 pub(crate) use expand::graft;
 pub(crate) use reduce::aggregate;
 
-use super::machine::{CallResult, Cx, Exec, Halt, KindEvent, Step};
-use crate::agent::Purpose;
-use crate::flow::{OutputMode, Phase, PhaseKind};
+use super::machine::{Cx, Exec, KindEvent, Step};
+use crate::flow::{Phase, PhaseKind};
 
 /// The state of one running phase's kind.
 #[derive(Debug)]
 pub(crate) enum Kind {
     Agent,
-    Fanout(fanout::Fanout),
+    Fanout(items::Fanout),
     Gate(gate::Gate),
     Reduce(reduce::Reduce),
     Approval,
     Loop(r#loop::Loop),
     Race(race::Race),
     Script(script::Script),
-    Subflow(Box<subflow::Subflow>),
+    Subflow(Box<child::Subflow>),
 }
 
 impl Kind {
@@ -46,7 +48,7 @@ impl Kind {
         match &phase.kind {
             PhaseKind::Agent(_) => Kind::Agent,
             PhaseKind::Parallel(_) | PhaseKind::Map(_) | PhaseKind::Tournament(_) => {
-                Kind::Fanout(fanout::Fanout::default())
+                Kind::Fanout(Default::default())
             }
             PhaseKind::Gate(_) => Kind::Gate(gate::Gate::default()),
             PhaseKind::Reduce(_) => Kind::Reduce(reduce::Reduce::default()),
@@ -123,38 +125,4 @@ pub(crate) fn runs_agent(p: &Phase) -> bool {
         p.kind,
         PhaseKind::Script(_) | PhaseKind::Approval(_) | PhaseKind::Flow(_) | PhaseKind::Expand(_)
     )
-}
-
-/// Start the phase's one call (agent, reduce one-shot) as slot 0.
-pub(super) fn single_call(ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, text: String) {
-    let prompt = ex.prompt(cx, &text);
-    let spec = ex
-        .spec(phase.id.clone(), &phase.agent.value, prompt, Purpose::Task)
-        .checked(phase);
-    cx.call(ex, 0, spec);
-}
-
-/// The phase's one call ended: settle the record.
-pub(super) fn settle_call(ex: &mut Exec, cx: &mut Cx<'_>, r: CallResult) -> Step {
-    if let Some(msg) = r.crashed {
-        return ex.crash(msg);
-    }
-    let json = cx.flow().phases[ex.index].output == OutputMode::Json;
-    settle(ex, json, r);
-    Step::Done(Halt::None)
-}
-
-/// Fold a call's result into the record.
-pub(super) fn settle(ex: &mut Exec, json: bool, r: CallResult) {
-    ex.account(&r);
-    ex.rec.model = r.model.clone().or(ex.rec.model.take());
-    if r.ok {
-        if json {
-            ex.store_json(&r.output);
-        }
-        ex.succeed(r.output);
-    } else {
-        let err = r.error.unwrap_or_else(|| "agent call failed".into());
-        ex.fail(r.output, err);
-    }
 }

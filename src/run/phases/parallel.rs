@@ -2,7 +2,7 @@
 //! fan-out engine; the items merge into one output.
 
 use super::super::machine::{CallDir, Cx, Exec};
-use super::fanout::Fanout;
+use super::items::Fanout;
 use crate::flow::{Phase, kinds};
 
 /// Item `i`'s text, agent and directory.
@@ -21,7 +21,7 @@ pub(super) fn item(
     };
     let dir = match &b.cwd {
         // A pure dry run starts no process: nothing to check.
-        Some(c) if cx.cfg().dry_run => CallDir::At(cx.cfg().cwd.join(&c.value).into()),
+        Some(c) if cx.cfg().settings.dry_run => CallDir::At(cx.cfg().cwd.join(&c.value).into()),
         Some(c) => CallDir::Branch {
             index: i,
             path: c.value.clone(),

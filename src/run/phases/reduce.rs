@@ -57,7 +57,7 @@ impl Reduce {
                         Some(t) => ex.render(cx, "task", t, &scope),
                         None => String::new(),
                     };
-                    super::single_call(ex, cx, phase, task);
+                    super::common::single_call(ex, cx, phase, task);
                     return Step::Wait;
                 }
                 self.batch = k.batch_size.as_ref().map_or(2, |b| b.value as usize).max(2);
@@ -66,7 +66,7 @@ impl Reduce {
                 self.b = 0;
                 self.batch_call(ex, cx, phase)
             }
-            KindEvent::Call(_, r) if !self.tree => super::settle_call(ex, cx, r),
+            KindEvent::Call(_, r) if !self.tree => super::common::settle_call(ex, cx, r),
             KindEvent::Call(_, r) => self.batch_done(ex, cx, phase, r),
             _ => Step::Wait,
         }
@@ -129,7 +129,7 @@ impl Reduce {
             return ex.crash(msg);
         }
         if !r.ok {
-            super::settle(ex, phase.output == OutputMode::Json, r);
+            super::common::settle(ex, phase.output == OutputMode::Json, r);
             return Step::Done(Halt::None);
         }
         ex.rec.attempts += r.attempts;

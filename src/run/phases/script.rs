@@ -53,7 +53,7 @@ fn start(s: &mut Script, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, k: &kind
     let scope = ex.scope.clone();
     let input = k.input.as_ref().map(|t| ex.render(cx, "input", t, &scope));
     ex.rec.attempts = 1;
-    if cx.cfg().dry_run && !cx.cfg().dry_run_scripts {
+    if cx.cfg().settings.dry_run && !cx.cfg().settings.dry_run_scripts {
         ex.succeed("[dry-run: script not executed]".into());
         return Step::Done(Halt::None);
     }
@@ -161,5 +161,5 @@ fn journal(s: &Script, cx: &mut Cx<'_>, phase: &Phase, k: &kinds::Script, result
             Value::Null
         },
     );
-    cx.m.journal_value(Value::Object(m));
+    cx.journal_value(Value::Object(m));
 }

@@ -6,33 +6,16 @@
 use std::sync::Arc;
 
 use super::super::machine::{
-    Command, Config, Cx, Event, Exec, Halt, Input, KindEvent, Machine, OpKind, Owner, Step,
+    Command, Config, Cx, Event, Exec, Halt, Input, KindEvent, OpKind, Step,
 };
 use super::super::record::{RunRecord, RunStatus};
+use super::child::Subflow;
 use crate::check::{CheckOptions, check_flow};
 use crate::flow::{Def, Flow, LowerOptions, Phase, PhaseKind, effective_args, lower};
 use crate::value::{Map, Value};
 
 /// The deepest nesting of sub-flows.
 const MAX_NESTING: usize = 5;
-
-/// A sub-flow in progress.
-#[derive(Default)]
-pub(crate) struct Subflow {
-    /// The child flow, once known.
-    flow: Option<Flow>,
-    /// Its name (a saved flow's, while it loads).
-    pub(super) name: String,
-    args: Map,
-    generated: bool,
-    machine: Option<Box<Machine>>,
-}
-
-impl std::fmt::Debug for Subflow {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Subflow")
-    }
-}
 
 impl Subflow {
     pub(crate) fn step(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
@@ -51,7 +34,7 @@ impl Subflow {
             }
             KindEvent::Child(input) => self.drive(ex, cx, input),
             KindEvent::Interrupt => {
-                let at = cx.m.now;
+                let at = cx.now();
                 self.drive(
                     ex,
                     cx,
@@ -191,8 +174,8 @@ impl Subflow {
             ..parent.clone()
         };
         let args = std::mem::take(&mut self.args);
-        self.machine = Some(Box::new(Machine::new(Arc::new(child), args, cfg)));
-        let at = cx.m.now;
+        self.machine = Some(cx.m.child(Arc::new(child), args, cfg));
+        let at = cx.now();
         let step = self.drive(
             ex,
             cx,
@@ -219,11 +202,7 @@ impl Subflow {
         let Some(m) = self.machine.as_mut() else {
             return Step::Wait;
         };
-        m.next_op = cx.m.next_op;
-        m.meter = cx.m.meter;
-        let cmds = m.handle(input);
-        cx.m.next_op = m.next_op;
-        cx.m.meter = m.meter;
+        let cmds = cx.m.drive(m.as_mut(), input);
         let mut finished = None;
         for c in cmds {
             match c {
@@ -237,11 +216,11 @@ impl Subflow {
                 | Command::LoadFlow { op, .. }
                 | Command::CacheLookup { op, .. }
                 | Command::ResolveAgents { op, .. } => {
-                    cx.m.ops.insert(op, Owner::Child(cx.exec));
+                    cx.m.own_child_op(op, cx.exec);
                     cx.push(c);
                 }
                 Command::CancelTimer { op } => {
-                    cx.m.ops.remove(&op);
+                    cx.m.forget_op(op);
                     cx.push(c);
                 }
                 Command::Cancel { .. }

@@ -5,7 +5,7 @@
 use super::super::machine::{CallDir, CallResult, Cx, Exec, Halt, Step};
 use super::super::record::{ItemInfo, PhaseStatus};
 use super::super::verdict::judge_winner;
-use super::fanout::{Fanout, ItemDone};
+use super::items::{Fanout, ItemDone};
 use crate::agent::Purpose;
 use crate::flow::{Phase, TournamentMode, kinds};
 
