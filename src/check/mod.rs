@@ -86,13 +86,8 @@ fn check_text(
     opts: &CheckOptions<'_>,
     keep: bool,
 ) -> Checked {
-    let (lowered, document) = crate::flow::lower::lower_text(text, lower_opts);
-    let document = if keep {
-        document
-    } else {
-        drop(document);
-        None
-    };
+    // Without `keep` the tree is dropped during lowering, phase by phase.
+    let (lowered, document) = crate::flow::lower::lower_text(text, lower_opts, keep);
     let mut diagnostics = lowered.diagnostics;
     if let Some(flow) = &lowered.flow {
         check_into(

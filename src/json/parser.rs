@@ -447,14 +447,21 @@ impl<'a> Parser<'a> {
         true
     }
 
+    #[inline]
     fn bump(&mut self) {
         self.prev_end = self.span.end;
         (self.tok, self.span) = self.lexer.next_token();
-        self.lexical_error();
+        if matches!(
+            self.tok,
+            Token::UnterminatedString | Token::UnterminatedComment
+        ) {
+            self.lexical_error();
+        }
     }
 
     /// Reports an unterminated string or comment as soon as it becomes the current token. The
     /// string stays (it is read as a string); the comment hides the rest of the file.
+    #[cold]
     fn lexical_error(&mut self) {
         match self.tok {
             Token::UnterminatedString => {
