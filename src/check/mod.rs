@@ -16,7 +16,7 @@ mod types;
 
 pub use crate::flow::kinds::reduce::tree_calls;
 pub use dynamic::{MAX_DYNAMIC_NESTING, dynamic_limits};
-pub use graph::{Graph, ancestors};
+pub use graph::{Adjacency, Graph, ancestors};
 
 use std::borrow::Cow;
 use std::path::PathBuf;
