@@ -78,15 +78,15 @@ pub fn check_document(text: &str, lower_opts: &LowerOptions, opts: &CheckOptions
     check_text(text, lower_opts, opts, true)
 }
 
-/// Read, lower and check; the parsed document is dropped before the checks (it is not needed
-/// by them: the peak memory stays that of the IR) unless `keep`.
+/// Read, lower and check; unless `keep`, the parsed document is dropped while it is lowered,
+/// each phase's part as soon as that phase is (the checks do not need it: the peak memory
+/// stays near that of the IR).
 fn check_text(
     text: &str,
     lower_opts: &LowerOptions,
     opts: &CheckOptions<'_>,
     keep: bool,
 ) -> Checked {
-    // Without `keep` the tree is dropped during lowering, phase by phase.
     let (lowered, document) = crate::flow::lower::lower_text(text, lower_opts, keep);
     let mut diagnostics = lowered.diagnostics;
     if let Some(flow) = &lowered.flow {

@@ -403,7 +403,9 @@ impl Lowerer {
         }
         // A misspelt key (`dependOn`) stands for the field it resembles: later checks treat
         // that field as present-but-invalid instead of reporting it missing or its edges gone.
-        for m in members {
+        // When every key became a field, none is misspelt.
+        let all_known = f.len() == members.len();
+        for m in members.iter().filter(|_| !all_known) {
             if field_name(ObjectKind::Phase, &m.key.value).is_none()
                 && let Some(near) = did_you_mean(
                     &m.key.value,
@@ -732,6 +734,36 @@ mod tests {
     use super::*;
 
     use crate::check::testing::{check, codes, find};
+
+    /// Lowering while dropping the phases' subtrees gives exactly what lowering the kept tree
+    /// gives, whatever the document's shape.
+    #[test]
+    fn dropping_the_tree_while_lowering_changes_nothing() {
+        let docs = [
+            r#"{"name": "x", "phases": [{"id": "a", "task": "t"}, {"id": "b", "dependsOn": ["a"], "task": "{steps.a.output}"}]}"#,
+            r#"[{"id": "a", "task": "t"}, {"id": "b", "dependOn": ["a"], "task": "u"}]"#,
+            r#"{"phases": [{"id": "a", "task": "t"}], "phases": [{"id": "b", "task": "u"}]}"#,
+            r#"{"phases": {"id": "a"}, "task": "t"}"#,
+            r#"{"phases": []}"#,
+            r#"{"phases": [{"id": "a", "type": "flow", "def": {"phases": [{"id": "i", "task": "t"}]}}, 3]}"#,
+            r#"{"chain": ["one", "two"]}"#,
+        ];
+        for text in docs {
+            let parsed = json::parse(text);
+            let mut kept = lower(
+                parsed.root.as_ref().expect("a tree"),
+                &LowerOptions::default(),
+            );
+            let mut diagnostics = parsed.diagnostics.clone();
+            diagnostics.append(&mut kept.diagnostics);
+            kept.diagnostics = diagnostics;
+            let (dropped, document) = lower_text(text, &LowerOptions::default(), false);
+            assert!(document.is_none());
+            assert_eq!(format!("{kept:?}"), format!("{dropped:?}"), "{text}");
+            let (_, document) = lower_text(text, &LowerOptions::default(), true);
+            assert_eq!(document, json::parse(text).root, "{text}");
+        }
+    }
 
     #[test]
     fn a_dynamic_cwd_is_one_whole_args_placeholder() {

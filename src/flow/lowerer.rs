@@ -58,6 +58,11 @@ impl<'a> Fields<'a> {
         self.get(name).is_some()
     }
 
+    /// How many fields there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// The fields in file order.
     pub fn iter(&self) -> std::slice::Iter<'_, (&'static str, &'a Member)> {
         self.0.iter()
