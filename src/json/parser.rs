@@ -61,10 +61,8 @@ impl<'a> Parser<'a> {
             depth: 0,
             recovering: false,
             diagnostics: Vec::new(),
-            // Room for a large file's biggest arrays (a node per 64 bytes of text, at most
-            // 2^20) up front, so the stack does not copy itself while it grows.
-            items: Vec::with_capacity((text.len() / 64).min(1 << 20)),
-            members: Vec::with_capacity(64),
+            items: Vec::new(),
+            members: Vec::new(),
         };
         parser.lexical_error();
         parser
