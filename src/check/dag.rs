@@ -355,7 +355,7 @@ fn routed_on<'f>(
 ) -> Vec<(crate::source::Span, &'f crate::flow::Phase)> {
     let id = flow.phases[g].id.as_str();
     let mut seen = vec![false; graph.len()];
-    let mut stack = graph.dependents[g].clone();
+    let mut stack = graph.dependents[g].to_vec();
     let mut found = Vec::new();
     while let Some(v) = stack.pop() {
         if std::mem::replace(&mut seen[v], true) || !leads_to_final[v] {

@@ -12,17 +12,80 @@ use crate::flow::Flow;
 /// reports them), and so are self-edges (reported on their own, E0105, not as cycles).
 pub struct Graph {
     /// `deps[i]`: the phases `i` depends on (dependsOn first, then from, de-duplicated).
-    pub deps: Vec<Vec<usize>>,
-    /// `dependents[i]`: the phases that depend on `i`.
-    pub dependents: Vec<Vec<usize>>,
+    pub deps: Adjacency,
+    /// `dependents[i]`: the phases that depend on `i`, in phase order.
+    pub dependents: Adjacency,
     /// A topological order (dependencies first), or `None` when the graph has a cycle.
     pub topo: Option<Vec<usize>>,
+}
+
+/// One list of phases per phase, all in one vector (`list[i]` is a slice): two allocations
+/// for the whole graph instead of one per phase.
+pub struct Adjacency {
+    /// `starts[i]..starts[i + 1]` is the part of `targets` that is phase `i`'s list.
+    starts: Vec<usize>,
+    targets: Vec<usize>,
+}
+
+impl Adjacency {
+    /// The number of lists (phases).
+    pub fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    /// No lists?
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The lists in phase order.
+    pub fn iter(&self) -> impl Iterator<Item = &[usize]> + '_ {
+        (0..self.len()).map(move |i| &self[i])
+    }
+}
+
+impl std::ops::Index<usize> for Adjacency {
+    type Output = [usize];
+    fn index(&self, i: usize) -> &[usize] {
+        &self.targets[self.starts[i]..self.starts[i + 1]]
+    }
 }
 
 impl Graph {
     /// The graph of `flow`'s resolved edges.
     pub fn new(flow: &Flow) -> Graph {
-        let (deps, dependents) = flow.edges();
+        let n = flow.phases.len();
+        let mut starts = Vec::with_capacity(n + 1);
+        starts.push(0);
+        let mut targets = Vec::new();
+        // How many phases depend on each phase.
+        let mut fan_out = vec![0usize; n + 1];
+        for (i, p) in flow.phases.iter().enumerate() {
+            for j in p.deps.iter().map(|j| j.index()) {
+                if j != i && j < n {
+                    targets.push(j);
+                    fan_out[j + 1] += 1;
+                }
+            }
+            starts.push(targets.len());
+        }
+        let deps = Adjacency { starts, targets };
+        // The dependents' lists, filled in phase order.
+        for j in 0..n {
+            fan_out[j + 1] += fan_out[j];
+        }
+        let mut next = fan_out.clone();
+        let mut by = vec![0usize; deps.targets.len()];
+        for i in 0..n {
+            for &j in &deps[i] {
+                by[next[j]] = i;
+                next[j] += 1;
+            }
+        }
+        let dependents = Adjacency {
+            starts: fan_out,
+            targets: by,
+        };
         let topo = topo_order(&deps, &dependents);
         Graph {
             deps,
@@ -43,8 +106,8 @@ impl Graph {
 }
 
 /// Kahn's algorithm; `None` if some phases are on a cycle.
-fn topo_order(deps: &[Vec<usize>], dependents: &[Vec<usize>]) -> Option<Vec<usize>> {
-    let mut indegree: Vec<usize> = deps.iter().map(Vec::len).collect();
+fn topo_order(deps: &Adjacency, dependents: &Adjacency) -> Option<Vec<usize>> {
+    let mut indegree: Vec<usize> = deps.iter().map(<[usize]>::len).collect();
     let mut order: Vec<usize> = (0..deps.len()).filter(|&i| indegree[i] == 0).collect();
     let mut next = 0;
     while next < order.len() {

@@ -16,7 +16,7 @@ mod types;
 
 pub use crate::flow::kinds::reduce::tree_calls;
 pub use dynamic::{MAX_DYNAMIC_NESTING, dynamic_limits};
-pub use graph::{Graph, ancestors};
+pub use graph::{Adjacency, Graph, ancestors};
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -78,21 +78,16 @@ pub fn check_document(text: &str, lower_opts: &LowerOptions, opts: &CheckOptions
     check_text(text, lower_opts, opts, true)
 }
 
-/// Read, lower and check; the parsed document is dropped before the checks (it is not needed
-/// by them: the peak memory stays that of the IR) unless `keep`.
+/// Read, lower and check; unless `keep`, the parsed document is dropped while it is lowered,
+/// each phase's part as soon as that phase is (the checks do not need it: the peak memory
+/// stays near that of the IR).
 fn check_text(
     text: &str,
     lower_opts: &LowerOptions,
     opts: &CheckOptions<'_>,
     keep: bool,
 ) -> Checked {
-    let (lowered, document) = crate::flow::lower::lower_text(text, lower_opts);
-    let document = if keep {
-        document
-    } else {
-        drop(document);
-        None
-    };
+    let (lowered, document) = crate::flow::lower::lower_text(text, lower_opts, keep);
     let mut diagnostics = lowered.diagnostics;
     if let Some(flow) = &lowered.flow {
         check_into(

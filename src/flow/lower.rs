@@ -12,7 +12,7 @@ use super::kinds::common::Cx;
 use super::kinds::dispatch::lower_kind;
 use super::kinds::table::{field_name, fields_of, is_field_of};
 use super::kinds::{Agent, PhaseKind};
-use super::lowerer::{Fields, Lowerer, PhaseFields, spaced_placeholder};
+use super::lowerer::{Detached, Fields, Lowerer, PhaseFields, spaced_placeholder};
 use super::read::{a_type_name, invalid_agent, valid_agent_name};
 use super::shorthand;
 use crate::diag::{Code, Diagnostic, did_you_mean};
@@ -40,19 +40,32 @@ pub struct Lowered {
 
 /// Parse flow text (JSON/JSONC) and lower it. Syntax errors stop before lowering.
 pub fn lower_source(text: &str, opts: &LowerOptions) -> Lowered {
-    lower_text(text, opts).0
+    lower_text(text, opts, false).0
 }
 
-/// [`lower_source`], also handing back the parsed document (`None` after a syntax error).
-pub(crate) fn lower_text(text: &str, opts: &LowerOptions) -> (Lowered, Option<Node>) {
+/// [`lower_source`], also handing back the parsed document when `keep` is set (`None` after a
+/// syntax error). Without `keep`, each phase's part of the tree is dropped as soon as the phase
+/// is lowered, so the peak memory is not that of the whole tree and the whole IR together.
+pub(crate) fn lower_text(text: &str, opts: &LowerOptions, keep: bool) -> (Lowered, Option<Node>) {
     let parsed = json::parse(text);
     let syntax_failed = parsed
         .diagnostics
         .iter()
         .any(|d| d.code == Code::JsonSyntax);
-    let mut out = match (&parsed.root, syntax_failed) {
-        (Some(root), false) => lower(root, opts),
-        _ => Lowered {
+    let mut root = parsed.root.filter(|_| !syntax_failed);
+    let mut out = match root.as_mut() {
+        Some(root) => {
+            let mut l = Lowerer::default();
+            if !keep {
+                l.detached = detach_phases(root);
+            }
+            let flow = l.document(root, opts.default_name.as_deref(), None);
+            Lowered {
+                flow,
+                diagnostics: l.diags,
+            }
+        }
+        None => Lowered {
             flow: None,
             diagnostics: Vec::new(),
         },
@@ -60,7 +73,25 @@ pub(crate) fn lower_text(text: &str, opts: &LowerOptions) -> (Lowered, Option<No
     let mut diagnostics = parsed.diagnostics;
     diagnostics.append(&mut out.diagnostics);
     out.diagnostics = diagnostics;
-    (out, parsed.root.filter(|_| !syntax_failed))
+    (out, root.filter(|_| keep))
+}
+
+/// Moves the entries of the phases array that [`Lowerer::document`] will lower out of `root`
+/// (a top-level array, or the value of the first `phases` member when it is an array).
+fn detach_phases(root: &mut Node) -> Option<Detached> {
+    let array = match &mut root.kind {
+        Kind::Array(_) => root,
+        Kind::Object(members) => &mut members.iter_mut().find(|m| m.key.value == "phases")?.value,
+        _ => return None,
+    };
+    let span = array.span;
+    match &mut array.kind {
+        Kind::Array(items) if !items.is_empty() => Some(Detached {
+            span,
+            items: std::mem::take(items),
+        }),
+        _ => None,
+    }
 }
 
 /// Lower a parsed document.
@@ -284,6 +315,17 @@ impl Lowerer {
         let Kind::Array(items) = &node.kind else {
             return (false, Vec::new());
         };
+        if items.is_empty()
+            && let Some(detached) = self.detached.take_if(|d| d.span == node.span)
+        {
+            let n = detached.items.len();
+            let mut out = Vec::with_capacity(n);
+            for (i, item) in detached.items.into_iter().enumerate() {
+                self.phase(&item, i, &mut out);
+                // `item` (this phase's part of the tree) is dropped here.
+            }
+            return (out.len() < n, out);
+        }
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             self.phase(item, i, &mut out);
@@ -361,7 +403,9 @@ impl Lowerer {
         }
         // A misspelt key (`dependOn`) stands for the field it resembles: later checks treat
         // that field as present-but-invalid instead of reporting it missing or its edges gone.
-        for m in members {
+        // When every key became a field, none is misspelt.
+        let all_known = f.len() == members.len();
+        for m in members.iter().filter(|_| !all_known) {
             if field_name(ObjectKind::Phase, &m.key.value).is_none()
                 && let Some(near) = did_you_mean(
                     &m.key.value,
@@ -690,6 +734,36 @@ mod tests {
     use super::*;
 
     use crate::check::testing::{check, codes, find};
+
+    /// Lowering while dropping the phases' subtrees gives exactly what lowering the kept tree
+    /// gives, whatever the document's shape.
+    #[test]
+    fn dropping_the_tree_while_lowering_changes_nothing() {
+        let docs = [
+            r#"{"name": "x", "phases": [{"id": "a", "task": "t"}, {"id": "b", "dependsOn": ["a"], "task": "{steps.a.output}"}]}"#,
+            r#"[{"id": "a", "task": "t"}, {"id": "b", "dependOn": ["a"], "task": "u"}]"#,
+            r#"{"phases": [{"id": "a", "task": "t"}], "phases": [{"id": "b", "task": "u"}]}"#,
+            r#"{"phases": {"id": "a"}, "task": "t"}"#,
+            r#"{"phases": []}"#,
+            r#"{"phases": [{"id": "a", "type": "flow", "def": {"phases": [{"id": "i", "task": "t"}]}}, 3]}"#,
+            r#"{"chain": ["one", "two"]}"#,
+        ];
+        for text in docs {
+            let parsed = json::parse(text);
+            let mut kept = lower(
+                parsed.root.as_ref().expect("a tree"),
+                &LowerOptions::default(),
+            );
+            let mut diagnostics = parsed.diagnostics.clone();
+            diagnostics.append(&mut kept.diagnostics);
+            kept.diagnostics = diagnostics;
+            let (dropped, document) = lower_text(text, &LowerOptions::default(), false);
+            assert!(document.is_none());
+            assert_eq!(format!("{kept:?}"), format!("{dropped:?}"), "{text}");
+            let (_, document) = lower_text(text, &LowerOptions::default(), true);
+            assert_eq!(document, json::parse(text).root, "{text}");
+        }
+    }
 
     #[test]
     fn a_dynamic_cwd_is_one_whole_args_placeholder() {

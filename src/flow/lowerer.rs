@@ -5,6 +5,7 @@
 
 use crate::diag::Diagnostic;
 use crate::json::{Kind, Member, Node};
+use crate::source::Span;
 use crate::syntax::path::is_placeholder_path;
 use crate::value::format_number;
 
@@ -14,30 +15,52 @@ pub(crate) type PhaseFields<'a> = Fields<'a>;
 /// The known members of an object by field name, in file order (the first of a repeated key
 /// wins). An object has a handful of keys, so a vector beats any map here: this is on the
 /// check's hot path, once per phase.
+///
+/// Most lookups are of fields that were not written (a phase reads some 25 names, and has
+/// three or four), so a 64-bit filter of the names' [`name_bit`]s answers them without
+/// comparing any string.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Fields<'a>(Vec<(&'static str, &'a Member)>);
+pub(crate) struct Fields<'a>(Vec<(&'static str, &'a Member)>, u64);
+
+/// The filter bit of a field name: from its length and last byte.
+#[inline]
+fn name_bit(name: &str) -> u64 {
+    let last = name.as_bytes().last().copied().unwrap_or(0) as usize;
+    1 << ((name.len() * 7 + last) % 64)
+}
 
 impl<'a> Fields<'a> {
     /// Room for `n` fields.
     pub fn with_capacity(n: usize) -> Fields<'a> {
-        Fields(Vec::with_capacity(n))
+        Fields(Vec::with_capacity(n), 0)
     }
 
     /// Add `name` unless it is there already.
     pub fn insert_first(&mut self, name: &'static str, m: &'a Member) {
         if !self.contains_key(name) {
             self.0.push((name, m));
+            self.1 |= name_bit(name);
         }
     }
 
     /// The member of `name`.
+    #[inline]
     pub fn get(&self, name: &str) -> Option<&&'a Member> {
+        if self.1 & name_bit(name) == 0 {
+            return None;
+        }
         self.0.iter().find(|(k, _)| *k == name).map(|(_, m)| m)
     }
 
     /// Was `name` written?
+    #[inline]
     pub fn contains_key(&self, name: &str) -> bool {
-        self.0.iter().any(|(k, _)| *k == name)
+        self.get(name).is_some()
+    }
+
+    /// How many fields there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
     }
 
     /// The fields in file order.
@@ -82,6 +105,19 @@ impl<'a> FromIterator<(&'static str, &'a Member)> for Fields<'a> {
 pub(crate) struct Lowerer {
     /// The diagnostics, in the order found.
     pub(crate) diags: Vec<Diagnostic>,
+    /// The entries of the document's phases array, taken out of a tree that is not kept after
+    /// lowering: each entry is dropped as soon as it is lowered, so the tree and the IR are
+    /// never both whole in memory. The array node is left empty in the tree.
+    pub(crate) detached: Option<Detached>,
+}
+
+/// The entries of a phases array moved out of the tree, and the array's span (which finds
+/// the array they belong to when the lowering reaches it).
+pub(crate) struct Detached {
+    /// The emptied array's span.
+    pub(crate) span: Span,
+    /// Its entries.
+    pub(crate) items: Vec<Node>,
 }
 
 impl Lowerer {

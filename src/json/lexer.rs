@@ -159,7 +159,9 @@ fn single_quoted(lex: &mut logos::Lexer<'_, Token>) -> Result<(), LexError> {
 /// ASCII byte, so it is a char boundary.
 fn closing_quote(rest: &[u8], quote: u8, one_line: bool) -> Option<usize> {
     let mut i = 0;
-    while let Some(&b) = rest.get(i) {
+    loop {
+        i += plain_len(rest.get(i..).unwrap_or_default(), quote);
+        let &b = rest.get(i)?;
         if b == quote {
             return Some(i + 1);
         } else if b == b'\\' {
@@ -170,7 +172,38 @@ fn closing_quote(rest: &[u8], quote: u8, one_line: bool) -> Option<usize> {
             i += 1;
         }
     }
-    None
+}
+
+/// The length of the run at the start of `bytes` with no `quote`, no `\\` and no control
+/// character (< 0x20): the bytes a string scan can step over. Looks at 8 bytes at a time.
+#[inline]
+pub(super) fn plain_len(bytes: &[u8], quote: u8) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // A high bit for each zero byte of `v` (exact up to the first one, which is all we use).
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let mut i = 0;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let v = u64::from_le_bytes(chunk);
+        let found = zero(v ^ (ONES * u64::from(quote)))
+            | zero(v ^ (ONES * u64::from(b'\\')))
+            // Bytes below 0x20 (exact up to the first one, as for `zero`).
+            | (v.wrapping_sub(ONES * 0x20) & !v & HIGHS);
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if b == quote || b == b'\\' || b < 0x20 {
+            break;
+        }
+        i += 1;
+    }
+    i
 }
 
 /// Rest of a `/* … */` comment: skipped when closed, an error to the end of the file otherwise.
@@ -232,6 +265,34 @@ mod tests {
                 return out;
             }
             out.push((token, &text[span.range()]));
+        }
+    }
+
+    #[test]
+    fn plain_runs_stop_at_quotes_backslashes_and_control_characters() {
+        let naive = |bytes: &[u8], quote: u8| {
+            bytes
+                .iter()
+                .position(|&b| b == quote || b == b'\\' || b < 0x20)
+                .unwrap_or(bytes.len())
+        };
+        let texts: [&[u8]; 8] = [
+            b"",
+            b"abc",
+            b"abcdefgh\"",
+            b"0123456789abcdef\\n",
+            "h\u{e9}llo w\u{f6}rld, \u{1F600} and more text".as_bytes(),
+            b"tab\there and more",
+            b"\x7f\x80\xff\x1f after",
+            b"eight!!!sixteen!!'quote'",
+        ];
+        for text in texts {
+            for start in 0..text.len() {
+                for quote in [b'"', b'\''] {
+                    let rest = &text[start..];
+                    assert_eq!(plain_len(rest, quote), naive(rest, quote), "{rest:?}");
+                }
+            }
         }
     }
 

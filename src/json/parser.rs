@@ -41,6 +41,11 @@ pub(super) struct Parser<'a> {
     /// Panic mode: drop errors until the parser is back in step.
     recovering: bool,
     diagnostics: Vec<Diagnostic>,
+    /// The elements and members of the open containers, innermost last: a container's
+    /// entries are collected here and moved into a vector of exactly their number when it
+    /// closes, so no container's vector grows (and copies itself) entry by entry.
+    items: Vec<Node>,
+    members: Vec<Member>,
 }
 
 impl<'a> Parser<'a> {
@@ -56,6 +61,8 @@ impl<'a> Parser<'a> {
             depth: 0,
             recovering: false,
             diagnostics: Vec::new(),
+            items: Vec::new(),
+            members: Vec::new(),
         };
         parser.lexical_error();
         parser
@@ -127,7 +134,7 @@ impl<'a> Parser<'a> {
             return None;
         }
         self.bump();
-        let mut members = Vec::new();
+        let base = self.members.len();
         // Whether the last separator was a missing comma: the next one missing too is the
         // same mistake (`"a": 1 "b": 2 "c": 3`), reported once.
         let mut comma_missing = false;
@@ -136,7 +143,7 @@ impl<'a> Parser<'a> {
                 break;
             }
             if let Some(member) = self.member() {
-                members.push(member);
+                self.members.push(member);
             }
             if self.eat(Token::Comma) {
                 comma_missing = false;
@@ -160,6 +167,7 @@ impl<'a> Parser<'a> {
             self.eat(Token::Comma);
         }
         self.depth -= 1;
+        let members: Vec<Member> = self.members.drain(base..).collect();
         self.duplicates(&members);
         Some(Node {
             span: Span::new(open.start, self.prev_end),
@@ -228,7 +236,7 @@ impl<'a> Parser<'a> {
             return None;
         }
         self.bump();
-        let mut items = Vec::new();
+        let base = self.items.len();
         // As in `object`: consecutive missing commas are one mistake.
         let mut comma_missing = false;
         loop {
@@ -236,7 +244,7 @@ impl<'a> Parser<'a> {
                 break;
             }
             match self.value("a value or ']'") {
-                Some(item) => items.push(item),
+                Some(item) => self.items.push(item),
                 None => self.skip(),
             }
             if self.eat(Token::Comma) {
@@ -261,6 +269,7 @@ impl<'a> Parser<'a> {
             self.eat(Token::Comma);
         }
         self.depth -= 1;
+        let items: Vec<Node> = self.items.drain(base..).collect();
         Some(Node {
             span: Span::new(open.start, self.prev_end),
             kind: Kind::Array(items),
@@ -447,14 +456,21 @@ impl<'a> Parser<'a> {
         true
     }
 
+    #[inline]
     fn bump(&mut self) {
         self.prev_end = self.span.end;
         (self.tok, self.span) = self.lexer.next_token();
-        self.lexical_error();
+        if matches!(
+            self.tok,
+            Token::UnterminatedString | Token::UnterminatedComment
+        ) {
+            self.lexical_error();
+        }
     }
 
     /// Reports an unterminated string or comment as soon as it becomes the current token. The
     /// string stays (it is read as a string); the comment hides the rest of the file.
+    #[cold]
     fn lexical_error(&mut self) {
         match self.tok {
             Token::UnterminatedString => {

@@ -96,7 +96,7 @@ pub(super) fn decode(
     let quote = literal.chars().next().unwrap_or('"');
     let start = at + 1;
     // The common case: nothing to decode.
-    if !content.bytes().any(|b| b == b'\\' || b < 0x20) {
+    if super::lexer::plain_len(content.as_bytes(), b'\\') == content.len() {
         return Str {
             value: content.to_owned(),
             span,
