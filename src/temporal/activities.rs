@@ -69,6 +69,17 @@ async fn supervised<T>(
     }
 }
 
+/// Run a call's or a script's process supervision (smol-based I/O) on a blocking-pool thread
+/// of its own, so no call ever holds one of the runtime's few threads, which also poll the
+/// worker's workflow and activity tasks.
+async fn off_runtime<T: Send + 'static>(
+    work: impl std::future::Future<Output = T> + Send + 'static,
+) -> Result<T, ActivityError> {
+    tokio::task::spawn_blocking(move || smol::block_on(work))
+        .await
+        .map_err(ActivityError::from)
+}
+
 #[activities]
 impl TfcActivities {
     /// One attempt of an agent call.
@@ -85,8 +96,12 @@ impl TfcActivities {
             Err(end) => return Ok(end),
         };
         let stop = Arc::new(CancelSource::new());
-        let end = supervised(&ctx, stop.clone(), driver::perform_call(prepared, stop)).await;
-        Ok(end)
+        supervised(
+            &ctx,
+            stop.clone(),
+            off_runtime(driver::perform_call(prepared, stop)),
+        )
+        .await
     }
 
     /// A script phase's process.
@@ -97,7 +112,7 @@ impl TfcActivities {
     ) -> Result<ScriptOutcome, ActivityError> {
         let stop = Arc::new(CancelSource::new());
         let token = stop.token();
-        Ok(supervised(&ctx, stop, driver::run_script(script, token)).await)
+        supervised(&ctx, stop, off_runtime(driver::run_script(script, token))).await
     }
 
     /// A phase's working directory.
