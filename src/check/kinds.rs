@@ -475,7 +475,7 @@ fn fixed_def(
 fn timing(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
     let idle = p
         .idle_timeout
-        .as_ref()
+        .as_deref()
         .or(flow.idle_timeout.as_ref())
         .map(|f| f.value);
     if idle == Some(0.0)
@@ -563,7 +563,7 @@ fn cwd(flow: &Flow, p: &Phase, out: &mut Vec<Diagnostic>) {
         value: Cwd::Arg(name),
         span,
         ..
-    }) = &p.cwd
+    }) = p.cwd.as_deref()
     {
         match flow.args.get(name) {
             None => bad(

@@ -429,22 +429,22 @@ pub struct Common {
     pub when: Option<Box<Cond>>,
     /// `retry` (boxed: rare).
     pub retry: Option<Box<Field<Retry>>>,
-    /// `timeout` in ms.
-    pub timeout: Option<Field<f64>>,
+    /// `timeout` in ms (boxed: rare, like the next few).
+    pub timeout: Option<Box<Field<f64>>>,
     /// `idleTimeout` in ms.
-    pub idle_timeout: Option<Field<f64>>,
+    pub idle_timeout: Option<Box<Field<f64>>>,
     /// `output`.
     pub output: OutputMode,
     /// `expect` (boxed: rare and large).
     pub expect: Option<Box<Contract>>,
     /// `model`.
-    pub model: Option<Field<String>>,
+    pub model: Option<Box<Field<String>>>,
     /// `thinking` (one of [`Thinking::NAMES`](crate::flow::Thinking::NAMES)).
-    pub thinking: Option<Field<String>>,
+    pub thinking: Option<Box<Field<String>>>,
     /// `tools`.
     pub tools: Vec<Field<String>>,
     /// `cwd`, classified.
-    pub cwd: Option<Field<Cwd>>,
+    pub cwd: Option<Box<Field<Cwd>>>,
     /// `cwd` as a template, for reference checks (boxed: rare and large).
     pub cwd_text: Option<Box<Text>>,
     /// `context`.
@@ -460,7 +460,7 @@ pub struct Common {
     /// `idempotent`.
     pub idempotent: bool,
     /// `concurrency`.
-    pub concurrency: Option<Field<f64>>,
+    pub concurrency: Option<Box<Field<f64>>>,
     /// `cache` (boxed: rare and large).
     pub cache: Option<Box<Field<CacheSpec>>>,
 }
@@ -803,9 +803,9 @@ mod size_tests {
         let kind = std::mem::size_of::<PhaseKind>();
         let phase = std::mem::size_of::<Phase>();
         eprintln!("Common {common} B, PhaseKind {kind} B, Phase {phase} B");
-        assert!(common <= 704, "Common is {common} bytes");
+        assert!(common <= 520, "Common is {common} bytes");
         assert!(kind <= 48, "PhaseKind is {kind} bytes");
-        assert!(phase <= 752, "Phase is {phase} bytes");
+        assert!(phase <= 568, "Phase is {phase} bytes");
     }
 
     #[test]

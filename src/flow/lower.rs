@@ -474,24 +474,24 @@ impl Lowerer {
         p.when = invalid_if_none!("when", self.str_node(f, "when"))
             .map(|(_, s)| Box::new(Cond::new(s.clone())));
         p.retry = invalid_if_none!("retry", self.retry(f)).map(Box::new);
-        p.timeout = invalid_if_none!("timeout", self.timeout(f, ty));
-        p.idle_timeout = invalid_if_none!("idleTimeout", self.idle_timeout(f));
+        p.timeout = invalid_if_none!("timeout", self.timeout(f, ty)).map(Box::new);
+        p.idle_timeout = invalid_if_none!("idleTimeout", self.idle_timeout(f)).map(Box::new);
         p.output = self.word(f, "output").unwrap_or_default();
         if let Some(m) = f.get("expect") {
             p.expect = invalid_if_none!("expect", self.contract(m, "expect")).map(Box::new);
         }
-        p.model = self.string(f, "model");
+        p.model = self.string(f, "model").map(Box::new);
         if let Some(t) = self.word::<Thinking>(f, "thinking") {
-            p.thinking = Some(Field::new(
+            p.thinking = Some(Box::new(Field::new(
                 t.as_str().to_owned(),
                 f["thinking"].key.span,
                 f["thinking"].value.span,
-            ));
+            )));
         }
         p.tools = self.tools(f);
         if let Some((m, s)) = self.str_node(f, "cwd") {
             p.cwd_text = Some(Box::new(Text::new(s.clone())));
-            p.cwd = invalid_if_none!("cwd", self.cwd_of(m, s));
+            p.cwd = invalid_if_none!("cwd", self.cwd_of(m, s)).map(Box::new);
         }
         if let Some(list) = self.str_nodes(f, "context") {
             p.context = list.into_iter().map(|s| Text::new(s.clone())).collect();
@@ -507,7 +507,7 @@ impl Lowerer {
         p.optional = self.boolean(f, "optional").unwrap_or(false);
         p.share_context = self.boolean(f, "shareContext").unwrap_or(false);
         p.idempotent = self.boolean(f, "idempotent").unwrap_or(true);
-        p.concurrency = self.number(f, "concurrency");
+        p.concurrency = self.number(f, "concurrency").map(Box::new);
         if let Some(m) = f.get("cache") {
             p.cache = invalid_if_none!("cache", self.cache(m)).map(Box::new);
         }

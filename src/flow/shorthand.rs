@@ -187,7 +187,7 @@ fn cwd_member<'a>(l: &mut Lowerer, f: &Fields<'a>) -> Option<(&'a Member, &'a St
 fn set_cwd(l: &mut Lowerer, p: &mut Phase, cwd: Option<(&Member, &Str)>) {
     if let Some((m, s)) = cwd {
         p.cwd_text = Some(Box::new(Text::new(s.clone())));
-        p.cwd = l.cwd_of(m, s);
+        p.cwd = l.cwd_of(m, s).map(Box::new);
         p.written.insert("cwd", m.key.span);
     }
 }

@@ -74,7 +74,7 @@ impl Machine {
         let last = lc.k + 1 == lc.max_attempts;
         let idle = p
             .idle_timeout
-            .as_ref()
+            .as_deref()
             .or(flow.idle_timeout.as_ref())
             .map(|f| f.value as u64)
             .or(self.cfg.settings.default_idle_timeout_ms)
