@@ -154,11 +154,9 @@ impl<'s> Builder<'s> {
             len_hint: LenHint::default(),
         }
     }
-}
 
-impl Template {
-    /// Parse and compile `src`: each distinct path is parsed once.
-    pub fn parse(src: &str) -> Template {
+    /// Lower `src`'s pieces.
+    fn parse(src: &'s str) -> Builder<'s> {
         let mut b = Builder::new(src);
         for piece in Pieces::new(src) {
             match piece {
@@ -166,7 +164,29 @@ impl Template {
                 RawPiece::Placeholder(span) => b.placeholder(span, None),
             }
         }
-        b.finish()
+        b
+    }
+}
+
+impl Template {
+    /// Parse and compile `src`: each distinct path is parsed once.
+    pub fn parse(src: &str) -> Template {
+        Builder::parse(src).finish()
+    }
+
+    /// [`Template::parse`] keeping `src` itself as the template text (no copy).
+    pub fn parse_owned(src: String) -> Template {
+        let b = Builder::parse(&src);
+        let Builder {
+            ops, refs, paths, ..
+        } = b;
+        Template {
+            src: src.into_boxed_str(),
+            ops,
+            refs,
+            paths,
+            len_hint: LenHint::default(),
+        }
     }
 
     /// Lower an AST to ops, interning each distinct path once.

@@ -15,7 +15,7 @@ use indexmap::IndexMap;
 
 use crate::compile::Condition;
 use crate::compile::Template;
-use crate::json::Str;
+use crate::json::{Str, StrAt};
 use crate::source::Span;
 use crate::syntax::condition::ConditionError;
 use crate::value::Value;
@@ -41,30 +41,36 @@ impl<T> Field<T> {
     }
 }
 
-/// A templated string: its text, its file location, and the compiled template.
+/// A templated string: its compiled template (which holds the text) and its file location.
 #[derive(Clone, Debug)]
 pub struct Text {
-    /// The decoded string and its place in the file.
-    pub src: Str,
-    /// The parsed template.
+    /// Where the decoded string lies in the file.
+    at: StrAt,
+    /// The parsed template; its source is the decoded string.
     pub template: Template,
 }
 
 impl Text {
-    /// Parse `src` as a template.
+    /// Parse `src` as a template; the template keeps the decoded string.
     pub fn new(src: Str) -> Text {
-        let template = Template::parse(&src.value);
-        Text { src, template }
+        let (value, at) = src.into_parts();
+        let template = Template::parse_owned(value);
+        Text { at, template }
     }
 
     /// The decoded text.
     pub fn as_str(&self) -> &str {
-        &self.src.value
+        self.template.source()
+    }
+
+    /// The whole string literal, quotes included.
+    pub fn span(&self) -> Span {
+        self.at.span
     }
 
     /// The file span of a span relative to the decoded text (a placeholder's span).
     pub fn file_span(&self, rel: Span) -> Span {
-        self.src.file_span(rel.range())
+        self.at.file_span(self.as_str(), rel.range())
     }
 }
 

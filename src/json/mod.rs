@@ -63,7 +63,7 @@ mod tests;
 #[cfg(test)]
 mod tree_tests;
 
-pub use string::Str;
+pub use string::{Str, StrAt};
 pub use tree::{Kind, Member, Node};
 
 use crate::diag::{Code, Diagnostic};

@@ -32,40 +32,78 @@ pub struct Str {
     escapes: Box<[Escape]>,
 }
 
+/// Where a decoded string lies in the file, without the text itself: for an owner that keeps
+/// the text elsewhere (a template keeps it) and still maps decoded offsets back to the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StrAt {
+    /// The whole literal, quotes included.
+    pub span: Span,
+    /// File offset of decoded byte 0.
+    content: u32,
+    /// The escape sequences, in order.
+    escapes: Box<[Escape]>,
+}
+
+impl StrAt {
+    /// [`Str::file_span`] for the decoded text `value` this place was split from.
+    pub fn file_span(&self, value: &str, decoded: Range<usize>) -> Span {
+        span_in(value, self.content, &self.escapes, decoded)
+    }
+}
+
+/// File span of a byte range of `value`, decoded from a literal whose byte 0 is at file offset
+/// `content` through `escapes` (see [`Str::file_span`]).
+fn span_in(value: &str, content: u32, escapes: &[Escape], decoded: Range<usize>) -> Span {
+    let len = value.len();
+    let mut start = decoded.start.min(len);
+    let mut end = decoded.end.clamp(start, len);
+    while !value.is_char_boundary(start) {
+        start -= 1;
+    }
+    while !value.is_char_boundary(end) {
+        end += 1;
+    }
+    Span::new(
+        file_offset(content, escapes, start, false),
+        file_offset(content, escapes, end, true),
+    )
+}
+
+/// File offset of decoded offset `d`; inside an escape's expansion it is the escape's start,
+/// or its end when `end` is set.
+fn file_offset(content: u32, escapes: &[Escape], d: usize, end: bool) -> u32 {
+    let d = d as u32;
+    let i = escapes.partition_point(|e| e.dec <= d);
+    let Some(e) = i.checked_sub(1).and_then(|i| escapes.get(i)) else {
+        return content + d;
+    };
+    let (dec_end, file_end) = (e.dec + e.dec_len as u32, e.file + e.file_len as u32);
+    if d == e.dec {
+        e.file
+    } else if d < dec_end {
+        if end { file_end } else { e.file }
+    } else {
+        file_end + (d - dec_end)
+    }
+}
+
 impl Str {
+    /// Split into the decoded text and its place in the file (no copy of the text).
+    pub fn into_parts(self) -> (String, StrAt) {
+        let at = StrAt {
+            span: self.span,
+            content: self.content,
+            escapes: self.escapes,
+        };
+        (self.value, at)
+    }
+
     /// File span of a byte range of the decoded [`value`](Str::value) (e.g. a placeholder found
     /// in the text). A range that starts or ends inside the expansion of an escape covers the
     /// whole escape sequence; offsets past the end are clamped and offsets inside a char are
     /// widened to the char, so the result always lies inside the literal on char boundaries.
     pub fn file_span(&self, decoded: Range<usize>) -> Span {
-        let len = self.value.len();
-        let mut start = decoded.start.min(len);
-        let mut end = decoded.end.clamp(start, len);
-        while !self.value.is_char_boundary(start) {
-            start -= 1;
-        }
-        while !self.value.is_char_boundary(end) {
-            end += 1;
-        }
-        Span::new(self.file_offset(start, false), self.file_offset(end, true))
-    }
-
-    /// File offset of decoded offset `d`; inside an escape's expansion it is the escape's start,
-    /// or its end when `end` is set.
-    fn file_offset(&self, d: usize, end: bool) -> u32 {
-        let d = d as u32;
-        let i = self.escapes.partition_point(|e| e.dec <= d);
-        let Some(e) = i.checked_sub(1).and_then(|i| self.escapes.get(i)) else {
-            return self.content + d;
-        };
-        let (dec_end, file_end) = (e.dec + e.dec_len as u32, e.file + e.file_len as u32);
-        if d == e.dec {
-            e.file
-        } else if d < dec_end {
-            if end { file_end } else { e.file }
-        } else {
-            file_end + (d - dec_end)
-        }
+        span_in(&self.value, self.content, &self.escapes, decoded)
     }
 
     /// A string that is spelled exactly as its value, e.g. an unquoted key read to recover.

@@ -45,7 +45,7 @@ pub(crate) fn branch_tasks(p: &Phase, branches: &[Branch], out: &mut Vec<Diagnos
     for b in branches {
         let (span, label) = match &b.task {
             None => (b.span, "this branch has no 'task'"),
-            Some(t) if is_blank(t.as_str()) => (t.src.span, "this branch's 'task' is empty"),
+            Some(t) if is_blank(t.as_str()) => (t.span(), "this branch's 'task' is empty"),
             Some(_) => continue,
         };
         out.push(

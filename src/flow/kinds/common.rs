@@ -78,7 +78,7 @@ pub(crate) fn need(p: &Phase, field: &str, present: bool, help: &str, out: &mut 
         Some((f, span)) => {
             // An empty string: point at the string itself.
             let value = match f {
-                "task" => p.task.as_ref().map(|t| t.src.span),
+                "task" => p.task.as_ref().map(|t| t.span()),
                 "until" => loop_until(p).map(|c| c.src.span),
                 _ => None,
             };
