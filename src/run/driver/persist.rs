@@ -408,6 +408,10 @@ mod stored_tests {
         };
         let line = input_line(&checked(&r, None));
         assert_eq!(line, reference(&checked(&r, None)));
+        r.prompt_stats = Some((10, 3));
+        let line = input_line(&checked(&r, None));
+        assert!(line.contains(",\"promptStats\":{\"chars\":10,\"estTokens\":3}}"));
+        assert_eq!(line, reference(&checked(&r, None)));
         let mut json = Map::default();
         json.insert("n".into(), Value::Number(2.5));
         json.insert("inf".into(), Value::Number(f64::NEG_INFINITY));
@@ -434,6 +438,7 @@ mod stored_tests {
         r.side_effect = true;
         r.optional = true;
         r.def_error = Some("d".into());
+        r.prompt_stats = Some((12_345, 3_086));
         for cost in [Some(0.125), Some(-3.0), Some(1e300), Some(f64::NAN), None] {
             r.usage.cost_usd = cost;
             let i = checked(&r, Some("w".into()));

@@ -79,7 +79,7 @@ impl serde::Serialize for Direct<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let r = self.0;
-        if has_rare_members(r) {
+        if has_rare_members(r) || r.prompt_stats.is_some() {
             return Json(&r.to_value(), 0).serialize(s);
         }
         let mut m = s.serialize_map(None)?;
@@ -132,8 +132,8 @@ impl serde::Serialize for Direct<'_> {
 
 impl CacheHit {
     /// This hit written as serde writes it (compact JSON: `{"source":…,"record":…}`) straight
-    /// into `out`, with no serializer; `false`, with `out` untouched, when its record is not
-    /// one [`Direct`] writes member by member (a JSON hit, or a record with rarer members).
+    /// into `out`, with no serializer; `false`, with `out` untouched, for a JSON hit or a
+    /// record with a rarer nested member (see [`has_rare_members`]).
     pub(crate) fn write_compact(&self, out: &mut String) -> bool {
         let HitRecord::Record(r) = &self.record else {
             return false;
@@ -150,7 +150,8 @@ impl CacheHit {
     }
 }
 
-/// Whether a record has a member [`Direct`] writes through [`PhaseRecord::to_value`].
+/// Whether a record has a rarer nested member (gate, approval, loop, tournament, items,
+/// sub-run), which the hand writer leaves to [`PhaseRecord::to_value`].
 fn has_rare_members(r: &PhaseRecord) -> bool {
     r.gate.is_some()
         || r.approval.is_some()
@@ -158,7 +159,6 @@ fn has_rare_members(r: &PhaseRecord) -> bool {
         || r.tournament.is_some()
         || r.items.is_some()
         || r.sub_run.is_some()
-        || r.prompt_stats.is_some()
 }
 
 /// [`Direct`]'s text of a record without rarer members, written by hand (compact JSON).
@@ -256,6 +256,14 @@ fn write_record(r: &PhaseRecord, out: &mut String) {
     if let Some(d) = &r.def_error {
         key("defError", out);
         write_string(d, out);
+    }
+    if let Some((chars, est)) = r.prompt_stats {
+        key("promptStats", out);
+        out.push_str("{\"chars\":");
+        compact_number(chars as f64, out);
+        out.push_str(",\"estTokens\":");
+        compact_number(est as f64, out);
+        out.push('}');
     }
     out.push('}');
 }
