@@ -23,6 +23,7 @@ pub(crate) use json::newline;
 pub use json::{READABLE_DEPTH, write_compact, write_pretty, write_readable, write_readable_at};
 pub use number::write_number;
 pub(crate) use number::{format_number, js_number_value};
+pub(crate) use parse::parse_json_prefix;
 pub use parse::{ParseError, parse_json};
 pub use types::{Map, Value};
 

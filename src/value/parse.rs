@@ -33,6 +33,12 @@ pub fn parse_json(text: &str) -> Result<Value, ParseError> {
     Parser::new(text).parse()
 }
 
+/// Parses the one JSON value at the start of `text` (after any JSON whitespace), and where it
+/// ends: the text after it is not looked at.
+pub(crate) fn parse_json_prefix(text: &str) -> Result<(Value, usize), ParseError> {
+    Parser::new(text).parse_prefix()
+}
+
 const EOF: &str = "unexpected end of input";
 
 /// One open container: where its members start on the shared value stack (and, for objects,
@@ -87,6 +93,18 @@ impl<'a> Parser<'a> {
                     return Err(self.err("trailing characters after the JSON value"));
                 }
                 return Ok(root);
+            }
+        }
+    }
+
+    fn parse_prefix(mut self) -> Result<(Value, usize), ParseError> {
+        self.skip_ws();
+        loop {
+            let Some(value) = self.value_or_open()? else {
+                continue;
+            };
+            if let Next::Done(root) = self.finish(value)? {
+                return Ok((root, self.pos));
             }
         }
     }
@@ -506,6 +524,18 @@ mod tests {
                 .map(|(k, v)| ((*k).to_owned(), v.clone()))
                 .collect(),
         )
+    }
+
+    #[test]
+    fn a_prefix_is_parsed_up_to_its_end() {
+        let text = r#" {"a": [1, "}]"], "b": {}} , "rest": 2}"#;
+        let (v, end) = parse_json_prefix(text).expect("parses");
+        assert_eq!(v, ok(&text[..end]));
+        assert_eq!(&text[end..], " , \"rest\": 2}");
+        assert_eq!(parse_json_prefix("1.5,").map(|(_, n)| n), Ok(3));
+        assert_eq!(parse_json_prefix("\"x\"y").map(|(_, n)| n), Ok(3));
+        assert!(parse_json_prefix("[1,").is_err());
+        assert!(parse_json_prefix("").is_err());
     }
 
     #[test]

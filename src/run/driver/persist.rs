@@ -50,6 +50,10 @@ pub(crate) fn write_input_line(input: &Input, out: &mut String) {
         std::time::UNIX_EPOCH + Duration::from_millis(input.at),
     ));
     out.push_str("\",\"input\":");
+    if write_cache_checked(input, out) {
+        out.push('}');
+        return;
+    }
     // Serialising an `Input` cannot fail (string keys only); were it to, the line says null.
     let start = out.len();
     let mut bytes = std::mem::take(out).into_bytes();
@@ -64,6 +68,47 @@ pub(crate) fn write_input_line(input: &Input, out: &mut String) {
         String::from_utf8_lossy(&b).into_owned()
     });
     out.push('}');
+}
+
+/// A `cache-checked` input whose hit is a record read from the parent run (one per reused
+/// phase of a resumed run), written by hand as serde writes it; `false`, with `out`
+/// untouched, for any other input.
+fn write_cache_checked(input: &Input, out: &mut String) -> bool {
+    use crate::run::machine::Event;
+    use crate::value::write_string;
+    let Event::CacheChecked {
+        op,
+        key,
+        hit,
+        warning,
+    } = &input.what
+    else {
+        return false;
+    };
+    let start = out.len();
+    out.push_str("{\"at\":");
+    out.push_str(&input.at.to_string());
+    out.push_str(",\"what\":{\"kind\":\"cache-checked\",\"op\":");
+    out.push_str(&op.to_string());
+    out.push_str(",\"key\":");
+    write_string(key, out);
+    out.push_str(",\"hit\":");
+    match hit {
+        Some(h) => {
+            if !h.write_compact(out) {
+                out.truncate(start);
+                return false;
+            }
+        }
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"warning\":");
+    match warning {
+        Some(w) => write_string(w, out),
+        None => out.push_str("null"),
+    }
+    out.push_str("}}");
+    true
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -345,5 +390,74 @@ mod stored_tests {
         for i in &inputs {
             assert_eq!(input_line(i), reference(i));
         }
+        // A parent's record (written by hand), in its plain and fuller forms.
+        let mut r = crate::run::record::PhaseRecord::new(crate::flow::PhaseType::Agent);
+        r.status = crate::run::record::PhaseStatus::Done;
+        r.output = "out \"q\"\n\u{1}\u{7f}\\ é".into();
+        let checked = |r: &crate::run::record::PhaseRecord, warning: Option<String>| Input {
+            at: 1_800_000_000_123,
+            what: Event::CacheChecked {
+                op: 12,
+                key: "k\"ey".into(),
+                hit: Some(Box::new(crate::run::machine::CacheHit {
+                    source: "run-only".into(),
+                    record: crate::run::machine::HitRecord::Record(std::sync::Arc::new(r.clone())),
+                })),
+                warning,
+            },
+        };
+        let line = input_line(&checked(&r, None));
+        assert_eq!(line, reference(&checked(&r, None)));
+        r.prompt_stats = Some((10, 3));
+        let line = input_line(&checked(&r, None));
+        assert!(line.contains(",\"promptStats\":{\"chars\":10,\"estTokens\":3}}"));
+        assert_eq!(line, reference(&checked(&r, None)));
+        let mut json = Map::default();
+        json.insert("n".into(), Value::Number(2.5));
+        json.insert("inf".into(), Value::Number(f64::NEG_INFINITY));
+        json.insert("deep".into(), nested(60));
+        r.json = Some(Value::Object(json));
+        r.warnings = vec!["w1".into(), "w\t2".into()];
+        r.reads = vec!["a".into()];
+        r.attempts = 3;
+        r.usage.input = 7;
+        r.usage.output = u64::MAX;
+        r.usage.cache_read = 1 << 53;
+        r.usage.cost_usd = Some(0.125);
+        r.usage.turns = 2;
+        r.started_at = Some("2026-01-01T00:00:00.000Z".into());
+        r.ended_at = Some("2026-01-01T00:00:01.000Z".into());
+        r.error = Some("e".into());
+        r.skip_reason = Some("s".into());
+        r.agent = Some("ag".into());
+        r.model = Some("m".into());
+        r.input_hash = Some("00ff".into());
+        r.cache_hit = Some("cross-run");
+        r.timed_out = true;
+        r.budget_truncated = true;
+        r.side_effect = true;
+        r.optional = true;
+        r.def_error = Some("d".into());
+        r.prompt_stats = Some((12_345, 3_086));
+        for cost in [Some(0.125), Some(-3.0), Some(1e300), Some(f64::NAN), None] {
+            r.usage.cost_usd = cost;
+            let i = checked(&r, Some("w".into()));
+            assert_eq!(input_line(&i), reference(&i));
+        }
+        // Rarer members go through serde, with the same text.
+        r.tournament = Some((1, 3));
+        let i = checked(&r, None);
+        assert_eq!(input_line(&i), reference(&i));
+        // No hit.
+        let i = Input {
+            at: 0,
+            what: Event::CacheChecked {
+                op: 1,
+                key: String::new(),
+                hit: None,
+                warning: None,
+            },
+        };
+        assert_eq!(input_line(&i), reference(&i));
     }
 }

@@ -79,14 +79,7 @@ impl serde::Serialize for Direct<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let r = self.0;
-        if r.gate.is_some()
-            || r.approval.is_some()
-            || r.loop_info.is_some()
-            || r.tournament.is_some()
-            || r.items.is_some()
-            || r.sub_run.is_some()
-            || r.prompt_stats.is_some()
-        {
+        if has_rare_members(r) || r.prompt_stats.is_some() {
             return Json(&r.to_value(), 0).serialize(s);
         }
         let mut m = s.serialize_map(None)?;
@@ -134,6 +127,169 @@ impl serde::Serialize for Direct<'_> {
             m.serialize_entry("defError", d)?;
         }
         m.end()
+    }
+}
+
+impl CacheHit {
+    /// This hit written as serde writes it (compact JSON: `{"source":…,"record":…}`) straight
+    /// into `out`, with no serializer; `false`, with `out` untouched, for a JSON hit or a
+    /// record with a rarer nested member (see [`has_rare_members`]).
+    pub(crate) fn write_compact(&self, out: &mut String) -> bool {
+        let HitRecord::Record(r) = &self.record else {
+            return false;
+        };
+        if has_rare_members(r) {
+            return false;
+        }
+        out.push_str("{\"source\":");
+        crate::value::write_string(&self.source, out);
+        out.push_str(",\"record\":");
+        write_record(r, out);
+        out.push('}');
+        true
+    }
+}
+
+/// Whether a record has a rarer nested member (gate, approval, loop, tournament, items,
+/// sub-run), which the hand writer leaves to [`PhaseRecord::to_value`].
+fn has_rare_members(r: &PhaseRecord) -> bool {
+    r.gate.is_some()
+        || r.approval.is_some()
+        || r.loop_info.is_some()
+        || r.tournament.is_some()
+        || r.items.is_some()
+        || r.sub_run.is_some()
+}
+
+/// [`Direct`]'s text of a record without rarer members, written by hand (compact JSON).
+fn write_record(r: &PhaseRecord, out: &mut String) {
+    use crate::value::write_string;
+    fn key(k: &str, out: &mut String) {
+        out.push_str(",\"");
+        out.push_str(k);
+        out.push_str("\":");
+    }
+    fn strings(list: &[String], out: &mut String) {
+        out.push('[');
+        for (i, s) in list.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_string(s, out);
+        }
+        out.push(']');
+    }
+    fn opt(s: Option<&str>, out: &mut String) {
+        match s {
+            Some(s) => write_string(s, out),
+            None => out.push_str("null"),
+        }
+    }
+    out.push_str("{\"status\":");
+    write_string(r.status.as_str(), out);
+    key("output", out);
+    write_string(&r.output, out);
+    if let Some(j) = &r.json {
+        key("json", out);
+        serde_text(&Json(j, 1), out);
+    }
+    key("warnings", out);
+    strings(&r.warnings, out);
+    key("attempts", out);
+    out.push_str(&r.attempts.to_string());
+    key("reads", out);
+    strings(&r.reads, out);
+    key("usage", out);
+    let u = &r.usage;
+    out.push_str("{\"input\":");
+    compact_number(u.input as f64, out);
+    out.push_str(",\"output\":");
+    compact_number(u.output as f64, out);
+    out.push_str(",\"cacheRead\":");
+    compact_number(u.cache_read as f64, out);
+    out.push_str(",\"cacheWrite\":");
+    compact_number(u.cache_write as f64, out);
+    out.push_str(",\"costUSD\":");
+    match u.cost_usd {
+        Some(c) => compact_number(c, out),
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"turns\":");
+    compact_number(f64::from(u.turns), out);
+    out.push('}');
+    key("startedAt", out);
+    opt(r.started_at.as_deref(), out);
+    key("endedAt", out);
+    opt(r.ended_at.as_deref(), out);
+    if let Some(e) = &r.error {
+        key("error", out);
+        write_string(e, out);
+    }
+    if let Some(x) = &r.skip_reason {
+        key("skipReason", out);
+        write_string(x, out);
+    }
+    key("type", out);
+    write_string(r.ty.as_str(), out);
+    for (k, v) in [
+        ("agent", r.agent.as_deref()),
+        ("model", r.model.as_deref()),
+        ("inputHash", r.input_hash.as_deref()),
+        ("cacheHit", r.cache_hit),
+    ] {
+        if let Some(v) = v {
+            key(k, out);
+            write_string(v, out);
+        }
+    }
+    for (k, flag) in [
+        ("timedOut", r.timed_out),
+        ("budgetTruncated", r.budget_truncated),
+        ("sideEffect", r.side_effect),
+        ("optional", r.optional),
+    ] {
+        if flag {
+            key(k, out);
+            out.push_str("true");
+        }
+    }
+    if let Some(d) = &r.def_error {
+        key("defError", out);
+        write_string(d, out);
+    }
+    if let Some((chars, est)) = r.prompt_stats {
+        key("promptStats", out);
+        out.push_str("{\"chars\":");
+        compact_number(chars as f64, out);
+        out.push_str(",\"estTokens\":");
+        compact_number(est as f64, out);
+        out.push('}');
+    }
+    out.push('}');
+}
+
+/// A number as [`super::super::resume::number`]'s value is written: integers below 2^53 by
+/// hand, anything else through serde.
+fn compact_number(n: f64, out: &mut String) {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if n.is_finite() && n.fract() == 0.0 && n.abs() < EXACT {
+        if n == 0.0 {
+            out.push('0');
+        } else if n > 0.0 {
+            out.push_str(&(n as u64).to_string());
+        } else {
+            out.push_str(&(n as i64).to_string());
+        }
+    } else {
+        serde_text(&super::super::resume::number(n), out);
+    }
+}
+
+/// A value's compact serde text appended to `out` (`null` should serde refuse it).
+fn serde_text<T: serde::Serialize + ?Sized>(v: &T, out: &mut String) {
+    match serde_json::to_string(v) {
+        Ok(t) => out.push_str(&t),
+        Err(_) => out.push_str("null"),
     }
 }
 

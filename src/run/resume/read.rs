@@ -7,7 +7,7 @@
 use crate::agent::Usage;
 use crate::flow::PhaseType;
 use crate::run::record::{PhaseMembers, PhaseRecord, usage_member};
-use crate::value::{Map, Value, parse_json};
+use crate::value::{Map, Value, parse_json, parse_json_prefix};
 
 /// One phase as `run.json` holds it.
 pub(crate) struct StoredPhase {
@@ -195,52 +195,15 @@ impl<'a> Scanner<'a> {
         Some(std::borrow::Cow::Owned(v.as_str()?.to_owned()))
     }
 
-    /// Step over the value at `pos` (its end found by matching brackets outside strings;
-    /// the parser checks what is inside).
-    fn skip(&mut self) -> Option<&'a str> {
-        self.ws();
-        let start = self.pos;
-        let mut depth = 0usize;
-        loop {
-            match *self.b.get(self.pos)? {
-                b'"' => {
-                    self.string()?;
-                }
-                b'{' | b'[' => {
-                    depth += 1;
-                    self.pos += 1;
-                }
-                b'}' | b']' => {
-                    depth = depth.checked_sub(1)?;
-                    self.pos += 1;
-                }
-                _ if depth > 0 => self.pos += 1,
-                _ => {
-                    let n = self.b[self.pos..]
-                        .iter()
-                        .take_while(|c| {
-                            !matches!(c, b',' | b'}' | b']' | b':' | b' ' | b'\t' | b'\n' | b'\r')
-                        })
-                        .count();
-                    if n == 0 {
-                        return None;
-                    }
-                    self.pos += n;
-                }
-            }
-            if depth == 0 {
-                return Some(&self.text[start..self.pos]);
-            }
-        }
-    }
-
-    /// The value at `pos`, parsed.
+    /// The value at `pos`, parsed in one pass (its end is where the parser stops).
     fn value(&mut self) -> Option<Value> {
         self.ws();
         if let Some(v) = self.scalar() {
             return Some(v);
         }
-        parse_json(self.skip()?).ok()
+        let (v, len) = parse_json_prefix(&self.text[self.pos..]).ok()?;
+        self.pos += len;
+        Some(v)
     }
 
     /// Call `f` with each member's key, at its value (which `f` consumes).
