@@ -80,31 +80,31 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// The driver: parse values until the root is complete, then require the end of input.
+    /// The whole input is one JSON value (whitespace around it allowed).
     fn parse(mut self) -> Result<Value, ParseError> {
+        let root = self.root()?;
         self.skip_ws();
-        loop {
-            let Some(value) = self.value_or_open()? else {
-                continue;
-            };
-            if let Next::Done(root) = self.finish(value)? {
-                self.skip_ws();
-                if self.pos != self.bytes.len() {
-                    return Err(self.err("trailing characters after the JSON value"));
-                }
-                return Ok(root);
-            }
+        if self.pos != self.bytes.len() {
+            return Err(self.err("trailing characters after the JSON value"));
         }
+        Ok(root)
     }
 
+    /// The value at the start of the input and where it ends.
     fn parse_prefix(mut self) -> Result<(Value, usize), ParseError> {
+        let root = self.root()?;
+        Ok((root, self.pos))
+    }
+
+    /// The driver: parse values until the root is complete.
+    fn root(&mut self) -> Result<Value, ParseError> {
         self.skip_ws();
         loop {
             let Some(value) = self.value_or_open()? else {
                 continue;
             };
             if let Next::Done(root) = self.finish(value)? {
-                return Ok((root, self.pos));
+                return Ok(root);
             }
         }
     }

@@ -57,7 +57,7 @@ impl From<serde_json::Value> for HitRecord {
 impl serde::Serialize for HitRecord {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            HitRecord::Record(r) => Direct(r).serialize(s),
+            HitRecord::Record(r) => Json(&r.to_value(), 0).serialize(s),
             HitRecord::Json(v) => Json(v, 0).serialize(s),
         }
     }
@@ -66,67 +66,6 @@ impl serde::Serialize for HitRecord {
 impl<'de> serde::Deserialize<'de> for HitRecord {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<HitRecord, D::Error> {
         serde_json::Value::deserialize(d).map(HitRecord::from)
-    }
-}
-
-/// A phase record written member by member, in [`PhaseRecord::to_value`]'s order, without
-/// building its JSON tree first (a resumed run journals one per reused phase). Records with
-/// any of the rarer nested members (gate, approval, loop, tournament, items, sub-run, prompt
-/// statistics) go through [`PhaseRecord::to_value`].
-struct Direct<'a>(&'a PhaseRecord);
-
-impl serde::Serialize for Direct<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let r = self.0;
-        if has_rare_members(r) || r.prompt_stats.is_some() {
-            return Json(&r.to_value(), 0).serialize(s);
-        }
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("status", r.status.as_str())?;
-        m.serialize_entry("output", &r.output)?;
-        if let Some(j) = &r.json {
-            m.serialize_entry("json", &Json(j, 1))?;
-        }
-        m.serialize_entry("warnings", &r.warnings)?;
-        m.serialize_entry("attempts", &r.attempts)?;
-        m.serialize_entry("reads", &r.reads)?;
-        m.serialize_entry("usage", &UsageJson(&r.usage))?;
-        m.serialize_entry("startedAt", &r.started_at)?;
-        m.serialize_entry("endedAt", &r.ended_at)?;
-        if let Some(e) = &r.error {
-            m.serialize_entry("error", e)?;
-        }
-        if let Some(x) = &r.skip_reason {
-            m.serialize_entry("skipReason", x)?;
-        }
-        m.serialize_entry("type", r.ty.as_str())?;
-        if let Some(a) = &r.agent {
-            m.serialize_entry("agent", a)?;
-        }
-        if let Some(x) = &r.model {
-            m.serialize_entry("model", x)?;
-        }
-        if let Some(h) = &r.input_hash {
-            m.serialize_entry("inputHash", h)?;
-        }
-        if let Some(h) = r.cache_hit {
-            m.serialize_entry("cacheHit", h)?;
-        }
-        for (key, flag) in [
-            ("timedOut", r.timed_out),
-            ("budgetTruncated", r.budget_truncated),
-            ("sideEffect", r.side_effect),
-            ("optional", r.optional),
-        ] {
-            if flag {
-                m.serialize_entry(key, &true)?;
-            }
-        }
-        if let Some(d) = &r.def_error {
-            m.serialize_entry("defError", d)?;
-        }
-        m.end()
     }
 }
 
@@ -161,7 +100,8 @@ fn has_rare_members(r: &PhaseRecord) -> bool {
         || r.sub_run.is_some()
 }
 
-/// [`Direct`]'s text of a record without rarer members, written by hand (compact JSON).
+/// The compact serde text of a record without rarer members (the same bytes as serialising
+/// its [`PhaseRecord::to_value`]), written by hand.
 fn write_record(r: &PhaseRecord, out: &mut String) {
     use crate::value::write_string;
     fn key(k: &str, out: &mut String) {
@@ -290,26 +230,6 @@ fn serde_text<T: serde::Serialize + ?Sized>(v: &T, out: &mut String) {
     match serde_json::to_string(v) {
         Ok(t) => out.push_str(&t),
         Err(_) => out.push_str("null"),
-    }
-}
-
-/// A usage written as [`crate::agent::Usage::to_value`]'s tree is (numbers as [`Json`]
-/// writes them), without building it.
-struct UsageJson<'a>(&'a crate::agent::Usage);
-
-impl serde::Serialize for UsageJson<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let u = self.0;
-        let n = |x: f64| super::super::resume::number(x);
-        let mut m = s.serialize_map(Some(6))?;
-        m.serialize_entry("input", &n(u.input as f64))?;
-        m.serialize_entry("output", &n(u.output as f64))?;
-        m.serialize_entry("cacheRead", &n(u.cache_read as f64))?;
-        m.serialize_entry("cacheWrite", &n(u.cache_write as f64))?;
-        m.serialize_entry("costUSD", &u.cost_usd.map(n))?;
-        m.serialize_entry("turns", &n(f64::from(u.turns)))?;
-        m.end()
     }
 }
 
