@@ -410,6 +410,7 @@ impl Interpreter {
                     .map(|r| r.items.clone())
                     .unwrap_or_default(),
             ),
+            shard_items: None,
         }
     }
 }

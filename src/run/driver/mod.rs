@@ -478,6 +478,18 @@ impl Driver {
                     ));
                 }
             }
+            Command::StartShard { op, shard } => {
+                // Only a host that shards sets `shard_items`; a local run never does.
+                let result = crate::run::machine::ShardEnd::all_failed(
+                    &shard,
+                    "internal error: a local run was asked to run a shard",
+                );
+                self.now(Event::ShardEnded {
+                    op,
+                    result: Box::new(result),
+                });
+            }
+            Command::EndShard(_) => {}
             Command::Journal(line) => self.journal(line),
             Command::Save => self.save(false),
             Command::Finish(record) => self.finished = Some(record),
@@ -497,6 +509,10 @@ impl Driver {
                 line.push('\n');
                 store.queue_raw(&line);
                 self.line = line;
+            }
+            Line::Raw(mut text) => {
+                text.push('\n');
+                store.queue_raw(&text);
             }
         }
     }

@@ -260,6 +260,9 @@ impl Machine {
     /// The call is over: its result goes to its execution.
     fn call_done(&mut self, lc: Box<LogicalCall>) {
         let lc = *lc;
+        if lc.exec == super::shard::SHARD_EXEC {
+            return self.shard_call_done(lc.slot, lc.result);
+        }
         self.deliver(lc.exec, KindEvent::Call(lc.slot, lc.result));
     }
 
@@ -301,7 +304,7 @@ impl Machine {
                         self.attempt(lc);
                     }
                 }
-                Some(Owner::Exec(_, _, super::OpKind::Script)) => {
+                Some(Owner::Exec(_, _, super::OpKind::Script) | Owner::Shard(_)) => {
                     self.out.push(Command::Cancel { op })
                 }
                 Some(Owner::Child(e)) if !children.contains(e) => children.push(*e),

@@ -90,4 +90,7 @@ pub struct Config {
     /// Finished map items of the resumed run: node (`map#3`) → (key, output). An item whose
     /// key is unchanged is not called again.
     pub item_states: Arc<IndexMap<String, (String, String)>>,
+    /// The host runs a map of more than this many items in shards of this many
+    /// ([`Command::StartShard`](super::Command::StartShard)); `None` (local runs): never.
+    pub shard_items: Option<usize>,
 }

@@ -79,6 +79,7 @@ impl Machine {
             draining: false,
             begun: false,
             finished: false,
+            shard: None,
         }
     }
 
@@ -104,6 +105,9 @@ impl Machine {
             return;
         }
         self.now = self.now.max(input.at);
+        if self.shard.is_some() {
+            return self.shard_step(input);
+        }
         let start = matches!(input.what, Event::Start);
         if start {
             if self.begun {
@@ -153,7 +157,7 @@ impl Machine {
     }
 
     /// An input that ends one operation: to its owner.
-    fn op_event(&mut self, at: u64, what: Event) {
+    pub(super) fn op_event(&mut self, at: u64, what: Event) {
         let op = match &what {
             Event::CallEnded { op, .. }
             | Event::TimerFired { op }
@@ -164,7 +168,8 @@ impl Machine {
             | Event::ScorerEnded { op, .. }
             | Event::FlowLoaded { op, .. }
             | Event::CacheChecked { op, .. }
-            | Event::AgentsResolved { op, .. } => *op,
+            | Event::AgentsResolved { op, .. }
+            | Event::ShardEnded { op, .. } => *op,
             Event::Start | Event::Interrupt => return,
         };
         let Some(owner) = self.ops.remove(&op) else {
@@ -175,6 +180,7 @@ impl Machine {
             (Owner::Attempt(lc), Event::CallEnded { end, .. }) => self.attempt_ended(lc, end),
             (Owner::Backoff(lc), Event::TimerFired { .. }) => self.attempt(lc),
             (Owner::Child(e), what) => self.deliver(e, KindEvent::Child(Input { at, what })),
+            (Owner::Shard(e), Event::ShardEnded { result, .. }) => self.shard_ended(e, *result),
             (Owner::Exec(e, slot, _), what) => {
                 let ev = match what {
                     Event::TimerFired { .. } => KindEvent::Timer(slot),
@@ -313,6 +319,16 @@ impl Host for Machine {
     }
     fn start_call(&mut self, exec: usize, slot: u32, phase: usize, spec: CallSpec) {
         Machine::start_call(self, exec, slot, phase, spec);
+    }
+    fn start_shard(&mut self, exec: usize, mut shard: super::shard::ShardRequest) {
+        let op = self.op();
+        shard.spent_tokens = self.meter.tokens;
+        shard.spent_cost_micros = self.meter.cost_micros;
+        self.ops.insert(op, Owner::Shard(exec));
+        self.out.push(Command::StartShard {
+            op,
+            shard: Box::new(shard),
+        });
     }
     fn cancel_call(&mut self, exec: usize, slot: u32) {
         Machine::cancel_call(self, exec, slot);

@@ -62,6 +62,13 @@ pub enum Event {
     },
     /// The run was interrupted (Ctrl-C, or the caller's cancel).
     Interrupt,
+    /// A shard of a map's calls ended ([`Command::StartShard`]).
+    ShardEnded {
+        /// The shard's operation.
+        op: u64,
+        /// What it gives back.
+        result: Box<super::shard::ShardResult>,
+    },
     /// A phase's working directory was prepared.
     DirReady {
         /// The operation that asked for it.
@@ -272,7 +279,18 @@ pub enum Command {
         /// What to ask.
         request: Box<CallRequest>,
     },
-    /// Stop a call or script; its end still comes back.
+    /// Run a batch of a map's item calls apart (on Temporal: a child workflow hosting
+    /// [`Machine::shard`](super::Machine::shard)); its end comes back as
+    /// [`Event::ShardEnded`]. Only a run whose configuration sets `shard_items` asks this.
+    StartShard {
+        /// The operation id.
+        op: u64,
+        /// The batch.
+        shard: Box<super::shard::ShardRequest>,
+    },
+    /// A shard machine is over: its result goes back to the run that asked for it.
+    EndShard(Box<super::shard::ShardResult>),
+    /// Stop a call, script or shard; its end still comes back.
     Cancel {
         /// The operation to stop.
         op: u64,
@@ -408,6 +426,8 @@ pub enum Line {
     Event(Value),
     /// An input line (`{"type":"input", …}`).
     Input(Box<Input>),
+    /// A ready-made line, compact JSON (a shard's `agent-call` lines).
+    Raw(String),
 }
 
 /// A progress note, owned.

@@ -41,6 +41,8 @@ pub(crate) enum KindEvent {
     Reworked(Option<PhaseScope>),
     /// An input for the sub-flow running inside.
     Child(Input),
+    /// A shard of a map's items ended: each item's end, in the order they ended.
+    Shard(Vec<super::shard::ShardItem>),
     Interrupt,
 }
 
@@ -282,6 +284,8 @@ pub(crate) trait Host {
     fn forget_op(&mut self, op: u64) -> bool;
     fn start_call(&mut self, exec: usize, slot: u32, phase: usize, spec: CallSpec);
     fn cancel_call(&mut self, exec: usize, slot: u32);
+    /// Hand a batch of execution `exec`'s item calls to a shard (the spend is filled in).
+    fn start_shard(&mut self, exec: usize, shard: super::shard::ShardRequest);
     fn rework(&mut self, exec: usize, deps: Vec<usize>, depth: u32);
     /// A machine for a sub-flow.
     fn child(&self, flow: Arc<Flow>, args: Map, cfg: Config) -> Box<dyn Child>;
@@ -328,6 +332,10 @@ impl Cx<'_> {
     /// Start logical call `slot` for phase `phase`.
     pub fn call(&mut self, ex: &Exec, slot: u32, spec: CallSpec) {
         self.m.start_call(self.exec, slot, ex.index, spec);
+    }
+    /// Hand a batch of this execution's item calls to a shard.
+    pub fn shard(&mut self, shard: super::shard::ShardRequest) {
+        self.m.start_shard(self.exec, shard);
     }
     pub fn cancel_call(&mut self, slot: u32) {
         self.m.cancel_call(self.exec, slot);

@@ -15,6 +15,7 @@ pub mod io;
 mod kit;
 mod persist;
 mod sched;
+mod shard;
 mod state;
 
 #[cfg(test)]
@@ -27,6 +28,7 @@ pub use io::{
     Line, Progress, ScriptEnd, ScriptOutcome, ScriptRequest, UsageData,
 };
 
+pub use shard::{ShardCall, ShardEnd, ShardItem, ShardRequest, ShardResult};
 pub use state::Machine;
 
 pub(crate) use kit::{

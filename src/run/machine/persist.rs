@@ -97,6 +97,9 @@ impl Config {
                     .collect(),
             ),
         );
+        if let Some(n) = self.shard_items {
+            m.insert("shardItems".into(), Value::Number(n as f64));
+        }
         Value::Object(m)
     }
 
@@ -179,6 +182,7 @@ impl Config {
                     .collect(),
                 _ => IndexMap::new(),
             }),
+            shard_items: number("shardItems").map(|n| n.max(1.0) as usize),
             ..Config::default()
         })
     }
@@ -220,6 +224,7 @@ mod tests {
                     .into_iter()
                     .collect(),
             ),
+            shard_items: Some(500),
             ..Config::default()
         };
         let back = Config::from_value(&cfg.to_value()).expect("reads back");

@@ -533,6 +533,9 @@ impl World {
                 self.journal.push(v.to_json());
                 self.event(&v)?;
             }
+            Command::StartShard { .. } | Command::EndShard(_) | Command::Journal(Line::Raw(_)) => {
+                return Err("a run without `shard_items` asked for a shard".into());
+            }
             Command::Finish(record) => {
                 if self.record.is_some() {
                     return Err("the run finished twice".into());

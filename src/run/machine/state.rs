@@ -26,6 +26,8 @@ pub(crate) enum Owner {
     Exec(usize, u32, OpKind),
     /// An operation of a sub-flow running inside execution `.0`.
     Child(usize),
+    /// A shard of the map running as execution `.0`.
+    Shard(usize),
 }
 
 /// A blocked gate's request to re-run its direct dependencies, one after the other.
@@ -73,6 +75,8 @@ pub struct Machine {
     pub(super) draining: bool,
     pub(super) begun: bool,
     pub(super) finished: bool,
+    /// Set when this machine runs one shard of a map ([`Machine::shard`]).
+    pub(super) shard: Option<Box<super::shard::ShardState>>,
 }
 
 /// A call in progress.

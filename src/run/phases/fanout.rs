@@ -3,7 +3,9 @@
 //! before it starts; parallel and map items merge (here), a tournament's go to its judge.
 //! What each item asks is its kind's own (`parallel.rs`, `map.rs`, `tournament.rs`).
 
-use super::super::machine::{CallDir, CallResult, Cx, Exec, Halt, KindEvent, Step};
+use super::super::machine::{
+    CallDir, CallResult, Cx, Exec, Halt, KindEvent, ShardCall, ShardEnd, ShardRequest, Step,
+};
 use super::super::record::{ItemInfo, PhaseStatus};
 use super::items::{Fanout, ItemDone};
 use super::tournament::JUDGE;
@@ -73,6 +75,15 @@ impl Fanout {
                     && crate::run::cache::scope(phase, cfg.incremental)
                         == crate::run::cache::Scope::CrossRun;
                 self.looking = (0..self.count).map(|_| None).collect();
+                // On a host that shards (Temporal), a large map's calls go out in batches
+                // (SPEC §14.3); not inside a sub-flow (a shard is built from the run's own
+                // flow), nor when items are looked up across runs one by one.
+                self.shard = match shape {
+                    Shape::Map(_) if !self.cross && cfg.depth == 0 => {
+                        cfg.shard_items.filter(|s| self.count > *s)
+                    }
+                    _ => None,
+                };
                 self.fill(ex, cx, phase, shape)
             }
             KindEvent::Call(JUDGE, r) => match shape {
@@ -88,6 +99,33 @@ impl Fanout {
             }
             KindEvent::Call(slot, r) => {
                 self.item_ended(ex, cx, phase, slot as usize, r);
+                self.fill(ex, cx, phase, shape)
+            }
+            KindEvent::Shard(items) => {
+                self.in_shard = false;
+                for it in items {
+                    let i = it.slot as usize;
+                    if i >= self.count || self.done[i].is_some() {
+                        continue;
+                    }
+                    match it.end {
+                        ShardEnd::OverBudget => {
+                            self.running = self.running.saturating_sub(1);
+                            let agent = std::mem::take(&mut self.agents[i]);
+                            self.not_started(ex, i, agent, false);
+                        }
+                        ShardEnd::Aborted => {
+                            self.running = self.running.saturating_sub(1);
+                            let agent = std::mem::take(&mut self.agents[i]);
+                            self.not_started(ex, i, agent, true);
+                        }
+                        end => {
+                            if let Some(r) = end.into_result() {
+                                self.item_ended(ex, cx, phase, i, r);
+                            }
+                        }
+                    }
+                }
                 self.fill(ex, cx, phase, shape)
             }
             _ => Step::Wait,
@@ -141,7 +179,8 @@ impl Fanout {
 
     /// Start items while slots are free; merge when all have ended.
     fn fill(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, shape: Shape<'_>) -> Step {
-        while self.running < self.width && self.next < self.count {
+        let limit = self.shard.unwrap_or(self.width);
+        while !self.in_shard && self.running < limit && self.next < self.count {
             let i = self.next;
             self.next += 1;
             let (agent, prompt, dir) = self.item(ex, cx, phase, shape, i);
@@ -161,6 +200,16 @@ impl Fanout {
                 self.keys[i] = Some(key);
             }
             self.launch(ex, cx, phase, i, agent, prompt, dir);
+        }
+        if !self.batch.is_empty() {
+            self.in_shard = true;
+            cx.shard(ShardRequest {
+                phase: ex.index,
+                width: self.width,
+                calls: std::mem::take(&mut self.batch),
+                spent_tokens: 0,
+                spent_cost_micros: 0,
+            });
         }
         if self.running > 0 || self.next < self.count {
             return Step::Wait;
@@ -256,40 +305,55 @@ impl Fanout {
         prompt: String,
         dir: CallDir,
     ) {
-        {
-            if cx.aborted() {
-                self.done[i] = Some(ItemDone {
-                    index: i,
-                    agent,
-                    status: PhaseStatus::Failed,
-                    output: String::new(),
-                    error: Some("Aborted".into()),
-                    key: None,
-                });
-                return;
-            }
-            if cx.over().is_some() {
-                ex.rec.budget_truncated = true;
-                self.done[i] = Some(ItemDone {
-                    index: i,
-                    agent,
-                    status: PhaseStatus::Skipped,
-                    output: String::new(),
-                    error: Some("(skipped: budget exceeded)".into()),
-                    key: None,
-                });
-                return;
-            }
-            self.running += 1;
-            let mut spec = ex
-                .spec(format!("{}#{i}", phase.id), &agent, prompt, Purpose::Task)
-                .checked(phase);
-            spec.cwd = dir;
-            spec.item_index = Some(i);
-            spec.caught = true;
-            self.agents[i] = agent;
-            cx.call(ex, i as u32, spec);
+        if cx.aborted() {
+            self.not_started(ex, i, agent, true);
+            return;
         }
+        if cx.over().is_some() {
+            self.not_started(ex, i, agent, false);
+            return;
+        }
+        self.running += 1;
+        let mut spec = ex
+            .spec(format!("{}#{i}", phase.id), &agent, prompt, Purpose::Task)
+            .checked(phase);
+        spec.item_index = Some(i);
+        spec.caught = true;
+        self.agents[i] = agent;
+        match dir {
+            CallDir::At(cwd) if self.shard.is_some() && spec.refused.is_none() => {
+                self.batch.push(ShardCall {
+                    slot: i as u32,
+                    node: spec.node,
+                    agent: spec.agent,
+                    prompt: spec.prompt,
+                    contract: spec.contract,
+                    cwd: cwd.to_path_buf(),
+                });
+            }
+            dir => {
+                spec.cwd = dir;
+                cx.call(ex, i as u32, spec);
+            }
+        }
+    }
+
+    /// Item `i` ends without a call: the run was aborted, or the budget is exceeded.
+    fn not_started(&mut self, ex: &mut Exec, i: usize, agent: String, aborted: bool) {
+        let (status, error) = if aborted {
+            (PhaseStatus::Failed, "Aborted")
+        } else {
+            ex.rec.budget_truncated = true;
+            (PhaseStatus::Skipped, "(skipped: budget exceeded)")
+        };
+        self.done[i] = Some(ItemDone {
+            index: i,
+            agent,
+            status,
+            output: String::new(),
+            error: Some(error.into()),
+            key: None,
+        });
     }
 
     /// Item `i`'s agent, prompt and directory.

@@ -46,6 +46,12 @@ pub(crate) struct Fanout {
     pub(super) cross: bool,
     /// Items whose cross-run lookup is out: agent, prompt, directory.
     pub(super) looking: Vec<Option<(String, String, CallDir)>>,
+    /// The host runs this map's calls in shards of this many items, one shard at a time.
+    pub(super) shard: Option<usize>,
+    /// The calls of the shard being gathered.
+    pub(super) batch: Vec<crate::run::machine::ShardCall>,
+    /// A shard is out.
+    pub(super) in_shard: bool,
 }
 
 /// A map's elements: parsed from rendered text (owned), or a value in the phase's view of

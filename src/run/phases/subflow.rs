@@ -215,7 +215,8 @@ impl Subflow {
                 | Command::RunScorer { op, .. }
                 | Command::LoadFlow { op, .. }
                 | Command::CacheLookup { op, .. }
-                | Command::ResolveAgents { op, .. } => {
+                | Command::ResolveAgents { op, .. }
+                | Command::StartShard { op, .. } => {
                     cx.m.own_child_op(op, cx.exec);
                     cx.push(c);
                 }
@@ -227,7 +228,7 @@ impl Subflow {
                 | Command::ReleaseDir { .. }
                 | Command::Progress(_)
                 | Command::CacheStore { .. } => cx.push(c),
-                Command::Journal(_) | Command::Save => {}
+                Command::Journal(_) | Command::Save | Command::EndShard(_) => {}
                 Command::Finish(record) => finished = Some(record),
             }
         }

@@ -1,0 +1,620 @@
+//! Shards: a run on Temporal hands a large map's item calls to child workflows, a batch at a
+//! time, so the run's own history stays small (SPEC §14.3). The decisions stay the machine's:
+//! the parent picks the items, renders their prompts and checks the budget and the abort
+//! before each batch; a child hosts a machine made by [`Machine::shard`], which runs the
+//! batch's calls with the same retries, backoffs, timeouts, output cap and contract as the
+//! parent would ([`super::call`]), up to the map's width, and checks the budget before each
+//! call. What the child returns ([`ShardResult`]) is one input of the parent
+//! ([`Event::ShardEnded`](super::Event::ShardEnded)), so the parent's journal still replays.
+//!
+//! A local run never shards: its [`Config::shard_items`] is `None`.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::config::Config;
+use super::io::{CallDir, Command, Event, Input, Line, UsageData};
+use super::kit::{CallResult, CallSpec, Meter};
+use super::state::Machine;
+use crate::agent::Purpose;
+use crate::flow::Flow;
+use crate::value::Map;
+
+/// The execution index a shard machine's calls belong to (it runs no phase).
+pub(super) const SHARD_EXEC: usize = usize::MAX;
+
+/// A batch of one map's item calls, for a child to run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardRequest {
+    /// The map phase's index in the flow.
+    pub phase: usize,
+    /// The map's width: calls at once.
+    pub width: usize,
+    /// The calls, in item order.
+    pub calls: Vec<ShardCall>,
+    /// The run's spend when the batch was handed over: tokens.
+    pub spent_tokens: u64,
+    /// … and cost, in micro-dollars.
+    pub spent_cost_micros: u64,
+}
+
+/// One item's call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardCall {
+    /// The item index.
+    pub slot: u32,
+    /// The node path without a sub-flow prefix (`map#3`).
+    pub node: String,
+    /// The agent.
+    pub agent: String,
+    /// The whole prompt.
+    pub prompt: String,
+    /// The phase's output contract applies.
+    pub contract: bool,
+    /// Where the call runs.
+    pub cwd: PathBuf,
+}
+
+/// What a shard gives back: each item's end in the order they ended, the journal lines of
+/// its calls, and what they spent.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShardResult {
+    /// The items, in the order they ended.
+    pub items: Vec<ShardItem>,
+    /// The `agent-call` journal lines of the shard's attempts, as compact JSON.
+    pub lines: Vec<String>,
+    /// Tokens the shard spent (as the budget counts them).
+    pub tokens: u64,
+    /// Cost the shard spent, in micro-dollars.
+    pub cost_micros: u64,
+}
+
+/// How one item of a shard ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardItem {
+    /// The item index.
+    pub slot: u32,
+    /// How.
+    pub end: ShardEnd,
+}
+
+/// How one item of a shard ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "end", rename_all = "kebab-case")]
+pub enum ShardEnd {
+    /// Its call ran (every attempt of it).
+    Called {
+        /// It succeeded.
+        ok: bool,
+        /// The answer, or the last attempt's partial output.
+        output: String,
+        /// Why it failed.
+        error: Option<String>,
+        /// Attempts made.
+        attempts: u32,
+        /// Their usage.
+        usage: UsageData,
+        /// The wall timeout stopped it.
+        timed_out: bool,
+        /// The abort stopped it.
+        aborted: bool,
+        /// The model that answered.
+        model: Option<String>,
+        /// Warnings of its attempts.
+        warnings: Vec<String>,
+    },
+    /// The budget was exceeded before it started.
+    OverBudget,
+    /// The run was aborted before it started.
+    Aborted,
+}
+
+impl ShardEnd {
+    /// A finished call's end.
+    pub(super) fn called(r: CallResult) -> ShardEnd {
+        ShardEnd::Called {
+            ok: r.ok,
+            output: r.output,
+            error: r.error,
+            attempts: r.attempts,
+            usage: r.usage.into(),
+            timed_out: r.timed_out,
+            aborted: r.aborted,
+            model: r.model,
+            warnings: r.warnings,
+        }
+    }
+
+    /// The call result a fan-out takes (`None` when the item never started).
+    pub(crate) fn into_result(self) -> Option<CallResult> {
+        match self {
+            ShardEnd::Called {
+                ok,
+                output,
+                error,
+                attempts,
+                usage,
+                timed_out,
+                aborted,
+                model,
+                warnings,
+            } => Some(CallResult {
+                ok,
+                output,
+                error,
+                attempts,
+                usage: usage.into(),
+                timed_out,
+                aborted,
+                model,
+                warnings,
+                crashed: None,
+            }),
+            ShardEnd::OverBudget | ShardEnd::Aborted => None,
+        }
+    }
+
+    /// The end of every call of `req` when the shard could not run at all.
+    pub fn all_failed(req: &ShardRequest, error: &str) -> ShardResult {
+        ShardResult {
+            items: req
+                .calls
+                .iter()
+                .map(|c| ShardItem {
+                    slot: c.slot,
+                    end: ShardEnd::Called {
+                        ok: false,
+                        output: String::new(),
+                        error: Some(error.to_owned()),
+                        attempts: 0,
+                        usage: UsageData::default(),
+                        timed_out: false,
+                        aborted: false,
+                        model: None,
+                        warnings: Vec::new(),
+                    },
+                })
+                .collect(),
+            ..ShardResult::default()
+        }
+    }
+}
+
+/// A shard machine's own state.
+#[derive(Debug)]
+pub(crate) struct ShardState {
+    phase: usize,
+    width: usize,
+    waiting: VecDeque<ShardCall>,
+    running: usize,
+    result: ShardResult,
+    start: Meter,
+}
+
+impl Machine {
+    /// A machine that runs one shard of `flow`'s map phase `req.phase` (the flow and
+    /// configuration the run was started with). Feed it [`Event::Start`], then the ends of
+    /// the calls and timers it asks for (and [`Event::Interrupt`] to stop it); it ends with
+    /// [`Command::EndShard`].
+    pub fn shard(flow: Arc<Flow>, cfg: Config, req: ShardRequest) -> Machine {
+        let mut m = Machine::new(flow, Map::default(), cfg);
+        m.meter.tokens = req.spent_tokens;
+        m.meter.cost_micros = req.spent_cost_micros;
+        m.shard = Some(Box::new(ShardState {
+            phase: req.phase,
+            width: req.width.max(1),
+            waiting: req.calls.into(),
+            running: 0,
+            result: ShardResult::default(),
+            start: m.meter,
+        }));
+        m
+    }
+
+    /// One input of a shard machine.
+    pub(super) fn shard_step(&mut self, input: Input) {
+        match input.what {
+            Event::Start => {
+                if self.begun {
+                    return;
+                }
+                self.begun = true;
+            }
+            Event::Interrupt => {
+                self.aborted = true;
+                self.abort_ops();
+            }
+            what => self.op_event(input.at, what),
+        }
+        self.shard_fill();
+        // The calls' journal lines go back with the result.
+        let mut kept = Vec::with_capacity(self.out.len());
+        for c in self.out.drain(..) {
+            match c {
+                Command::Journal(Line::Event(v)) => {
+                    if let Some(s) = self.shard.as_mut() {
+                        s.result.lines.push(v.to_json());
+                    }
+                }
+                Command::Journal(_) | Command::Progress(_) | Command::Save => {}
+                c => kept.push(c),
+            }
+        }
+        self.out = kept;
+        let Some(s) = self.shard.as_mut() else {
+            return;
+        };
+        if s.waiting.is_empty() && s.running == 0 && !self.finished {
+            self.finished = true;
+            let mut result = std::mem::take(&mut s.result);
+            result.tokens = self.meter.tokens - s.start.tokens;
+            result.cost_micros = self.meter.cost_micros - s.start.cost_micros;
+            self.out.push(Command::EndShard(Box::new(result)));
+        }
+    }
+
+    /// Start calls while the width allows (each checked against the abort and the budget,
+    /// as a fan-out checks its items).
+    fn shard_fill(&mut self) {
+        loop {
+            let Some(s) = self.shard.as_mut() else {
+                return;
+            };
+            if s.running >= s.width {
+                return;
+            }
+            let Some(c) = s.waiting.pop_front() else {
+                return;
+            };
+            let phase = s.phase;
+            let over = if self.aborted {
+                Some(ShardEnd::Aborted)
+            } else if self.meter.over().is_some() {
+                Some(ShardEnd::OverBudget)
+            } else {
+                None
+            };
+            if let Some(end) = over {
+                s.result.items.push(ShardItem { slot: c.slot, end });
+                continue;
+            }
+            s.running += 1;
+            let spec = CallSpec {
+                node: c.node,
+                agent: c.agent,
+                prompt: c.prompt,
+                purpose: Purpose::Task,
+                iteration: None,
+                item_index: Some(c.slot as usize),
+                contract: c.contract,
+                cwd: CallDir::At(Arc::from(c.cwd.as_path())),
+                refused: None,
+                caught: true,
+            };
+            self.start_call(SHARD_EXEC, c.slot, phase, spec);
+        }
+    }
+
+    /// A shard's call ended.
+    pub(super) fn shard_call_done(&mut self, slot: u32, result: CallResult) {
+        if let Some(s) = self.shard.as_mut() {
+            s.running = s.running.saturating_sub(1);
+            s.result.items.push(ShardItem {
+                slot,
+                end: ShardEnd::called(result),
+            });
+        }
+    }
+
+    /// The parent's side: a shard ended; its lines join the journal, its spend the meter,
+    /// its items go to the map (execution `exec`).
+    pub(super) fn shard_ended(&mut self, exec: usize, result: ShardResult) {
+        if self.cfg.journaling {
+            for line in result.lines {
+                self.out.push(Command::Journal(Line::Raw(line)));
+            }
+        }
+        self.meter.tokens += result.tokens;
+        self.meter.cost_micros += result.cost_micros;
+        self.deliver(exec, super::kit::KindEvent::Shard(result.items));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::io::{CallEnd, CallOutcome, CallRequest};
+    use super::*;
+    use crate::check::{CheckOptions, check_source};
+    use crate::flow::LowerOptions;
+    use crate::run::record::RunRecord;
+
+    /// A deterministic agent: `FLAKY` items fail their first attempt with a transient
+    /// error, `BAD` items always fail, the others answer at once.
+    fn answer(r: &CallRequest) -> CallEnd {
+        let flaky = r.prompt.contains("FLAKY") && r.attempt == 1;
+        let bad = r.prompt.contains("BAD");
+        let error = (flaky || bad).then(|| "connection reset (ECONNRESET)".to_owned());
+        CallEnd::Outcome(Box::new(CallOutcome {
+            output: if error.is_some() {
+                String::new()
+            } else {
+                format!("answer to {}", r.prompt.len())
+            },
+            usage: UsageData {
+                input: 10,
+                output: 5,
+                cost_usd: Some(0.001),
+                turns: 1,
+                ..UsageData::default()
+            },
+            model: Some("m1".into()),
+            stop: if error.is_some() {
+                "failed"
+            } else {
+                "completed"
+            }
+            .into(),
+            error,
+            stderr: String::new(),
+            warnings: Vec::new(),
+            backend: "test".into(),
+            elapsed_ms: 1,
+        }))
+    }
+
+    /// Drive `m` to its end, answering calls and timers first in, first out; shards run
+    /// in a machine of their own, as a child workflow would. The inputs, the journal lines
+    /// and the final command.
+    fn drive(m: &mut Machine, run: &(Arc<Flow>, Config)) -> (Vec<Input>, Vec<String>, Command) {
+        let mut queue = VecDeque::from([Event::Start]);
+        let (mut inputs, mut lines) = (Vec::new(), Vec::new());
+        let mut at = 1_700_000_000_000;
+        while let Some(what) = queue.pop_front() {
+            at += 1;
+            let input = Input { at, what };
+            inputs.push(input.clone());
+            for c in m.handle(input) {
+                match c {
+                    Command::StartCall { op, request } => queue.push_back(Event::CallEnded {
+                        op,
+                        node: request.node.clone(),
+                        attempt: request.attempt,
+                        end: answer(&request),
+                    }),
+                    Command::StartTimer { op, .. } => queue.push_back(Event::TimerFired { op }),
+                    Command::StartShard { op, shard } => {
+                        let mut child = Machine::shard(run.0.clone(), run.1.clone(), *shard);
+                        let (_, _, end) = drive(&mut child, run);
+                        let Command::EndShard(result) = end else {
+                            panic!("a shard ends with its result");
+                        };
+                        queue.push_back(Event::ShardEnded { op, result });
+                    }
+                    Command::Journal(Line::Event(v)) => lines.push(v.to_json()),
+                    Command::Journal(Line::Raw(t)) => lines.push(t),
+                    c @ (Command::Finish(_) | Command::EndShard(_)) => return (inputs, lines, c),
+                    _ => {}
+                }
+            }
+        }
+        panic!("the machine stopped asking before it finished");
+    }
+
+    fn run(flow: &str, shard_items: Option<usize>) -> (RunRecord, Vec<String>, Vec<Input>) {
+        let checked = check_source(flow, &LowerOptions::default(), &CheckOptions::default());
+        let flow = Arc::new(checked.flow.expect("flow"));
+        let args = crate::flow::effective_args(&flow, Map::default());
+        let cfg = Config {
+            run_id: "r".into(),
+            max_output: 1 << 20,
+            max_prompt: 1 << 20,
+            journaling: true,
+            cwd: "/t".into(),
+            shard_items,
+            ..Config::default()
+        };
+        let mut m = Machine::new(flow.clone(), args.clone(), cfg.clone());
+        let (inputs, lines, end) = drive(&mut m, &(flow.clone(), cfg.clone()));
+        let Command::Finish(record) = end else {
+            panic!("a run ends with its record");
+        };
+        // The parent's journal of inputs replays to the same record.
+        let replayed = crate::run::journal::replay(flow, args, cfg, &inputs).expect("replays");
+        assert_eq!(replayed, *record, "the replay gives the same record");
+        (*record, lines, inputs)
+    }
+
+    /// The `agent-call` lines, without their timestamps, sorted.
+    fn calls(lines: &[String]) -> Vec<String> {
+        let mut v: Vec<String> = lines
+            .iter()
+            .filter(|l| l.contains("\"type\":\"agent-call\""))
+            .map(|l| {
+                let ts = l.find("\"ts\":").expect("ts");
+                let end = ts + l[ts + 6..].find('"').expect("ts value") + 7;
+                let end = end + l[end..].find('"').expect("ts end") + 1;
+                format!("{}{}", &l[..ts], &l[end..])
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    const MAP: &str = r#"{"name": "m", "phases": [
+        {"id": "list", "output": "json", "task": "list"},
+        {"id": "each", "type": "map", "concurrency": 3, "retry": {"max": 1, "backoffMs": 5},
+         "over": "[1, 2, \"FLAKY 3\", 4, 5, \"BAD 6\", 7, 8, 9, 10, 11]", "task": "do {item}"},
+        {"id": "sum", "dependsOn": ["each"], "task": "sum {steps.each.output}"}]}"#;
+
+    #[test]
+    fn a_sharded_map_gives_the_record_of_an_unsharded_one() {
+        let (plain, plain_lines, _) = run(MAP, None);
+        for size in [1, 4, 10] {
+            let (sharded, lines, _) = run(MAP, Some(size));
+            let mut a = plain.clone();
+            let mut b = sharded.clone();
+            for r in [&mut a, &mut b] {
+                r.started_at.clear();
+                r.ended_at = None;
+                for p in r.phases.values_mut() {
+                    p.started_at = None;
+                    p.ended_at = None;
+                }
+            }
+            assert_eq!(a, b, "shards of {size}");
+            assert_eq!(
+                calls(&plain_lines),
+                calls(&lines),
+                "shards of {size}: calls"
+            );
+        }
+        let each = &plain.phases["each"];
+        // FLAKY fails once; BAD fails four times (the transient layer's attempts).
+        assert_eq!(each.attempts, 15);
+        assert_eq!(each.status, crate::run::record::PhaseStatus::Failed);
+    }
+
+    #[test]
+    fn a_map_no_larger_than_the_shard_size_is_not_sharded() {
+        let shards = |inputs: &[Input]| {
+            inputs
+                .iter()
+                .filter(|i| matches!(i.what, Event::ShardEnded { .. }))
+                .count()
+        };
+        assert_eq!(shards(&run(MAP, Some(11)).2), 0);
+        assert_eq!(shards(&run(MAP, Some(10)).2), 2);
+        assert_eq!(shards(&run(MAP, Some(4)).2), 3);
+    }
+
+    #[test]
+    fn an_interrupted_shard_reports_every_item() {
+        let checked = check_source(MAP, &LowerOptions::default(), &CheckOptions::default());
+        let flow = Arc::new(checked.flow.expect("flow"));
+        let cfg = Config {
+            run_id: "r".into(),
+            max_output: 1 << 20,
+            max_prompt: 1 << 20,
+            journaling: true,
+            ..Config::default()
+        };
+        let calls = (0..5)
+            .map(|i| ShardCall {
+                slot: i,
+                node: format!("each#{i}"),
+                agent: "default".into(),
+                prompt: format!("do {i}"),
+                contract: false,
+                cwd: "/t".into(),
+            })
+            .collect();
+        let req = ShardRequest {
+            phase: 1,
+            width: 2,
+            calls,
+            spent_tokens: 0,
+            spent_cost_micros: 0,
+        };
+        let mut m = Machine::shard(flow, cfg, req);
+        let started = m.handle(Input {
+            at: 1,
+            what: Event::Start,
+        });
+        let ops: Vec<u64> = started
+            .iter()
+            .filter_map(|c| match c {
+                Command::StartCall { op, .. } => Some(*op),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ops.len(), 2, "the width holds");
+        let cancels = m.handle(Input {
+            at: 2,
+            what: Event::Interrupt,
+        });
+        assert_eq!(
+            cancels
+                .iter()
+                .filter(|c| matches!(c, Command::Cancel { .. }))
+                .count(),
+            2
+        );
+        let mut end = Vec::new();
+        for (i, op) in ops.into_iter().enumerate() {
+            end = m.handle(Input {
+                at: 3 + i as u64,
+                what: Event::CallEnded {
+                    op,
+                    node: format!("each#{i}"),
+                    attempt: 1,
+                    end: CallEnd::Outcome(Box::new(CallOutcome {
+                        output: String::new(),
+                        usage: UsageData::default(),
+                        model: None,
+                        stop: "cancelled".into(),
+                        error: Some("Aborted".into()),
+                        stderr: String::new(),
+                        warnings: Vec::new(),
+                        backend: String::new(),
+                        elapsed_ms: 0,
+                    })),
+                },
+            });
+        }
+        let Some(Command::EndShard(result)) = end.pop() else {
+            panic!("the shard ends once its calls have");
+        };
+        // The first running call's end frees a slot: the three never started end then,
+        // aborted, without a call.
+        let slots: Vec<u32> = result.items.iter().map(|i| i.slot).collect();
+        assert_eq!(slots, [0, 2, 3, 4, 1]);
+        assert!(
+            result.items[1..4]
+                .iter()
+                .all(|i| i.end == ShardEnd::Aborted)
+        );
+        assert!(matches!(
+            &result.items[0].end,
+            ShardEnd::Called { aborted: true, .. }
+        ));
+        assert!(m.is_finished());
+    }
+
+    #[test]
+    fn a_shard_result_round_trips_through_serde() {
+        let r = ShardResult {
+            items: vec![
+                ShardItem {
+                    slot: 3,
+                    end: ShardEnd::Called {
+                        ok: true,
+                        output: "x".into(),
+                        error: None,
+                        attempts: 2,
+                        usage: UsageData {
+                            input: 5,
+                            ..UsageData::default()
+                        },
+                        timed_out: false,
+                        aborted: false,
+                        model: Some("m".into()),
+                        warnings: vec!["w".into()],
+                    },
+                },
+                ShardItem {
+                    slot: 4,
+                    end: ShardEnd::OverBudget,
+                },
+            ],
+            lines: vec!["{}".into()],
+            tokens: 7,
+            cost_micros: 9,
+        };
+        let text = serde_json::to_string(&r).expect("serialise");
+        let back: ShardResult = serde_json::from_str(&text).expect("parse");
+        assert_eq!(back, r);
+    }
+}
