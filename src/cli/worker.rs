@@ -106,6 +106,9 @@ pub(super) fn remote(a: &TemporalArgs) -> Result<tfc::temporal::Remote, String> 
             .clone()
             .or(cfg.task_queue)
             .unwrap_or_else(|| tfc::temporal::DEFAULT_TASK_QUEUE.to_owned()),
+        shard_items: cfg
+            .shard_items
+            .map_or(tfc::temporal::DEFAULT_SHARD_ITEMS, |n| n as usize),
     })
 }
 

@@ -31,6 +31,8 @@ pub struct Remote {
     pub namespace: String,
     /// The task queue.
     pub task_queue: String,
+    /// A map of more items than this runs its calls in child workflows of this many.
+    pub shard_items: usize,
 }
 
 fn tokio() -> Result<tokio::runtime::Runtime, String> {
@@ -86,6 +88,8 @@ pub fn worker(remote: &Remote, roster: Arc<dyn Roster>, max_calls: usize) -> Res
         let options = WorkerOptions::new(remote.task_queue.clone())
             .register_workflow::<TfcRun>()
             .map_err(|e| format!("cannot register workflow TfcRun: {e}"))?
+            .register_workflow::<super::shard::TfcShard>()
+            .map_err(|e| format!("cannot register workflow TfcShard: {e}"))?
             .register_activities(TfcActivities::new(roster))
             .deployment_options(WorkerDeploymentOptions::from_build_id(
                 super::wire::BUILD_ID.to_owned(),
@@ -150,6 +154,8 @@ pub fn start_run(
     // Approvals without a flag wait for signal `approval` (`tfc approve`).
     config.ask = true;
     config.progress = false;
+    // A large map's calls go to child workflows, a shard at a time.
+    config.shard_items = Some(remote.shard_items.max(1));
     let def = prepared
         .def
         .ok_or_else(|| RunError::Io("the flow's definition could not be read".into()))?;

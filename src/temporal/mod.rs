@@ -12,8 +12,9 @@
 
 mod activities;
 mod client;
+mod shard;
 mod wire;
 mod workflow;
 
 pub use client::{Follow, Followed, Remote, approve, cancel, start_run, worker};
-pub use wire::{ApprovalSignal, BUILD_ID, DEFAULT_TASK_QUEUE, RunInput};
+pub use wire::{ApprovalSignal, BUILD_ID, DEFAULT_SHARD_ITEMS, DEFAULT_TASK_QUEUE, RunInput};

@@ -11,6 +11,9 @@ use crate::run::machine::{CallDir, CallRequest, Decision};
 /// The default task queue.
 pub const DEFAULT_TASK_QUEUE: &str = "tfc";
 
+/// Items per shard of a large map, unless `[engine] shard_items` says otherwise.
+pub const DEFAULT_SHARD_ITEMS: usize = 500;
+
 /// The build id of workers and the version runs are pinned to.
 pub const BUILD_ID: &str = env!("CARGO_PKG_VERSION");
 
@@ -31,6 +34,16 @@ pub struct RunInput {
     pub meta: String,
     /// The tfc version that started the run.
     pub version: String,
+}
+
+/// The input of child workflow `TfcShard`: the run it belongs to, and its batch of calls.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ShardInput {
+    /// The run's own input (the shard's machine is built from the same flow and
+    /// configuration).
+    pub run: RunInput,
+    /// The calls.
+    pub shard: crate::run::machine::ShardRequest,
 }
 
 /// Signal `approval`: a decision on an approval phase the run waits for.

@@ -13,14 +13,18 @@ use std::time::Duration;
 
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
-    ActivityCancellationType, ActivityExecutionError, ActivityOptions, LocalActivityOptions,
-    SyncWorkflowContext, TimerOptions, WorkflowCancellationToken, WorkflowContext, WorkflowResult,
+    ActivityCancellationType, ActivityExecutionError, ActivityOptions,
+    ChildWorkflowCancellationType, ChildWorkflowOptions, LocalActivityOptions, SyncWorkflowContext,
+    TimerOptions, WorkflowCancellationToken, WorkflowContext, WorkflowResult,
 };
 
 use super::activities::TfcActivities;
-use super::wire::{ApprovalSignal, CallWire, DirWire, LookupWire, RunInput, StoreBatch};
+use super::wire::{
+    ApprovalSignal, CallWire, DirWire, LookupWire, RunInput, ShardInput, StoreBatch,
+};
 use crate::run::machine::{
-    CallEnd, CallOutcome, Command, Config, Event, Input, Line, Machine, ScriptEnd, ScriptOutcome,
+    CallEnd, CallOutcome, CallRequest, Command, Config, Event, Input, Line, Machine, ScriptEnd,
+    ScriptOutcome, ShardEnd, ShardRequest,
 };
 use crate::value::{Map, Value};
 
@@ -39,10 +43,13 @@ pub struct TfcRun {
     inbox: VecDeque<ApprovalSignal>,
 }
 
-type Flight<'a> = Pin<Box<dyn Future<Output = Out> + 'a>>;
+pub(super) type Flight<'a> = Pin<Box<dyn Future<Output = Out> + 'a>>;
+
+/// An operation in flight, and the token that stops it (when it can be stopped).
+pub(super) type Flying<'a> = (Flight<'a>, Option<WorkflowCancellationToken>);
 
 /// What an operation in flight gives back.
-enum Out {
+pub(super) enum Out {
     /// A machine input.
     Event(Event),
     /// A prepared directory (a temporary one is removed when its phase ends).
@@ -74,11 +81,23 @@ impl TfcRun {
         let run_id = config.run_id.clone();
         let cwd = config.cwd.clone();
         let project_root = config.settings.project_root.clone();
+        // What a shard is built from: the flow and the configuration, without what only
+        // the run needs (its arguments, the reusable items of a resumed run).
+        let shard_base = RunInput {
+            args: "{}".to_owned(),
+            meta: "{}".to_owned(),
+            config: Config {
+                item_states: Default::default(),
+                ..config.clone()
+            }
+            .to_value()
+            .to_json(),
+            ..input.clone()
+        };
         let mut machine = Machine::new(flow, args, config);
         let mut texts = crate::run::driver::PhaseTexts::default();
         let mut pending: VecDeque<Event> = VecDeque::from([Event::Start]);
-        let mut flights: BTreeMap<u64, (Flight<'_>, Option<WorkflowCancellationToken>)> =
-            BTreeMap::new();
+        let mut flights: BTreeMap<u64, Flying<'_>> = BTreeMap::new();
         let mut side = 0u64; // fire-and-forget operations, above every machine op
         let mut asked: BTreeMap<String, u64> = BTreeMap::new();
         let mut early: Vec<ApprovalSignal> = Vec::new();
@@ -106,41 +125,7 @@ impl TfcRun {
                 for c in cmds.drain(..) {
                     match c {
                         Command::StartCall { op, request } => {
-                            let node = request.node.clone();
-                            let attempt = request.attempt;
-                            let token = WorkflowCancellationToken::new();
-                            let opts = ActivityOptions::with_start_to_close_timeout(
-                                Duration::from_secs(7 * 24 * 3600),
-                            )
-                            .activity_id(format!("{run_id}/{node}@a{attempt}"))
-                            .heartbeat_timeout(HEARTBEAT_TIMEOUT)
-                            .cancellation_type(ActivityCancellationType::WaitCancellationCompleted)
-                            .cancellation_token(token.clone())
-                            .retry_policy(once())
-                            .build();
-                            let fut = ctx.execute_activity(
-                                TfcActivities::agent_call,
-                                CallWire::from_request(*request),
-                                opts,
-                            );
-                            flights.insert(
-                                op,
-                                (
-                                    Box::pin(async move {
-                                        let end = match fut.await {
-                                            Ok(end) => end,
-                                            Err(e) => lost_call(&e),
-                                        };
-                                        Out::Event(Event::CallEnded {
-                                            op,
-                                            node,
-                                            attempt,
-                                            end,
-                                        })
-                                    }),
-                                    Some(token),
-                                ),
-                            );
+                            flights.insert(op, call_flight(ctx, &run_id, op, *request));
                         }
                         Command::Cancel { op } => {
                             if let Some((_, Some(t))) = flights.get(&op) {
@@ -174,23 +159,12 @@ impl TfcRun {
                             );
                         }
                         Command::StartTimer { op, ms } => {
-                            let token = WorkflowCancellationToken::new();
-                            let fut = ctx.timer(
-                                TimerOptions::builder(Duration::from_millis(ms.max(1)))
-                                    .cancellation_token(token.clone())
-                                    .build(),
-                            );
-                            flights.insert(
-                                op,
-                                (
-                                    Box::pin(async move {
-                                        fut.await;
-                                        Out::Event(Event::TimerFired { op })
-                                    }),
-                                    Some(token),
-                                ),
-                            );
+                            flights.insert(op, timer_flight(ctx, op, ms));
                         }
+                        Command::StartShard { op, shard } => {
+                            flights.insert(op, shard_flight(ctx, &shard_base, op, *shard));
+                        }
+                        Command::EndShard(_) => {}
                         Command::CancelTimer { op } => {
                             if let Some((_, Some(t))) = flights.remove(&op) {
                                 t.cancel();
@@ -426,6 +400,10 @@ impl TfcRun {
                                 crate::run::driver::write_input_line(&input, &mut lines);
                                 lines.push('\n');
                             }
+                            Line::Raw(text) => {
+                                lines.push_str(&text);
+                                lines.push('\n');
+                            }
                         },
                         Command::Save => save = true,
                         Command::Finish(record) => {
@@ -575,11 +553,112 @@ enum Woke {
     Done(u64, Out),
 }
 
+/// One attempt of an agent call as activity `agent-call` (no retries: the machine owns
+/// them; a lost worker is a transient failure).
+pub(super) fn call_flight<'a, W>(
+    ctx: &'a WorkflowContext<W>,
+    run_id: &str,
+    op: u64,
+    request: CallRequest,
+) -> Flying<'a> {
+    let node = request.node.clone();
+    let attempt = request.attempt;
+    let token = WorkflowCancellationToken::new();
+    let opts = ActivityOptions::with_start_to_close_timeout(Duration::from_secs(7 * 24 * 3600))
+        .activity_id(format!("{run_id}/{node}@a{attempt}"))
+        .heartbeat_timeout(HEARTBEAT_TIMEOUT)
+        .cancellation_type(ActivityCancellationType::WaitCancellationCompleted)
+        .cancellation_token(token.clone())
+        .retry_policy(once())
+        .build();
+    let fut = ctx.execute_activity(
+        TfcActivities::agent_call,
+        CallWire::from_request(request),
+        opts,
+    );
+    let flight = Box::pin(async move {
+        let end = match fut.await {
+            Ok(end) => end,
+            Err(e) => lost_call(&e),
+        };
+        Out::Event(Event::CallEnded {
+            op,
+            node,
+            attempt,
+            end,
+        })
+    });
+    (flight, Some(token))
+}
+
+/// A durable timer.
+pub(super) fn timer_flight<'a, W>(ctx: &'a WorkflowContext<W>, op: u64, ms: u64) -> Flying<'a> {
+    let token = WorkflowCancellationToken::new();
+    let fut = ctx.timer(
+        TimerOptions::builder(Duration::from_millis(ms.max(1)))
+            .cancellation_token(token.clone())
+            .build(),
+    );
+    let flight = Box::pin(async move {
+        fut.await;
+        Out::Event(Event::TimerFired { op })
+    });
+    (flight, Some(token))
+}
+
+/// A shard of a map's calls as child workflow `TfcShard` (SPEC §14.3): its own history.
+/// Cancelling it waits for its result (the calls it stopped, the items it never started).
+fn shard_flight<'a>(
+    ctx: &'a WorkflowContext<TfcRun>,
+    run: &RunInput,
+    op: u64,
+    shard: ShardRequest,
+) -> Flying<'a> {
+    let token = WorkflowCancellationToken::new();
+    let opts = ChildWorkflowOptions::builder()
+        .workflow_id(format!("{}/shard{op}", run.run_id))
+        .cancel_type(ChildWorkflowCancellationType::WaitCancellationCompleted)
+        .cancellation_token(token.clone())
+        .build();
+    let failed = ShardEnd::all_failed(&shard, "");
+    let started = ctx.start_child_workflow(
+        super::shard::TfcShard::run,
+        ShardInput {
+            run: run.clone(),
+            shard,
+        },
+        opts,
+    );
+    let flight = Box::pin(async move {
+        let outcome = match started.await {
+            Ok(child) => child
+                .result()
+                .await
+                .map_err(|e| format!("the shard's child workflow failed: {e}")),
+            Err(e) => Err(format!("the shard's child workflow did not start: {e}")),
+        };
+        let result = outcome.unwrap_or_else(|why| {
+            let mut r = failed;
+            for it in &mut r.items {
+                if let ShardEnd::Called { error, .. } = &mut it.end {
+                    *error = Some(worker_lost(&why));
+                }
+            }
+            r
+        });
+        Out::Event(Event::ShardEnded {
+            op,
+            result: Box::new(result),
+        })
+    });
+    (flight, Some(token))
+}
+
 fn anyhow_msg(m: &str) -> Box<dyn std::error::Error + Send + Sync> {
     m.to_owned().into()
 }
 
-fn machine_now(ctx: &WorkflowContext<TfcRun>) -> u64 {
+pub(super) fn machine_now<W>(ctx: &WorkflowContext<W>) -> u64 {
     ctx.workflow_time()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_millis() as u64)

@@ -37,6 +37,7 @@ struct EngineIn {
     address: Option<Str>,
     namespace: Option<Str>,
     task_queue: Option<Str>,
+    shard_items: Option<Int>,
 }
 
 /// `[agents.NAME]`.
@@ -201,11 +202,22 @@ pub(super) fn read(root: &toml::Value, file: &Path) -> Result<Config, String> {
                 &format!("unknown engine '{k}' (expected \"local\" or \"temporal\")"),
             ));
         }
+        let shard_items = match e.shard_items {
+            None => None,
+            Some(Int(Some(n))) if n >= 1 => Some(n as u64),
+            Some(_) => {
+                return Err(err(
+                    "engine.shard_items",
+                    "expected a whole number of items, at least 1",
+                ));
+            }
+        };
         c.engine = EngineSettings {
             kind,
             address: text(e.address),
             namespace: text(e.namespace),
             task_queue: text(e.task_queue),
+            shard_items,
         };
     }
     Ok(c)

@@ -87,6 +87,7 @@ impl Config {
         e.address = e.address.take().or(low.address);
         e.namespace = e.namespace.take().or(low.namespace);
         e.task_queue = e.task_queue.take().or(low.task_queue);
+        e.shard_items = e.shard_items.take().or(low.shard_items);
         self.checked.extend(lower.checked);
         self
     }
@@ -288,7 +289,7 @@ mod tests {
             ),
             (
                 "[engine]\nkind = \"temporal\"\nadress = \"h:1\"",
-                "cfg.toml: unknown key 'engine.adress' (did you mean 'address'?); allowed here: kind, address, namespace, task_queue",
+                "cfg.toml: unknown key 'engine.adress' (did you mean 'address'?); allowed here: kind, address, namespace, task_queue, shard_items",
             ),
             (
                 "zzz = 1\n[limits]\nmax_prompt_bytes = 7",
@@ -313,6 +314,7 @@ mod tests {
                 address: Some("10.0.0.7:7233".into()),
                 namespace: None,
                 task_queue: Some("agents".into()),
+                shard_items: None,
             }
         );
         let user = parse("[engine]\nkind = \"local\"\nnamespace = \"team\"").expect("user file");

@@ -177,6 +177,9 @@ pub struct EngineSettings {
     pub namespace: Option<String>,
     /// `task_queue`.
     pub task_queue: Option<String>,
+    /// `shard_items`: on Temporal, a map of more items than this runs its calls in child
+    /// workflows of this many items each (default 500).
+    pub shard_items: Option<u64>,
 }
 
 /// The environment configuration reads, captured once (tests build it by hand).

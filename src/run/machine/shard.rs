@@ -405,6 +405,7 @@ mod tests {
 
     fn run(flow: &str, shard_items: Option<usize>) -> (RunRecord, Vec<String>, Vec<Input>) {
         let checked = check_source(flow, &LowerOptions::default(), &CheckOptions::default());
+        assert!(!checked.has_errors(), "{:?}", checked.diagnostics);
         let flow = Arc::new(checked.flow.expect("flow"));
         let args = crate::flow::effective_args(&flow, Map::default());
         let cfg = Config {
@@ -443,10 +444,11 @@ mod tests {
         v
     }
 
-    const MAP: &str = r#"{"name": "m", "phases": [
-        {"id": "list", "output": "json", "task": "list"},
+    const MAP: &str = r#"{"name": "m",
+        "args": {"items": {"default": [1, 2, "FLAKY 3", 4, 5, "BAD 6", 7, 8, 9, 10, 11]}},
+        "phases": [
         {"id": "each", "type": "map", "concurrency": 3, "retry": {"max": 1, "backoffMs": 5},
-         "over": "[1, 2, \"FLAKY 3\", 4, 5, \"BAD 6\", 7, 8, 9, 10, 11]", "task": "do {item}"},
+         "over": "{args.items}", "task": "do {item}"},
         {"id": "sum", "dependsOn": ["each"], "task": "sum {steps.each.output}"}]}"#;
 
     #[test]
@@ -512,7 +514,7 @@ mod tests {
             })
             .collect();
         let req = ShardRequest {
-            phase: 1,
+            phase: 0,
             width: 2,
             calls,
             spent_tokens: 0,
