@@ -1,7 +1,7 @@
 //! What running on Temporal costs: the same flow run by the local driver and on a Temporal dev
 //! server with two `tfc worker`s, every call answered by the same instant command agent, side
 //! by side. Prints the medians and the overhead per phase (a 200-phase chain) and per map item
-//! (a 500-item map at concurrency 16). Needs `--features temporal` and the `temporal` binary
+//! (a 500-item map at concurrency 16, and a 2,000-item one that runs in shards). Needs `--features temporal` and the `temporal` binary
 //! (env `TFC_TEMPORAL_BIN`, else `PATH`): `cargo bench --features temporal --bench temporal`.
 //! Goals (issue: runs on Temporal): ≤ 100 ms per phase, ≤ 20 ms per map item.
 
@@ -108,5 +108,9 @@ fn main() {
     }
     if wanted("map_500") {
         workload(&server, &base, "map_500", &map(500), 500, "item");
+    }
+    if wanted("map_2000") {
+        // Past the default shard size: four child workflows of 500 items.
+        workload(&server, &base, "map_2000", &map(2000), 2000, "item");
     }
 }

@@ -493,6 +493,25 @@ mod tests {
     }
 
     #[test]
+    fn large_prompts_make_smaller_shards() {
+        // Each prompt weighs 300 KB: two fill a shard's megabyte.
+        let pad = "x".repeat(300_000);
+        let flow = MAP.replace("\"do {item}\"", &format!("\"do {{item}} {pad}\""));
+        let (plain, _, _) = run(&flow, None);
+        let (sharded, _, inputs) = run(&flow, Some(10));
+        let sizes: Vec<usize> = inputs
+            .iter()
+            .filter_map(|i| match &i.what {
+                Event::ShardEnded { result, .. } => Some(result.items.len()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(sizes, [2, 2, 2, 2, 2, 1]);
+        assert_eq!(plain.phases["each"].items, sharded.phases["each"].items);
+        assert_eq!(plain.phases["each"].output, sharded.phases["each"].output);
+    }
+
+    #[test]
     fn an_interrupted_shard_reports_every_item() {
         let checked = check_source(MAP, &LowerOptions::default(), &CheckOptions::default());
         let flow = Arc::new(checked.flow.expect("flow"));

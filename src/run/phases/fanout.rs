@@ -7,12 +7,18 @@ use super::super::machine::{
     CallDir, CallResult, Cx, Exec, Halt, KindEvent, ShardCall, ShardEnd, ShardRequest, Step,
 };
 use super::super::record::{ItemInfo, PhaseStatus};
-use super::items::{Fanout, ItemDone};
+use super::items::{Fanout, ItemDone, Sharding};
 use super::tournament::JUDGE;
 use crate::agent::Purpose;
 use crate::eval::safe_parse::safe_parse;
 use crate::flow::{Phase, kinds};
 use crate::value::Value;
+
+/// What a shard should weigh at most on the wire (its calls' prompts going out; outputs and
+/// journal lines coming back), well under Temporal's 2 MiB per payload: a shard holds
+/// fewer items than `shard_items` when they are large. Counted from the prompts and the
+/// outputs seen so far, so the split is the same on every replay.
+const SHARD_BYTES: usize = 1 << 20;
 
 /// The kind a fan-out runs, with its own fields (matched, never looked up by type, so a new
 /// fan-out kind is flagged wherever the kinds differ).
@@ -80,7 +86,12 @@ impl Fanout {
                 // flow), nor when items are looked up across runs one by one.
                 self.shard = match shape {
                     Shape::Map(_) if !self.cross && cfg.depth == 0 => {
-                        cfg.shard_items.filter(|s| self.count > *s)
+                        cfg.shard_items.filter(|s| self.count > *s).map(|size| {
+                            Box::new(Sharding {
+                                size,
+                                ..Sharding::default()
+                            })
+                        })
                     }
                     _ => None,
                 };
@@ -102,7 +113,17 @@ impl Fanout {
                 self.fill(ex, cx, phase, shape)
             }
             KindEvent::Shard(items) => {
-                self.in_shard = false;
+                let Some(sh) = self.shard.as_mut() else {
+                    return Step::Wait;
+                };
+                sh.out = false;
+                sh.bytes = 0;
+                for it in &items {
+                    if let ShardEnd::Called { output, .. } = &it.end {
+                        sh.outputs.0 += 1;
+                        sh.outputs.1 += output.len();
+                    }
+                }
                 for it in items {
                     let i = it.slot as usize;
                     if i >= self.count || self.done[i].is_some() {
@@ -179,8 +200,11 @@ impl Fanout {
 
     /// Start items while slots are free; merge when all have ended.
     fn fill(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, shape: Shape<'_>) -> Step {
-        let limit = self.shard.unwrap_or(self.width);
-        while !self.in_shard && self.running < limit && self.next < self.count {
+        let room = |f: &Fanout| match &f.shard {
+            Some(sh) => !sh.out && f.running < sh.size && sh.bytes < SHARD_BYTES,
+            None => f.running < f.width,
+        };
+        while room(self) && self.next < self.count {
             let i = self.next;
             self.next += 1;
             let (agent, prompt, dir) = self.item(ex, cx, phase, shape, i);
@@ -201,12 +225,14 @@ impl Fanout {
             }
             self.launch(ex, cx, phase, i, agent, prompt, dir);
         }
-        if !self.batch.is_empty() {
-            self.in_shard = true;
+        if let Some(sh) = self.shard.as_mut()
+            && !sh.batch.is_empty()
+        {
+            sh.out = true;
             cx.shard(ShardRequest {
                 phase: ex.index,
                 width: self.width,
-                calls: std::mem::take(&mut self.batch),
+                calls: std::mem::take(&mut sh.batch),
                 spent_tokens: 0,
                 spent_cost_micros: 0,
             });
@@ -321,8 +347,12 @@ impl Fanout {
         spec.caught = true;
         self.agents[i] = agent;
         match dir {
-            CallDir::At(cwd) if self.shard.is_some() && spec.refused.is_none() => {
-                self.batch.push(ShardCall {
+            CallDir::At(cwd) if spec.refused.is_none() && self.shard.is_some() => {
+                let Some(sh) = self.shard.as_mut() else {
+                    return;
+                };
+                sh.bytes += 2 * spec.prompt.len() + 2 * sh.expected_output() + 1024;
+                sh.batch.push(ShardCall {
                     slot: i as u32,
                     node: spec.node,
                     agent: spec.agent,

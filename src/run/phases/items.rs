@@ -46,12 +46,34 @@ pub(crate) struct Fanout {
     pub(super) cross: bool,
     /// Items whose cross-run lookup is out: agent, prompt, directory.
     pub(super) looking: Vec<Option<(String, String, CallDir)>>,
-    /// The host runs this map's calls in shards of this many items, one shard at a time.
-    pub(super) shard: Option<usize>,
+    /// Set when the host runs this map's calls in shards.
+    pub(super) shard: Option<Box<Sharding>>,
+}
+
+/// A map whose calls run in shards, one shard at a time (SPEC §14.3).
+#[derive(Debug, Default)]
+pub(super) struct Sharding {
+    /// Items per shard, at most.
+    pub size: usize,
     /// The calls of the shard being gathered.
-    pub(super) batch: Vec<crate::run::machine::ShardCall>,
+    pub batch: Vec<crate::run::machine::ShardCall>,
+    /// What that shard is expected to weigh on the wire, in bytes.
+    pub bytes: usize,
     /// A shard is out.
-    pub(super) in_shard: bool,
+    pub out: bool,
+    /// Outputs that came back from shards: their count and their total length.
+    pub outputs: (usize, usize),
+}
+
+impl Sharding {
+    /// What an item's output is expected to weigh: the mean of those back from shards so
+    /// far, else 2 KiB.
+    pub fn expected_output(&self) -> usize {
+        match self.outputs {
+            (0, _) => 2048,
+            (n, total) => total / n,
+        }
+    }
 }
 
 /// A map's elements: parsed from rendered text (owned), or a value in the phase's view of
