@@ -64,6 +64,11 @@ fn approvals_wait_for_their_signal_and_cancellation_pauses_the_run() {
         assert_eq!(rec["status"], status, "{rec:#}");
         let shipped = calls(&dir).iter().any(|c| c.0 == "ship");
         assert_eq!(shipped, decision.is_none());
+        // The decision came by signal, and the record says so.
+        assert_eq!(
+            rec["phases"]["ok"]["approval"]["source"], "signal",
+            "{rec:#}"
+        );
         if decision.is_some() {
             assert_eq!(
                 rec["phases"]["ok"]["approval"]["note"], "not today",

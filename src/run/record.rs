@@ -843,7 +843,7 @@ impl PhaseMembers {
                         )
                         .unwrap_or("pending"),
                         note: a.get("note").and_then(Value::as_str).map(str::to_owned),
-                        source: known(a.get("source"), &["tty", "flag"]),
+                        source: known(a.get("source"), &["tty", "flag", "signal"]),
                     }),
                     _ => None,
                 }

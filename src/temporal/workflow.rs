@@ -178,6 +178,7 @@ impl TfcRun {
                                     phase: s.phase,
                                     decision: s.decision,
                                     note: s.note,
+                                    by_signal: true,
                                 });
                             } else {
                                 asked.insert(phase, op);
@@ -509,6 +510,7 @@ impl TfcRun {
                                     phase: s.phase,
                                     decision: s.decision,
                                     note: s.note,
+                                    by_signal: true,
                                 }),
                                 None => early.push(s),
                             }

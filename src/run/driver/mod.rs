@@ -359,6 +359,7 @@ impl Driver {
                     phase,
                     decision,
                     note,
+                    by_signal: false,
                 }
             })),
             Command::PrepareDir {

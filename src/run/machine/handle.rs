@@ -185,7 +185,12 @@ impl Machine {
                 let ev = match what {
                     Event::TimerFired { .. } => KindEvent::Timer(slot),
                     Event::ScriptEnded { result, .. } => KindEvent::Script(result),
-                    Event::Approval { decision, note, .. } => KindEvent::Approval(decision, note),
+                    Event::Approval {
+                        decision,
+                        note,
+                        by_signal,
+                        ..
+                    } => KindEvent::Approval(decision, note, by_signal),
                     Event::DirReady { path, warning, .. } => KindEvent::Dir(path, warning),
                     Event::ContextRead { text, .. } => KindEvent::Context(text),
                     Event::ScorerEnded { pass, detail, .. } => {

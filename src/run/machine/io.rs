@@ -59,6 +59,9 @@ pub enum Event {
         decision: Decision,
         /// The edit note or the rejection reason.
         note: Option<String>,
+        /// The decision came as a Temporal signal (`tfc approve`), not from the terminal.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        by_signal: bool,
     },
     /// The run was interrupted (Ctrl-C, or the caller's cancel).
     Interrupt,

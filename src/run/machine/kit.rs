@@ -26,7 +26,8 @@ pub(crate) enum KindEvent {
     Script(ScriptOutcome),
     /// Timer `slot` fired.
     Timer(u32),
-    Approval(Decision, Option<String>),
+    /// A decision, its note, and whether it came as a signal (else from the terminal).
+    Approval(Decision, Option<String>, bool),
     Dir(Result<PathBuf, String>, Option<String>),
     Context(String),
     /// Scorer `slot` ended: pass, detail.

@@ -702,6 +702,7 @@ impl World {
                 decision: [Decision::Approve, Decision::Edit, Decision::Reject]
                     [self.rng.below(3) as usize],
                 note: self.rng.chance(50).then(|| "note".to_owned()),
+                by_signal: false,
             },
             Pending::Dir => Event::DirReady {
                 op,

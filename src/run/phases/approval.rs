@@ -50,7 +50,10 @@ pub(crate) fn step(ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
             });
             Step::Done(Halt::AwaitApproval)
         }
-        KindEvent::Approval(decision, note) => decide(ex, cx, decision, note, "tty"),
+        KindEvent::Approval(decision, note, by_signal) => {
+            let source = if by_signal { "signal" } else { "tty" };
+            decide(ex, cx, decision, note, source)
+        }
         _ => Step::Wait,
     }
 }
