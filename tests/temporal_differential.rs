@@ -56,6 +56,38 @@ const SCENARIOS: &[(&str, &str)] = &[
              "phases": [{"id": "inner", "task": "About {args.topic}"}]}},
             {"id": "after", "dependsOn": ["sub"], "task": "Got {steps.sub.output}"}]}"#,
     ),
+    (
+        "fanout",
+        r#"{"name": "fanout", "args": {"xs": {"default": [1, 2, 3]}}, "phases": [
+            {"id": "a", "task": "start"},
+            {"id": "m", "type": "map", "dependsOn": ["a"], "over": "{args.xs}", "task": "item {item}"},
+            {"id": "p", "type": "parallel", "dependsOn": ["a"], "branches": [{"task": "x"}, {"task": "y"}]},
+            {"id": "r", "type": "reduce", "from": ["m", "p"], "dependsOn": ["m", "p"],
+             "task": "sum {previous.output}"}]}"#,
+    ),
+    (
+        "script",
+        r#"{"name": "script", "phases": [{"id": "s", "type": "script", "run": "echo hi from $TFC_PHASE_ID"},
+            {"id": "a", "dependsOn": ["s"], "task": "use {steps.s.output}"}]}"#,
+    ),
+    (
+        "optional",
+        r#"{"name": "optional", "phases": [{"id": "a", "task": "start"},
+            {"id": "once", "dependsOn": ["a"], "optional": true, "idempotent": false, "task": "FLAKY once"},
+            {"id": "end", "dependsOn": ["once"], "task": "end {steps.once.output}"}]}"#,
+    ),
+    (
+        "tournament",
+        r#"{"name": "tournament", "phases": [{"id": "best", "type": "tournament", "variants": 3,
+            "task": "Write it", "judge": "Pick the clearest"}]}"#,
+    ),
+    (
+        "expand",
+        r#"{"name": "expand", "phases": [{"id": "a", "task": "start"},
+            {"id": "grow", "type": "expand", "dependsOn": ["a"], "expandMode": "graft", "maxNodes": 10,
+             "def": [{"id": "g", "task": "grown"}]},
+            {"id": "end", "dependsOn": ["grow"], "task": "end"}]}"#,
+    ),
 ];
 
 #[test]
