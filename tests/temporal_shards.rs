@@ -2,6 +2,8 @@
 //! time, and gives the record of a local run; cancelling the run stops the shard in flight.
 #![cfg(feature = "temporal")]
 
+#[path = "mock/mod.rs"]
+mod mock;
 mod temporal_env;
 
 use temporal_env::*;
@@ -160,4 +162,92 @@ fn cancelling_a_run_stops_the_shard_in_flight() {
         "every item stopped or never started: {rec:#}"
     );
     assert_eq!(calls(&dir).len(), 2, "no item started after the cancel");
+}
+
+#[test]
+fn a_run_over_budget_stops_the_shard_out_as_it_stops_a_local_map() {
+    let mockllm = std::env::var_os("TFC_MOCKLLM")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/mockllm")
+        });
+    if !mockllm.join("server.py").is_file() {
+        eprintln!(
+            "note: skipped: no mock provider at {} (set TFC_MOCKLLM)",
+            mockllm.display()
+        );
+        return;
+    }
+    let Some((server, base)) = server_in("shard-cap") else {
+        return;
+    };
+    // `other` spends 200 tokens at once while the map's first shard runs its slow first
+    // item: the cap (100) is passed, so the shard's second item must not start, nor any
+    // later one, as a local map would not start them.
+    let answers = serde_json::json!({"default": "ok", "rules": [
+        {"match": "SLOW", "answer": "late", "delay_ms": 6000,
+         "usage": {"input_tokens": 1, "output_tokens": 1}},
+        {"match": "spend", "answer": "spent",
+         "usage": {"input_tokens": 100, "output_tokens": 100}}]});
+    let mock = mock::Mock::start(&mockllm, &base, &answers);
+    let flow = r#"{"name": "capped", "budget": {"maxTokens": 100},
+        "args": {"items": {"default": ["SLOW a", "SLOW b", "c", "d", "e"]}},
+        "phases": [
+        {"id": "other", "task": "spend"},
+        {"id": "each", "type": "map", "concurrency": 1, "over": "{args.items}", "task": "{item}"},
+        {"id": "end", "dependsOn": ["other", "each"], "task": "end"}]}"#;
+    let mut records = Vec::new();
+    for name in ["local", "remote"] {
+        let dir = base.join(name);
+        project(&dir);
+        std::fs::write(dir.join("flow.json"), flow).expect("flow");
+        std::fs::write(
+            dir.join(".tfc").join("config.toml"),
+            format!(
+                "default_backend = \"llm\"\n[backends.llm]\nkind = \"openai\"\n\
+                 base_url = \"{}/v1\"\nmodel = \"m\"\n[engine]\nshard_items = 2\n",
+                mock.url
+            ),
+        )
+        .expect("config");
+        let before = mock.requests().len();
+        let ran = if name == "local" {
+            tfc(&dir, &["run", "flow.json"])
+        } else {
+            let _w = Worker::start_with(&server, &dir, &[], "cap");
+            let address = server.address();
+            tfc(
+                &dir,
+                &[
+                    "run",
+                    "flow.json",
+                    "--engine",
+                    "temporal",
+                    "--temporal",
+                    &address,
+                ],
+            )
+        };
+        assert_eq!(ran.code, 5, "{name}: {}", ran.stderr);
+        let rec = record(&dir);
+        assert_eq!(rec["status"], "paused", "{name}: {rec:#}");
+        let items: Vec<&str> = rec["phases"]["each"]["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|i| i["status"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            items,
+            ["done", "skipped", "skipped", "skipped", "skipped"],
+            "{name}: {rec:#}"
+        );
+        assert_eq!(
+            mock.requests().len() - before,
+            2,
+            "{name}: `other` and the first item only"
+        );
+        records.push(normalized(rec));
+    }
+    assert_eq!(records[0], records[1]);
 }

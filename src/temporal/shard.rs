@@ -14,10 +14,17 @@ use super::wire::ShardInput;
 use super::workflow::{Flying, Out, call_flight, machine_now, setup, timer_flight};
 use crate::run::machine::{Command, Event, Input, Machine, ShardResult};
 
-/// The workflow's state outside `run`: none.
+/// The workflow id of the run's shard started as operation `op`.
+pub(super) fn shard_id(run_id: &str, op: u64) -> String {
+    format!("{run_id}/shard{op}")
+}
+
+/// The workflow's state outside `run`: whether the run spent past a cap (signal `cap`).
 #[workflow]
 #[derive(Default)]
-pub struct TfcShard;
+pub struct TfcShard {
+    capped: bool,
+}
 
 #[workflow_methods]
 impl TfcShard {
@@ -42,6 +49,7 @@ impl TfcShard {
         let mut flights: BTreeMap<u64, Flying<'_>> = BTreeMap::new();
         let mut cancelled = Box::pin(ctx.cancelled());
         let mut interrupted = false;
+        let mut capped = false;
         loop {
             while let Some(what) = pending.pop_front() {
                 let at = machine_now(ctx);
@@ -80,14 +88,26 @@ impl TfcShard {
                     )),
                 ));
             }
+            let signal_token = temporalio_sdk::WorkflowCancellationToken::new();
+            let mut signalled = Box::pin(
+                ctx.wait_condition_with_options(
+                    |s: &TfcShard| s.capped,
+                    temporalio_sdk::WaitConditionOptions::builder()
+                        .cancellation_token(signal_token.clone())
+                        .build(),
+                ),
+            );
             let woke = std::future::poll_fn(|cx| {
                 let mut got = Vec::new();
+                if !capped && signalled.as_mut().poll(cx).is_ready() {
+                    got.push(Woke::Capped);
+                }
                 if !interrupted && cancelled.as_mut().poll(cx).is_ready() {
-                    got.push(None);
+                    got.push(Woke::Cancelled);
                 }
                 for (op, (f, _)) in flights.iter_mut() {
                     if let Poll::Ready(e) = f.as_mut().poll(cx) {
-                        got.push(Some((*op, e)));
+                        got.push(Woke::Done(*op, e));
                     }
                 }
                 if got.is_empty() {
@@ -97,13 +117,19 @@ impl TfcShard {
                 }
             })
             .await;
+            drop(signalled);
+            signal_token.cancel();
             for w in woke {
                 match w {
-                    None => {
+                    Woke::Capped => {
+                        capped = true;
+                        pending.push_back(Event::Capped);
+                    }
+                    Woke::Cancelled => {
                         interrupted = true;
                         pending.push_back(Event::Interrupt);
                     }
-                    Some((op, out)) => {
+                    Woke::Done(op, out) => {
                         flights.remove(&op);
                         if let Out::Event(e) = out {
                             pending.push_back(e);
@@ -113,4 +139,17 @@ impl TfcShard {
             }
         }
     }
+
+    /// The run spent past a cap: start no more calls.
+    #[signal]
+    pub fn cap(&mut self, _ctx: &mut temporalio_sdk::SyncWorkflowContext<Self>, _why: String) {
+        self.capped = true;
+    }
+}
+
+/// What woke the shard (a signal, then the cancellation, then operations in id order).
+enum Woke {
+    Capped,
+    Cancelled,
+    Done(u64, Out),
 }

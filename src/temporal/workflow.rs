@@ -165,6 +165,27 @@ impl TfcRun {
                             flights.insert(op, shard_flight(ctx, &shard_base, op, *shard));
                         }
                         Command::EndShard(_) => {}
+                        Command::CapShard { op } => {
+                            side += 1;
+                            let fut = ctx
+                                .external_workflow(super::shard::shard_id(&run_id, op), None)
+                                .signal(
+                                    super::shard::TfcShard::cap,
+                                    "the run's spend passed a cap".to_owned(),
+                                    Default::default(),
+                                );
+                            flights.insert(
+                                u64::MAX - side,
+                                (
+                                    Box::pin(async move {
+                                        // A shard that already ended has nothing to stop.
+                                        let _ = fut.await;
+                                        Out::Nothing
+                                    }),
+                                    None,
+                                ),
+                            );
+                        }
                         Command::CancelTimer { op } => {
                             if let Some((_, Some(t))) = flights.remove(&op) {
                                 t.cancel();
@@ -618,7 +639,7 @@ fn shard_flight<'a>(
 ) -> Flying<'a> {
     let token = WorkflowCancellationToken::new();
     let opts = ChildWorkflowOptions::builder()
-        .workflow_id(format!("{}/shard{op}", run.run_id))
+        .workflow_id(super::shard::shard_id(&run.run_id, op))
         .cancel_type(ChildWorkflowCancellationType::WaitCancellationCompleted)
         .cancellation_token(token.clone())
         .build();

@@ -490,7 +490,7 @@ impl Driver {
                     result: Box::new(result),
                 });
             }
-            Command::EndShard(_) => {}
+            Command::EndShard(_) | Command::CapShard { .. } => {}
             Command::Journal(line) => self.journal(line),
             Command::Save => self.save(false),
             Command::Finish(record) => self.finished = Some(record),

@@ -229,7 +229,7 @@ impl Machine {
             && o.error
                 .as_deref()
                 .is_some_and(|e| e.starts_with(crate::agent::replay::REPLAY_MISS_PREFIX));
-        if replay_miss || self.meter.over().is_some() {
+        if replay_miss || self.meter.over().is_some() || self.shard_capped() {
             return self.call_done(lc);
         }
         let transient = !contract_failed

@@ -79,6 +79,7 @@ impl Machine {
             draining: false,
             begun: false,
             finished: false,
+            capped: BTreeSet::new(),
             shard: None,
         }
     }
@@ -154,6 +155,7 @@ impl Machine {
             what => self.op_event(input.at, what),
         }
         self.pump();
+        self.cap_shards();
     }
 
     /// An input that ends one operation: to its owner.
@@ -170,7 +172,7 @@ impl Machine {
             | Event::CacheChecked { op, .. }
             | Event::AgentsResolved { op, .. }
             | Event::ShardEnded { op, .. } => *op,
-            Event::Start | Event::Interrupt => return,
+            Event::Start | Event::Interrupt | Event::Capped => return,
         };
         let Some(owner) = self.ops.remove(&op) else {
             // Late news of something already forgotten (a cancelled timer that fired).

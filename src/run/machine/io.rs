@@ -65,6 +65,9 @@ pub enum Event {
     },
     /// The run was interrupted (Ctrl-C, or the caller's cancel).
     Interrupt,
+    /// Told to a shard machine: the run it belongs to spent past a cap; it starts no more
+    /// calls (those running finish).
+    Capped,
     /// A shard of a map's calls ended ([`Command::StartShard`]).
     ShardEnded {
         /// The shard's operation.
@@ -290,6 +293,11 @@ pub enum Command {
         op: u64,
         /// The batch.
         shard: Box<super::shard::ShardRequest>,
+    },
+    /// The run's spend passed a cap while shard `op` is out: tell it ([`Event::Capped`]).
+    CapShard {
+        /// The shard's operation.
+        op: u64,
     },
     /// A shard machine is over: its result goes back to the run that asked for it.
     EndShard(Box<super::shard::ShardResult>),

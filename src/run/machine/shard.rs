@@ -192,6 +192,8 @@ pub(crate) struct ShardState {
     running: usize,
     result: ShardResult,
     start: Meter,
+    /// The run spent past a cap ([`Event::Capped`]).
+    capped: bool,
 }
 
 impl Machine {
@@ -210,6 +212,7 @@ impl Machine {
             running: 0,
             result: ShardResult::default(),
             start: m.meter,
+            capped: false,
         }));
         m
     }
@@ -226,6 +229,11 @@ impl Machine {
             Event::Interrupt => {
                 self.aborted = true;
                 self.abort_ops();
+            }
+            Event::Capped => {
+                if let Some(s) = self.shard.as_mut() {
+                    s.capped = true;
+                }
             }
             what => self.op_event(input.at, what),
         }
@@ -272,7 +280,7 @@ impl Machine {
             let phase = s.phase;
             let over = if self.aborted {
                 Some(ShardEnd::Aborted)
-            } else if self.meter.over().is_some() {
+            } else if s.capped || self.meter.over().is_some() {
                 Some(ShardEnd::OverBudget)
             } else {
                 None
@@ -295,6 +303,29 @@ impl Machine {
                 caught: true,
             };
             self.start_call(SHARD_EXEC, c.slot, phase, spec);
+        }
+    }
+
+    /// Whether this shard machine was told the run is over budget (no more retries either).
+    pub(super) fn shard_capped(&self) -> bool {
+        self.shard.as_ref().is_some_and(|s| s.capped)
+    }
+
+    /// The parent's side: once the spend passes a cap, every shard out is told (once), so
+    /// it starts nothing more, as a map here would not (SPEC §8.7).
+    pub(super) fn cap_shards(&mut self) {
+        if self.meter.over().is_none() {
+            return;
+        }
+        let out: Vec<u64> = self
+            .ops
+            .iter()
+            .filter(|(op, o)| matches!(o, super::Owner::Shard(_)) && !self.capped.contains(op))
+            .map(|(op, _)| *op)
+            .collect();
+        for op in out {
+            self.capped.insert(op);
+            self.out.push(Command::CapShard { op });
         }
     }
 
@@ -395,6 +426,7 @@ mod tests {
                     }
                     Command::Journal(Line::Event(v)) => lines.push(v.to_json()),
                     Command::Journal(Line::Raw(t)) => lines.push(t),
+                    Command::CapShard { op } => lines.push(format!("cap-shard {op}")),
                     c @ (Command::Finish(_) | Command::EndShard(_)) => return (inputs, lines, c),
                     _ => {}
                 }
@@ -415,6 +447,7 @@ mod tests {
             journaling: true,
             cwd: "/t".into(),
             shard_items,
+            max_tokens: flow.budget.as_ref().and_then(|b| b.value.max_tokens),
             ..Config::default()
         };
         let mut m = Machine::new(flow.clone(), args.clone(), cfg.clone());
@@ -509,6 +542,99 @@ mod tests {
         assert_eq!(sizes, [2, 2, 2, 2, 2, 1]);
         assert_eq!(plain.phases["each"].items, sharded.phases["each"].items);
         assert_eq!(plain.phases["each"].output, sharded.phases["each"].output);
+    }
+
+    #[test]
+    fn a_run_over_budget_caps_the_shard_out() {
+        // `other` ends first and spends past the cap while the map's first shard is out.
+        let flow = r#"{"name": "m", "budget": {"maxTokens": 10},
+            "args": {"items": {"default": [1, 2, 3, 4, 5]}},
+            "phases": [
+            {"id": "other", "task": "other"},
+            {"id": "each", "type": "map", "over": "{args.items}", "task": "do {item}"},
+            {"id": "end", "dependsOn": ["each", "other"], "task": "end"}]}"#;
+        let (rec, lines, _) = run(flow, Some(2));
+        assert_eq!(
+            lines.iter().filter(|l| l.starts_with("cap-shard")).count(),
+            1,
+            "the shard out is told once"
+        );
+        assert_eq!(rec.status, crate::run::record::RunStatus::Paused);
+        assert!(rec.phases["each"].budget_truncated);
+    }
+
+    #[test]
+    fn a_capped_shard_starts_nothing_more() {
+        let checked = check_source(MAP, &LowerOptions::default(), &CheckOptions::default());
+        let flow = Arc::new(checked.flow.expect("flow"));
+        let cfg = Config {
+            run_id: "r".into(),
+            max_output: 1 << 20,
+            max_prompt: 1 << 20,
+            journaling: true,
+            ..Config::default()
+        };
+        let calls = (0..4)
+            .map(|i| ShardCall {
+                slot: i,
+                node: format!("each#{i}"),
+                agent: "default".into(),
+                prompt: format!("do {i}"),
+                contract: false,
+                cwd: "/t".into(),
+            })
+            .collect();
+        let req = ShardRequest {
+            phase: 0,
+            width: 2,
+            calls,
+            spent_tokens: 0,
+            spent_cost_micros: 0,
+        };
+        let mut m = Machine::shard(flow, cfg, req);
+        let mut ops = Vec::new();
+        for c in m.handle(Input {
+            at: 1,
+            what: Event::Start,
+        }) {
+            if let Command::StartCall { op, request } = c {
+                ops.push((op, *request));
+            }
+        }
+        assert_eq!(ops.len(), 2);
+        assert!(
+            m.handle(Input {
+                at: 2,
+                what: Event::Capped
+            })
+            .is_empty(),
+            "the calls running go on"
+        );
+        let mut last = Vec::new();
+        for (i, (op, request)) in ops.into_iter().enumerate() {
+            last = m.handle(Input {
+                at: 3 + i as u64,
+                what: Event::CallEnded {
+                    op,
+                    node: request.node.clone(),
+                    attempt: 1,
+                    end: answer(&request),
+                },
+            });
+            assert!(
+                !last.iter().any(|c| matches!(c, Command::StartCall { .. })),
+                "nothing starts once capped"
+            );
+        }
+        let Some(Command::EndShard(result)) = last.pop() else {
+            panic!("the shard ends");
+        };
+        let ends: Vec<bool> = result
+            .items
+            .iter()
+            .map(|i| i.end == ShardEnd::OverBudget)
+            .collect();
+        assert_eq!(ends, [false, true, true, false]);
     }
 
     #[test]

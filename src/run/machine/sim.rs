@@ -533,7 +533,10 @@ impl World {
                 self.journal.push(v.to_json());
                 self.event(&v)?;
             }
-            Command::StartShard { .. } | Command::EndShard(_) | Command::Journal(Line::Raw(_)) => {
+            Command::StartShard { .. }
+            | Command::EndShard(_)
+            | Command::CapShard { .. }
+            | Command::Journal(Line::Raw(_)) => {
                 return Err("a run without `shard_items` asked for a shard".into());
             }
             Command::Finish(record) => {

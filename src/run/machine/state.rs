@@ -75,6 +75,8 @@ pub struct Machine {
     pub(super) draining: bool,
     pub(super) begun: bool,
     pub(super) finished: bool,
+    /// Shards told that the run is over budget.
+    pub(super) capped: BTreeSet<u64>,
     /// Set when this machine runs one shard of a map ([`Machine::shard`]).
     pub(super) shard: Option<Box<super::shard::ShardState>>,
 }

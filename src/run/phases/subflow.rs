@@ -225,6 +225,7 @@ impl Subflow {
                     cx.push(c);
                 }
                 Command::Cancel { .. }
+                | Command::CapShard { .. }
                 | Command::ReleaseDir { .. }
                 | Command::Progress(_)
                 | Command::CacheStore { .. } => cx.push(c),
