@@ -82,6 +82,13 @@ const SCENARIOS: &[(&str, &str)] = &[
             "task": "Write it", "judge": "Pick the clearest"}]}"#,
     ),
     (
+        "large",
+        // Outputs over 64 KiB go to files of their own (`outputFile`), on Temporal too.
+        r#"{"name": "large", "args": {"pad": {"default": "PAD"}}, "phases": [
+            {"id": "big", "task": "{args.pad}"},
+            {"id": "end", "dependsOn": ["big"], "task": "end"}]}"#,
+    ),
+    (
         "expand",
         r#"{"name": "expand", "phases": [{"id": "a", "task": "start"},
             {"id": "grow", "type": "expand", "dependsOn": ["a"], "expandMode": "graft", "maxNodes": 10,
@@ -98,7 +105,9 @@ fn every_scenario_gives_the_same_record_locally_and_on_temporal() {
     let remote = project(&base.join("remote"));
     let _w1 = Worker::start(&server, &base.join("remote"), &remote, "1");
     let _w2 = Worker::start(&server, &base.join("remote"), &remote, "2");
+    let pad = "0123456789abcdef".repeat(70 * 64);
     for (name, flow) in SCENARIOS {
+        let flow = &flow.replace("PAD", &pad);
         let local_dir = base.join(format!("local-{name}"));
         let remote_dir = base.join(format!("remote-{name}"));
         let local_agent = project(&local_dir);
@@ -127,6 +136,14 @@ fn every_scenario_gives_the_same_record_locally_and_on_temporal() {
             serde_json::to_string_pretty(&a).unwrap_or_default(),
             serde_json::to_string_pretty(&b).unwrap_or_default()
         );
+        if *name == "large" {
+            let file = b["phases"]["big"]["outputFile"]
+                .as_str()
+                .expect("outputFile");
+            let text = std::fs::read_to_string(run_dir(&remote_dir).expect("run").join(file))
+                .expect("the output's file");
+            assert!(text.contains(&pad), "{name}: the output is in its file");
+        }
         // The same calls were made.
         let phases = |d: &std::path::Path| {
             let mut v: Vec<String> = calls(d).into_iter().map(|c| c.0).collect();

@@ -81,13 +81,119 @@ pub struct RunStore {
     last_cost: Duration,
     dirty: bool,
     rewrites: u64,
-    /// Phase outputs written to `outputs/` (record key → file and the version written).
+    /// Where large phase outputs go.
+    names: OutputNames,
+}
+
+/// The files large phase outputs go to: a stem per record key, each written once per result
+/// version. Kept by whoever writes `run.json` (the local store, or a Temporal run, whose
+/// worker writes the files), so both name them alike.
+#[derive(Debug, Default)]
+pub struct OutputNames {
+    /// Record key → its file and the version written.
     outputs: HashMap<String, StoredOutput>,
     /// File stems taken in `outputs/phases/`.
     stems: HashSet<String>,
 }
 
+impl OutputNames {
+    /// The files of `key`'s output at `version`, and whether they must be written (they
+    /// are not yet, for this version).
+    pub fn place(&mut self, key: &str, version: u64, json: bool) -> (OutputFiles, bool) {
+        let stem = match self.outputs.get(key) {
+            Some(s) if s.version == version => return (files(&s.stem, s.json), false),
+            Some(s) => s.stem.clone(),
+            None => {
+                let base: String = sanitize(key).chars().take(MAX_FLOW_DIR).collect();
+                let mut stem = base.clone();
+                let mut n = 1;
+                while self.stems.contains(&stem) {
+                    n += 1;
+                    stem = format!("{base}-{n}");
+                }
+                self.stems.insert(stem.clone());
+                stem
+            }
+        };
+        let f = files(&stem, json);
+        self.outputs.insert(
+            key.to_owned(),
+            StoredOutput {
+                stem,
+                version,
+                json,
+            },
+        );
+        (f, true)
+    }
+}
+
+/// What takes the outputs too large to stay inline in `run.json`
+/// ([`INLINE_OUTPUT_MAX`]): the local store writes them at once; a run on Temporal
+/// collects them for its worker to write.
+pub trait OutputSink {
+    /// Keep `key`'s output (and its `json`) at `version` in files of its own; their names.
+    fn externalize(
+        &mut self,
+        key: &str,
+        version: u64,
+        output: &str,
+        json: Option<&Value>,
+    ) -> std::io::Result<OutputFiles>;
+    /// Keep the run's final output in `outputs/final.txt`; its name.
+    fn final_output(&mut self, text: &str) -> std::io::Result<String>;
+}
+
+/// Outputs placed by [`OutputNames`] and not written yet: relative path → content.
+#[derive(Debug, Default)]
+pub struct PendingOutputs {
+    /// The names given so far.
+    pub names: OutputNames,
+    /// The files to write, relative to the run directory.
+    pub files: Vec<(String, String)>,
+}
+
+impl OutputSink for PendingOutputs {
+    fn externalize(
+        &mut self,
+        key: &str,
+        version: u64,
+        output: &str,
+        json: Option<&Value>,
+    ) -> std::io::Result<OutputFiles> {
+        let (f, write) = self.names.place(key, version, json.is_some());
+        if write {
+            self.files.push((f.output.clone(), output.to_owned()));
+            if let (Some(path), Some(j)) = (&f.json, json) {
+                self.files.push((path.clone(), j.to_json()));
+            }
+        }
+        Ok(f)
+    }
+
+    fn final_output(&mut self, text: &str) -> std::io::Result<String> {
+        self.files.push((FINAL_OUTPUT.to_owned(), text.to_owned()));
+        Ok(FINAL_OUTPUT.to_owned())
+    }
+}
+
+/// Where the run's final output goes when it is too large to stay inline.
+const FINAL_OUTPUT: &str = "outputs/final.txt";
+
+/// Write `files` (paths relative to `dir`, as [`PendingOutputs`] gives them).
+pub fn write_outputs(dir: &Path, files: &[(String, String)]) -> std::io::Result<()> {
+    for (rel, content) in files {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| annotate(e, parent))?;
+        }
+        write_file(&path, content.as_bytes()).map_err(|e| annotate(e, &path))?;
+    }
+    Ok(())
+}
+
 /// A phase output kept in a file of its own rather than inline in `run.json`.
+#[derive(Debug)]
 struct StoredOutput {
     stem: String,
     version: u64,
@@ -178,8 +284,7 @@ impl RunStore {
             last_cost: Duration::ZERO,
             dirty: false,
             rewrites: 1,
-            outputs: HashMap::new(),
-            stems: HashSet::new(),
+            names: OutputNames::default(),
         })
     }
 
@@ -286,65 +391,38 @@ impl RunStore {
         self.rewrites
     }
 
-    /// Keep phase `key`'s output (and `json`) in files of their own; written only when
-    /// `version` differs from the one already written for that key.
-    pub fn externalize(
+    /// Release the lock.
+    pub fn close(self) -> std::io::Result<()> {
+        let lock = self.dir.join("lock");
+        std::fs::remove_file(&lock).map_err(|e| annotate(e, &lock))
+    }
+}
+
+impl OutputSink for RunStore {
+    fn externalize(
         &mut self,
         key: &str,
         version: u64,
         output: &str,
         json: Option<&Value>,
     ) -> std::io::Result<OutputFiles> {
-        let stem = match self.outputs.get(key) {
-            Some(s) if s.version == version => {
-                return Ok(files(&s.stem, s.json));
+        let (f, write) = self.names.place(key, version, json.is_some());
+        if write {
+            let dir = self.dir.join("outputs").join("phases");
+            std::fs::create_dir_all(&dir).map_err(|e| annotate(e, &dir))?;
+            let txt = self.dir.join(&f.output);
+            write_file(&txt, output.as_bytes()).map_err(|e| annotate(e, &txt))?;
+            if let (Some(rel), Some(j)) = (&f.json, json) {
+                let path = self.dir.join(rel);
+                write_file(&path, j.to_json().as_bytes()).map_err(|e| annotate(e, &path))?;
             }
-            Some(s) => s.stem.clone(),
-            None => {
-                let base: String = sanitize(key).chars().take(MAX_FLOW_DIR).collect();
-                let mut stem = base.clone();
-                let mut n = 1;
-                while self.stems.contains(&stem) {
-                    n += 1;
-                    stem = format!("{base}-{n}");
-                }
-                self.stems.insert(stem.clone());
-                stem
-            }
-        };
-        let dir = self.dir.join("outputs").join("phases");
-        std::fs::create_dir_all(&dir).map_err(|e| annotate(e, &dir))?;
-        let txt = dir.join(format!("{stem}.txt"));
-        write_file(&txt, output.as_bytes()).map_err(|e| annotate(e, &txt))?;
-        if let Some(j) = json {
-            let path = dir.join(format!("{stem}.json"));
-            write_file(&path, j.to_json().as_bytes()).map_err(|e| annotate(e, &path))?;
         }
-        let f = files(&stem, json.is_some());
-        self.outputs.insert(
-            key.to_owned(),
-            StoredOutput {
-                stem,
-                version,
-                json: json.is_some(),
-            },
-        );
         Ok(f)
     }
 
-    /// Write the run's final output to `outputs/final.txt` (once, at the end).
-    pub fn final_output(&mut self, text: &str) -> std::io::Result<String> {
-        let dir = self.dir.join("outputs");
-        std::fs::create_dir_all(&dir).map_err(|e| annotate(e, &dir))?;
-        let path = dir.join("final.txt");
-        write_file(&path, text.as_bytes()).map_err(|e| annotate(e, &path))?;
-        Ok("outputs/final.txt".to_owned())
-    }
-
-    /// Release the lock.
-    pub fn close(self) -> std::io::Result<()> {
-        let lock = self.dir.join("lock");
-        std::fs::remove_file(&lock).map_err(|e| annotate(e, &lock))
+    fn final_output(&mut self, text: &str) -> std::io::Result<String> {
+        write_outputs(&self.dir, &[(FINAL_OUTPUT.to_owned(), text.to_owned())])?;
+        Ok(FINAL_OUTPUT.to_owned())
     }
 }
 
@@ -410,6 +488,43 @@ mod tests {
         assert!(a.len() <= MAX_FLOW_DIR && b.len() <= MAX_FLOW_DIR, "{a}");
         assert_ne!(a, b);
         assert_eq!(flow_dir_name("short name"), "short_name");
+    }
+
+    #[test]
+    fn pending_outputs_are_named_as_the_store_names_them() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let rec = Value::from("first").to_pretty_json();
+        let ev = Value::from("start");
+        let mut store = RunStore::create(root.path(), "f", "f-1", &rec, &ev).expect("create");
+        let mut pending = PendingOutputs::default();
+        let json = Value::from("j");
+        for (key, version, json) in [
+            ("a b", 1, None),
+            ("a_b", 1, Some(&json)),
+            ("a b", 1, None),
+            ("a b", 2, None),
+        ] {
+            let written = store
+                .externalize(key, version, "text", json)
+                .expect("store");
+            let placed = pending
+                .externalize(key, version, "text", json)
+                .expect("pending");
+            assert_eq!(written, placed);
+        }
+        // What was pending is what the store wrote.
+        let dir = root.path().join(".tfc").join("runs").join("f").join("f-1");
+        for (rel, content) in &pending.files {
+            let on_disk = std::fs::read_to_string(dir.join(rel)).expect(rel);
+            assert_eq!(&on_disk, content, "{rel}");
+        }
+        assert_eq!(pending.files.len(), 4, "a b, a_b and its json, a b again");
+        let again = tempfile::tempdir().expect("temp dir");
+        write_outputs(again.path(), &pending.files).expect("write");
+        assert_eq!(
+            std::fs::read_to_string(again.path().join("outputs/phases/a_b-2.json")).expect("json"),
+            "\"j\""
+        );
     }
 
     #[test]

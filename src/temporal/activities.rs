@@ -248,6 +248,8 @@ impl TfcActivities {
 /// batch finds the file longer and writes nothing, a torn one is cut back to `offset` first).
 pub(crate) fn write_batch(b: &StoreBatch) -> std::io::Result<()> {
     std::fs::create_dir_all(&b.dir)?;
+    // The large outputs `run.json` points at, before it.
+    crate::run::store::write_outputs(&b.dir, &b.files)?;
     // `run.json` first: a follower that sees the journal's end finds the final record.
     if let Some(record) = &b.record {
         write_atomic(&b.dir.join("run.json"), record)?;
@@ -299,6 +301,7 @@ mod tests {
             offset,
             lines: lines.to_owned(),
             record: record.map(str::to_owned),
+            files: Vec::new(),
         }
     }
 

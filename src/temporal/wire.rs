@@ -193,4 +193,7 @@ pub struct StoreBatch {
     pub offset: u64,
     pub lines: String,
     pub record: Option<String>,
+    /// Outputs too large for `run.json`: path relative to `dir` → content, written first.
+    #[serde(default)]
+    pub files: Vec<(String, String)>,
 }

@@ -96,6 +96,8 @@ impl TfcRun {
         };
         let mut machine = Machine::new(flow, args, config);
         let mut texts = crate::run::driver::PhaseTexts::default();
+        // Outputs too large for `run.json` go to files the worker writes with the record.
+        let mut outputs = crate::run::store::PendingOutputs::default();
         let mut pending: VecDeque<Event> = VecDeque::from([Event::Start]);
         let mut flights: BTreeMap<u64, Flying<'_>> = BTreeMap::new();
         let mut side = 0u64; // fire-and-forget operations, above every machine op
@@ -441,7 +443,7 @@ impl TfcRun {
                         Some(r) => crate::run::driver::stored_value(
                             r,
                             &machine.versions(),
-                            None,
+                            Some(&mut outputs),
                             def.as_ref(),
                             &cwd,
                             &meta,
@@ -452,7 +454,7 @@ impl TfcRun {
                             crate::run::driver::stored_value(
                                 r,
                                 &versions,
-                                None,
+                                Some(&mut outputs),
                                 def.as_ref(),
                                 &cwd,
                                 &meta,
@@ -468,6 +470,7 @@ impl TfcRun {
                     offset,
                     lines,
                     record,
+                    files: std::mem::take(&mut outputs.files),
                 };
                 let opts = LocalActivityOptions::builder()
                     .start_to_close_timeout(Duration::from_secs(60))

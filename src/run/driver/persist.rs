@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::run::machine::Input;
 use crate::run::record::RunRecord;
-use crate::run::store::RunStore;
+use crate::run::store::{OutputSink, RunStore};
 use crate::value::Value;
 
 /// The `run.json` text of each phase as last written, with the record it was written from:
@@ -123,7 +123,8 @@ pub(super) fn stored_value_with_errors(
     texts: &mut PhaseTexts,
 ) -> (String, Vec<std::io::Error>) {
     record.store_errors = store_errors.to_vec();
-    stored_value(record, versions, store, def, cwd, meta, texts)
+    let sink = store.map(|s| s as &mut dyn OutputSink);
+    stored_value(record, versions, sink, def, cwd, meta, texts)
 }
 
 /// `run.json`: the record plus `def`, `cwd`, `tfcVersion`; outputs over
@@ -133,7 +134,7 @@ pub(super) fn stored_value_with_errors(
 pub(crate) fn stored_value(
     record: &RunRecord,
     versions: &[u64],
-    mut store: Option<&mut RunStore>,
+    mut store: Option<&mut dyn OutputSink>,
     def: Option<&Value>,
     cwd: &Path,
     meta: &crate::value::Map,
