@@ -291,3 +291,68 @@ fn the_engine_table_of_the_configuration_sends_runs_and_workers_to_temporal() {
     );
     assert_eq!(calls(&dir).len(), 2);
 }
+
+#[test]
+fn a_failed_run_resumes_on_temporal_and_reuses_what_was_done() {
+    let Some((server, base)) = server_in("resume") else {
+        return;
+    };
+    let address = server.address();
+    let dir = base.join("resume");
+    let agent = project(&dir);
+    // `b` is not idempotent: its first call fails and is not retried, so the run fails.
+    std::fs::write(
+        dir.join("flow.json"),
+        r#"{"name": "again", "phases": [{"id": "a", "task": "first"},
+            {"id": "b", "dependsOn": ["a"], "idempotent": false, "task": "FLAKY {steps.a.output}"},
+            {"id": "c", "dependsOn": ["b"], "task": "last {steps.b.output}"}]}"#,
+    )
+    .expect("flow");
+    let _w1 = Worker::start(&server, &dir, &agent, "1");
+    let _w2 = Worker::start(&server, &dir, &agent, "2");
+    let failed = run_on(&server, &dir, &agent);
+    assert_eq!(failed.code, 1, "{}", failed.stderr);
+    let parent = run_id(&dir).expect("run id");
+    let a = agent.display().to_string();
+    let resumed = tfc(
+        &dir,
+        &[
+            "resume",
+            &parent,
+            "--agent-cmd",
+            &a,
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
+        ],
+    );
+    assert_eq!(resumed.code, 0, "{}", resumed.stderr);
+    assert_eq!(resumed.stdout, "ok c: last steady now\n");
+    // The resumed run is the other directory of the flow.
+    let runs = dir.join(".tfc").join("runs").join("again");
+    let child = std::fs::read_dir(&runs)
+        .expect("runs")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|id| *id != parent)
+        .expect("the resumed run");
+    let rec: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(runs.join(&child).join("run.json")).expect("run.json"),
+    )
+    .expect("JSON");
+    assert_eq!(rec["status"], "completed", "{rec:#}");
+    assert_eq!(rec["parentRunId"], parent.as_str(), "{rec:#}");
+    assert_eq!(rec["phases"]["a"]["cacheHit"], "run-only", "{rec:#}");
+    assert_eq!(rec["phases"]["a"]["attempts"], 0, "{rec:#}");
+    // `a` was called once (by the parent), `b` twice (failed, then resumed), `c` once.
+    let mut called: Vec<String> = calls(&dir).into_iter().map(|c| c.0).collect();
+    called.sort();
+    assert_eq!(called, ["a", "b", "b", "c"]);
+    // It ran on Temporal: its workflow's history has the calls.
+    let history = server.history(&child);
+    assert!(
+        history.to_string().contains("agent-call"),
+        "the resumed run's calls went through Temporal"
+    );
+}

@@ -70,6 +70,13 @@ pub struct ResumeArgs {
     quiet: bool,
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
+    /// Where the resumed run executes: here (`local`), or on Temporal workers (`temporal`).
+    /// Default: `[engine] kind` of the configuration, else local.
+    #[arg(long, value_enum)]
+    engine: Option<super::run::Engine>,
+    /// With `--engine temporal`: the Temporal service and queue.
+    #[command(flatten)]
+    remote: super::worker::TemporalArgs,
     /// The child run's id (internal: `tfc mcp` names a run before starting its process).
     #[arg(long = "run-id", value_name = "ID", hide = true)]
     run_id: Option<String>,
@@ -164,6 +171,8 @@ pub fn run(a: ResumeArgs) -> ExitCode {
         quiet: a.quiet,
         color: a.color,
         run_id: a.run_id.clone(),
+        engine: a.engine,
+        remote: a.remote.clone(),
         ..RunArgs::default()
     };
     let text = planned.def.to_pretty_json();

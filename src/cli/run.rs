@@ -92,7 +92,7 @@ pub struct RunArgs {
     #[arg(long = "no-incremental", overrides_with = "incremental")]
     pub(super) no_incremental: bool,
     /// Where the run executes: here (`local`), or on Temporal workers (`temporal`). Default:
-    /// `[engine] kind` of the configuration for a new run, else local.
+    /// `[engine] kind` of the configuration, else local (a dry run: always local).
     #[arg(long, value_enum)]
     pub(super) engine: Option<Engine>,
     /// With `--engine temporal`: the Temporal service and queue.
@@ -160,12 +160,11 @@ pub(super) fn launch(
 ) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let color = a.color.enabled();
-    let engine = effective_engine(&a, &cwd, resume.is_some());
+    let engine = effective_engine(&a, &cwd);
     if engine == Engine::Temporal {
-        if dry_run_or_resume(&a, resume.is_some()) {
+        if a.dry_run.is_some() {
             usage_error(
-                "--engine temporal runs real calls of a new run: --dry-run and tfc resume run \
-                 locally (drop --engine temporal)",
+                "--engine temporal runs real calls: a dry run runs here (drop --engine temporal)",
             );
             return ExitCode::from(code::INVALID);
         }
@@ -439,17 +438,13 @@ fn finish(
     })
 }
 
-fn dry_run_or_resume(a: &RunArgs, resume: bool) -> bool {
-    a.dry_run.is_some() || resume
-}
-
-/// `--engine` when given; else, for a new run that makes real calls, `[engine] kind` of the
-/// project's configuration (a dry run and a resume run here); else local.
-fn effective_engine(a: &RunArgs, cwd: &Path, resume: bool) -> Engine {
+/// `--engine` when given; else, for a run that makes real calls (a new one or a resumed
+/// one), `[engine] kind` of the project's configuration (a dry run here); else local.
+fn effective_engine(a: &RunArgs, cwd: &Path) -> Engine {
     if let Some(e) = a.engine {
         return e;
     }
-    if dry_run_or_resume(a, resume) {
+    if a.dry_run.is_some() {
         return Engine::Local;
     }
     match super::worker::engine_settings(cwd).kind.as_deref() {

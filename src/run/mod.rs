@@ -189,6 +189,11 @@ impl Interpreter {
         self
     }
 
+    /// How the run it makes resumes another, when it does.
+    pub fn resumes(&self) -> Option<&resume::Origin> {
+        self.opts.resume.as_ref().and_then(|c| c.origin.as_ref())
+    }
+
     /// Abort the run when this fires (Ctrl-C in the CLI).
     pub fn cancel_on(mut self, cancel: crate::agent::Cancel) -> Interpreter {
         self.cancel = Some(cancel);

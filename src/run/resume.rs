@@ -32,6 +32,30 @@ pub struct Carried {
     pub rerun_warn: Vec<String>,
     /// The parent's finished map items: node (`map#3`) → (key, output).
     pub items: IndexMap<String, (String, String)>,
+    /// How it was planned: another process (a Temporal worker) plans it again from this.
+    pub origin: Option<Origin>,
+}
+
+/// How a resumed run's [`Carried`] was planned: the parent's directory, its effective
+/// status, the patch and the caps ([`plan`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Origin {
+    /// The parent run's directory.
+    pub dir: PathBuf,
+    /// Its effective status when it was resumed.
+    pub status: String,
+    /// `--phase` and what it changed.
+    pub patch: Option<Patch>,
+    /// `--max-usd`/`--max-tokens`.
+    pub caps: Caps,
+}
+
+impl Origin {
+    /// Plan the resumed run again (the same parent gives the same states).
+    pub fn replan(&self) -> Result<Carried, String> {
+        let parent = open(&self.dir)?;
+        Ok(plan(&parent, &self.status, self.patch.as_ref(), self.caps)?.carried)
+    }
 }
 
 /// One lookup the driver answers (see `Command::CacheLookup`).
@@ -310,7 +334,7 @@ fn lower_def(def: &Value, name: &str) -> Option<crate::flow::Flow> {
 }
 
 /// `--phase P` and what to change in it.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Patch {
     /// The phase id.
     pub phase: String,
@@ -325,7 +349,7 @@ pub struct Patch {
 }
 
 /// The caps the child runs under (flow or flags), for the budget refusal.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Caps {
     /// Cost cap.
     pub max_usd: Option<f64>,
@@ -388,6 +412,12 @@ pub fn plan(
     let mut carried = Carried {
         parent_run_id: parent.run_id.clone(),
         spent_before: Some(spent),
+        origin: Some(Origin {
+            dir: parent.dir.clone(),
+            status: status.to_owned(),
+            patch: patch.cloned(),
+            caps: flag_caps,
+        }),
         ..Carried::default()
     };
     for (node, state) in &parent.items {

@@ -166,12 +166,18 @@ impl TfcActivities {
     /// A cache lookup: the key's fingerprints resolved, then the cross-run store.
     #[activity(name = "fingerprint")]
     pub async fn fingerprint(_ctx: ActivityContext, l: LookupWire) -> Result<Event, ActivityError> {
+        let resumed = match &l.resume {
+            Some(origin) => {
+                Some(carried(origin).map_err(|e| ActivityError::from(std::io::Error::other(e)))?)
+            }
+            None => None,
+        };
         Ok(crate::run::resume::look_up(crate::run::resume::Lookup {
             op: l.op,
             node: &l.node,
             parts: l.parts,
             fingerprints: &l.fingerprints,
-            resumed: None,
+            resumed: resumed.as_deref(),
             store: l.project_root.as_deref().filter(|_| l.cross_run),
             ttl_ms: l.ttl_ms,
             cwd: &l.cwd,
@@ -241,6 +247,32 @@ impl TfcActivities {
     pub async fn store(_ctx: ActivityContext, b: StoreBatch) -> Result<(), ActivityError> {
         write_batch(&b).map_err(ActivityError::from)
     }
+}
+
+/// What a resumed run may reuse, planned once per parent on this worker (every lookup of
+/// the run asks for the same).
+fn carried(
+    origin: &crate::run::resume::Origin,
+) -> Result<std::sync::Arc<crate::run::resume::Carried>, String> {
+    use std::sync::{Arc, Mutex};
+    type Planned = Vec<(crate::run::resume::Origin, Arc<crate::run::resume::Carried>)>;
+    static PLANNED: Mutex<Planned> = Mutex::new(Vec::new());
+    let mut planned = PLANNED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, c)) = planned.iter().find(|(o, _)| o == origin) {
+        return Ok(c.clone());
+    }
+    let c = Arc::new(origin.replan().map_err(|e| {
+        format!(
+            "the run this one resumes ({}) could not be read on this worker: {e}",
+            origin.dir.display()
+        )
+    })?);
+    // A worker serves few resumed runs at once: keep the last few.
+    if planned.len() >= 8 {
+        planned.remove(0);
+    }
+    planned.push((origin.clone(), c.clone()));
+    Ok(c)
 }
 
 /// Rewrite `run.json` (temp file, fsync, rename), then append the batch's journal lines

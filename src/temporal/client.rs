@@ -180,6 +180,7 @@ pub fn start_run(
         config: config.to_value().to_json(),
         meta: Value::Object(meta).to_json(),
         version: super::wire::BUILD_ID.to_owned(),
+        resume: interp.resumes().cloned(),
     };
     let setup = super::workflow::setup(&input)
         .ok_or_else(|| RunError::Io("the run's input could not be built".into()))?;

@@ -34,6 +34,10 @@ pub struct RunInput {
     pub meta: String,
     /// The tfc version that started the run.
     pub version: String,
+    /// The run resumes another: how its reusable states are planned (workers plan them
+    /// again from the parent's directory).
+    #[serde(default)]
+    pub resume: Option<crate::run::resume::Origin>,
 }
 
 /// The input of child workflow `TfcShard`: the run it belongs to, and its batch of calls.
@@ -184,6 +188,9 @@ pub struct LookupWire {
     pub cwd: PathBuf,
     pub project_root: Option<PathBuf>,
     pub now: u64,
+    /// A run-only lookup of a resumed run: how its parent's states are planned.
+    #[serde(default)]
+    pub resume: Option<crate::run::resume::Origin>,
 }
 
 /// A batch of store writes: journal lines appended at `offset`, and `run.json` rewritten.

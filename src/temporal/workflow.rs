@@ -355,7 +355,7 @@ impl TfcRun {
                             node,
                             parts,
                             fingerprints,
-                            run_only: _,
+                            run_only,
                             cross_run,
                             ttl_ms,
                             cwd: at,
@@ -372,6 +372,7 @@ impl TfcRun {
                                     cwd: at,
                                     project_root: project_root.clone(),
                                     now: machine_now(ctx),
+                                    resume: input.resume.clone().filter(|_| run_only),
                                 },
                                 quick(),
                             );

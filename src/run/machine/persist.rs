@@ -97,6 +97,9 @@ impl Config {
                     .collect(),
             ),
         );
+        if let Some(p) = &self.parent_run_id {
+            m.insert("parentRunId".into(), s(p));
+        }
         if let Some(n) = self.shard_items {
             m.insert("shardItems".into(), Value::Number(n as f64));
         }
@@ -183,6 +186,7 @@ impl Config {
                 _ => IndexMap::new(),
             }),
             shard_items: number("shardItems").map(|n| n.max(1.0) as usize),
+            parent_run_id: text("parentRunId"),
             ..Config::default()
         })
     }
@@ -225,6 +229,7 @@ mod tests {
                     .collect(),
             ),
             shard_items: Some(500),
+            parent_run_id: Some("r-0".into()),
             ..Config::default()
         };
         let back = Config::from_value(&cfg.to_value()).expect("reads back");
