@@ -182,7 +182,7 @@ pub fn start_run(
         version: super::wire::BUILD_ID.to_owned(),
         resume: interp.resumes().cloned(),
     };
-    let setup = super::workflow::setup(&input)
+    let setup = super::host::setup(&input)
         .ok_or_else(|| RunError::Io("the run's input could not be built".into()))?;
     let rt = tokio().map_err(RunError::Io)?;
     rt.block_on(async move {
@@ -272,7 +272,7 @@ struct Mirror {
 
 impl Mirror {
     fn new(
-        setup: super::workflow::Setup,
+        setup: super::host::Setup,
         progress: Option<ProgressSink>,
         asked: Option<Asked>,
     ) -> Mirror {

@@ -12,6 +12,7 @@
 
 mod activities;
 mod client;
+mod host;
 mod shard;
 mod wire;
 mod workflow;

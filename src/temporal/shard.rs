@@ -10,8 +10,8 @@ use std::task::Poll;
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{WorkflowContext, WorkflowResult};
 
+use super::host::{Flying, Out, call_flight, machine_now, setup, timer_flight};
 use super::wire::ShardInput;
-use super::workflow::{Flying, Out, call_flight, machine_now, setup, timer_flight};
 use crate::run::machine::{Command, Event, Input, Machine, ShardResult};
 
 /// The workflow id of the run's shard started as operation `op`.

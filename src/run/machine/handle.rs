@@ -327,7 +327,7 @@ impl Host for Machine {
     fn start_call(&mut self, exec: usize, slot: u32, phase: usize, spec: CallSpec) {
         Machine::start_call(self, exec, slot, phase, spec);
     }
-    fn start_shard(&mut self, exec: usize, mut shard: super::shard::ShardRequest) {
+    fn start_shard(&mut self, exec: usize, mut shard: super::io::ShardRequest) {
         let op = self.op();
         shard.spent_tokens = self.meter.tokens;
         shard.spent_cost_micros = self.meter.cost_micros;

@@ -73,7 +73,7 @@ pub enum Event {
         /// The shard's operation.
         op: u64,
         /// What it gives back.
-        result: Box<super::shard::ShardResult>,
+        result: Box<ShardResult>,
     },
     /// A phase's working directory was prepared.
     DirReady {
@@ -292,7 +292,7 @@ pub enum Command {
         /// The operation id.
         op: u64,
         /// The batch.
-        shard: Box<super::shard::ShardRequest>,
+        shard: Box<ShardRequest>,
     },
     /// The run's spend passed a cap while shard `op` is out: tell it ([`Event::Capped`]).
     CapShard {
@@ -300,7 +300,7 @@ pub enum Command {
         op: u64,
     },
     /// A shard machine is over: its result goes back to the run that asked for it.
-    EndShard(Box<super::shard::ShardResult>),
+    EndShard(Box<ShardResult>),
     /// Stop a call, script or shard; its end still comes back.
     Cancel {
         /// The operation to stop.
@@ -620,4 +620,117 @@ pub struct ScriptRequest {
     pub run_id: String,
     /// `TFC_PHASE_ID`.
     pub phase_id: String,
+}
+
+/// A batch of one map's item calls, for a child to run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardRequest {
+    /// The map phase's index in the flow.
+    pub phase: usize,
+    /// The map's width: calls at once.
+    pub width: usize,
+    /// The calls, in item order.
+    pub calls: Vec<ShardCall>,
+    /// The run's spend when the batch was handed over: tokens.
+    pub spent_tokens: u64,
+    /// … and cost, in micro-dollars.
+    pub spent_cost_micros: u64,
+}
+
+/// One item's call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardCall {
+    /// The item index.
+    pub slot: u32,
+    /// The node path without a sub-flow prefix (`map#3`).
+    pub node: String,
+    /// The agent.
+    pub agent: String,
+    /// The whole prompt.
+    pub prompt: String,
+    /// The phase's output contract applies.
+    pub contract: bool,
+    /// Where the call runs.
+    pub cwd: PathBuf,
+}
+
+/// What a shard gives back: each item's end in the order they ended, the journal lines of
+/// its calls, and what they spent.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShardResult {
+    /// The items, in the order they ended.
+    pub items: Vec<ShardItem>,
+    /// The `agent-call` journal lines of the shard's attempts, as compact JSON.
+    pub lines: Vec<String>,
+    /// Tokens the shard spent (as the budget counts them).
+    pub tokens: u64,
+    /// Cost the shard spent, in micro-dollars.
+    pub cost_micros: u64,
+}
+
+/// How one item of a shard ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardItem {
+    /// The item index.
+    pub slot: u32,
+    /// How.
+    pub end: ShardEnd,
+}
+
+/// How one item of a shard ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "end", rename_all = "kebab-case")]
+pub enum ShardEnd {
+    /// Its call ran (every attempt of it).
+    Called {
+        /// It succeeded.
+        ok: bool,
+        /// The answer, or the last attempt's partial output.
+        output: String,
+        /// Why it failed.
+        error: Option<String>,
+        /// Attempts made.
+        attempts: u32,
+        /// Their usage.
+        usage: UsageData,
+        /// The wall timeout stopped it.
+        timed_out: bool,
+        /// The abort stopped it.
+        aborted: bool,
+        /// The model that answered.
+        model: Option<String>,
+        /// Warnings of its attempts.
+        warnings: Vec<String>,
+    },
+    /// The budget was exceeded before it started.
+    OverBudget,
+    /// The run was aborted before it started.
+    Aborted,
+}
+
+impl ShardEnd {
+    /// The end of every call of `req` when the shard could not run at all.
+    pub fn all_failed(req: &ShardRequest, error: &str) -> ShardResult {
+        ShardResult {
+            items: req
+                .calls
+                .iter()
+                .map(|c| ShardItem {
+                    slot: c.slot,
+                    end: ShardEnd::Called {
+                        ok: false,
+                        output: String::new(),
+                        error: Some(error.to_owned()),
+                        attempts: 0,
+                        usage: UsageData::default(),
+                        timed_out: false,
+                        aborted: false,
+                        model: None,
+                        warnings: Vec::new(),
+                    },
+                })
+                .collect(),
+            ..ShardResult::default()
+        }
+    }
 }

@@ -12,7 +12,9 @@ use super::super::record::PhaseRecord;
 use super::super::scope::PhaseScope;
 use super::config::Config;
 use super::hit::CacheHit;
-use super::io::{CallDir, Command, Decision, Facts, Input, ScriptOutcome};
+use super::io::{
+    CallDir, Command, Decision, Facts, Input, ScriptOutcome, ShardEnd, ShardItem, ShardRequest,
+};
 use crate::agent::{Purpose as CallPurpose, Usage};
 use crate::flow::{Flow, OutputMode};
 use crate::value::{Map, Value, format_number};
@@ -43,7 +45,7 @@ pub(crate) enum KindEvent {
     /// An input for the sub-flow running inside.
     Child(Input),
     /// A shard of a map's items ended: each item's end, in the order they ended.
-    Shard(Vec<super::shard::ShardItem>),
+    Shard(Vec<ShardItem>),
     Interrupt,
 }
 
@@ -161,6 +163,52 @@ pub(crate) struct CallResult {
     pub warnings: Vec<String>,
     /// The backend panicked (uncaught calls): the run crashes with this message.
     pub crashed: Option<String>,
+}
+
+impl CallResult {
+    /// How a shard's call ended, for the run it came from.
+    pub(crate) fn into_shard_end(self) -> ShardEnd {
+        ShardEnd::Called {
+            ok: self.ok,
+            output: self.output,
+            error: self.error,
+            attempts: self.attempts,
+            usage: self.usage.into(),
+            timed_out: self.timed_out,
+            aborted: self.aborted,
+            model: self.model,
+            warnings: self.warnings,
+        }
+    }
+
+    /// The call result of a shard's item (`None` when the item never started).
+    pub(crate) fn from_shard_end(end: ShardEnd) -> Option<CallResult> {
+        match end {
+            ShardEnd::Called {
+                ok,
+                output,
+                error,
+                attempts,
+                usage,
+                timed_out,
+                aborted,
+                model,
+                warnings,
+            } => Some(CallResult {
+                ok,
+                output,
+                error,
+                attempts,
+                usage: usage.into(),
+                timed_out,
+                aborted,
+                model,
+                warnings,
+                crashed: None,
+            }),
+            ShardEnd::OverBudget | ShardEnd::Aborted => None,
+        }
+    }
 }
 
 /// What the machine knows of a phase's reuse while it runs.
@@ -286,7 +334,7 @@ pub(crate) trait Host {
     fn start_call(&mut self, exec: usize, slot: u32, phase: usize, spec: CallSpec);
     fn cancel_call(&mut self, exec: usize, slot: u32);
     /// Hand a batch of execution `exec`'s item calls to a shard (the spend is filled in).
-    fn start_shard(&mut self, exec: usize, shard: super::shard::ShardRequest);
+    fn start_shard(&mut self, exec: usize, shard: ShardRequest);
     fn rework(&mut self, exec: usize, deps: Vec<usize>, depth: u32);
     /// A machine for a sub-flow.
     fn child(&self, flow: Arc<Flow>, args: Map, cfg: Config) -> Box<dyn Child>;
@@ -335,7 +383,7 @@ impl Cx<'_> {
         self.m.start_call(self.exec, slot, ex.index, spec);
     }
     /// Hand a batch of this execution's item calls to a shard.
-    pub fn shard(&mut self, shard: super::shard::ShardRequest) {
+    pub fn shard(&mut self, shard: ShardRequest) {
         self.m.start_shard(self.exec, shard);
     }
     pub fn cancel_call(&mut self, slot: u32) {

@@ -25,10 +25,10 @@ pub use config::{Config, RunSettings};
 pub use hit::{CacheHit, HitRecord};
 pub use io::{
     CallDir, CallEnd, CallOutcome, CallRequest, Command, Decision, DirSpec, Event, Facts, Input,
-    Line, Progress, ScriptEnd, ScriptOutcome, ScriptRequest, UsageData,
+    Line, Progress, ScriptEnd, ScriptOutcome, ScriptRequest, ShardCall, ShardEnd, ShardItem,
+    ShardRequest, ShardResult, UsageData,
 };
 
-pub use shard::{ShardCall, ShardEnd, ShardItem, ShardRequest, ShardResult};
 pub use state::Machine;
 
 pub(crate) use kit::{

@@ -10,178 +10,20 @@
 //! A local run never shards: its [`Config::shard_items`] is `None`.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
+use super::Machine;
 use super::config::Config;
-use super::io::{CallDir, Command, Event, Input, Line, UsageData};
+use super::io::{
+    CallDir, Command, Event, Input, Line, ShardCall, ShardEnd, ShardItem, ShardRequest, ShardResult,
+};
 use super::kit::{CallResult, CallSpec, Meter};
-use super::state::Machine;
 use crate::agent::Purpose;
 use crate::flow::Flow;
 use crate::value::Map;
 
 /// The execution index a shard machine's calls belong to (it runs no phase).
 pub(super) const SHARD_EXEC: usize = usize::MAX;
-
-/// A batch of one map's item calls, for a child to run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ShardRequest {
-    /// The map phase's index in the flow.
-    pub phase: usize,
-    /// The map's width: calls at once.
-    pub width: usize,
-    /// The calls, in item order.
-    pub calls: Vec<ShardCall>,
-    /// The run's spend when the batch was handed over: tokens.
-    pub spent_tokens: u64,
-    /// … and cost, in micro-dollars.
-    pub spent_cost_micros: u64,
-}
-
-/// One item's call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ShardCall {
-    /// The item index.
-    pub slot: u32,
-    /// The node path without a sub-flow prefix (`map#3`).
-    pub node: String,
-    /// The agent.
-    pub agent: String,
-    /// The whole prompt.
-    pub prompt: String,
-    /// The phase's output contract applies.
-    pub contract: bool,
-    /// Where the call runs.
-    pub cwd: PathBuf,
-}
-
-/// What a shard gives back: each item's end in the order they ended, the journal lines of
-/// its calls, and what they spent.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ShardResult {
-    /// The items, in the order they ended.
-    pub items: Vec<ShardItem>,
-    /// The `agent-call` journal lines of the shard's attempts, as compact JSON.
-    pub lines: Vec<String>,
-    /// Tokens the shard spent (as the budget counts them).
-    pub tokens: u64,
-    /// Cost the shard spent, in micro-dollars.
-    pub cost_micros: u64,
-}
-
-/// How one item of a shard ended.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ShardItem {
-    /// The item index.
-    pub slot: u32,
-    /// How.
-    pub end: ShardEnd,
-}
-
-/// How one item of a shard ended.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "end", rename_all = "kebab-case")]
-pub enum ShardEnd {
-    /// Its call ran (every attempt of it).
-    Called {
-        /// It succeeded.
-        ok: bool,
-        /// The answer, or the last attempt's partial output.
-        output: String,
-        /// Why it failed.
-        error: Option<String>,
-        /// Attempts made.
-        attempts: u32,
-        /// Their usage.
-        usage: UsageData,
-        /// The wall timeout stopped it.
-        timed_out: bool,
-        /// The abort stopped it.
-        aborted: bool,
-        /// The model that answered.
-        model: Option<String>,
-        /// Warnings of its attempts.
-        warnings: Vec<String>,
-    },
-    /// The budget was exceeded before it started.
-    OverBudget,
-    /// The run was aborted before it started.
-    Aborted,
-}
-
-impl ShardEnd {
-    /// A finished call's end.
-    pub(super) fn called(r: CallResult) -> ShardEnd {
-        ShardEnd::Called {
-            ok: r.ok,
-            output: r.output,
-            error: r.error,
-            attempts: r.attempts,
-            usage: r.usage.into(),
-            timed_out: r.timed_out,
-            aborted: r.aborted,
-            model: r.model,
-            warnings: r.warnings,
-        }
-    }
-
-    /// The call result a fan-out takes (`None` when the item never started).
-    pub(crate) fn into_result(self) -> Option<CallResult> {
-        match self {
-            ShardEnd::Called {
-                ok,
-                output,
-                error,
-                attempts,
-                usage,
-                timed_out,
-                aborted,
-                model,
-                warnings,
-            } => Some(CallResult {
-                ok,
-                output,
-                error,
-                attempts,
-                usage: usage.into(),
-                timed_out,
-                aborted,
-                model,
-                warnings,
-                crashed: None,
-            }),
-            ShardEnd::OverBudget | ShardEnd::Aborted => None,
-        }
-    }
-
-    /// The end of every call of `req` when the shard could not run at all.
-    pub fn all_failed(req: &ShardRequest, error: &str) -> ShardResult {
-        ShardResult {
-            items: req
-                .calls
-                .iter()
-                .map(|c| ShardItem {
-                    slot: c.slot,
-                    end: ShardEnd::Called {
-                        ok: false,
-                        output: String::new(),
-                        error: Some(error.to_owned()),
-                        attempts: 0,
-                        usage: UsageData::default(),
-                        timed_out: false,
-                        aborted: false,
-                        model: None,
-                        warnings: Vec::new(),
-                    },
-                })
-                .collect(),
-            ..ShardResult::default()
-        }
-    }
-}
 
 /// A shard machine's own state.
 #[derive(Debug)]
@@ -335,7 +177,7 @@ impl Machine {
             s.running = s.running.saturating_sub(1);
             s.result.items.push(ShardItem {
                 slot,
-                end: ShardEnd::called(result),
+                end: result.into_shard_end(),
             });
         }
     }
@@ -356,7 +198,7 @@ impl Machine {
 
 #[cfg(test)]
 mod tests {
-    use super::super::io::{CallEnd, CallOutcome, CallRequest};
+    use super::super::io::{CallEnd, CallOutcome, CallRequest, UsageData};
     use super::*;
     use crate::check::{CheckOptions, check_source};
     use crate::flow::LowerOptions;

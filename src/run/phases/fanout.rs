@@ -141,7 +141,7 @@ impl Fanout {
                             self.not_started(ex, i, agent, true);
                         }
                         end => {
-                            if let Some(r) = end.into_result() {
+                            if let Some(r) = CallResult::from_shard_end(end) {
                                 self.item_ended(ex, cx, phase, i, r);
                             }
                         }
