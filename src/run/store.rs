@@ -81,8 +81,8 @@ pub struct RunStore {
     last_cost: Duration,
     dirty: bool,
     rewrites: u64,
-    /// Where large phase outputs go.
-    names: OutputNames,
+    /// Where large phase outputs go (each written as soon as it is placed).
+    outputs: PendingOutputs,
 }
 
 /// The files large phase outputs go to: a stem per record key, each written once per result
@@ -284,7 +284,7 @@ impl RunStore {
             last_cost: Duration::ZERO,
             dirty: false,
             rewrites: 1,
-            names: OutputNames::default(),
+            outputs: PendingOutputs::default(),
         })
     }
 
@@ -406,23 +406,15 @@ impl OutputSink for RunStore {
         output: &str,
         json: Option<&Value>,
     ) -> std::io::Result<OutputFiles> {
-        let (f, write) = self.names.place(key, version, json.is_some());
-        if write {
-            let dir = self.dir.join("outputs").join("phases");
-            std::fs::create_dir_all(&dir).map_err(|e| annotate(e, &dir))?;
-            let txt = self.dir.join(&f.output);
-            write_file(&txt, output.as_bytes()).map_err(|e| annotate(e, &txt))?;
-            if let (Some(rel), Some(j)) = (&f.json, json) {
-                let path = self.dir.join(rel);
-                write_file(&path, j.to_json().as_bytes()).map_err(|e| annotate(e, &path))?;
-            }
-        }
+        let f = self.outputs.externalize(key, version, output, json)?;
+        write_outputs(&self.dir, &std::mem::take(&mut self.outputs.files))?;
         Ok(f)
     }
 
     fn final_output(&mut self, text: &str) -> std::io::Result<String> {
-        write_outputs(&self.dir, &[(FINAL_OUTPUT.to_owned(), text.to_owned())])?;
-        Ok(FINAL_OUTPUT.to_owned())
+        let f = self.outputs.final_output(text)?;
+        write_outputs(&self.dir, &std::mem::take(&mut self.outputs.files))?;
+        Ok(f)
     }
 }
 

@@ -2,10 +2,12 @@
 //! the machine's setup from the run's input, and the operations in flight they both start
 //! (agent calls as activities, durable timers).
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use temporalio_sdk::{
@@ -179,4 +181,57 @@ pub(super) fn setup(input: &RunInput) -> Option<Setup> {
         meta,
         dir,
     })
+}
+
+/// What woke a workflow, in the order it handles it (so a replay decides alike): its
+/// signal condition held, it was cancelled (asked only while `watch_cancel`), then the
+/// operations that ended, in id order.
+pub(super) struct Woken {
+    pub signalled: bool,
+    pub cancelled: bool,
+    pub done: Vec<(u64, Out)>,
+}
+
+/// Wait until `condition` holds (a signal arrived), the workflow is cancelled or an
+/// operation in `flights` ends; the operations that ended leave `flights`.
+pub(super) async fn wake<'a, W>(
+    ctx: &'a WorkflowContext<W>,
+    condition: impl FnMut(&W) -> bool + 'a,
+    cancelled: &mut Pin<Box<dyn Future<Output = Option<String>> + 'a>>,
+    watch_cancel: bool,
+    flights: &mut BTreeMap<u64, Flying<'a>>,
+) -> Woken {
+    let token = WorkflowCancellationToken::new();
+    let mut signalled = Box::pin(
+        ctx.wait_condition_with_options(
+            condition,
+            temporalio_sdk::WaitConditionOptions::builder()
+                .cancellation_token(token.clone())
+                .build(),
+        ),
+    );
+    let woken = std::future::poll_fn(|cx| {
+        let mut w = Woken {
+            signalled: signalled.as_mut().poll(cx).is_ready(),
+            cancelled: watch_cancel && cancelled.as_mut().poll(cx).is_ready(),
+            done: Vec::new(),
+        };
+        for (op, (f, _)) in flights.iter_mut() {
+            if let Poll::Ready(e) = f.as_mut().poll(cx) {
+                w.done.push((*op, e));
+            }
+        }
+        if w.signalled || w.cancelled || !w.done.is_empty() {
+            Poll::Ready(w)
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+    drop(signalled);
+    token.cancel();
+    for (op, _) in &woken.done {
+        flights.remove(op);
+    }
+    woken
 }

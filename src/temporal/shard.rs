@@ -5,12 +5,11 @@
 //! its calls and still returns every item.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::task::Poll;
 
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{WorkflowContext, WorkflowResult};
 
-use super::host::{Flying, Out, call_flight, machine_now, setup, timer_flight};
+use super::host::{Flying, Out, call_flight, machine_now, setup, timer_flight, wake};
 use super::wire::ShardInput;
 use crate::run::machine::{Command, Event, Input, Machine, ShardResult};
 
@@ -47,7 +46,8 @@ impl TfcShard {
         let mut machine = Machine::shard(setup.flow, setup.config, input.shard);
         let mut pending = VecDeque::from([Event::Start]);
         let mut flights: BTreeMap<u64, Flying<'_>> = BTreeMap::new();
-        let mut cancelled = Box::pin(ctx.cancelled());
+        let mut cancelled: std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>>>> =
+            Box::pin(ctx.cancelled());
         let mut interrupted = false;
         let mut capped = false;
         loop {
@@ -88,53 +88,27 @@ impl TfcShard {
                     )),
                 ));
             }
-            let signal_token = temporalio_sdk::WorkflowCancellationToken::new();
-            let mut signalled = Box::pin(
-                ctx.wait_condition_with_options(
-                    |s: &TfcShard| s.capped,
-                    temporalio_sdk::WaitConditionOptions::builder()
-                        .cancellation_token(signal_token.clone())
-                        .build(),
-                ),
-            );
-            let woke = std::future::poll_fn(|cx| {
-                let mut got = Vec::new();
-                if !capped && signalled.as_mut().poll(cx).is_ready() {
-                    got.push(Woke::Capped);
-                }
-                if !interrupted && cancelled.as_mut().poll(cx).is_ready() {
-                    got.push(Woke::Cancelled);
-                }
-                for (op, (f, _)) in flights.iter_mut() {
-                    if let Poll::Ready(e) = f.as_mut().poll(cx) {
-                        got.push(Woke::Done(*op, e));
-                    }
-                }
-                if got.is_empty() {
-                    Poll::Pending
-                } else {
-                    Poll::Ready(got)
-                }
-            })
+            // Once told, the signal is not waited for again.
+            let told = capped;
+            let woken = wake(
+                ctx,
+                move |s: &TfcShard| s.capped && !told,
+                &mut cancelled,
+                !interrupted,
+                &mut flights,
+            )
             .await;
-            drop(signalled);
-            signal_token.cancel();
-            for w in woke {
-                match w {
-                    Woke::Capped => {
-                        capped = true;
-                        pending.push_back(Event::Capped);
-                    }
-                    Woke::Cancelled => {
-                        interrupted = true;
-                        pending.push_back(Event::Interrupt);
-                    }
-                    Woke::Done(op, out) => {
-                        flights.remove(&op);
-                        if let Out::Event(e) = out {
-                            pending.push_back(e);
-                        }
-                    }
+            if woken.signalled {
+                capped = true;
+                pending.push_back(Event::Capped);
+            }
+            if woken.cancelled {
+                interrupted = true;
+                pending.push_back(Event::Interrupt);
+            }
+            for (_, out) in woken.done {
+                if let Out::Event(e) = out {
+                    pending.push_back(e);
                 }
             }
         }
@@ -145,11 +119,4 @@ impl TfcShard {
     pub fn cap(&mut self, _ctx: &mut temporalio_sdk::SyncWorkflowContext<Self>, _why: String) {
         self.capped = true;
     }
-}
-
-/// What woke the shard (a signal, then the cancellation, then operations in id order).
-enum Woke {
-    Capped,
-    Cancelled,
-    Done(u64, Out),
 }

@@ -6,7 +6,6 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::path::PathBuf;
-use std::task::Poll;
 use std::time::Duration;
 
 use temporalio_macros::{workflow, workflow_methods};
@@ -19,7 +18,7 @@ use temporalio_sdk::{
 use super::activities::TfcActivities;
 use super::host::{
     Flying, HEARTBEAT_TIMEOUT, Out, Setup, call_flight, machine_now, once, setup, timer_flight,
-    worker_lost,
+    wake, worker_lost,
 };
 use super::wire::{ApprovalSignal, DirWire, LookupWire, RunInput, ShardInput, StoreBatch};
 use crate::run::machine::{
@@ -82,7 +81,8 @@ impl TfcRun {
         let mut offset = 0u64;
         let mut finished = None;
         let mut interrupted = false;
-        let mut cancelled = Box::pin(ctx.cancelled());
+        let mut cancelled: std::pin::Pin<Box<dyn Future<Output = Option<String>>>> =
+            Box::pin(ctx.cancelled());
         let mut cmds = Vec::new();
         loop {
             let mut lines = String::new();
@@ -467,76 +467,47 @@ impl TfcRun {
             }
             // Wait for the next events: signals first, then cancellation, then operations
             // in id order.
-            let signal_token = WorkflowCancellationToken::new();
-            let mut signalled = Box::pin(
-                ctx.wait_condition_with_options(
-                    |s: &TfcRun| !s.inbox.is_empty(),
-                    temporalio_sdk::WaitConditionOptions::builder()
-                        .cancellation_token(signal_token.clone())
-                        .build(),
-                ),
-            );
-            let woke = std::future::poll_fn(|cx| {
-                let mut got = Vec::new();
-                if signalled.as_mut().poll(cx).is_ready() {
-                    got.push(Woke::Signals);
-                }
-                if !interrupted && cancelled.as_mut().poll(cx).is_ready() {
-                    got.push(Woke::Cancelled);
-                }
-                for (op, (f, _)) in flights.iter_mut() {
-                    if let Poll::Ready(e) = f.as_mut().poll(cx) {
-                        got.push(Woke::Done(*op, e));
-                    }
-                }
-                if got.is_empty() {
-                    Poll::Pending
-                } else {
-                    Poll::Ready(got)
-                }
-            })
+            let woken = wake(
+                ctx,
+                |s: &TfcRun| !s.inbox.is_empty(),
+                &mut cancelled,
+                !interrupted,
+                &mut flights,
+            )
             .await;
-            drop(signalled);
-            signal_token.cancel();
-            for w in woke {
-                match w {
-                    Woke::Signals => {
-                        let signals: Vec<ApprovalSignal> =
-                            ctx.state_mut(|s| s.inbox.drain(..).collect());
-                        for s in signals {
-                            match asked.remove(&s.phase) {
-                                Some(op) => pending.push_back(Event::Approval {
-                                    op,
-                                    phase: s.phase,
-                                    decision: s.decision,
-                                    note: s.note,
-                                    by_signal: true,
-                                }),
-                                None => early.push(s),
-                            }
+            if woken.signalled {
+                let signals: Vec<ApprovalSignal> = ctx.state_mut(|s| s.inbox.drain(..).collect());
+                for s in signals {
+                    match asked.remove(&s.phase) {
+                        Some(op) => pending.push_back(Event::Approval {
+                            op,
+                            phase: s.phase,
+                            decision: s.decision,
+                            note: s.note,
+                            by_signal: true,
+                        }),
+                        None => early.push(s),
+                    }
+                }
+            }
+            if woken.cancelled {
+                interrupted = true;
+                pending.push_back(Event::Interrupt);
+            }
+            for (_, out) in woken.done {
+                match out {
+                    Out::Event(e) => pending.push_back(e),
+                    Out::Dir(op, d) => {
+                        if let (Ok(p), true) = (&d.path, d.temp) {
+                            temp_dirs.insert(op, p.clone());
                         }
+                        pending.push_back(Event::DirReady {
+                            op,
+                            path: d.path,
+                            warning: d.warning,
+                        });
                     }
-                    Woke::Cancelled => {
-                        interrupted = true;
-                        pending.push_back(Event::Interrupt);
-                    }
-                    Woke::Done(op, e) => {
-                        flights.remove(&op);
-                        match e {
-                            Out::Event(e) => pending.push_back(e),
-                            Out::Dir(op, d) => {
-                                if let (Ok(p), true) = (&d.path, d.temp) {
-                                    temp_dirs.insert(op, p.clone());
-                                }
-                                pending.push_back(Event::DirReady {
-                                    op,
-                                    path: d.path,
-                                    warning: d.warning,
-                                });
-                            }
-                            Out::Nothing => {}
-                        }
-                    }
+                    Out::Nothing => {}
                 }
             }
         }
@@ -547,12 +518,6 @@ impl TfcRun {
     pub fn approval(&mut self, _ctx: &mut SyncWorkflowContext<Self>, s: ApprovalSignal) {
         self.inbox.push_back(s);
     }
-}
-
-enum Woke {
-    Signals,
-    Cancelled,
-    Done(u64, Out),
 }
 
 /// A shard of a map's calls as child workflow `TfcShard` (SPEC §14.3): its own history.

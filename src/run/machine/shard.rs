@@ -405,8 +405,8 @@ mod tests {
         assert!(rec.phases["each"].budget_truncated);
     }
 
-    #[test]
-    fn a_capped_shard_starts_nothing_more() {
+    /// A shard machine of `MAP`'s map with `n` calls, `width` at once.
+    fn shard_of(n: u32, width: usize) -> Machine {
         let checked = check_source(MAP, &LowerOptions::default(), &CheckOptions::default());
         let flow = Arc::new(checked.flow.expect("flow"));
         let cfg = Config {
@@ -416,7 +416,7 @@ mod tests {
             journaling: true,
             ..Config::default()
         };
-        let calls = (0..4)
+        let calls = (0..n)
             .map(|i| ShardCall {
                 slot: i,
                 node: format!("each#{i}"),
@@ -428,12 +428,17 @@ mod tests {
             .collect();
         let req = ShardRequest {
             phase: 0,
-            width: 2,
+            width,
             calls,
             spent_tokens: 0,
             spent_cost_micros: 0,
         };
-        let mut m = Machine::shard(flow, cfg, req);
+        Machine::shard(flow, cfg, req)
+    }
+
+    #[test]
+    fn a_capped_shard_starts_nothing_more() {
+        let mut m = shard_of(4, 2);
         let mut ops = Vec::new();
         for c in m.handle(Input {
             at: 1,
@@ -481,33 +486,7 @@ mod tests {
 
     #[test]
     fn an_interrupted_shard_reports_every_item() {
-        let checked = check_source(MAP, &LowerOptions::default(), &CheckOptions::default());
-        let flow = Arc::new(checked.flow.expect("flow"));
-        let cfg = Config {
-            run_id: "r".into(),
-            max_output: 1 << 20,
-            max_prompt: 1 << 20,
-            journaling: true,
-            ..Config::default()
-        };
-        let calls = (0..5)
-            .map(|i| ShardCall {
-                slot: i,
-                node: format!("each#{i}"),
-                agent: "default".into(),
-                prompt: format!("do {i}"),
-                contract: false,
-                cwd: "/t".into(),
-            })
-            .collect();
-        let req = ShardRequest {
-            phase: 0,
-            width: 2,
-            calls,
-            spent_tokens: 0,
-            spent_cost_micros: 0,
-        };
-        let mut m = Machine::shard(flow, cfg, req);
+        let mut m = shard_of(5, 2);
         let started = m.handle(Input {
             at: 1,
             what: Event::Start,
