@@ -221,8 +221,14 @@ fn block_comment(lex: &mut logos::Lexer<'_, Token>) -> FilterResult<(), LexError
 }
 
 /// Tokens with their spans, errors folded into tokens, then [`Token::Eof`] forever.
+///
+/// The tokens nearly every document is made of (punctuation and double-quoted strings, after
+/// plain whitespace) are read here directly; everything else goes through the logos lexer,
+/// which reads them the same way.
 pub struct Lexer<'a> {
     inner: logos::Lexer<'a, Token>,
+    /// Whether the last token is a closed double-quoted string with nothing to decode.
+    plain: bool,
 }
 
 impl<'a> Lexer<'a> {
@@ -232,11 +238,54 @@ impl<'a> Lexer<'a> {
         if text.starts_with('\u{feff}') {
             inner.bump('\u{feff}'.len_utf8());
         }
-        Lexer { inner }
+        Lexer {
+            inner,
+            plain: false,
+        }
+    }
+
+    /// Whether the last token is a closed double-quoted string without escapes or control
+    /// characters: its content is its value.
+    pub fn plain(&self) -> bool {
+        self.plain
     }
 
     /// The next token and its span.
     pub fn next_token(&mut self) -> (Token, Span) {
+        self.plain = false;
+        let rest = self.inner.remainder().as_bytes();
+        let at = self.inner.source().len() - rest.len();
+        let blank = rest
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            .unwrap_or(rest.len());
+        let start = at + blank;
+        let fast = match rest.get(blank) {
+            Some(b'{') => Some((Token::LBrace, 1)),
+            Some(b'}') => Some((Token::RBrace, 1)),
+            Some(b'[') => Some((Token::LBracket, 1)),
+            Some(b']') => Some((Token::RBracket, 1)),
+            Some(b':') => Some((Token::Colon, 1)),
+            Some(b',') => Some((Token::Comma, 1)),
+            Some(b'"') => {
+                let content = rest.get(blank + 1..).unwrap_or_default();
+                let run = plain_len(content, b'"');
+                if content.get(run) == Some(&b'"') {
+                    self.plain = true;
+                    Some((Token::String, run + 2))
+                } else {
+                    // Escapes, control characters or no closing quote: read in full below.
+                    closing_quote(content, b'"', false).map(|len| (Token::String, len + 1))
+                }
+            }
+            _ => None,
+        };
+        if let Some((token, len)) = fast {
+            self.inner.bump(blank + len);
+            return (token, Span::from_range(start..start + len));
+        }
+        // Everything else (and the blanks before it, which the logos lexer skips the same way).
+        self.inner.bump(blank);
         let token = match self.inner.next() {
             None => {
                 let end = self.inner.source().len();

@@ -308,7 +308,11 @@ impl<'a> Parser<'a> {
         // Only well-formed literals get their content checked; the others are reported already.
         let report = self.tok == Token::String;
         let text = self.slice();
-        let decoded = string::decode(text, self.span.start, closed, report, &mut self.diagnostics);
+        let decoded = if self.lexer.plain() {
+            string::plain(text, self.span.start)
+        } else {
+            string::decode(text, self.span.start, closed, report, &mut self.diagnostics)
+        };
         self.bump();
         decoded
     }

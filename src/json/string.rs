@@ -117,6 +117,18 @@ impl Str {
     }
 }
 
+/// A closed double-quoted literal known to hold no escape and no control character (the
+/// lexer saw its content through to the closing quote): its content is its value.
+pub(super) fn plain(literal: &str, at: u32) -> Str {
+    let content = literal.get(1..literal.len().saturating_sub(1)).unwrap_or("");
+    Str {
+        value: content.to_owned(),
+        span: Span::new(at, at + literal.len() as u32),
+        content: at + 1,
+        escapes: Box::default(),
+    }
+}
+
 /// Decodes a string literal. `literal` is the token text (opening quote included; the closing
 /// quote too when `closed`) and `at` its file offset. Problems in the content (bad escapes,
 /// raw control characters; the first of each kind per string) go to `diagnostics` when
