@@ -3,6 +3,7 @@
 //! document lowering (`lower.rs`) add their methods in `impl Lowerer` blocks of their own files.
 //! This file imports no other file of the folder.
 
+use super::ir::Phase;
 use crate::diag::Diagnostic;
 use crate::json::{Kind, Member, Node};
 use crate::source::Span;
@@ -105,19 +106,24 @@ impl<'a> FromIterator<(&'static str, &'a Member)> for Fields<'a> {
 pub(crate) struct Lowerer {
     /// The diagnostics, in the order found.
     pub(crate) diags: Vec<Diagnostic>,
-    /// The entries of the document's phases array, taken out of a tree that is not kept after
-    /// lowering: each entry is dropped as soon as it is lowered, so the tree and the IR are
-    /// never both whole in memory. The array node is left empty in the tree.
+    /// The document's phases array, lowered while the file was read (each entry was lowered
+    /// and dropped as soon as the parser had it, so the tree and the IR are never both whole
+    /// in memory). The array node is left empty in the tree.
     pub(crate) detached: Option<Detached>,
 }
 
-/// The entries of a phases array moved out of the tree, and the array's span (which finds
-/// the array they belong to when the lowering reaches it).
+/// A phases array lowered as it was read: its span (which finds the array when the lowering
+/// reaches it), its phases, how many entries it had, and the problems found lowering them.
+#[derive(Default)]
 pub(crate) struct Detached {
     /// The emptied array's span.
     pub(crate) span: Span,
-    /// Its entries.
-    pub(crate) items: Vec<Node>,
+    /// Its entries, lowered (those that could be).
+    pub(crate) phases: Vec<Phase>,
+    /// How many entries it had.
+    pub(crate) entries: usize,
+    /// The diagnostics of lowering them, in order.
+    pub(crate) diags: Vec<Diagnostic>,
 }
 
 impl Lowerer {

@@ -120,7 +120,9 @@ impl Str {
 /// A closed double-quoted literal known to hold no escape and no control character (the
 /// lexer saw its content through to the closing quote): its content is its value.
 pub(super) fn plain(literal: &str, at: u32) -> Str {
-    let content = literal.get(1..literal.len().saturating_sub(1)).unwrap_or("");
+    let content = literal
+        .get(1..literal.len().saturating_sub(1))
+        .unwrap_or("");
     Str {
         value: content.to_owned(),
         span: Span::new(at, at + literal.len() as u32),
