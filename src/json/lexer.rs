@@ -251,6 +251,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// The next token and its span.
+    #[inline]
     pub fn next_token(&mut self) -> (Token, Span) {
         self.plain = false;
         let rest = self.inner.remainder().as_bytes();
