@@ -7,7 +7,9 @@ use indexmap::IndexMap;
 
 use super::enums::{AgentScope, CwdKeyword, PhaseType, Thinking};
 use super::fields::{self, ObjectKind};
-use super::ir::{Common, Cond, Cwd, Field, Flow, Phase, PhaseId, PhaseIds, Text};
+use super::ir::{
+    Common, Cond, Cwd, DEFAULT_AGENT, Field, Flow, Phase, PhaseId, PhaseIds, Text, Written,
+};
 use super::kinds::common::Cx;
 use super::kinds::dispatch::lower_kind;
 use super::kinds::table::{field_name, fields_of, is_field_of};
@@ -408,11 +410,12 @@ impl Lowerer {
         }
         // Filled in place: a phase is large, so it is not built aside and moved in.
         out.push(Phase {
-            common: Common::new(id, id_span, node.span),
+            common: Common::with_agent(id, id_span, node.span, String::new()),
             kind: PhaseKind::Agent(Agent),
         });
         let Some(p) = out.last_mut() else { return };
         let c = &mut p.common;
+        c.written = Written::with_capacity(f.len());
         for (k, m) in &f {
             c.written
                 .insert_value(k, m.key.span, matches!(m.value.kind, Kind::Bool(true)));
@@ -479,8 +482,10 @@ impl Lowerer {
                 v
             }};
         }
-        if let Some(a) = invalid_if_none!("agent", self.agent_name(f, "agent", &p.id)) {
-            p.agent = a;
+        // The phase was made with an empty agent name (see `phase`): its agent or the default.
+        match invalid_if_none!("agent", self.agent_name(f, "agent", &p.id)) {
+            Some(a) => p.agent = a,
+            None => p.agent.value = DEFAULT_AGENT.to_owned(),
         }
         p.task = invalid_if_none!("task", self.text(f, "task"));
         p.depends_on =

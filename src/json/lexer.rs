@@ -260,32 +260,42 @@ impl<'a> Lexer<'a> {
             .iter()
             .position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
             .unwrap_or(rest.len());
-        let start = at + blank;
-        let fast = match rest.get(blank) {
-            Some(b'{') => Some((Token::LBrace, 1)),
-            Some(b'}') => Some((Token::RBrace, 1)),
-            Some(b'[') => Some((Token::LBracket, 1)),
-            Some(b']') => Some((Token::RBracket, 1)),
-            Some(b':') => Some((Token::Colon, 1)),
-            Some(b',') => Some((Token::Comma, 1)),
+        let (token, len) = match rest.get(blank) {
+            Some(b'{') => (Token::LBrace, 1),
+            Some(b'}') => (Token::RBrace, 1),
+            Some(b'[') => (Token::LBracket, 1),
+            Some(b']') => (Token::RBracket, 1),
+            Some(b':') => (Token::Colon, 1),
+            Some(b',') => (Token::Comma, 1),
             Some(b'"') => {
                 let content = rest.get(blank + 1..).unwrap_or_default();
                 let run = plain_len(content, b'"');
-                if content.get(run) == Some(&b'"') {
-                    self.plain = true;
-                    Some((Token::String, run + 2))
-                } else {
-                    // Escapes, control characters or no closing quote: read in full below.
-                    closing_quote(content, b'"', false).map(|len| (Token::String, len + 1))
+                if content.get(run) != Some(&b'"') {
+                    return self.slow(blank);
                 }
+                self.plain = true;
+                (Token::String, run + 2)
             }
-            _ => None,
+            _ => return self.slow(blank),
         };
-        if let Some((token, len)) = fast {
-            self.inner.bump(blank + len);
-            return (token, Span::from_range(start..start + len));
+        self.inner.bump(blank + len);
+        let start = at + blank;
+        (token, Span::from_range(start..start + len))
+    }
+
+    /// [`Lexer::next_token`] for all but punctuation and plain strings: a string with escapes,
+    /// control characters or no closing quote, and everything the logos lexer reads (it skips
+    /// the blanks before it the same way).
+    #[inline(never)]
+    fn slow(&mut self, blank: usize) -> (Token, Span) {
+        let rest = self.inner.remainder().as_bytes();
+        if rest.get(blank) == Some(&b'"')
+            && let Some(len) = closing_quote(rest.get(blank + 1..).unwrap_or_default(), b'"', false)
+        {
+            let start = self.inner.source().len() - rest.len() + blank;
+            self.inner.bump(blank + len + 1);
+            return (Token::String, Span::from_range(start..start + len + 1));
         }
-        // Everything else (and the blanks before it, which the logos lexer skips the same way).
         self.inner.bump(blank);
         let token = match self.inner.next() {
             None => {

@@ -19,7 +19,7 @@ struct Escape {
 }
 
 /// A decoded JSON string with its span and the map from decoded offsets back to the file.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Str {
     /// The decoded text.
     pub value: String,

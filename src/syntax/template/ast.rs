@@ -76,22 +76,32 @@ impl<'s> Pieces<'s> {
     }
 }
 
+/// The bytes of a path segment: `[a-zA-Z0-9_-]`.
+static SEGMENT: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'-';
+        b += 1;
+    }
+    table
+};
+
 /// The end of the placeholder `{seg(.seg)*}` (a segment is one or more of `[a-zA-Z0-9_-]`)
 /// that starts at `open` (a `{`), if one does.
 fn placeholder_end(bytes: &[u8], open: usize) -> Option<usize> {
-    let in_segment = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-';
     let mut i = open + 1;
     loop {
-        let len = bytes
-            .get(i..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(|b| in_segment(b))
-            .count();
-        if len == 0 {
+        let start = i;
+        while let Some(&b) = bytes.get(i)
+            && SEGMENT[b as usize]
+        {
+            i += 1;
+        }
+        if i == start {
             return None;
         }
-        i += len;
         match bytes.get(i) {
             Some(b'.') => i += 1,
             Some(b'}') => return Some(i + 1),
@@ -111,12 +121,7 @@ impl Iterator for Pieces<'_> {
         }
         // Text runs to the next `{` that opens a placeholder (a `{` that does not is text).
         let mut from = start;
-        while let Some(k) = bytes
-            .get(from..)
-            .unwrap_or_default()
-            .iter()
-            .position(|&b| b == b'{')
-        {
+        while let Some(k) = memchr::memchr(b'{', bytes.get(from..).unwrap_or_default()) {
             let open = from + k;
             if let Some(end) = placeholder_end(bytes, open) {
                 if open == start {
