@@ -189,9 +189,7 @@ impl<'a, 's> Parser<'a, 's> {
             if self.close(Token::RBrace, open, "a string key or '}'") {
                 break;
             }
-            if let Some(member) = self.member() {
-                self.members.push(member);
-            }
+            self.member();
             if self.eat(Token::Comma) {
                 comma_missing = false;
                 continue;
@@ -222,9 +220,9 @@ impl<'a, 's> Parser<'a, 's> {
         })
     }
 
-    /// `member = string ":" value`
-    fn member(&mut self) -> Option<Member> {
-        let key = self.key()?;
+    /// `member = string ":" value`, added to the open object's members when it could be read.
+    fn member(&mut self) {
+        let Some(key) = self.key() else { return };
         if !self.eat(Token::Colon) {
             let diag = self.expected("':' after object key");
             if self.at(Token::Unexpected) && self.slice() == "=" {
@@ -235,7 +233,7 @@ impl<'a, 's> Parser<'a, 's> {
             } else {
                 self.error(diag);
                 self.skip();
-                return None;
+                return;
             }
         }
         // The root object's first member named as the streamed array arms the stream for its
@@ -254,11 +252,8 @@ impl<'a, 's> Parser<'a, 's> {
             stream.armed = false;
         }
         match value {
-            Some(value) => Some(Member { key, value }),
-            None => {
-                self.skip();
-                None
-            }
+            Some(value) => self.members.push(Member { key, value }),
+            None => self.skip(),
         }
     }
 
