@@ -78,9 +78,9 @@ pub fn check_document(text: &str, lower_opts: &LowerOptions, opts: &CheckOptions
     check_text(text, lower_opts, opts, true)
 }
 
-/// Read, lower and check; unless `keep`, the parsed document is dropped while it is lowered,
-/// each phase's part as soon as that phase is (the checks do not need it: the peak memory
-/// stays near that of the IR).
+/// Read, lower and check; unless `keep`, each phase is lowered as soon as the reader has it and
+/// its part of the tree dropped then, so the tree never holds the phases (the checks do not
+/// need it: the peak memory stays near that of the IR).
 fn check_text(
     text: &str,
     lower_opts: &LowerOptions,
