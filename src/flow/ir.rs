@@ -492,11 +492,6 @@ struct WrittenKey {
 pub(crate) const DEFAULT_AGENT: &str = "default";
 
 impl Written {
-    /// Room for `n` keys.
-    pub(crate) fn with_capacity(n: usize) -> Written {
-        Written(Vec::with_capacity(n))
-    }
-
     /// The span of a written key.
     pub fn get(&self, key: &str) -> Option<&Span> {
         self.0.iter().find(|k| k.key == key).map(|k| &k.span)

@@ -7,9 +7,7 @@ use indexmap::IndexMap;
 
 use super::enums::{AgentScope, CwdKeyword, PhaseType, Thinking};
 use super::fields::{self, ObjectKind};
-use super::ir::{
-    Common, Cond, Cwd, DEFAULT_AGENT, Field, Flow, Phase, PhaseId, PhaseIds, Text, Written,
-};
+use super::ir::{Common, Cond, Cwd, DEFAULT_AGENT, Field, Flow, Phase, PhaseId, PhaseIds, Text};
 use super::kinds::common::Cx;
 use super::kinds::dispatch::lower_kind;
 use super::kinds::table::{field_name, fields_of, is_field_of};
@@ -415,7 +413,6 @@ impl Lowerer {
         });
         let Some(p) = out.last_mut() else { return };
         let c = &mut p.common;
-        c.written = Written::with_capacity(f.len());
         for (k, m) in &f {
             c.written
                 .insert_value(k, m.key.span, matches!(m.value.kind, Kind::Bool(true)));
