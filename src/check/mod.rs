@@ -128,8 +128,12 @@ fn check_into(
         found.extend(check_flow(def, &CheckOptions::default()));
         found
     };
-    for p in &flow.phases {
+    // One pass over the phases for the per-phase rules and the placeholder uses (which report
+    // nothing themselves): each phase is read while it is in cache.
+    let mut all: Vec<refs::Use<'_>> = Vec::with_capacity(flow.phases.len());
+    for (i, p) in flow.phases.iter().enumerate() {
         kinds::phase_rules(flow, p, &check_def, out);
+        refs::uses_into(i, p, &mut all);
     }
     args::declarations(flow, out);
     let before = out.len();
@@ -152,10 +156,6 @@ fn check_into(
     let reliable = dag::identity(flow, out);
     dag::finals(flow, out);
     let graph = Graph::new(flow);
-    let mut all: Vec<refs::Use<'_>> = Vec::with_capacity(flow.phases.len());
-    for (i, p) in flow.phases.iter().enumerate() {
-        refs::uses_into(i, p, &mut all);
-    }
     let args_known = refs::ArgsKnown {
         provided: given.as_deref(),
         suppress: nested && opts.args.is_none(),
