@@ -226,6 +226,10 @@ fn block_comment(lex: &mut logos::Lexer<'_, Token>) -> FilterResult<(), LexError
 /// plain whitespace) are read here directly; everything else goes through the logos lexer,
 /// which reads them the same way.
 pub struct Lexer<'a> {
+    bytes: &'a [u8],
+    /// Where the next token is looked for (the logos lexer is moved up to here when it is
+    /// needed).
+    at: usize,
     inner: logos::Lexer<'a, Token>,
     /// Whether the last token is a closed double-quoted string with nothing to decode.
     plain: bool,
@@ -234,12 +238,15 @@ pub struct Lexer<'a> {
 impl<'a> Lexer<'a> {
     /// A lexer over `text`, skipping a leading byte-order mark.
     pub fn new(text: &'a str) -> Lexer<'a> {
-        let mut inner = Token::lexer(text);
-        if text.starts_with('\u{feff}') {
-            inner.bump('\u{feff}'.len_utf8());
-        }
+        let at = if text.starts_with('\u{feff}') {
+            '\u{feff}'.len_utf8()
+        } else {
+            0
+        };
         Lexer {
-            inner,
+            bytes: text.as_bytes(),
+            at,
+            inner: Token::lexer(text),
             plain: false,
         }
     }
@@ -254,13 +261,12 @@ impl<'a> Lexer<'a> {
     #[inline]
     pub fn next_token(&mut self) -> (Token, Span) {
         self.plain = false;
-        let rest = self.inner.remainder().as_bytes();
-        let at = self.inner.source().len() - rest.len();
-        let blank = rest
-            .iter()
-            .position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-            .unwrap_or(rest.len());
-        let (token, len) = match rest.get(blank) {
+        let bytes = self.bytes;
+        let mut start = self.at;
+        while let Some(b' ' | b'\t' | b'\r' | b'\n') = bytes.get(start) {
+            start += 1;
+        }
+        let (token, len) = match bytes.get(start) {
             Some(b'{') => (Token::LBrace, 1),
             Some(b'}') => (Token::RBrace, 1),
             Some(b'[') => (Token::LBracket, 1),
@@ -268,45 +274,47 @@ impl<'a> Lexer<'a> {
             Some(b':') => (Token::Colon, 1),
             Some(b',') => (Token::Comma, 1),
             Some(b'"') => {
-                let content = rest.get(blank + 1..).unwrap_or_default();
+                let content = bytes.get(start + 1..).unwrap_or_default();
                 let run = plain_len(content, b'"');
                 if content.get(run) != Some(&b'"') {
-                    return self.slow(blank);
+                    return self.slow(start);
                 }
                 self.plain = true;
                 (Token::String, run + 2)
             }
-            _ => return self.slow(blank),
+            _ => return self.slow(start),
         };
-        self.inner.bump(blank + len);
-        let start = at + blank;
+        self.at = start + len;
         (token, Span::from_range(start..start + len))
     }
 
     /// [`Lexer::next_token`] for all but punctuation and plain strings: a string with escapes,
-    /// control characters or no closing quote, and everything the logos lexer reads (it skips
-    /// the blanks before it the same way).
+    /// control characters or no closing quote, and everything the logos lexer reads, from
+    /// `start` (after the blanks, which the logos lexer would skip the same way).
     #[inline(never)]
-    fn slow(&mut self, blank: usize) -> (Token, Span) {
-        let rest = self.inner.remainder().as_bytes();
-        if rest.get(blank) == Some(&b'"')
-            && let Some(len) = closing_quote(rest.get(blank + 1..).unwrap_or_default(), b'"', false)
+    fn slow(&mut self, start: usize) -> (Token, Span) {
+        if self.bytes.get(start) == Some(&b'"')
+            && let Some(len) =
+                closing_quote(self.bytes.get(start + 1..).unwrap_or_default(), b'"', false)
         {
-            let start = self.inner.source().len() - rest.len() + blank;
-            self.inner.bump(blank + len + 1);
-            return (Token::String, Span::from_range(start..start + len + 1));
+            self.at = start + len + 1;
+            return (Token::String, Span::from_range(start..self.at));
         }
-        self.inner.bump(blank);
+        // Move the logos lexer up to `start` (it only ever lags behind: `start` follows an
+        // ASCII byte, so it is a char boundary).
+        let behind = self.bytes.len() - self.inner.remainder().len();
+        self.inner.bump(start - behind);
         let token = match self.inner.next() {
             None => {
-                let end = self.inner.source().len();
-                return (Token::Eof, Span::from_range(end..end));
+                self.at = self.bytes.len();
+                return (Token::Eof, Span::from_range(self.at..self.at));
             }
             Some(Ok(token)) => token,
             Some(Err(LexError::UnexpectedChar)) => Token::Unexpected,
             Some(Err(LexError::UnterminatedString)) => Token::UnterminatedString,
             Some(Err(LexError::UnterminatedComment)) => Token::UnterminatedComment,
         };
+        self.at = self.inner.span().end;
         (token, Span::from_range(self.inner.span()))
     }
 }
