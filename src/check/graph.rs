@@ -208,6 +208,8 @@ pub fn ancestors(graph: &Graph, queries: &[(usize, usize)]) -> Vec<bool> {
 /// flow gets at most [`IdSuggester::BUDGET`] distinct words looked up (repeats are free); the
 /// rest go without a suggestion, keeping checks of huge generated flows linear.
 pub struct IdSuggester<'f> {
+    flow: &'f Flow,
+    /// The ids, listed on the first lookup (most checks never need one).
     ids: Vec<&'f str>,
     seen: HashMap<String, Option<&'f str>>,
 }
@@ -219,7 +221,8 @@ impl<'f> IdSuggester<'f> {
     /// A suggester over the ids of `flow`.
     pub fn new(flow: &'f Flow) -> IdSuggester<'f> {
         IdSuggester {
-            ids: flow.phases.iter().map(|p| p.id.as_str()).collect(),
+            flow,
+            ids: Vec::new(),
             seen: HashMap::new(),
         }
     }
@@ -231,6 +234,9 @@ impl<'f> IdSuggester<'f> {
         }
         if self.seen.len() >= Self::BUDGET {
             return None;
+        }
+        if self.ids.is_empty() {
+            self.ids = self.flow.phases.iter().map(|p| p.id.as_str()).collect();
         }
         let near = crate::diag::did_you_mean(word, self.ids.iter().copied());
         self.seen.insert(word.to_owned(), near);

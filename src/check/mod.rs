@@ -78,9 +78,9 @@ pub fn check_document(text: &str, lower_opts: &LowerOptions, opts: &CheckOptions
     check_text(text, lower_opts, opts, true)
 }
 
-/// Read, lower and check; unless `keep`, the parsed document is dropped while it is lowered,
-/// each phase's part as soon as that phase is (the checks do not need it: the peak memory
-/// stays near that of the IR).
+/// Read, lower and check; unless `keep`, each phase is lowered as soon as the reader has it and
+/// its part of the tree dropped then, so the tree never holds the phases (the checks do not
+/// need it: the peak memory stays near that of the IR).
 fn check_text(
     text: &str,
     lower_opts: &LowerOptions,
@@ -128,8 +128,12 @@ fn check_into(
         found.extend(check_flow(def, &CheckOptions::default()));
         found
     };
-    for p in &flow.phases {
+    // One pass over the phases for the per-phase rules and the placeholder uses (which report
+    // nothing themselves): each phase is read while it is in cache.
+    let mut all: Vec<refs::Use<'_>> = Vec::with_capacity(flow.phases.len());
+    for (i, p) in flow.phases.iter().enumerate() {
         kinds::phase_rules(flow, p, &check_def, out);
+        refs::uses_into(i, p, &mut all);
     }
     args::declarations(flow, out);
     let before = out.len();
@@ -152,10 +156,6 @@ fn check_into(
     let reliable = dag::identity(flow, out);
     dag::finals(flow, out);
     let graph = Graph::new(flow);
-    let mut all: Vec<refs::Use<'_>> = Vec::with_capacity(flow.phases.len());
-    for (i, p) in flow.phases.iter().enumerate() {
-        refs::uses_into(i, p, &mut all);
-    }
     let args_known = refs::ArgsKnown {
         provided: given.as_deref(),
         suppress: nested && opts.args.is_none(),

@@ -86,27 +86,28 @@ fn max_placeholders(src: &str) -> usize {
 /// Lowers pieces to ops, interning each distinct path once.
 struct Builder<'s> {
     src: &'s str,
+    /// The most placeholders `src` can hold (one per `{`).
+    most: usize,
     ops: Vec<Op>,
     refs: Vec<TemplateRef>,
     paths: Vec<RefPath>,
-    /// The distinct paths as written, borrowed from `src`.
-    texts: Vec<&'s str>,
-    /// Most templates hold a few placeholders: a linear scan of `texts` interns them without a
-    /// map; past that, an index keeps interning linear.
+    /// Most templates hold a few distinct paths: a linear scan of `paths` interns them without
+    /// a map; past that, an index (of the paths as written, borrowed from `src`) keeps
+    /// interning linear.
     ids: Option<HashMap<&'s str, u32, foldhash::fast::RandomState>>,
 }
 
 impl<'s> Builder<'s> {
     fn new(src: &'s str) -> Builder<'s> {
         // Reserve for the most placeholders the text can hold (one per `{`), so these never
-        // grow while parsing; distinct paths are fewer and grow as found.
+        // grow while parsing; distinct paths are fewer and get room as found.
         let most = max_placeholders(src);
         Builder {
             src,
+            most,
             ops: Vec::with_capacity(2 * most + 1),
             refs: Vec::with_capacity(most),
             paths: Vec::new(),
-            texts: Vec::with_capacity(most),
             ids: None,
         }
     }
@@ -121,21 +122,33 @@ impl<'s> Builder<'s> {
     /// A placeholder at `span`; `path` is its parsed path when the caller has it already.
     fn placeholder(&mut self, span: Span, path: Option<RefPath>) {
         let text = placeholder_path(self.src, span);
-        if self.ids.is_none() && self.texts.len() >= 16 {
+        if self.ids.is_none() && self.paths.len() >= 16 {
             let most = self.refs.capacity().max(64);
             let mut map = HashMap::with_capacity_and_hasher(most, Default::default());
-            map.extend(self.texts.iter().enumerate().map(|(i, t)| (*t, i as u32)));
+            for r in &self.refs {
+                map.entry(placeholder_path(self.src, r.span))
+                    .or_insert(r.path);
+            }
             self.ids = Some(map);
         }
         let known = match &self.ids {
             Some(map) => map.get(text).copied(),
-            None => self.texts.iter().position(|t| *t == text).map(|i| i as u32),
+            None => self
+                .paths
+                .iter()
+                .position(|p| *p.text == *text)
+                .map(|i| i as u32),
         };
         let id = known.unwrap_or_else(|| {
             let id = self.paths.len() as u32;
+            if self.paths.len() == self.paths.capacity() {
+                // Room for at most the placeholders still to come (this one included), and
+                // no more than doubling: a template with one path holds exactly one.
+                let left = self.most.saturating_sub(self.refs.len()).max(1);
+                self.paths.reserve_exact(left.min(self.paths.len().max(4)));
+            }
             self.paths
                 .push(path.unwrap_or_else(|| RefPath::parse(text)));
-            self.texts.push(text);
             if let Some(map) = self.ids.as_mut() {
                 map.insert(text, id);
             }

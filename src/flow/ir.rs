@@ -488,6 +488,9 @@ struct WrittenKey {
     is_true: bool,
 }
 
+/// The agent of a phase that names none.
+pub(crate) const DEFAULT_AGENT: &str = "default";
+
 impl Written {
     /// The span of a written key.
     pub fn get(&self, key: &str) -> Option<&Span> {
@@ -542,6 +545,12 @@ impl FromIterator<(&'static str, Span)> for Written {
 impl Common {
     /// The common fields of phase `id` with every default applied (SPEC §3.1).
     pub fn new(id: String, id_span: Span, span: Span) -> Common {
+        Common::with_agent(id, id_span, span, DEFAULT_AGENT.into())
+    }
+
+    /// [`Common::new`] with the agent name `agent` (the lowering, which reads a phase's agent
+    /// first thing, starts from an empty one instead of building the default to replace it).
+    pub(crate) fn with_agent(id: String, id_span: Span, span: Span, agent: String) -> Common {
         Common {
             id,
             id_span,
@@ -549,7 +558,7 @@ impl Common {
             ty_span: None,
             invalid: Vec::new(),
             written: Written::default(),
-            agent: Field::new("default".into(), Span::default(), Span::default()),
+            agent: Field::new(agent, Span::default(), Span::default()),
             task: None,
             depends_on: Vec::new(),
             from: Vec::new(),

@@ -7,7 +7,7 @@ use indexmap::IndexMap;
 
 use super::enums::{AgentScope, CwdKeyword, PhaseType, Thinking};
 use super::fields::{self, ObjectKind};
-use super::ir::{Common, Cond, Cwd, Field, Flow, Phase, PhaseId, PhaseIds, Text};
+use super::ir::{Common, Cond, Cwd, DEFAULT_AGENT, Field, Flow, Phase, PhaseId, PhaseIds, Text};
 use super::kinds::common::Cx;
 use super::kinds::dispatch::lower_kind;
 use super::kinds::table::{field_name, fields_of, is_field_of};
@@ -47,17 +47,45 @@ pub fn lower_source(text: &str, opts: &LowerOptions) -> Lowered {
 /// syntax error). Without `keep`, each phase's part of the tree is dropped as soon as the phase
 /// is lowered, so the peak memory is not that of the whole tree and the whole IR together.
 pub(crate) fn lower_text(text: &str, opts: &LowerOptions, keep: bool) -> (Lowered, Option<Node>) {
-    let parsed = json::parse(text);
+    let mut detached = Detached::default();
+    let mut streamed = None;
+    let parsed = if keep {
+        json::parse(text)
+    } else {
+        // Each phase is lowered as soon as it is read: in the order and with the diagnostics
+        // of lowering the whole tree (a phase's lowering depends on nothing else), spliced in
+        // where the document's lowering reaches the phases array.
+        let mut l = Lowerer::default();
+        let mut first = None;
+        let mut sink = |item: Node| {
+            let phases = &mut detached.phases;
+            if phases.len() == phases.capacity() {
+                let start = *first.get_or_insert(item.span.start) as usize;
+                phases.reserve_exact(more_entries(
+                    detached.entries + 1,
+                    item.span.end as usize - start,
+                    text.len() - item.span.end as usize,
+                ));
+            }
+            l.phase(&item, detached.entries, phases);
+            detached.entries += 1;
+            // `item` (this phase's part of the tree) is dropped here.
+        };
+        let (parsed, span) = json::parse_streaming(text, "phases", &mut sink);
+        detached.diags = l.diags;
+        streamed = span;
+        parsed
+    };
     let syntax_failed = parsed
         .diagnostics
         .iter()
         .any(|d| d.code == Code::JsonSyntax);
-    let mut root = parsed.root.filter(|_| !syntax_failed);
-    let mut out = match root.as_mut() {
+    let root = parsed.root.filter(|_| !syntax_failed);
+    let mut out = match root.as_ref() {
         Some(root) => {
             let mut l = Lowerer::default();
-            if !keep {
-                l.detached = detach_phases(root);
+            if let Some(span) = streamed {
+                l.detached = Some(Detached { span, ..detached });
             }
             let flow = l.document(root, opts.default_name.as_deref(), None);
             Lowered {
@@ -76,22 +104,15 @@ pub(crate) fn lower_text(text: &str, opts: &LowerOptions, keep: bool) -> (Lowere
     (out, root.filter(|_| keep))
 }
 
-/// Moves the entries of the phases array that [`Lowerer::document`] will lower out of `root`
-/// (a top-level array, or the value of the first `phases` member when it is an array).
-fn detach_phases(root: &mut Node) -> Option<Detached> {
-    let array = match &mut root.kind {
-        Kind::Array(_) => root,
-        Kind::Object(members) => &mut members.iter_mut().find(|m| m.key.value == "phases")?.value,
-        _ => return None,
-    };
-    let span = array.span;
-    match &mut array.kind {
-        Kind::Array(items) if !items.is_empty() => Some(Detached {
-            span,
-            items: std::mem::take(items),
-        }),
-        _ => None,
-    }
+/// Room to reserve for the rest of a phases array read as a stream: `read` entries took `done`
+/// bytes, `left` bytes of the file follow. The number of entries is not known until the array
+/// ends, and growing the vector by doubling would copy it and hold both copies at once: the
+/// rest is estimated from the size of the entries so far, an eighth more for variation (what
+/// is not used is never touched, so it costs no memory).
+fn more_entries(read: usize, done: usize, left: usize) -> usize {
+    let each = (done / read).max(1);
+    let rest = left / each + 1;
+    rest + rest / 8 + 8
 }
 
 /// Lower a parsed document.
@@ -316,15 +337,10 @@ impl Lowerer {
             return (false, Vec::new());
         };
         if items.is_empty()
-            && let Some(detached) = self.detached.take_if(|d| d.span == node.span)
+            && let Some(mut detached) = self.detached.take_if(|d| d.span == node.span)
         {
-            let n = detached.items.len();
-            let mut out = Vec::with_capacity(n);
-            for (i, item) in detached.items.into_iter().enumerate() {
-                self.phase(&item, i, &mut out);
-                // `item` (this phase's part of the tree) is dropped here.
-            }
-            return (out.len() < n, out);
+            self.diags.append(&mut detached.diags);
+            return (detached.phases.len() < detached.entries, detached.phases);
         }
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
@@ -392,7 +408,7 @@ impl Lowerer {
         }
         // Filled in place: a phase is large, so it is not built aside and moved in.
         out.push(Phase {
-            common: Common::new(id, id_span, node.span),
+            common: Common::with_agent(id, id_span, node.span, String::new()),
             kind: PhaseKind::Agent(Agent),
         });
         let Some(p) = out.last_mut() else { return };
@@ -463,8 +479,10 @@ impl Lowerer {
                 v
             }};
         }
-        if let Some(a) = invalid_if_none!("agent", self.agent_name(f, "agent", &p.id)) {
-            p.agent = a;
+        // The phase was made with an empty agent name (see `phase`): its agent or the default.
+        match invalid_if_none!("agent", self.agent_name(f, "agent", &p.id)) {
+            Some(a) => p.agent = a,
+            None => p.agent.value = DEFAULT_AGENT.to_owned(),
         }
         p.task = invalid_if_none!("task", self.text(f, "task"));
         p.depends_on =
@@ -747,6 +765,8 @@ mod tests {
             r#"{"phases": []}"#,
             r#"{"phases": [{"id": "a", "type": "flow", "def": {"phases": [{"id": "i", "task": "t"}]}}, 3]}"#,
             r#"{"chain": ["one", "two"]}"#,
+            r#"{"name": 3, "phases": [{"id": "a_b", "task": 3}, {"task": "no id"}, {"id": "c", "agent": "Bad"}], "nme": "x"}"#,
+            r#"{"phases": [{"id": "a", "task": "t", "dependsOn": ["zz"]}], "args": {"a": 1}}"#,
         ];
         for text in docs {
             let parsed = json::parse(text);

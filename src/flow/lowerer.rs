@@ -3,8 +3,11 @@
 //! document lowering (`lower.rs`) add their methods in `impl Lowerer` blocks of their own files.
 //! This file imports no other file of the folder.
 
+use super::ir::Phase;
 use crate::diag::Diagnostic;
-use crate::json::{Kind, Member, Node};
+use std::sync::OnceLock;
+
+use crate::json::{Kind, Member, Node, Str};
 use crate::source::Span;
 use crate::syntax::path::is_placeholder_path;
 use crate::value::format_number;
@@ -14,13 +17,48 @@ pub(crate) type PhaseFields<'a> = Fields<'a>;
 
 /// The known members of an object by field name, in file order (the first of a repeated key
 /// wins). An object has a handful of keys, so a vector beats any map here: this is on the
-/// check's hot path, once per phase.
+/// check's hot path, once per phase. The first [`INLINE`] fields are kept in place (no
+/// allocation for nearly every object), more move to the heap.
 ///
 /// Most lookups are of fields that were not written (a phase reads some 25 names, and has
 /// three or four), so a 64-bit filter of the names' [`name_bit`]s answers them without
 /// comparing any string.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Fields<'a>(Vec<(&'static str, &'a Member)>, u64);
+#[derive(Clone, Debug)]
+pub(crate) struct Fields<'a> {
+    /// The fields while there are at most [`INLINE`] (the unused slots hold a blank member).
+    inline: [(&'static str, &'a Member); INLINE],
+    len: usize,
+    /// All the fields once there are more.
+    spilled: Vec<(&'static str, &'a Member)>,
+    /// The filter.
+    bits: u64,
+}
+
+/// How many fields [`Fields`] keeps in place.
+const INLINE: usize = 8;
+
+/// The filler of [`Fields`]' unused slots.
+fn blank() -> &'static Member {
+    static BLANK: OnceLock<Member> = OnceLock::new();
+    BLANK.get_or_init(|| Member {
+        key: Str::default(),
+        value: Node {
+            span: Span::default(),
+            kind: Kind::Null,
+        },
+    })
+}
+
+impl Default for Fields<'_> {
+    fn default() -> Self {
+        Fields {
+            inline: [("", blank()); INLINE],
+            len: 0,
+            spilled: Vec::new(),
+            bits: 0,
+        }
+    }
+}
 
 /// The filter bit of a field name: from its length and last byte.
 #[inline]
@@ -32,24 +70,48 @@ fn name_bit(name: &str) -> u64 {
 impl<'a> Fields<'a> {
     /// Room for `n` fields.
     pub fn with_capacity(n: usize) -> Fields<'a> {
-        Fields(Vec::with_capacity(n), 0)
+        let mut out = Fields::default();
+        if n > INLINE {
+            out.spilled.reserve_exact(n);
+        }
+        out
+    }
+
+    fn as_slice(&self) -> &[(&'static str, &'a Member)] {
+        if self.len > INLINE {
+            &self.spilled
+        } else {
+            self.inline.get(..self.len).unwrap_or_default()
+        }
     }
 
     /// Add `name` unless it is there already.
     pub fn insert_first(&mut self, name: &'static str, m: &'a Member) {
-        if !self.contains_key(name) {
-            self.0.push((name, m));
-            self.1 |= name_bit(name);
+        if self.contains_key(name) {
+            return;
         }
+        if self.len < INLINE {
+            self.inline[self.len] = (name, m);
+        } else {
+            if self.len == INLINE {
+                self.spilled.extend_from_slice(&self.inline);
+            }
+            self.spilled.push((name, m));
+        }
+        self.len += 1;
+        self.bits |= name_bit(name);
     }
 
     /// The member of `name`.
     #[inline]
     pub fn get(&self, name: &str) -> Option<&&'a Member> {
-        if self.1 & name_bit(name) == 0 {
+        if self.bits & name_bit(name) == 0 {
             return None;
         }
-        self.0.iter().find(|(k, _)| *k == name).map(|(_, m)| m)
+        self.as_slice()
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, m)| m)
     }
 
     /// Was `name` written?
@@ -60,17 +122,17 @@ impl<'a> Fields<'a> {
 
     /// How many fields there are.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.len
     }
 
     /// The fields in file order.
     pub fn iter(&self) -> std::slice::Iter<'_, (&'static str, &'a Member)> {
-        self.0.iter()
+        self.as_slice().iter()
     }
 
     /// The field names in file order.
     pub fn keys(&self) -> impl Iterator<Item = &&'static str> + '_ {
-        self.0.iter().map(|(k, _)| k)
+        self.iter().map(|(k, _)| k)
     }
 }
 
@@ -86,7 +148,7 @@ impl<'a, 'f> IntoIterator for &'f Fields<'a> {
     type Item = &'f (&'static str, &'a Member);
     type IntoIter = std::slice::Iter<'f, (&'static str, &'a Member)>;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
+        self.iter()
     }
 }
 
@@ -105,19 +167,24 @@ impl<'a> FromIterator<(&'static str, &'a Member)> for Fields<'a> {
 pub(crate) struct Lowerer {
     /// The diagnostics, in the order found.
     pub(crate) diags: Vec<Diagnostic>,
-    /// The entries of the document's phases array, taken out of a tree that is not kept after
-    /// lowering: each entry is dropped as soon as it is lowered, so the tree and the IR are
-    /// never both whole in memory. The array node is left empty in the tree.
+    /// The document's phases array, lowered while the file was read (each entry was lowered
+    /// and dropped as soon as the parser had it, so the tree and the IR are never both whole
+    /// in memory). The array node is left empty in the tree.
     pub(crate) detached: Option<Detached>,
 }
 
-/// The entries of a phases array moved out of the tree, and the array's span (which finds
-/// the array they belong to when the lowering reaches it).
+/// A phases array lowered as it was read: its span (which finds the array when the lowering
+/// reaches it), its phases, how many entries it had, and the problems found lowering them.
+#[derive(Default)]
 pub(crate) struct Detached {
     /// The emptied array's span.
     pub(crate) span: Span,
-    /// Its entries.
-    pub(crate) items: Vec<Node>,
+    /// Its entries, lowered (those that could be).
+    pub(crate) phases: Vec<Phase>,
+    /// How many entries it had.
+    pub(crate) entries: usize,
+    /// The diagnostics of lowering them, in order.
+    pub(crate) diags: Vec<Diagnostic>,
 }
 
 impl Lowerer {
@@ -150,5 +217,43 @@ pub(crate) fn element_help(item: &Node) -> String {
         Kind::Number(n) => format!("quote it: \"{}\"", format_number(*n)),
         Kind::Bool(b) => format!("quote it: \"{b}\""),
         _ => "every entry must be a string in double quotes".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_keep_the_first_of_each_name_in_order_past_the_inline_slots() {
+        let names: [&'static str; 12] =
+            ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"];
+        let text = format!(
+            "{{{}}}",
+            names
+                .iter()
+                .map(|n| format!("\"{n}\": 1"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let root = crate::json::parse(&text).root.expect("an object");
+        let Kind::Object(members) = &root.kind else {
+            panic!("an object")
+        };
+        for n in [3, 8, 9, 12] {
+            let mut f = Fields::with_capacity(n);
+            for (name, m) in names.iter().zip(members).take(n) {
+                f.insert_first(name, m);
+                f.insert_first(name, &members[0]);
+            }
+            assert_eq!(f.len(), n);
+            assert_eq!(f.keys().copied().collect::<Vec<_>>(), names[..n]);
+            for (i, name) in names.iter().enumerate() {
+                assert_eq!(
+                    f.get(name).map(|m| m.key.value.as_str()),
+                    (i < n).then_some(*name)
+                );
+            }
+        }
     }
 }

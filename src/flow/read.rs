@@ -246,7 +246,7 @@ impl Lowerer {
             self.wrong_type(m, "an array of strings");
             return None;
         };
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(items.len());
         let mut all_strings = true;
         for item in items {
             match &item.kind {

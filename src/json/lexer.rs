@@ -221,32 +221,100 @@ fn block_comment(lex: &mut logos::Lexer<'_, Token>) -> FilterResult<(), LexError
 }
 
 /// Tokens with their spans, errors folded into tokens, then [`Token::Eof`] forever.
+///
+/// The tokens nearly every document is made of (punctuation and double-quoted strings, after
+/// plain whitespace) are read here directly; everything else goes through the logos lexer,
+/// which reads them the same way.
 pub struct Lexer<'a> {
+    bytes: &'a [u8],
+    /// Where the next token is looked for (the logos lexer is moved up to here when it is
+    /// needed).
+    at: usize,
     inner: logos::Lexer<'a, Token>,
+    /// Whether the last token is a closed double-quoted string with nothing to decode.
+    plain: bool,
 }
 
 impl<'a> Lexer<'a> {
     /// A lexer over `text`, skipping a leading byte-order mark.
     pub fn new(text: &'a str) -> Lexer<'a> {
-        let mut inner = Token::lexer(text);
-        if text.starts_with('\u{feff}') {
-            inner.bump('\u{feff}'.len_utf8());
+        let at = if text.starts_with('\u{feff}') {
+            '\u{feff}'.len_utf8()
+        } else {
+            0
+        };
+        Lexer {
+            bytes: text.as_bytes(),
+            at,
+            inner: Token::lexer(text),
+            plain: false,
         }
-        Lexer { inner }
+    }
+
+    /// Whether the last token is a closed double-quoted string without escapes or control
+    /// characters: its content is its value.
+    pub fn plain(&self) -> bool {
+        self.plain
     }
 
     /// The next token and its span.
+    #[inline]
     pub fn next_token(&mut self) -> (Token, Span) {
+        self.plain = false;
+        let bytes = self.bytes;
+        let mut start = self.at;
+        while let Some(b' ' | b'\t' | b'\r' | b'\n') = bytes.get(start) {
+            start += 1;
+        }
+        let (token, len) = match bytes.get(start) {
+            Some(b'{') => (Token::LBrace, 1),
+            Some(b'}') => (Token::RBrace, 1),
+            Some(b'[') => (Token::LBracket, 1),
+            Some(b']') => (Token::RBracket, 1),
+            Some(b':') => (Token::Colon, 1),
+            Some(b',') => (Token::Comma, 1),
+            Some(b'"') => {
+                let content = bytes.get(start + 1..).unwrap_or_default();
+                let run = plain_len(content, b'"');
+                if content.get(run) != Some(&b'"') {
+                    return self.slow(start);
+                }
+                self.plain = true;
+                (Token::String, run + 2)
+            }
+            _ => return self.slow(start),
+        };
+        self.at = start + len;
+        (token, Span::from_range(start..start + len))
+    }
+
+    /// [`Lexer::next_token`] for all but punctuation and plain strings: a string with escapes,
+    /// control characters or no closing quote, and everything the logos lexer reads, from
+    /// `start` (after the blanks, which the logos lexer would skip the same way).
+    #[inline(never)]
+    fn slow(&mut self, start: usize) -> (Token, Span) {
+        if self.bytes.get(start) == Some(&b'"')
+            && let Some(len) =
+                closing_quote(self.bytes.get(start + 1..).unwrap_or_default(), b'"', false)
+        {
+            self.at = start + len + 1;
+            return (Token::String, Span::from_range(start..self.at));
+        }
+        // Move the logos lexer up to `start` (it only ever lags behind: `start` follows an
+        // ASCII byte, so it is a char boundary).
+        let behind = self.bytes.len() - self.inner.remainder().len();
+        self.inner.bump(start - behind);
         let token = match self.inner.next() {
             None => {
-                let end = self.inner.source().len();
-                return (Token::Eof, Span::from_range(end..end));
+                self.at = self.bytes.len();
+                return (Token::Eof, Span::from_range(self.at..self.at));
             }
             Some(Ok(token)) => token,
             Some(Err(LexError::UnexpectedChar)) => Token::Unexpected,
             Some(Err(LexError::UnterminatedString)) => Token::UnterminatedString,
             Some(Err(LexError::UnterminatedComment)) => Token::UnterminatedComment,
         };
+        self.at = self.inner.span().end;
         (token, Span::from_range(self.inner.span()))
     }
 }

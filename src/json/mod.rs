@@ -88,6 +88,26 @@ pub fn parse(text: &str) -> Parsed {
     Parsed { root, diagnostics }
 }
 
+/// [`parse`], handing the elements of one array to `sink` as soon as each is read instead of
+/// keeping them in the tree: the document itself when it is an array, else the value of the
+/// root object's first member named `key` when that is an array. That array is left empty in
+/// the tree; its span is returned (none when there was no such array). Its elements are
+/// exactly those [`parse`] would keep, in order; a reader can so handle (and drop) each one
+/// while the rest of the file is still being read, and the whole tree never is in memory.
+pub fn parse_streaming(
+    text: &str,
+    key: &str,
+    sink: &mut dyn FnMut(Node),
+) -> (Parsed, Option<Span>) {
+    if u32::try_from(text.len()).is_err() {
+        return (too_large(), None);
+    }
+    let (root, mut diagnostics, span) =
+        parser::Parser::streaming(text, key, sink).document_streamed();
+    diagnostics.sort_by_key(|d| d.span.map(|s| s.start));
+    (Parsed { root, diagnostics }, span)
+}
+
 /// Reads JSON/JSONC bytes: invalid UTF-8 is an E0001 at the first offending byte (and no tree).
 pub fn parse_bytes(bytes: &[u8]) -> Parsed {
     if u32::try_from(bytes.len()).is_err() {

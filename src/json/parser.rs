@@ -28,7 +28,7 @@ use std::collections::HashMap;
 /// How many arrays and objects may be open at once.
 pub(super) const MAX_DEPTH: usize = 256;
 
-pub(super) struct Parser<'a> {
+pub(super) struct Parser<'a, 's> {
     text: &'a str,
     lexer: Lexer<'a>,
     /// The current token and its span.
@@ -46,10 +46,25 @@ pub(super) struct Parser<'a> {
     /// closes, so no container's vector grows (and copies itself) entry by entry.
     items: Vec<Node>,
     members: Vec<Member>,
+    /// Where the elements of one array go as they are read, instead of into the tree.
+    stream: Option<Stream<'s>>,
 }
 
-impl<'a> Parser<'a> {
-    pub fn new(text: &'a str) -> Parser<'a> {
+/// The array whose elements are handed out as they are read: the document itself when it is
+/// an array, else the value of the root object's first member named `key` when that is one.
+pub(super) struct Stream<'s> {
+    key: &'s str,
+    sink: &'s mut dyn FnMut(Node),
+    /// The root object's member named `key` has been read (only the first one counts).
+    key_seen: bool,
+    /// The next array opened is the streamed one.
+    armed: bool,
+    /// The streamed array's span, once it is read (its node in the tree is left empty).
+    span: Option<Span>,
+}
+
+impl<'a, 's> Parser<'a, 's> {
+    pub fn new(text: &'a str) -> Parser<'a, 's> {
         let mut lexer = Lexer::new(text);
         let (tok, span) = lexer.next_token();
         let mut parser = Parser {
@@ -63,14 +78,44 @@ impl<'a> Parser<'a> {
             diagnostics: Vec::new(),
             items: Vec::new(),
             members: Vec::new(),
+            stream: None,
         };
         parser.lexical_error();
         parser
     }
 
+    /// A parser that hands the elements of the document's phases-like array to `sink` as soon
+    /// as each is read (see [`Stream`]); [`Parser::streamed`] then gives that array's span.
+    pub fn streaming(text: &'a str, key: &'s str, sink: &'s mut dyn FnMut(Node)) -> Parser<'a, 's> {
+        let mut parser = Parser::new(text);
+        parser.stream = Some(Stream {
+            key,
+            sink,
+            key_seen: false,
+            armed: true,
+            span: None,
+        });
+        parser
+    }
+
+    /// [`Parser::document`], and the span of the array whose elements went to the sink (none
+    /// when there was no such array).
+    pub fn document_streamed(mut self) -> (Option<Node>, Vec<Diagnostic>, Option<Span>) {
+        let root = self.value("a value");
+        self.trailing();
+        let span = self.stream.as_ref().and_then(|s| s.span);
+        (root, self.diagnostics, span)
+    }
+
     /// `document = value EOF`
     pub fn document(mut self) -> (Option<Node>, Vec<Diagnostic>) {
         let root = self.value("a value");
+        self.trailing();
+        (root, self.diagnostics)
+    }
+
+    /// Anything after the document's value is an error.
+    fn trailing(&mut self) {
         if !self.at(Token::Eof) {
             let diag =
                 Diagnostic::new(Code::JsonSyntax, "trailing characters after the JSON value")
@@ -79,7 +124,6 @@ impl<'a> Parser<'a> {
                     .help("a flow file holds exactly one JSON value");
             self.error(diag);
         }
-        (root, self.diagnostics)
     }
 
     /// `value = object | array | string | number | "true" | "false" | "null"`; `what` names
@@ -130,6 +174,9 @@ impl<'a> Parser<'a> {
     /// `object = "{" ( member ( "," member )* ","? )? "}"`
     fn object(&mut self) -> Option<Node> {
         let open = self.span;
+        if let Some(stream) = &mut self.stream {
+            stream.armed = false;
+        }
         if !self.enter() {
             return None;
         }
@@ -142,9 +189,7 @@ impl<'a> Parser<'a> {
             if self.close(Token::RBrace, open, "a string key or '}'") {
                 break;
             }
-            if let Some(member) = self.member() {
-                self.members.push(member);
-            }
+            self.member();
             if self.eat(Token::Comma) {
                 comma_missing = false;
                 continue;
@@ -175,9 +220,9 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// `member = string ":" value`
-    fn member(&mut self) -> Option<Member> {
-        let key = self.key()?;
+    /// `member = string ":" value`, added to the open object's members when it could be read.
+    fn member(&mut self) {
+        let Some(key) = self.key() else { return };
         if !self.eat(Token::Colon) {
             let diag = self.expected("':' after object key");
             if self.at(Token::Unexpected) && self.slice() == "=" {
@@ -188,15 +233,27 @@ impl<'a> Parser<'a> {
             } else {
                 self.error(diag);
                 self.skip();
-                return None;
+                return;
             }
         }
-        match self.value("a value") {
-            Some(value) => Some(Member { key, value }),
-            None => {
-                self.skip();
-                None
-            }
+        // The root object's first member named as the streamed array arms the stream for its
+        // value (which streams only if it is an array).
+        let arm = self.depth == 1
+            && self
+                .stream
+                .as_mut()
+                .is_some_and(|s| !s.key_seen && key.value == s.key);
+        if arm && let Some(stream) = &mut self.stream {
+            stream.key_seen = true;
+            stream.armed = true;
+        }
+        let value = self.value("a value");
+        if arm && let Some(stream) = &mut self.stream {
+            stream.armed = false;
+        }
+        match value {
+            Some(value) => self.members.push(Member { key, value }),
+            None => self.skip(),
         }
     }
 
@@ -232,6 +289,10 @@ impl<'a> Parser<'a> {
     /// `array = "[" ( value ( "," value )* ","? )? "]"`
     fn array(&mut self) -> Option<Node> {
         let open = self.span;
+        let streamed = self
+            .stream
+            .as_mut()
+            .is_some_and(|s| std::mem::replace(&mut s.armed, false));
         if !self.enter() {
             return None;
         }
@@ -244,7 +305,10 @@ impl<'a> Parser<'a> {
                 break;
             }
             match self.value("a value or ']'") {
-                Some(item) => self.items.push(item),
+                Some(item) => match &mut self.stream {
+                    Some(stream) if streamed => (stream.sink)(item),
+                    _ => self.items.push(item),
+                },
                 None => self.skip(),
             }
             if self.eat(Token::Comma) {
@@ -270,8 +334,12 @@ impl<'a> Parser<'a> {
         }
         self.depth -= 1;
         let items: Vec<Node> = self.items.drain(base..).collect();
+        let span = Span::new(open.start, self.prev_end);
+        if streamed && let Some(stream) = &mut self.stream {
+            stream.span = Some(span);
+        }
         Some(Node {
-            span: Span::new(open.start, self.prev_end),
+            span,
             kind: Kind::Array(items),
         })
     }
@@ -308,7 +376,11 @@ impl<'a> Parser<'a> {
         // Only well-formed literals get their content checked; the others are reported already.
         let report = self.tok == Token::String;
         let text = self.slice();
-        let decoded = string::decode(text, self.span.start, closed, report, &mut self.diagnostics);
+        let decoded = if self.lexer.plain() {
+            string::plain(text, self.span.start)
+        } else {
+            string::decode(text, self.span.start, closed, report, &mut self.diagnostics)
+        };
         self.bump();
         decoded
     }

@@ -1042,3 +1042,68 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
         ]
     })
 }
+
+/// `text` read by [`parse_streaming`] with the streamed elements put back into their array:
+/// the tree, diagnostics and elements must be those of [`parse`].
+fn streamed_back(text: &str) -> (Parsed, usize) {
+    let mut items = Vec::new();
+    let (mut parsed, span) = parse_streaming(text, "phases", &mut |n| items.push(n));
+    let n = items.len();
+    let array = match parsed.root.as_mut() {
+        Some(root) if root.span == span.unwrap_or_default() => Some(root),
+        Some(Node {
+            kind: Kind::Object(members),
+            ..
+        }) => members
+            .iter_mut()
+            .map(|m| &mut m.value)
+            .find(|v| Some(v.span) == span),
+        _ => None,
+    };
+    match array {
+        Some(Node {
+            kind: Kind::Array(kept),
+            ..
+        }) => {
+            assert!(kept.is_empty(), "{text}");
+            *kept = items;
+        }
+        _ => assert!(span.is_none() && items.is_empty(), "{text}"),
+    }
+    (parsed, n)
+}
+
+#[test]
+fn streaming_hands_out_the_phases_array_and_nothing_else() {
+    let cases = [
+        (r#"[1, {"a": [2]}, [3]]"#, 3),
+        (r#"{"x": [1], "phases": [{"phases": [1]}, 2], "y": [3]}"#, 2),
+        (r#"{"phases": [1], "phases": [2, 3]}"#, 1),
+        (r#"{"phases": {"phases": [1]}, "z": [4]}"#, 0),
+        (r#"{"pha\u0073es": [1, 2]}"#, 2),
+        (r#"{"a": {"phases": [1]}}"#, 0),
+        (r#"[1, @, 2"#, 2),
+        (r#""phases""#, 0),
+        ("[]", 0),
+    ];
+    for (text, n) in cases {
+        let plain = parse(text);
+        let (streamed, got) = streamed_back(text);
+        assert_eq!(got, n, "{text}");
+        assert_eq!(streamed.root, plain.root, "{text}");
+        assert_eq!(streamed.diagnostics, plain.diagnostics, "{text}");
+    }
+}
+
+proptest! {
+    #[test]
+    fn streaming_reads_what_parse_reads(value in json_value(), noise in "[\\[\\]{},:\"a-z0-9 ]{0,24}") {
+        let wrapped = serde_json::json!({"name": "x", "phases": value, "more": [1]});
+        for text in [serde_json::to_string(&wrapped).unwrap(), serde_json::to_string(&value).unwrap(), noise] {
+            let plain = parse(&text);
+            let (streamed, _) = streamed_back(&text);
+            prop_assert_eq!(&streamed.root, &plain.root);
+            prop_assert_eq!(&streamed.diagnostics, &plain.diagnostics);
+        }
+    }
+}

@@ -77,6 +77,10 @@ impl Phase {
     /// `when`, `until` or `eval`)? A field its type ignores (W0302/W0308) never runs, so its
     /// placeholders are not checked either.
     pub fn reads_field(&self, field: &str) -> bool {
+        // Nearly every text is a task: answered without splitting the name.
+        if field == "task" {
+            return self.ty().reads_task();
+        }
         let base = field.split(['.', '[']).next().unwrap_or(field);
         let ty = self.ty();
         match base {

@@ -1,9 +1,6 @@
 //! The template AST: literal text and placeholders, each with its byte span in the template.
 //! Grammar: `grammar/template.ebnf`.
 
-use logos::Logos;
-
-use super::token::Token;
 use crate::source::Span;
 use crate::syntax::RefPath;
 
@@ -62,29 +59,54 @@ pub(crate) enum RawPiece {
 }
 
 /// The pieces of a template in order, adjacent text merged, paths left unparsed (a compiled
-/// template parses each distinct path once).
+/// template parses each distinct path once). A byte scanner: it reads exactly what the logos
+/// tokens of `token.rs` (the grammar's reference) read, merged the same way.
 pub(crate) struct Pieces<'s> {
-    lexer: logos::Lexer<'s, Token>,
-    /// A token read past the end of a text run.
-    pending: Option<RawPiece>,
+    src: &'s [u8],
+    /// Where the next piece starts.
+    at: usize,
 }
 
 impl<'s> Pieces<'s> {
     pub(crate) fn new(src: &'s str) -> Pieces<'s> {
         Pieces {
-            lexer: Token::lexer(src),
-            pending: None,
+            src: src.as_bytes(),
+            at: 0,
         }
     }
+}
 
-    fn token(&mut self) -> Option<RawPiece> {
-        let token = self.lexer.next()?;
-        let span = Span::from_range(self.lexer.span());
-        Some(match token {
-            Ok(Token::Placeholder) => RawPiece::Placeholder(span),
-            // The lexer covers every byte, so an error token cannot occur; treat it as text.
-            Ok(Token::Text | Token::Brace) | Err(()) => RawPiece::Text(span),
-        })
+/// The bytes of a path segment: `[a-zA-Z0-9_-]`.
+static SEGMENT: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'-';
+        b += 1;
+    }
+    table
+};
+
+/// The end of the placeholder `{seg(.seg)*}` (a segment is one or more of `[a-zA-Z0-9_-]`)
+/// that starts at `open` (a `{`), if one does.
+fn placeholder_end(bytes: &[u8], open: usize) -> Option<usize> {
+    let mut i = open + 1;
+    loop {
+        let start = i;
+        while let Some(&b) = bytes.get(i)
+            && SEGMENT[b as usize]
+        {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        match bytes.get(i) {
+            Some(b'.') => i += 1,
+            Some(b'}') => return Some(i + 1),
+            _ => return None,
+        }
     }
 }
 
@@ -92,20 +114,27 @@ impl Iterator for Pieces<'_> {
     type Item = RawPiece;
 
     fn next(&mut self) -> Option<RawPiece> {
-        let first = self.pending.take().or_else(|| self.token())?;
-        let RawPiece::Text(mut text) = first else {
-            return Some(first);
-        };
-        while let Some(piece) = self.token() {
-            match piece {
-                RawPiece::Text(more) => text.end = more.end,
-                RawPiece::Placeholder(_) => {
-                    self.pending = Some(piece);
-                    break;
-                }
-            }
+        let start = self.at;
+        let bytes = self.src;
+        if start >= bytes.len() {
+            return None;
         }
-        Some(RawPiece::Text(text))
+        // Text runs to the next `{` that opens a placeholder (a `{` that does not is text).
+        let mut from = start;
+        while let Some(k) = memchr::memchr(b'{', bytes.get(from..).unwrap_or_default()) {
+            let open = from + k;
+            if let Some(end) = placeholder_end(bytes, open) {
+                if open == start {
+                    self.at = end;
+                    return Some(RawPiece::Placeholder(Span::from_range(start..end)));
+                }
+                self.at = open;
+                return Some(RawPiece::Text(Span::from_range(start..open)));
+            }
+            from = open + 1;
+        }
+        self.at = bytes.len();
+        Some(RawPiece::Text(Span::from_range(start..bytes.len())))
     }
 }
 
@@ -150,6 +179,24 @@ mod laws {
                 at = span.end as usize;
             }
             prop_assert_eq!(at, s.len());
+        }
+
+        /// The scanner reads what the logos tokens read, adjacent text merged.
+        #[test]
+        fn pieces_are_the_tokens_merged(s in "([a-c.{}_ -]|\\PC)*") {
+            use super::super::token::Token;
+            use logos::Logos;
+            let mut want: Vec<RawPiece> = Vec::new();
+            let mut lexer = Token::lexer(&s);
+            while let Some(token) = lexer.next() {
+                let span = Span::from_range(lexer.span());
+                match (token, want.last_mut()) {
+                    (Ok(Token::Placeholder), _) => want.push(RawPiece::Placeholder(span)),
+                    (_, Some(RawPiece::Text(text))) => text.end = span.end,
+                    _ => want.push(RawPiece::Text(span)),
+                }
+            }
+            prop_assert_eq!(Pieces::new(&s).collect::<Vec<_>>(), want);
         }
     }
 }
