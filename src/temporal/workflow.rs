@@ -534,7 +534,7 @@ fn shard_flight<'a>(
         .cancel_type(ChildWorkflowCancellationType::WaitCancellationCompleted)
         .cancellation_token(token.clone())
         .build();
-    let failed = ShardEnd::all_failed(&shard, "");
+    let slots: Vec<u32> = shard.calls.iter().map(|c| c.slot).collect();
     let started = ctx.start_child_workflow(
         super::shard::TfcShard::run,
         ShardInput {
@@ -551,15 +551,9 @@ fn shard_flight<'a>(
                 .map_err(|e| format!("the shard's child workflow failed: {e}")),
             Err(e) => Err(format!("the shard's child workflow did not start: {e}")),
         };
-        let result = outcome.unwrap_or_else(|why| {
-            let mut r = failed;
-            for it in &mut r.items {
-                if let ShardEnd::Called { error, .. } = &mut it.end {
-                    *error = Some(worker_lost(&why));
-                }
-            }
-            r
-        });
+        // Its items fail with the reason (a shard whose result passed Temporal's payload
+        // limit says so here: lower `shard_items`).
+        let result = outcome.unwrap_or_else(|why| ShardEnd::all_failed(slots, &why));
         Out::Event(Event::ShardEnded {
             op,
             result: Box::new(result),

@@ -482,7 +482,7 @@ impl Driver {
             Command::StartShard { op, shard } => {
                 // Only a host that shards sets `shard_items`; a local run never does.
                 let result = crate::run::machine::ShardEnd::all_failed(
-                    &shard,
+                    shard.calls.iter().map(|c| c.slot),
                     "internal error: a local run was asked to run a shard",
                 );
                 self.now(Event::ShardEnded {

@@ -709,14 +709,13 @@ pub enum ShardEnd {
 }
 
 impl ShardEnd {
-    /// The end of every call of `req` when the shard could not run at all.
-    pub fn all_failed(req: &ShardRequest, error: &str) -> ShardResult {
+    /// The end of every call (by slot) of a shard that could not run at all.
+    pub fn all_failed(slots: impl IntoIterator<Item = u32>, error: &str) -> ShardResult {
         ShardResult {
-            items: req
-                .calls
-                .iter()
-                .map(|c| ShardItem {
-                    slot: c.slot,
+            items: slots
+                .into_iter()
+                .map(|slot| ShardItem {
+                    slot,
                     end: ShardEnd::Called {
                         ok: false,
                         output: String::new(),
