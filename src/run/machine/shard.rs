@@ -437,6 +437,26 @@ mod tests {
     }
 
     #[test]
+    fn the_first_shard_is_one_wave_and_the_outputs_size_the_next() {
+        // 40 items of width 3, shards of at most 30: the first holds 16 (no output seen
+        // yet), the next the 24 left.
+        let items: Vec<String> = (0..40).map(|i| i.to_string()).collect();
+        let flow = MAP.replace(
+            "[1, 2, \"FLAKY 3\", 4, 5, \"BAD 6\", 7, 8, 9, 10, 11]",
+            &format!("[{}]", items.join(", ")),
+        );
+        let (_, _, inputs) = run(&flow, Some(30));
+        let sizes: Vec<usize> = inputs
+            .iter()
+            .filter_map(|i| match &i.what {
+                Event::ShardEnded { result, .. } => Some(result.items.len()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(sizes, [16, 24]);
+    }
+
+    #[test]
     fn a_capped_shard_starts_nothing_more() {
         let mut m = shard_of(4, 2);
         let mut ops = Vec::new();

@@ -20,6 +20,10 @@ use crate::value::Value;
 /// outputs seen so far, so the split is the same on every replay.
 const SHARD_BYTES: usize = 1 << 20;
 
+/// Items of a map's first shard (at least its width): small, so the outputs it brings back
+/// size the next shards before a large one is sent.
+const FIRST_SHARD: usize = 16;
+
 /// The kind a fan-out runs, with its own fields (matched, never looked up by type, so a new
 /// fan-out kind is flagged wherever the kinds differ).
 #[derive(Clone, Copy)]
@@ -201,7 +205,15 @@ impl Fanout {
     /// Start items while slots are free; merge when all have ended.
     fn fill(&mut self, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, shape: Shape<'_>) -> Step {
         let room = |f: &Fanout| match &f.shard {
-            Some(sh) => !sh.out && f.running < sh.size && sh.bytes < SHARD_BYTES,
+            // Until outputs have come back, a shard is one wave of calls: what they weigh
+            // sizes the next ones.
+            Some(sh) => {
+                let size = match sh.outputs.0 {
+                    0 => sh.size.min(f.width.max(FIRST_SHARD)),
+                    _ => sh.size,
+                };
+                !sh.out && f.running < size && sh.bytes < SHARD_BYTES
+            }
             None => f.running < f.width,
         };
         while room(self) && self.next < self.count {
