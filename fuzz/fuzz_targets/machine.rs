@@ -133,6 +133,7 @@ fn answer(owed: &Owed, how: u8) -> Event {
                 _ => Decision::Reject,
             },
             note: (how % 3 != 0).then(|| "a note".to_owned()),
+            by_signal: how % 2 == 1,
         },
         Owed::Dir { op } => Event::DirReady {
             op,
@@ -225,6 +226,9 @@ fn feed(
             Command::Finish(record) => {
                 finished.push(*record);
                 None
+            }
+            Command::StartShard { .. } | Command::CapShard { .. } | Command::EndShard(_) => {
+                panic!("a run without shard_items asked for a shard")
             }
             Command::Cancel { .. }
             | Command::ReleaseDir { .. }
