@@ -303,6 +303,17 @@ mod tests {
         (*record, lines, inputs)
     }
 
+    /// How many items each shard of a run brought back, in order.
+    fn shard_sizes(inputs: &[Input]) -> Vec<usize> {
+        inputs
+            .iter()
+            .filter_map(|i| match &i.what {
+                Event::ShardEnded { result, .. } => Some(result.items.len()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The `agent-call` lines, without their timestamps, sorted.
     fn calls(lines: &[String]) -> Vec<String> {
         let mut v: Vec<String> = lines
@@ -356,12 +367,7 @@ mod tests {
 
     #[test]
     fn a_map_no_larger_than_the_shard_size_is_not_sharded() {
-        let shards = |inputs: &[Input]| {
-            inputs
-                .iter()
-                .filter(|i| matches!(i.what, Event::ShardEnded { .. }))
-                .count()
-        };
+        let shards = |inputs: &[Input]| shard_sizes(inputs).len();
         assert_eq!(shards(&run(MAP, Some(11)).2), 0);
         assert_eq!(shards(&run(MAP, Some(10)).2), 2);
         assert_eq!(shards(&run(MAP, Some(4)).2), 3);
@@ -374,13 +380,7 @@ mod tests {
         let flow = MAP.replace("\"do {item}\"", &format!("\"do {{item}} {pad}\""));
         let (plain, _, _) = run(&flow, None);
         let (sharded, _, inputs) = run(&flow, Some(10));
-        let sizes: Vec<usize> = inputs
-            .iter()
-            .filter_map(|i| match &i.what {
-                Event::ShardEnded { result, .. } => Some(result.items.len()),
-                _ => None,
-            })
-            .collect();
+        let sizes = shard_sizes(&inputs);
         assert_eq!(sizes, [2, 2, 2, 2, 2, 1]);
         assert_eq!(plain.phases["each"].items, sharded.phases["each"].items);
         assert_eq!(plain.phases["each"].output, sharded.phases["each"].output);
@@ -446,13 +446,7 @@ mod tests {
             &format!("[{}]", items.join(", ")),
         );
         let (_, _, inputs) = run(&flow, Some(30));
-        let sizes: Vec<usize> = inputs
-            .iter()
-            .filter_map(|i| match &i.what {
-                Event::ShardEnded { result, .. } => Some(result.items.len()),
-                _ => None,
-            })
-            .collect();
+        let sizes = shard_sizes(&inputs);
         assert_eq!(sizes, [16, 24]);
     }
 
