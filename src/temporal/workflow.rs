@@ -347,7 +347,7 @@ impl TfcRun {
                                     cwd: at,
                                     project_root: project_root.clone(),
                                     now: machine_now(ctx),
-                                    resume: input.resume.clone().filter(|_| run_only),
+                                    resume: input.resume.as_ref().filter(|_| run_only).cloned(),
                                 },
                                 quick(),
                             );

@@ -288,6 +288,10 @@ mod tests {
                 "cfg.toml: engine.kind: unknown engine 'cloud' (expected \"local\" or \"temporal\")",
             ),
             (
+                "[engine]\nshard_items = 0",
+                "cfg.toml: engine.shard_items: expected a whole number of items, at least 1",
+            ),
+            (
                 "[engine]\nkind = \"temporal\"\nadress = \"h:1\"",
                 "cfg.toml: unknown key 'engine.adress' (did you mean 'address'?); allowed here: kind, address, namespace, task_queue, shard_items",
             ),
@@ -320,6 +324,14 @@ mod tests {
         let user = parse("[engine]\nkind = \"local\"\nnamespace = \"team\"").expect("user file");
         let merged = project.over(user);
         assert_eq!(merged.engine.kind.as_deref(), Some("temporal"));
+        let sized = parse("[engine]\nshard_items = 250").expect("shard size");
+        assert_eq!(sized.engine.shard_items, Some(250));
+        let lower = parse("[engine]\nshard_items = 9").expect("lower file");
+        assert_eq!(
+            sized.over(lower).engine.shard_items,
+            Some(250),
+            "the higher file wins"
+        );
         assert_eq!(merged.engine.namespace.as_deref(), Some("team"));
         assert_eq!(merged.engine.task_queue.as_deref(), Some("agents"));
         assert_eq!(parse("").expect("empty").engine, EngineSettings::default());

@@ -133,21 +133,13 @@ impl Fanout {
                     if i >= self.count || self.done[i].is_some() {
                         continue;
                     }
-                    match it.end {
-                        ShardEnd::OverBudget => {
+                    let aborted = it.end == ShardEnd::Aborted;
+                    match CallResult::from_shard_end(it.end) {
+                        Some(r) => self.item_ended(ex, cx, phase, i, r),
+                        None => {
                             self.running = self.running.saturating_sub(1);
                             let agent = std::mem::take(&mut self.agents[i]);
-                            self.not_started(ex, i, agent, false);
-                        }
-                        ShardEnd::Aborted => {
-                            self.running = self.running.saturating_sub(1);
-                            let agent = std::mem::take(&mut self.agents[i]);
-                            self.not_started(ex, i, agent, true);
-                        }
-                        end => {
-                            if let Some(r) = CallResult::from_shard_end(end) {
-                                self.item_ended(ex, cx, phase, i, r);
-                            }
+                            self.not_started(ex, i, agent, aborted);
                         }
                     }
                 }
@@ -358,11 +350,8 @@ impl Fanout {
         spec.item_index = Some(i);
         spec.caught = true;
         self.agents[i] = agent;
-        match dir {
-            CallDir::At(cwd) if spec.refused.is_none() && self.shard.is_some() => {
-                let Some(sh) = self.shard.as_mut() else {
-                    return;
-                };
+        match (dir, self.shard.as_mut()) {
+            (CallDir::At(cwd), Some(sh)) if spec.refused.is_none() => {
                 sh.bytes += 2 * spec.prompt.len() + 2 * sh.expected_output() + 1024;
                 sh.batch.push(ShardCall {
                     slot: i as u32,
@@ -373,7 +362,7 @@ impl Fanout {
                     cwd: cwd.to_path_buf(),
                 });
             }
-            dir => {
+            (dir, _) => {
                 spec.cwd = dir;
                 cx.call(ex, i as u32, spec);
             }
