@@ -4,7 +4,7 @@
 
 use super::graph::{Graph, IdSuggester};
 use crate::diag::{Code, Diagnostic};
-use crate::flow::{Flow, PhaseType};
+use crate::flow::{Flow, Phase, PhaseType};
 
 /// Duplicate ids and unknown or self dependencies. Returns whether the ids and edges are
 /// reliable enough for the cycle, reference and lint rules.
@@ -159,7 +159,7 @@ pub fn finals(flow: &Flow, out: &mut Vec<Diagnostic>) {
     if finals.len() < 2 {
         return;
     }
-    let span_of = |p: &crate::flow::Phase| p.written.get("final").copied().unwrap_or(p.id_span);
+    let span_of = |p: &Phase| p.written.get("final").copied().unwrap_or(p.id_span);
     let mut d = Diagnostic::new(
         Code::MultipleFinal,
         format!(
@@ -272,6 +272,11 @@ pub fn gate_sole_path(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
     let (Some(topo), Some(fin)) = (&graph.topo, flow.final_phase()) else {
         return;
     };
+    // Only a gate or an approval can be reported.
+    let blocking = |p: &Phase| matches!(p.ty(), PhaseType::Gate | PhaseType::Approval);
+    if !flow.phases.iter().any(blocking) {
+        return;
+    }
     const ROOT: usize = usize::MAX;
     let mut pos = vec![0usize; graph.len()];
     for (k, &v) in topo.iter().enumerate() {
@@ -310,7 +315,7 @@ pub fn gate_sole_path(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
     let mut cur = idom[fin];
     while cur != ROOT {
         let g = &flow.phases[cur];
-        if matches!(g.ty(), PhaseType::Gate | PhaseType::Approval) {
+        if blocking(g) {
             let what = format!("{} '{}'", g.ty().as_str(), g.id);
             if g.optional {
                 out.push(

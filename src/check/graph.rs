@@ -131,27 +131,35 @@ fn topo_order(deps: &Adjacency, dependents: &Adjacency) -> Option<Vec<usize>> {
 /// reading a few phases up), and O((V + E) · T / 64) at worst for T distinct far targets.
 pub fn ancestors(graph: &Graph, queries: &[(usize, usize)]) -> Vec<bool> {
     let mut answers = vec![false; queries.len()];
-    let Some(topo) = &graph.topo else {
+    let Some(topo) = &graph.topo.as_ref().filter(|_| !queries.is_empty()) else {
         return answers;
     };
     let mut pos = vec![0usize; graph.len()];
     for (k, &v) in topo.iter().enumerate() {
         pos[v] = k;
     }
-    // Direct edges of the askers, each asker's dependencies added once.
-    let mut direct: HashSet<(usize, usize), RandomState> = HashSet::default();
-    let mut asked = vec![false; graph.len()];
+    // Direct edges: an asker asked a few times has its dependencies scanned for each query
+    // (a fan-in phase may have thousands of them); one asked more often has them put in a
+    // set, once.
+    const SCANNED: u32 = 8;
+    let mut asked = vec![0u32; graph.len()];
     for &(_, b) in queries {
-        if !std::mem::replace(&mut asked[b], true) {
-            direct.extend(graph.deps[b].iter().map(|&d| (d, b)));
-        }
+        asked[b] += 1;
     }
+    let mut direct: HashSet<(usize, usize), RandomState> = HashSet::default();
+    for (b, _) in asked.iter().enumerate().filter(|(_, n)| **n > SCANNED) {
+        direct.extend(graph.deps[b].iter().map(|&d| (d, b)));
+    }
+    let is_direct = |a: usize, b: usize| match asked[b] > SCANNED {
+        true => direct.contains(&(a, b)),
+        false => graph.deps[b].contains(&a),
+    };
     // Queries needing a search, and their distinct targets in topological order.
     let mut pending: Vec<usize> = Vec::new();
     let mut targets: Vec<usize> = Vec::new();
     let mut is_target = vec![false; graph.len()];
     for (qi, &(a, b)) in queries.iter().enumerate() {
-        if direct.contains(&(a, b)) {
+        if is_direct(a, b) {
             answers[qi] = true;
         } else if pos[a] < pos[b] {
             pending.push(qi);

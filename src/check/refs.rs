@@ -255,6 +255,8 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
         .map(|p| (p.local_name(), p.id.as_str()))
         .collect();
     let mut warned_args: Vec<&str> = Vec::new();
+    // Uses in a row mostly name the same argument: its declaration is looked up once.
+    let mut last_arg = None;
     for u in all {
         let p = &flow.phases[u.phase];
         let head = u.path.head();
@@ -289,7 +291,10 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                 if warned_args.contains(&name) {
                     continue;
                 }
-                let declared = flow.args.get(name);
+                let declared = match last_arg {
+                    Some((last, declared)) if last == name => declared,
+                    _ => last_arg.insert((name, flow.args.get(name))).1,
+                };
                 let declared_names = || flow.args.keys().map(String::as_str);
                 let d = match args.provided {
                     // SPEC §7.2: with known arguments, every reference must resolve.
