@@ -12,7 +12,7 @@ use super::kinds::common::Cx;
 use super::kinds::dispatch::lower_kind;
 use super::kinds::table::{field_name, fields_of, is_field_of};
 use super::kinds::{Agent, PhaseKind};
-use super::lowerer::{Detached, Fields, Lowerer, PhaseFields, spaced_placeholder};
+use super::lowerer::{Detached, Fields, Lowerer, PhaseFields, Taken, spaced_placeholder};
 use super::read::{a_type_name, invalid_agent, valid_agent_name};
 use super::shorthand;
 use crate::diag::{Code, Diagnostic, did_you_mean};
@@ -67,9 +67,12 @@ pub(crate) fn lower_text(text: &str, opts: &LowerOptions, keep: bool) -> (Lowere
                     text.len() - item.span.end as usize,
                 ));
             }
-            l.phase(&item, detached.entries, phases);
-            detached.entries += 1;
+            // The hot fields' strings move into the IR instead of being copied: the rest of
             // `item` (this phase's part of the tree) is dropped here.
+            let mut item = item;
+            let taken = Taken::from_phase(&mut item);
+            l.phase_taking(&item, detached.entries, phases, taken);
+            detached.entries += 1;
         };
         let (parsed, span) = json::parse_streaming(text, "phases", &mut sink);
         detached.diags = l.diags;
@@ -351,6 +354,11 @@ impl Lowerer {
 
     /// One phase, lowered in place at the end of `out`.
     fn phase(&mut self, node: &Node, index: usize, out: &mut Vec<Phase>) {
+        self.phase_taking(node, index, out, Taken::default());
+    }
+
+    /// [`Lowerer::phase`] with the values `taken` out of `node` (see [`Taken::from_phase`]).
+    fn phase_taking(&mut self, node: &Node, index: usize, out: &mut Vec<Phase>, mut taken: Taken) {
         let Kind::Object(members) = &node.kind else {
             self.push(
                 Diagnostic::new(
@@ -371,8 +379,13 @@ impl Lowerer {
             return;
         };
         let f: PhaseFields<'_> = self.fields(members, ObjectKind::Phase, |_| false);
+        let taken_id = taken.id.take();
         let (id, id_span) = match f.get("id").map(|m| (&m.value.kind, m)) {
-            Some((Kind::String(s), m)) if !s.value.is_empty() => (s.value.clone(), m.value.span),
+            // A taken id was a non-empty string.
+            Some((Kind::String(s), m)) if taken_id.is_some() || !s.value.is_empty() => (
+                taken_id.unwrap_or_else(|| s.value.clone()),
+                m.value.span,
+            ),
             other => {
                 let (span, label) = match other {
                     None => (node.span, "this phase has no 'id'".to_owned()),
@@ -461,7 +474,7 @@ impl Lowerer {
             }
         }
         let before = self.diags.len();
-        self.common_fields(c, ty, &f);
+        self.common_fields(c, ty, &f, taken);
         p.kind = self.kind_fields(&mut p.common, ty, &f);
         for d in &mut self.diags[before..] {
             d.phase.get_or_insert_with(|| p.common.id.clone());
@@ -469,7 +482,7 @@ impl Lowerer {
     }
 
     /// The common fields of SPEC §3.1.
-    fn common_fields(&mut self, p: &mut Common, ty: PhaseType, f: &PhaseFields<'_>) {
+    fn common_fields(&mut self, p: &mut Common, ty: PhaseType, f: &PhaseFields<'_>, taken: Taken) {
         macro_rules! invalid_if_none {
             ($key:literal, $e:expr) => {{
                 let v = $e;
@@ -480,13 +493,17 @@ impl Lowerer {
             }};
         }
         // The phase was made with an empty agent name (see `phase`): its agent or the default.
-        match invalid_if_none!("agent", self.agent_name(f, "agent", &p.id)) {
+        let agent = self.agent_name_taking(f, "agent", &p.id, taken.agent);
+        match invalid_if_none!("agent", agent) {
             Some(a) => p.agent = a,
             None => p.agent.value = DEFAULT_AGENT.to_owned(),
         }
-        p.task = invalid_if_none!("task", self.text(f, "task"));
-        p.depends_on =
-            invalid_if_none!("dependsOn", self.strings(f, "dependsOn")).unwrap_or_default();
+        p.task = invalid_if_none!("task", self.text_taking(f, "task", taken.task));
+        p.depends_on = invalid_if_none!(
+            "dependsOn",
+            self.strings_taking(f, "dependsOn", taken.depends_on)
+        )
+        .unwrap_or_default();
         p.from = invalid_if_none!("from", self.strings(f, "from")).unwrap_or_default();
         p.join = self.word(f, "join").unwrap_or_default();
         p.when = invalid_if_none!("when", self.str_node(f, "when"))
@@ -572,7 +589,18 @@ impl Lowerer {
         name: &str,
         phase: &str,
     ) -> Option<Field<String>> {
-        let a = self.string(f, name)?;
+        self.agent_name_taking(f, name, phase, None)
+    }
+
+    /// [`Lowerer::agent_name`] using `taken`, the value moved out of the field's member.
+    fn agent_name_taking(
+        &mut self,
+        f: &Fields<'_>,
+        name: &str,
+        phase: &str,
+        taken: Option<String>,
+    ) -> Option<Field<String>> {
+        let a = self.string_taking(f, name, taken)?;
         if valid_agent_name(&a.value) {
             return Some(a);
         }
