@@ -65,6 +65,9 @@ pub(crate) struct Pieces<'s> {
     src: &'s [u8],
     /// Where the next piece starts.
     at: usize,
+    /// The end of the placeholder that starts at `at`, when the text before it found it
+    /// (so it is not scanned twice).
+    next_end: Option<usize>,
 }
 
 impl<'s> Pieces<'s> {
@@ -72,6 +75,7 @@ impl<'s> Pieces<'s> {
         Pieces {
             src: src.as_bytes(),
             at: 0,
+            next_end: None,
         }
     }
 }
@@ -119,6 +123,10 @@ impl Iterator for Pieces<'_> {
         if start >= bytes.len() {
             return None;
         }
+        if let Some(end) = self.next_end.take() {
+            self.at = end;
+            return Some(RawPiece::Placeholder(Span::from_range(start..end)));
+        }
         // Text runs to the next `{` that opens a placeholder (a `{` that does not is text).
         let mut from = start;
         while let Some(k) = memchr::memchr(b'{', bytes.get(from..).unwrap_or_default()) {
@@ -129,6 +137,7 @@ impl Iterator for Pieces<'_> {
                     return Some(RawPiece::Placeholder(Span::from_range(start..end)));
                 }
                 self.at = open;
+                self.next_end = Some(end);
                 return Some(RawPiece::Text(Span::from_range(start..open)));
             }
             from = open + 1;
