@@ -7,7 +7,9 @@ use indexmap::IndexMap;
 
 use super::enums::{AgentScope, CwdKeyword, PhaseType, Thinking};
 use super::fields::{self, ObjectKind};
-use super::ir::{Common, Cond, Cwd, DEFAULT_AGENT, Field, Flow, Phase, PhaseId, PhaseIds, Text};
+use super::ir::{
+    Common, Cond, Cwd, DEFAULT_AGENT, Field, Flow, Phase, PhaseId, PhaseIds, Text, Written,
+};
 use super::kinds::common::Cx;
 use super::kinds::dispatch::lower_kind;
 use super::kinds::table::{field_name, fields_of, is_field_of};
@@ -406,7 +408,7 @@ impl Lowerer {
                 return;
             }
         };
-        if id.contains('_') {
+        if id.as_bytes().contains(&b'_') {
             self.push(
                 Diagnostic::new(Code::UnderscoreId, format!("phase id '{id}' contains '_'"))
                     .at(id_span)
@@ -426,10 +428,11 @@ impl Lowerer {
         });
         let Some(p) = out.last_mut() else { return };
         let c = &mut p.common;
-        for (k, m) in &f {
-            c.written
-                .insert_value(k, m.key.span, matches!(m.value.kind, Kind::Bool(true)));
-        }
+        // `f` holds each field once.
+        c.written = Written::from_distinct(
+            f.iter()
+                .map(|(k, m)| (*k, m.key.span, matches!(m.value.kind, Kind::Bool(true)))),
+        );
         // A misspelt key (`dependOn`) stands for the field it resembles: later checks treat
         // that field as present-but-invalid instead of reporting it missing or its edges gone.
         // When every key became a field, none is misspelt.
@@ -504,6 +507,14 @@ impl Lowerer {
             self.strings_taking(f, "dependsOn", taken.depends_on)
         )
         .unwrap_or_default();
+        // A phase written with only these fields (nearly every phase of a large flow) has
+        // every other common field at its default already: none of the reads below would
+        // find its field.
+        if f.keys()
+            .all(|k| matches!(*k, "id" | "type" | "agent" | "task" | "dependsOn"))
+        {
+            return;
+        }
         p.from = invalid_if_none!("from", self.strings(f, "from")).unwrap_or_default();
         p.join = self.word(f, "join").unwrap_or_default();
         p.when = invalid_if_none!("when", self.str_node(f, "when"))
