@@ -93,6 +93,7 @@ impl<T: Copy, const N: usize> Small<T, N> {
     }
 
     /// Add `item` at the end.
+    #[inline]
     fn push(&mut self, item: T) {
         match self {
             Small::Inline { len, items } => match items.get_mut(usize::from(*len)) {

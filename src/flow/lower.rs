@@ -476,16 +476,29 @@ impl Lowerer {
                 }
             }
         }
+        // Nearly every phase of a large flow is written with only these common fields: every
+        // other common field is at its default, and no field of another kind is written.
+        let plain = f
+            .keys()
+            .all(|k| matches!(*k, "id" | "type" | "agent" | "task" | "dependsOn"));
         let before = self.diags.len();
-        self.common_fields(c, ty, &f, taken);
-        p.kind = self.kind_fields(&mut p.common, ty, &f);
+        self.common_fields(c, ty, &f, taken, plain);
+        p.kind = self.kind_fields(&mut p.common, ty, &f, plain);
         for d in &mut self.diags[before..] {
             d.phase.get_or_insert_with(|| p.common.id.clone());
         }
     }
 
     /// The common fields of SPEC §3.1.
-    fn common_fields(&mut self, p: &mut Common, ty: PhaseType, f: &PhaseFields<'_>, taken: Taken) {
+    /// `plain`: `f` holds no field besides id, type, agent, task and dependsOn.
+    fn common_fields(
+        &mut self,
+        p: &mut Common,
+        ty: PhaseType,
+        f: &PhaseFields<'_>,
+        taken: Taken,
+        plain: bool,
+    ) {
         macro_rules! invalid_if_none {
             ($key:literal, $e:expr) => {{
                 let v = $e;
@@ -507,12 +520,9 @@ impl Lowerer {
             self.strings_taking(f, "dependsOn", taken.depends_on)
         )
         .unwrap_or_default();
-        // A phase written with only these fields (nearly every phase of a large flow) has
-        // every other common field at its default already: none of the reads below would
-        // find its field.
-        if f.keys()
-            .all(|k| matches!(*k, "id" | "type" | "agent" | "task" | "dependsOn"))
-        {
+        // The phase was made with every other common field at its default: none of the
+        // reads below would find its field.
+        if plain {
             return;
         }
         p.from = invalid_if_none!("from", self.strings(f, "from")).unwrap_or_default();
@@ -563,13 +573,23 @@ impl Lowerer {
     /// their problems are reported as on any phase, and then dropped: the checks say they
     /// have no effect from the written keys alone. A field shared by several kinds is lowered
     /// once.
-    fn kind_fields(&mut self, p: &mut Common, ty: PhaseType, f: &PhaseFields<'_>) -> PhaseKind {
+    /// `plain` as for [`Lowerer::common_fields`]: then no field of another kind is written.
+    fn kind_fields(
+        &mut self,
+        p: &mut Common,
+        ty: PhaseType,
+        f: &PhaseFields<'_>,
+        plain: bool,
+    ) -> PhaseKind {
         let mut cx = Cx {
             id: &p.id,
             ty,
             invalid: &mut p.invalid,
         };
         let kind = lower_kind(self, ty, f, &mut cx);
+        if plain {
+            return kind;
+        }
         let mut foreign: Vec<&'static str> = f
             .keys()
             .copied()
