@@ -122,9 +122,7 @@ impl<T: Copy, const N: usize> Small<T, N> {
 
     fn as_mut_slice(&mut self) -> &mut [T] {
         match self {
-            Small::Inline { len, items } => {
-                items.get_mut(..usize::from(*len)).unwrap_or_default()
-            }
+            Small::Inline { len, items } => items.get_mut(..usize::from(*len)).unwrap_or_default(),
             Small::Heap(heap) => heap,
         }
     }

@@ -384,10 +384,9 @@ impl Lowerer {
         let taken_id = taken.id.take();
         let (id, id_span) = match f.get("id").map(|m| (&m.value.kind, m)) {
             // A taken id was a non-empty string.
-            Some((Kind::String(s), m)) if taken_id.is_some() || !s.value.is_empty() => (
-                taken_id.unwrap_or_else(|| s.value.clone()),
-                m.value.span,
-            ),
+            Some((Kind::String(s), m)) if taken_id.is_some() || !s.value.is_empty() => {
+                (taken_id.unwrap_or_else(|| s.value.clone()), m.value.span)
+            }
             other => {
                 let (span, label) = match other {
                     None => (node.span, "this phase has no 'id'".to_owned()),

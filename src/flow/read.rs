@@ -320,17 +320,17 @@ impl Lowerer {
             if !matches!(item.kind, Kind::String(_)) {
                 all_strings = false;
                 self.push(
-                        Diagnostic::new(
-                            Code::WrongType,
-                            format!(
-                                "'{}' must contain only strings, found {}",
-                                m.key.value,
-                                item.type_name()
-                            ),
-                        )
-                        .at(item.span)
-                        .with_label("expected a string")
-                        .help(element_help(item)),
+                    Diagnostic::new(
+                        Code::WrongType,
+                        format!(
+                            "'{}' must contain only strings, found {}",
+                            m.key.value,
+                            item.type_name()
+                        ),
+                    )
+                    .at(item.span)
+                    .with_label("expected a string")
+                    .help(element_help(item)),
                 );
             }
         }
