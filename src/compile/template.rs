@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::source::Span;
 use crate::syntax::RefPath;
-use crate::syntax::template::{Piece, Pieces, RawPiece, TemplateAst, placeholder_path};
+use crate::syntax::template::{
+    Piece, Pieces, RawPiece, TemplateAst, count_braces, placeholder_path,
+};
 
 /// One op of a compiled template.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,7 +168,7 @@ impl<T: Copy + PartialEq, const N: usize, const M: usize> PartialEq<[T; M]> for 
 /// `{`. Counted only when the list of paths must grow, so a template with one path is scanned
 /// once, by the pieces scan itself.
 fn max_placeholders(rest: &str) -> usize {
-    memchr::memchr_iter(b'{', rest.as_bytes()).count()
+    count_braces(rest.as_bytes())
 }
 
 /// Lowers pieces to ops, interning each distinct path once.
@@ -231,7 +233,12 @@ impl<'s> Builder<'s> {
                 // Room for at most the placeholders still to come (this one included), and
                 // no more than doubling: a template with one path holds exactly one.
                 let left = 1 + max_placeholders(rest);
-                self.paths.reserve_exact(left.min(self.paths.len().max(4)));
+                let more = left.min(self.paths.len().max(4));
+                if self.paths.is_empty() {
+                    self.paths = Vec::with_capacity(more);
+                } else {
+                    self.paths.reserve_exact(more);
+                }
             }
             self.paths
                 .push(path.unwrap_or_else(|| RefPath::parse(text)));

@@ -92,6 +92,29 @@ static SEGMENT: [bool; 256] = {
     table
 };
 
+/// Below this many bytes a plain loop finds a byte sooner than the vector search (which has
+/// a fixed cost per call): the text after a template's last placeholder is often this short.
+const SHORT: usize = 16;
+
+/// The first `{` in `bytes`.
+#[inline]
+fn find_brace(bytes: &[u8]) -> Option<usize> {
+    if bytes.len() < SHORT {
+        bytes.iter().position(|&b| b == b'{')
+    } else {
+        memchr::memchr(b'{', bytes)
+    }
+}
+
+/// How many `{` `bytes` holds.
+pub(crate) fn count_braces(bytes: &[u8]) -> usize {
+    if bytes.len() < SHORT {
+        bytes.iter().filter(|&&b| b == b'{').count()
+    } else {
+        memchr::memchr_iter(b'{', bytes).count()
+    }
+}
+
 /// The end of the placeholder `{seg(.seg)*}` (a segment is one or more of `[a-zA-Z0-9_-]`)
 /// that starts at `open` (a `{`), if one does.
 fn placeholder_end(bytes: &[u8], open: usize) -> Option<usize> {
@@ -129,7 +152,7 @@ impl Iterator for Pieces<'_> {
         }
         // Text runs to the next `{` that opens a placeholder (a `{` that does not is text).
         let mut from = start;
-        while let Some(k) = memchr::memchr(b'{', bytes.get(from..).unwrap_or_default()) {
+        while let Some(k) = find_brace(bytes.get(from..).unwrap_or_default()) {
             let open = from + k;
             if let Some(end) = placeholder_end(bytes, open) {
                 if open == start {
