@@ -7,9 +7,7 @@ use indexmap::IndexMap;
 
 use super::enums::{AgentScope, CwdKeyword, PhaseType, Thinking};
 use super::fields::{self, ObjectKind};
-use super::ir::{
-    Common, Cond, Cwd, DEFAULT_AGENT, Field, Flow, Phase, PhaseId, PhaseIds, Text, Written,
-};
+use super::ir::{Common, Cond, Cwd, DEFAULT_AGENT, Field, Flow, Phase, PhaseIds, Text, Written};
 use super::kinds::common::Cx;
 use super::kinds::dispatch::lower_kind;
 use super::kinds::table::{field_name, fields_of, is_field_of};
@@ -757,26 +755,25 @@ fn resolve_deps(flow: &mut Flow) {
     // `seen[j] == i + 1` ⇔ phase j is already an edge of phase i: linear de-duplication even
     // for a fan-in of thousands.
     let mut seen = vec![0u32; flow.phases.len()];
-    let resolved: Vec<Vec<PhaseId>> = flow
-        .phases
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let stamp = i as u32 + 1;
-            let mut deps = Vec::with_capacity(p.depends_on.len() + p.from.len());
-            for d in p.depends_on.iter().chain(&p.from) {
-                if let Some(j) = flow.ids.get(&d.value, &flow.phases)
-                    && seen[j.index()] != stamp
-                {
-                    seen[j.index()] = stamp;
-                    deps.push(j);
-                }
+    // Each phase's edges are stored as soon as they are found (no list of lists aside).
+    for i in 0..flow.phases.len() {
+        let p = &flow.phases[i];
+        let written = p.depends_on.len() + p.from.len();
+        if written == 0 {
+            flow.phases[i].common.deps.clear();
+            continue;
+        }
+        let stamp = i as u32 + 1;
+        let mut deps = Vec::with_capacity(written);
+        for d in p.depends_on.iter().chain(&p.from) {
+            if let Some(j) = flow.ids.get(&d.value, &flow.phases)
+                && seen[j.index()] != stamp
+            {
+                seen[j.index()] = stamp;
+                deps.push(j);
             }
-            deps
-        })
-        .collect();
-    for (p, deps) in flow.phases.iter_mut().zip(resolved) {
-        p.common.deps = deps;
+        }
+        flow.phases[i].common.deps = deps;
     }
 }
 
