@@ -65,6 +65,7 @@ pub fn fields_of(kind: ObjectKind) -> &'static [FieldDef] {
 }
 
 /// The interned name of a known field (so phases can record `&'static str` keys).
+#[inline]
 pub fn field_name(kind: ObjectKind, name: &str) -> Option<&'static str> {
     if kind == ObjectKind::Phase {
         // The fields nearly every phase is written with, named without a search.
