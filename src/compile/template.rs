@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::source::Span;
 use crate::syntax::RefPath;
-use crate::syntax::template::{Piece, Pieces, RawPiece, TemplateAst, placeholder_path};
+use crate::syntax::template::{
+    Piece, Pieces, RawPiece, TemplateAst, count_braces, placeholder_path,
+};
 
 /// One op of a compiled template.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,7 +21,7 @@ pub(crate) enum Op {
 }
 
 /// One placeholder occurrence in a compiled template.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TemplateRef {
     /// Index into [`Template::paths`]: occurrences of the same path share it.
     pub path: u32,
@@ -34,9 +36,9 @@ pub struct Template {
     /// The template text.
     pub(crate) src: Box<str>,
     /// The ops, run in order by a render.
-    pub(crate) ops: Vec<Op>,
+    pub(crate) ops: Small<Op, 3>,
     /// Every placeholder occurrence, in order.
-    pub(crate) refs: Vec<TemplateRef>,
+    pub(crate) refs: Small<TemplateRef, 1>,
     /// Distinct paths, in order of first appearance.
     pub(crate) paths: Vec<RefPath>,
     /// What the last complete render needed (rendering lives in `eval`).
@@ -73,23 +75,107 @@ impl PartialEq for LenHint {
     }
 }
 
-/// How many placeholders `src` can hold at most: one per `{` (counted 32 bytes at a time).
-fn max_placeholders(src: &str) -> usize {
-    let (blocks, tail) = src.as_bytes().as_chunks::<32>();
-    let mut n = tail.iter().filter(|&&b| b == b'{').count();
-    for block in blocks {
-        n += block.iter().map(|&b| usize::from(b == b'{')).sum::<usize>();
+/// A list kept in place while it holds at most `N` items (no allocation for the common small
+/// template), on the heap past that. It reads as a slice.
+#[derive(Clone)]
+pub(crate) enum Small<T: Copy, const N: usize> {
+    /// The first `len` items of `items` (the rest are filler).
+    Inline { len: u8, items: [T; N] },
+    /// More than `N` items.
+    Heap(Vec<T>),
+}
+
+impl<T: Copy, const N: usize> Small<T, N> {
+    /// An empty list; `fill` fills the unused slots.
+    fn new(fill: T) -> Small<T, N> {
+        Small::Inline {
+            len: 0,
+            items: [fill; N],
+        }
     }
-    n
+
+    /// Add `item` at the end.
+    #[inline]
+    fn push(&mut self, item: T) {
+        match self {
+            Small::Inline { len, items } => match items.get_mut(usize::from(*len)) {
+                Some(slot) => {
+                    *slot = item;
+                    *len += 1;
+                }
+                None => {
+                    let mut heap = Vec::with_capacity(2 * N);
+                    heap.extend_from_slice(items);
+                    heap.push(item);
+                    *self = Small::Heap(heap);
+                }
+            },
+            Small::Heap(heap) => heap.push(item),
+        }
+    }
+
+    /// The items.
+    pub(crate) fn as_slice(&self) -> &[T] {
+        match self {
+            Small::Inline { len, items } => items.get(..usize::from(*len)).unwrap_or_default(),
+            Small::Heap(heap) => heap,
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        match self {
+            Small::Inline { len, items } => items.get_mut(..usize::from(*len)).unwrap_or_default(),
+            Small::Heap(heap) => heap,
+        }
+    }
+}
+
+impl<T: Copy, const N: usize> std::ops::Deref for Small<T, N> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+impl<'a, T: Copy, const N: usize> IntoIterator for &'a Small<T, N> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl<T: Copy + std::fmt::Debug, const N: usize> std::fmt::Debug for Small<T, N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_slice().fmt(f)
+    }
+}
+
+/// Equal when the items are (the filler is no part of the list).
+impl<T: Copy + PartialEq, const N: usize> PartialEq for Small<T, N> {
+    fn eq(&self, other: &Small<T, N>) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl<T: Copy + PartialEq, const N: usize, const M: usize> PartialEq<[T; M]> for Small<T, N> {
+    fn eq(&self, other: &[T; M]) -> bool {
+        self.as_slice() == other
+    }
+}
+
+/// How many placeholders `rest` (the text after the current one) can hold at most: one per
+/// `{`. Counted only when the list of paths must grow, so a template with one path is scanned
+/// once, by the pieces scan itself.
+fn max_placeholders(rest: &str) -> usize {
+    count_braces(rest.as_bytes())
 }
 
 /// Lowers pieces to ops, interning each distinct path once.
 struct Builder<'s> {
     src: &'s str,
-    /// The most placeholders `src` can hold (one per `{`).
-    most: usize,
-    ops: Vec<Op>,
-    refs: Vec<TemplateRef>,
+    ops: Small<Op, 3>,
+    refs: Small<TemplateRef, 1>,
     paths: Vec<RefPath>,
     /// Most templates hold a few distinct paths: a linear scan of `paths` interns them without
     /// a map; past that, an index (of the paths as written, borrowed from `src`) keeps
@@ -99,21 +185,22 @@ struct Builder<'s> {
 
 impl<'s> Builder<'s> {
     fn new(src: &'s str) -> Builder<'s> {
-        // Reserve for the most placeholders the text can hold (one per `{`), so these never
-        // grow while parsing; distinct paths are fewer and get room as found.
-        let most = max_placeholders(src);
+        // Nearly every template is text around at most one placeholder: its ops and
+        // occurrence fit in place, and nothing is reserved ahead of the pieces scan.
         Builder {
             src,
-            most,
-            ops: Vec::with_capacity(2 * most + 1),
-            refs: Vec::with_capacity(most),
+            ops: Small::new(Op::Lit(0, 0)),
+            refs: Small::new(TemplateRef {
+                path: 0,
+                span: Span::default(),
+            }),
             paths: Vec::new(),
             ids: None,
         }
     }
 
     fn text(&mut self, span: Span) {
-        match self.ops.last_mut() {
+        match self.ops.as_mut_slice().last_mut() {
             Some(Op::Lit(_, end)) if *end == span.start => *end = span.end,
             _ => self.ops.push(Op::Lit(span.start, span.end)),
         }
@@ -122,8 +209,9 @@ impl<'s> Builder<'s> {
     /// A placeholder at `span`; `path` is its parsed path when the caller has it already.
     fn placeholder(&mut self, span: Span, path: Option<RefPath>) {
         let text = placeholder_path(self.src, span);
+        let rest = self.src.get(span.end as usize..).unwrap_or_default();
         if self.ids.is_none() && self.paths.len() >= 16 {
-            let most = self.refs.capacity().max(64);
+            let most = (self.refs.len() + 1 + max_placeholders(rest)).max(64);
             let mut map = HashMap::with_capacity_and_hasher(most, Default::default());
             for r in &self.refs {
                 map.entry(placeholder_path(self.src, r.span))
@@ -144,8 +232,13 @@ impl<'s> Builder<'s> {
             if self.paths.len() == self.paths.capacity() {
                 // Room for at most the placeholders still to come (this one included), and
                 // no more than doubling: a template with one path holds exactly one.
-                let left = self.most.saturating_sub(self.refs.len()).max(1);
-                self.paths.reserve_exact(left.min(self.paths.len().max(4)));
+                let left = 1 + max_placeholders(rest);
+                let more = left.min(self.paths.len().max(4));
+                if self.paths.is_empty() {
+                    self.paths = Vec::with_capacity(more);
+                } else {
+                    self.paths.reserve_exact(more);
+                }
             }
             self.paths
                 .push(path.unwrap_or_else(|| RefPath::parse(text)));

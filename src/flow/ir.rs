@@ -507,6 +507,17 @@ impl Written {
         self.0.iter().any(|k| k.key == key && k.is_true)
     }
 
+    /// The table of distinct keys (an object's known fields, each once), in file order, each
+    /// with its span and whether its value was the literal `true`.
+    pub(crate) fn from_distinct(
+        keys: impl ExactSizeIterator<Item = (&'static str, Span, bool)>,
+    ) -> Written {
+        Written(
+            keys.map(|(key, span, is_true)| WrittenKey { key, span, is_true })
+                .collect(),
+        )
+    }
+
     /// Record a key (first occurrence wins).
     pub fn insert(&mut self, key: &'static str, span: Span) {
         self.insert_value(key, span, false);

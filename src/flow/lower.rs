@@ -7,12 +7,12 @@ use indexmap::IndexMap;
 
 use super::enums::{AgentScope, CwdKeyword, PhaseType, Thinking};
 use super::fields::{self, ObjectKind};
-use super::ir::{Common, Cond, Cwd, DEFAULT_AGENT, Field, Flow, Phase, PhaseId, PhaseIds, Text};
+use super::ir::{Common, Cond, Cwd, DEFAULT_AGENT, Field, Flow, Phase, PhaseIds, Text, Written};
 use super::kinds::common::Cx;
 use super::kinds::dispatch::lower_kind;
 use super::kinds::table::{field_name, fields_of, is_field_of};
 use super::kinds::{Agent, PhaseKind};
-use super::lowerer::{Detached, Fields, Lowerer, PhaseFields, spaced_placeholder};
+use super::lowerer::{Detached, Fields, Lowerer, PhaseFields, Taken, spaced_placeholder};
 use super::read::{a_type_name, invalid_agent, valid_agent_name};
 use super::shorthand;
 use crate::diag::{Code, Diagnostic, did_you_mean};
@@ -67,9 +67,12 @@ pub(crate) fn lower_text(text: &str, opts: &LowerOptions, keep: bool) -> (Lowere
                     text.len() - item.span.end as usize,
                 ));
             }
-            l.phase(&item, detached.entries, phases);
-            detached.entries += 1;
+            // The hot fields' strings move into the IR instead of being copied: the rest of
             // `item` (this phase's part of the tree) is dropped here.
+            let mut item = item;
+            let taken = Taken::from_phase(&mut item);
+            l.phase_taking(&item, detached.entries, phases, taken);
+            detached.entries += 1;
         };
         let (parsed, span) = json::parse_streaming(text, "phases", &mut sink);
         detached.diags = l.diags;
@@ -351,6 +354,11 @@ impl Lowerer {
 
     /// One phase, lowered in place at the end of `out`.
     fn phase(&mut self, node: &Node, index: usize, out: &mut Vec<Phase>) {
+        self.phase_taking(node, index, out, Taken::default());
+    }
+
+    /// [`Lowerer::phase`] with the values `taken` out of `node` (see [`Taken::from_phase`]).
+    fn phase_taking(&mut self, node: &Node, index: usize, out: &mut Vec<Phase>, mut taken: Taken) {
         let Kind::Object(members) = &node.kind else {
             self.push(
                 Diagnostic::new(
@@ -371,8 +379,12 @@ impl Lowerer {
             return;
         };
         let f: PhaseFields<'_> = self.fields(members, ObjectKind::Phase, |_| false);
+        let taken_id = taken.id.take();
         let (id, id_span) = match f.get("id").map(|m| (&m.value.kind, m)) {
-            Some((Kind::String(s), m)) if !s.value.is_empty() => (s.value.clone(), m.value.span),
+            // A taken id was a non-empty string.
+            Some((Kind::String(s), m)) if taken_id.is_some() || !s.value.is_empty() => {
+                (taken_id.unwrap_or_else(|| s.value.clone()), m.value.span)
+            }
             other => {
                 let (span, label) = match other {
                     None => (node.span, "this phase has no 'id'".to_owned()),
@@ -393,7 +405,7 @@ impl Lowerer {
                 return;
             }
         };
-        if id.contains('_') {
+        if id.as_bytes().contains(&b'_') {
             self.push(
                 Diagnostic::new(Code::UnderscoreId, format!("phase id '{id}' contains '_'"))
                     .at(id_span)
@@ -413,10 +425,11 @@ impl Lowerer {
         });
         let Some(p) = out.last_mut() else { return };
         let c = &mut p.common;
-        for (k, m) in &f {
-            c.written
-                .insert_value(k, m.key.span, matches!(m.value.kind, Kind::Bool(true)));
-        }
+        // `f` holds each field once.
+        c.written = Written::from_distinct(
+            f.iter()
+                .map(|(k, m)| (*k, m.key.span, matches!(m.value.kind, Kind::Bool(true)))),
+        );
         // A misspelt key (`dependOn`) stands for the field it resembles: later checks treat
         // that field as present-but-invalid instead of reporting it missing or its edges gone.
         // When every key became a field, none is misspelt.
@@ -460,16 +473,29 @@ impl Lowerer {
                 }
             }
         }
+        // Nearly every phase of a large flow is written with only these common fields: every
+        // other common field is at its default, and no field of another kind is written.
+        let plain = f
+            .keys()
+            .all(|k| matches!(*k, "id" | "type" | "agent" | "task" | "dependsOn"));
         let before = self.diags.len();
-        self.common_fields(c, ty, &f);
-        p.kind = self.kind_fields(&mut p.common, ty, &f);
+        self.common_fields(c, ty, &f, taken, plain);
+        p.kind = self.kind_fields(&mut p.common, ty, &f, plain);
         for d in &mut self.diags[before..] {
             d.phase.get_or_insert_with(|| p.common.id.clone());
         }
     }
 
     /// The common fields of SPEC §3.1.
-    fn common_fields(&mut self, p: &mut Common, ty: PhaseType, f: &PhaseFields<'_>) {
+    /// `plain`: `f` holds no field besides id, type, agent, task and dependsOn.
+    fn common_fields(
+        &mut self,
+        p: &mut Common,
+        ty: PhaseType,
+        f: &PhaseFields<'_>,
+        taken: Taken,
+        plain: bool,
+    ) {
         macro_rules! invalid_if_none {
             ($key:literal, $e:expr) => {{
                 let v = $e;
@@ -480,13 +506,22 @@ impl Lowerer {
             }};
         }
         // The phase was made with an empty agent name (see `phase`): its agent or the default.
-        match invalid_if_none!("agent", self.agent_name(f, "agent", &p.id)) {
+        let agent = self.agent_name_taking(f, "agent", &p.id, taken.agent);
+        match invalid_if_none!("agent", agent) {
             Some(a) => p.agent = a,
             None => p.agent.value = DEFAULT_AGENT.to_owned(),
         }
-        p.task = invalid_if_none!("task", self.text(f, "task"));
-        p.depends_on =
-            invalid_if_none!("dependsOn", self.strings(f, "dependsOn")).unwrap_or_default();
+        p.task = invalid_if_none!("task", self.text_taking(f, "task", taken.task));
+        p.depends_on = invalid_if_none!(
+            "dependsOn",
+            self.strings_taking(f, "dependsOn", taken.depends_on)
+        )
+        .unwrap_or_default();
+        // The phase was made with every other common field at its default: none of the
+        // reads below would find its field.
+        if plain {
+            return;
+        }
         p.from = invalid_if_none!("from", self.strings(f, "from")).unwrap_or_default();
         p.join = self.word(f, "join").unwrap_or_default();
         p.when = invalid_if_none!("when", self.str_node(f, "when"))
@@ -535,13 +570,23 @@ impl Lowerer {
     /// their problems are reported as on any phase, and then dropped: the checks say they
     /// have no effect from the written keys alone. A field shared by several kinds is lowered
     /// once.
-    fn kind_fields(&mut self, p: &mut Common, ty: PhaseType, f: &PhaseFields<'_>) -> PhaseKind {
+    /// `plain` as for [`Lowerer::common_fields`]: then no field of another kind is written.
+    fn kind_fields(
+        &mut self,
+        p: &mut Common,
+        ty: PhaseType,
+        f: &PhaseFields<'_>,
+        plain: bool,
+    ) -> PhaseKind {
         let mut cx = Cx {
             id: &p.id,
             ty,
             invalid: &mut p.invalid,
         };
         let kind = lower_kind(self, ty, f, &mut cx);
+        if plain {
+            return kind;
+        }
         let mut foreign: Vec<&'static str> = f
             .keys()
             .copied()
@@ -572,7 +617,18 @@ impl Lowerer {
         name: &str,
         phase: &str,
     ) -> Option<Field<String>> {
-        let a = self.string(f, name)?;
+        self.agent_name_taking(f, name, phase, None)
+    }
+
+    /// [`Lowerer::agent_name`] using `taken`, the value moved out of the field's member.
+    fn agent_name_taking(
+        &mut self,
+        f: &Fields<'_>,
+        name: &str,
+        phase: &str,
+        taken: Option<String>,
+    ) -> Option<Field<String>> {
+        let a = self.string_taking(f, name, taken)?;
         if valid_agent_name(&a.value) {
             return Some(a);
         }
@@ -699,26 +755,25 @@ fn resolve_deps(flow: &mut Flow) {
     // `seen[j] == i + 1` ⇔ phase j is already an edge of phase i: linear de-duplication even
     // for a fan-in of thousands.
     let mut seen = vec![0u32; flow.phases.len()];
-    let resolved: Vec<Vec<PhaseId>> = flow
-        .phases
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let stamp = i as u32 + 1;
-            let mut deps = Vec::with_capacity(p.depends_on.len() + p.from.len());
-            for d in p.depends_on.iter().chain(&p.from) {
-                if let Some(j) = flow.ids.get(&d.value, &flow.phases)
-                    && seen[j.index()] != stamp
-                {
-                    seen[j.index()] = stamp;
-                    deps.push(j);
-                }
+    // Each phase's edges are stored as soon as they are found (no list of lists aside).
+    for i in 0..flow.phases.len() {
+        let p = &flow.phases[i];
+        let written = p.depends_on.len() + p.from.len();
+        if written == 0 {
+            flow.phases[i].common.deps.clear();
+            continue;
+        }
+        let stamp = i as u32 + 1;
+        let mut deps = Vec::with_capacity(written);
+        for d in p.depends_on.iter().chain(&p.from) {
+            if let Some(j) = flow.ids.get(&d.value, &flow.phases)
+                && seen[j.index()] != stamp
+            {
+                seen[j.index()] = stamp;
+                deps.push(j);
             }
-            deps
-        })
-        .collect();
-    for (p, deps) in flow.phases.iter_mut().zip(resolved) {
-        p.common.deps = deps;
+        }
+        flow.phases[i].common.deps = deps;
     }
 }
 

@@ -187,6 +187,53 @@ pub(crate) struct Detached {
     pub(crate) diags: Vec<Diagnostic>,
 }
 
+/// The values of a streamed phase's hot fields, moved out of its part of the tree (which is
+/// dropped once the phase is lowered) so the IR takes them over instead of copying them. Each
+/// is the value of the field's first member (the one [`Fields`] keeps), moved only when it
+/// has the type the field wants: `id` a non-empty string, `agent` and `task` strings,
+/// `dependsOn` an array (its elements). The member keeps its type and spans, so every check of
+/// the field reads the same; only the moved text is gone from the tree.
+#[derive(Default)]
+pub(crate) struct Taken {
+    pub(crate) id: Option<String>,
+    pub(crate) agent: Option<String>,
+    pub(crate) task: Option<Str>,
+    pub(crate) depends_on: Option<Vec<Node>>,
+}
+
+impl Taken {
+    /// Move the hot fields' values out of `node`, a phase object (nothing for other nodes).
+    pub(crate) fn from_phase(node: &mut Node) -> Taken {
+        let mut out = Taken::default();
+        let Kind::Object(members) = &mut node.kind else {
+            return out;
+        };
+        let mut seen = [false; 4];
+        for m in members.iter_mut() {
+            let slot = match m.key.value.as_str() {
+                "id" => 0,
+                "agent" => 1,
+                "task" => 2,
+                "dependsOn" => 3,
+                _ => continue,
+            };
+            if std::mem::replace(&mut seen[slot], true) {
+                continue;
+            }
+            match (slot, &mut m.value.kind) {
+                (0, Kind::String(s)) if !s.value.is_empty() => {
+                    out.id = Some(std::mem::take(&mut s.value))
+                }
+                (1, Kind::String(s)) => out.agent = Some(std::mem::take(&mut s.value)),
+                (2, Kind::String(s)) => out.task = Some(std::mem::take(s)),
+                (3, Kind::Array(items)) => out.depends_on = Some(std::mem::take(items)),
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
 impl Lowerer {
     /// Report `d`.
     pub(crate) fn push(&mut self, d: Diagnostic) {

@@ -128,9 +128,24 @@ impl Lowerer {
     }
 
     pub(super) fn string(&mut self, f: &Fields<'_>, name: &str) -> Option<Field<String>> {
+        self.string_taking(f, name, None)
+    }
+
+    /// [`Lowerer::string`] using `taken`, the value moved out of the field's member (see
+    /// [`super::lowerer::Taken`]), instead of a copy.
+    pub(super) fn string_taking(
+        &mut self,
+        f: &Fields<'_>,
+        name: &str,
+        taken: Option<String>,
+    ) -> Option<Field<String>> {
         let m = f.get(name)?;
         match &m.value.kind {
-            Kind::String(s) => Some(Field::new(s.value.clone(), m.key.span, m.value.span)),
+            Kind::String(s) => Some(Field::new(
+                taken.unwrap_or_else(|| s.value.clone()),
+                m.key.span,
+                m.value.span,
+            )),
             _ => {
                 self.wrong_type(m, "a string");
                 None
@@ -154,7 +169,19 @@ impl Lowerer {
     }
 
     pub(super) fn text(&mut self, f: &Fields<'_>, name: &str) -> Option<Text> {
-        self.str_node(f, name).map(|(_, s)| Text::new(s.clone()))
+        self.text_taking(f, name, None)
+    }
+
+    /// [`Lowerer::text`] using `taken`, the string moved out of the field's member, instead of
+    /// a copy.
+    pub(super) fn text_taking(
+        &mut self,
+        f: &Fields<'_>,
+        name: &str,
+        taken: Option<Str>,
+    ) -> Option<Text> {
+        self.str_node(f, name)
+            .map(|(_, s)| Text::new(taken.unwrap_or_else(|| s.clone())))
     }
 
     pub(super) fn boolean(&mut self, f: &Fields<'_>, name: &str) -> Option<bool> {
@@ -229,6 +256,36 @@ impl Lowerer {
         })
     }
 
+    /// [`Lowerer::strings`] of an array whose elements were moved out of the field's member
+    /// (`taken`): their strings move into the fields instead of being copied.
+    pub(super) fn strings_taking(
+        &mut self,
+        f: &Fields<'_>,
+        name: &str,
+        taken: Option<Vec<Node>>,
+    ) -> Option<Vec<Field<String>>> {
+        let Some(mut items) = taken else {
+            return self.strings(f, name);
+        };
+        let m = *f.get(name)?;
+        if !matches!(m.value.kind, Kind::Array(_)) {
+            self.wrong_type(m, "an array of strings");
+            return None;
+        }
+        let all_strings = self.report_non_strings(m, &items);
+        let key = m.key.span;
+        // Every element is a string here: one field each.
+        all_strings.then(|| {
+            let mut out = Vec::with_capacity(items.len());
+            for item in &mut items {
+                if let Kind::String(s) = &mut item.kind {
+                    out.push(Field::new(std::mem::take(&mut s.value), key, s.span));
+                }
+            }
+            out
+        })
+    }
+
     /// The string elements of an array field; other elements are E0004 each.
     pub(super) fn str_nodes<'a>(&mut self, f: &Fields<'a>, name: &str) -> Option<Vec<&'a Str>> {
         self.string_items(f, name).map(|(items, _)| items)
@@ -246,30 +303,38 @@ impl Lowerer {
             self.wrong_type(m, "an array of strings");
             return None;
         };
+        let all_strings = self.report_non_strings(m, items);
         let mut out = Vec::with_capacity(items.len());
+        out.extend(items.iter().filter_map(|item| match &item.kind {
+            Kind::String(s) => Some(s),
+            _ => None,
+        }));
+        Some((out, all_strings))
+    }
+
+    /// An E0004 for each element of `items` (the elements of array field `m`) that is not a
+    /// string; whether they all are.
+    fn report_non_strings(&mut self, m: &Member, items: &[Node]) -> bool {
         let mut all_strings = true;
         for item in items {
-            match &item.kind {
-                Kind::String(s) => out.push(s),
-                _ => {
-                    all_strings = false;
-                    self.push(
-                        Diagnostic::new(
-                            Code::WrongType,
-                            format!(
-                                "'{}' must contain only strings, found {}",
-                                m.key.value,
-                                item.type_name()
-                            ),
-                        )
-                        .at(item.span)
-                        .with_label("expected a string")
-                        .help(element_help(item)),
-                    );
-                }
+            if !matches!(item.kind, Kind::String(_)) {
+                all_strings = false;
+                self.push(
+                    Diagnostic::new(
+                        Code::WrongType,
+                        format!(
+                            "'{}' must contain only strings, found {}",
+                            m.key.value,
+                            item.type_name()
+                        ),
+                    )
+                    .at(item.span)
+                    .with_label("expected a string")
+                    .help(element_help(item)),
+                );
             }
         }
-        Some((out, all_strings))
+        all_strings
     }
 
     pub(super) fn idle_timeout(&mut self, f: &Fields<'_>) -> Option<Field<f64>> {
@@ -338,9 +403,12 @@ pub(super) fn type_help(key: &str, expected: &str, found: &Node) -> String {
 
 /// Is `name` a valid agent name: `^[a-z][a-z0-9-]*$`?
 pub(super) fn valid_agent_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    // Byte by byte: every allowed character is ASCII, so no byte of another character passes.
+    let bytes = name.as_bytes();
+    bytes.first().is_some_and(u8::is_ascii_lowercase)
+        && bytes
+            .iter()
+            .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// E0112 for an invalid agent name in `field`.

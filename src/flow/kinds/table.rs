@@ -65,7 +65,21 @@ pub fn fields_of(kind: ObjectKind) -> &'static [FieldDef] {
 }
 
 /// The interned name of a known field (so phases can record `&'static str` keys).
+#[inline]
 pub fn field_name(kind: ObjectKind, name: &str) -> Option<&'static str> {
+    if kind == ObjectKind::Phase {
+        // The fields nearly every phase is written with, named without a search.
+        let common = match name {
+            "id" => Some("id"),
+            "agent" => Some("agent"),
+            "task" => Some("task"),
+            "dependsOn" => Some("dependsOn"),
+            _ => None,
+        };
+        if common.is_some() {
+            return common;
+        }
+    }
     fields_of(kind)
         .iter()
         .find(|f| f.name == name)
@@ -88,5 +102,24 @@ impl Phase {
             _ if is_kind_field(base) => is_field_of(ty, base),
             _ => true,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_phase_fields_named_without_a_search_are_in_the_table() {
+        for name in ["id", "agent", "task", "dependsOn"] {
+            let listed = fields_of(ObjectKind::Phase)
+                .iter()
+                .find(|f| f.name == name)
+                .map(|f| f.name);
+            assert_eq!(field_name(ObjectKind::Phase, name), listed);
+            assert!(listed.is_some(), "{name}");
+        }
+        assert_eq!(field_name(ObjectKind::Phase, "dependOn"), None);
+        assert_eq!(field_name(ObjectKind::Retry, "task"), None);
     }
 }

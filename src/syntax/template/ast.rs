@@ -65,6 +65,9 @@ pub(crate) struct Pieces<'s> {
     src: &'s [u8],
     /// Where the next piece starts.
     at: usize,
+    /// The end of the placeholder that starts at `at`, when the text before it found it
+    /// (so it is not scanned twice).
+    next_end: Option<usize>,
 }
 
 impl<'s> Pieces<'s> {
@@ -72,6 +75,7 @@ impl<'s> Pieces<'s> {
         Pieces {
             src: src.as_bytes(),
             at: 0,
+            next_end: None,
         }
     }
 }
@@ -87,6 +91,29 @@ static SEGMENT: [bool; 256] = {
     }
     table
 };
+
+/// Below this many bytes a plain loop finds a byte sooner than the vector search (which has
+/// a fixed cost per call): the text after a template's last placeholder is often this short.
+const SHORT: usize = 16;
+
+/// The first `{` in `bytes`.
+#[inline]
+fn find_brace(bytes: &[u8]) -> Option<usize> {
+    if bytes.len() < SHORT {
+        bytes.iter().position(|&b| b == b'{')
+    } else {
+        memchr::memchr(b'{', bytes)
+    }
+}
+
+/// How many `{` `bytes` holds.
+pub(crate) fn count_braces(bytes: &[u8]) -> usize {
+    if bytes.len() < SHORT {
+        bytes.iter().filter(|&&b| b == b'{').count()
+    } else {
+        memchr::memchr_iter(b'{', bytes).count()
+    }
+}
 
 /// The end of the placeholder `{seg(.seg)*}` (a segment is one or more of `[a-zA-Z0-9_-]`)
 /// that starts at `open` (a `{`), if one does.
@@ -119,9 +146,13 @@ impl Iterator for Pieces<'_> {
         if start >= bytes.len() {
             return None;
         }
+        if let Some(end) = self.next_end.take() {
+            self.at = end;
+            return Some(RawPiece::Placeholder(Span::from_range(start..end)));
+        }
         // Text runs to the next `{` that opens a placeholder (a `{` that does not is text).
         let mut from = start;
-        while let Some(k) = memchr::memchr(b'{', bytes.get(from..).unwrap_or_default()) {
+        while let Some(k) = find_brace(bytes.get(from..).unwrap_or_default()) {
             let open = from + k;
             if let Some(end) = placeholder_end(bytes, open) {
                 if open == start {
@@ -129,6 +160,7 @@ impl Iterator for Pieces<'_> {
                     return Some(RawPiece::Placeholder(Span::from_range(start..end)));
                 }
                 self.at = open;
+                self.next_end = Some(end);
                 return Some(RawPiece::Text(Span::from_range(start..open)));
             }
             from = open + 1;

@@ -11,4 +11,4 @@ mod ast;
 mod token;
 
 pub use ast::{Piece, TemplateAst, parse_template};
-pub(crate) use ast::{Pieces, RawPiece, placeholder_path};
+pub(crate) use ast::{Pieces, RawPiece, count_braces, placeholder_path};
