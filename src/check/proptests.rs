@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 
-use super::{CheckOptions, check_source};
+use super::{CheckOptions, check_document, check_source};
 use crate::diag::Code;
 use crate::diag::render::render;
 use crate::flow::{Invocation, LowerOptions};
@@ -193,6 +193,15 @@ fn check_invariants(text: &str) -> Result<(), TestCaseError> {
         },
     ];
     let source = Source::new("p.json", text);
+    // Lowering each phase as soon as it is read (its part of the tree then dropped, its hot
+    // strings moved into the IR) is lowering the whole tree: the same IR, the same findings.
+    let streamed = check_source(text, &lower, &runs[0]);
+    let whole = check_document(text, &lower, &runs[0]);
+    prop_assert_eq!(
+        format!("{:?}", streamed.diagnostics),
+        format!("{:?}", whole.diagnostics)
+    );
+    prop_assert_eq!(format!("{:?}", streamed.flow), format!("{:?}", whole.flow));
     for opts in &runs {
         for d in check_source(text, &lower, opts).diagnostics {
             let spans = d.span.into_iter().chain(d.labels.iter().map(|l| l.span));
