@@ -24,6 +24,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::source::Span;
 use crate::value::Value;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 /// How many arrays and objects may be open at once.
 pub(super) const MAX_DEPTH: usize = 256;
@@ -375,10 +376,10 @@ impl<'a, 's> Parser<'a, 's> {
         let closed = self.tok != Token::UnterminatedString;
         // Only well-formed literals get their content checked; the others are reported already.
         let report = self.tok == Token::String;
-        let text = self.slice();
         let decoded = if self.lexer.plain() {
-            string::plain(text, self.span.start)
+            string::plain(self.text, self.span)
         } else {
+            let text = self.slice();
             string::decode(text, self.span.start, closed, report, &mut self.diagnostics)
         };
         self.bump();
@@ -480,35 +481,39 @@ impl<'a, 's> Parser<'a, 's> {
         if members.len() < 2 {
             return;
         }
-        let mut seen: HashMap<&str, &Str> = HashMap::new();
-        for (i, member) in members.iter().enumerate() {
-            let key = member.key.value.as_str();
-            // Small objects (nearly all of them) are cheaper to scan than to hash.
-            let first = if members.len() <= 8 {
-                members
-                    .iter()
-                    .take(i)
-                    .find(|m| m.key.value == key)
-                    .map(|m| &m.key)
-            } else {
-                match seen.get(key) {
-                    Some(first) => Some(*first),
-                    None => {
-                        seen.insert(key, &member.key);
-                        None
-                    }
+        // Small objects (nearly all of them) are cheaper to scan than to hash, and need no map.
+        if members.len() <= 8 {
+            for (i, member) in members.iter().enumerate().skip(1) {
+                let key = member.key.value.as_str();
+                let earlier = members.get(..i).unwrap_or_default();
+                if let Some(first) = earlier.iter().find(|m| m.key.value == key) {
+                    self.duplicate(member, &first.key);
                 }
-            };
-            if let Some(first) = first {
-                let shown = shorten(key);
-                let diag = Diagnostic::new(Code::DuplicateKey, format!("duplicate key '{shown}'"))
-                    .at(member.key.span)
-                    .with_label("defined again here")
-                    .label(first.span, "first defined here")
-                    .help(format!("remove one of the '{shown}' members"));
-                self.diagnostics.push(diag);
+            }
+            return;
+        }
+        let mut seen: HashMap<&str, &Str> = HashMap::with_capacity(members.len());
+        for member in members {
+            match seen.entry(member.key.value.as_str()) {
+                Entry::Occupied(first) => self.duplicate(member, first.get()),
+                Entry::Vacant(slot) => {
+                    slot.insert(&member.key);
+                }
             }
         }
+    }
+
+    /// E0002 for `member`, whose key repeats `first`.
+    #[cold]
+    #[inline(never)]
+    fn duplicate(&mut self, member: &Member, first: &Str) {
+        let shown = shorten(&member.key.value);
+        let diag = Diagnostic::new(Code::DuplicateKey, format!("duplicate key '{shown}'"))
+            .at(member.key.span)
+            .with_label("defined again here")
+            .label(first.span, "first defined here")
+            .help(format!("remove one of the '{shown}' members"));
+        self.diagnostics.push(diag);
     }
 
     // The vocabulary.

@@ -90,3 +90,16 @@ fn to_value_survives_deep_hand_built_trees() {
         node = items.pop();
     }
 }
+
+/// The tree is moved around a lot while it is read: its nodes stay small (a string's map back
+/// to the file is boxed apart unless it is a plain shift, and `Kind` needs no tag word).
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn tree_nodes_stay_small() {
+    use std::mem::size_of;
+    assert_eq!(size_of::<super::Str>(), 40);
+    assert_eq!(size_of::<Kind>(), 40);
+    assert_eq!(size_of::<Node>(), 48);
+    assert_eq!(size_of::<Option<Node>>(), 48);
+    assert_eq!(size_of::<Member>(), 88);
+}
