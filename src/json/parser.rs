@@ -135,11 +135,7 @@ impl<'a, 's> Parser<'a, 's> {
             Token::LBrace => return self.object(),
             Token::LBracket => return self.array(),
             Token::Number => return self.number(),
-            Token::String | Token::UnterminatedString => Kind::String(self.string()),
-            Token::SingleQuoted => {
-                self.single_quoted();
-                Kind::String(self.string())
-            }
+            Token::String => Kind::String(self.string()),
             Token::True | Token::False | Token::Null => {
                 let tok = self.tok;
                 self.bump();
@@ -148,6 +144,24 @@ impl<'a, 's> Parser<'a, 's> {
                     Token::False => Kind::Bool(false),
                     _ => Kind::Null,
                 }
+            }
+            _ => return self.odd_value(what),
+        };
+        Some(Node { span, kind })
+    }
+
+    /// [`Parser::value`] for the tokens that are not well-formed values: strings that are
+    /// read anyway (unterminated or single-quoted), reported mistakes, and what is left to the
+    /// caller's recovery. Kept apart so the common case stays small.
+    #[cold]
+    #[inline(never)]
+    fn odd_value(&mut self, what: &str) -> Option<Node> {
+        let span = self.span;
+        let kind = match self.tok {
+            Token::UnterminatedString => Kind::String(self.string()),
+            Token::SingleQuoted => {
+                self.single_quoted();
+                Kind::String(self.string())
             }
             Token::Word => {
                 let help = word_help(self.slice());
@@ -198,19 +212,7 @@ impl<'a, 's> Parser<'a, 's> {
             if self.close(Token::RBrace, open, "',' or '}' after object member") {
                 break;
             }
-            if self.tok.starts_member() {
-                if !std::mem::replace(&mut comma_missing, true) {
-                    let diag = self
-                        .expected("',' or '}' after object member")
-                        .help("add a ',' after the previous member");
-                    self.local_error(diag);
-                }
-                continue;
-            }
-            let diag = self.expected("',' or '}' after object member");
-            self.error(diag);
-            self.skip();
-            self.eat(Token::Comma);
+            self.no_comma_after_member(&mut comma_missing);
         }
         self.depth -= 1;
         let members: Vec<Member> = self.members.drain(base..).collect();
@@ -221,21 +223,31 @@ impl<'a, 's> Parser<'a, 's> {
         })
     }
 
+    /// After an object member, neither `,` nor `}`: a missing comma when a member follows
+    /// (reported once for a run of them), else an error and a skip past the next `,`.
+    #[cold]
+    #[inline(never)]
+    fn no_comma_after_member(&mut self, comma_missing: &mut bool) {
+        if self.tok.starts_member() {
+            if !std::mem::replace(comma_missing, true) {
+                let diag = self
+                    .expected("',' or '}' after object member")
+                    .help("add a ',' after the previous member");
+                self.local_error(diag);
+            }
+            return;
+        }
+        let diag = self.expected("',' or '}' after object member");
+        self.error(diag);
+        self.skip();
+        self.eat(Token::Comma);
+    }
+
     /// `member = string ":" value`, added to the open object's members when it could be read.
     fn member(&mut self) {
         let Some(key) = self.key() else { return };
-        if !self.eat(Token::Colon) {
-            let diag = self.expected("':' after object key");
-            if self.at(Token::Unexpected) && self.slice() == "=" {
-                self.local_error(diag.help("use ':' between a key and its value"));
-                self.bump();
-            } else if self.tok.starts_value() {
-                self.local_error(diag.help("add a ':' after the key"));
-            } else {
-                self.error(diag);
-                self.skip();
-                return;
-            }
+        if !self.eat(Token::Colon) && !self.no_colon() {
+            return;
         }
         // The root object's first member named as the streamed array arms the stream for its
         // value (which streams only if it is an array).
@@ -258,9 +270,38 @@ impl<'a, 's> Parser<'a, 's> {
         }
     }
 
+    /// After an object key, no `:`: reported; returns whether the value can still be read
+    /// (after a `=` in its place, or when a value follows), else skips the member.
+    #[cold]
+    #[inline(never)]
+    fn no_colon(&mut self) -> bool {
+        let diag = self.expected("':' after object key");
+        if self.at(Token::Unexpected) && self.slice() == "=" {
+            self.local_error(diag.help("use ':' between a key and its value"));
+            self.bump();
+        } else if self.tok.starts_value() {
+            self.local_error(diag.help("add a ':' after the key"));
+        } else {
+            self.error(diag);
+            self.skip();
+            return false;
+        }
+        true
+    }
+
     /// The key of a member: a string, or (reported, then read as a key) a bare word, number or
     /// single-quoted string.
     fn key(&mut self) -> Option<Str> {
+        if self.tok == Token::String {
+            return Some(self.string());
+        }
+        self.odd_key()
+    }
+
+    /// [`Parser::key`] for anything but a well-formed string.
+    #[cold]
+    #[inline(never)]
+    fn odd_key(&mut self) -> Option<Str> {
         match self.tok {
             Token::String | Token::UnterminatedString => Some(self.string()),
             Token::SingleQuoted => {
@@ -319,19 +360,7 @@ impl<'a, 's> Parser<'a, 's> {
             if self.close(Token::RBracket, open, "',' or ']' after array element") {
                 break;
             }
-            if self.tok.starts_value() {
-                if !std::mem::replace(&mut comma_missing, true) {
-                    let diag = self
-                        .expected("',' or ']' after array element")
-                        .help("add a ',' after the previous element");
-                    self.local_error(diag);
-                }
-                continue;
-            }
-            let diag = self.expected("',' or ']' after array element");
-            self.error(diag);
-            self.skip();
-            self.eat(Token::Comma);
+            self.no_comma_after_element(&mut comma_missing);
         }
         self.depth -= 1;
         let items: Vec<Node> = self.items.drain(base..).collect();
@@ -345,22 +374,32 @@ impl<'a, 's> Parser<'a, 's> {
         })
     }
 
+    /// After an array element, neither `,` nor `]`: as [`Parser::no_comma_after_member`].
+    #[cold]
+    #[inline(never)]
+    fn no_comma_after_element(&mut self, comma_missing: &mut bool) {
+        if self.tok.starts_value() {
+            if !std::mem::replace(comma_missing, true) {
+                let diag = self
+                    .expected("',' or ']' after array element")
+                    .help("add a ',' after the previous element");
+                self.local_error(diag);
+            }
+            return;
+        }
+        let diag = self.expected("',' or ']' after array element");
+        self.error(diag);
+        self.skip();
+        self.eat(Token::Comma);
+    }
+
     /// A number token, checked against the JSON grammar. A bad one is reported and still read
     /// when Rust can make sense of it (`01`, `+1`, `1.`).
     fn number(&mut self) -> Option<Node> {
         let text = self.slice();
         let span = self.span;
         if let Err(bad) = number::check(text) {
-            let mut diag = Diagnostic::new(
-                Code::JsonSyntax,
-                format!("invalid number '{}': {}", shorten(text), bad.problem),
-            )
-            .at(span)
-            .with_label("not a JSON number");
-            if let Some(help) = bad.help {
-                diag = diag.help(help);
-            }
-            self.local_error(diag);
+            self.bad_number(text, bad);
         }
         self.bump();
         // Rust's grammar is a superset of JSON's; out-of-range values become ±∞.
@@ -371,19 +410,42 @@ impl<'a, 's> Parser<'a, 's> {
         })
     }
 
+    /// Reports the current token, `text`, as a number JSON does not allow.
+    #[cold]
+    #[inline(never)]
+    fn bad_number(&mut self, text: &str, bad: number::BadNumber) {
+        let mut diag = Diagnostic::new(
+            Code::JsonSyntax,
+            format!("invalid number '{}': {}", shorten(text), bad.problem),
+        )
+        .at(self.span)
+        .with_label("not a JSON number");
+        if let Some(help) = bad.help {
+            diag = diag.help(help);
+        }
+        self.local_error(diag);
+    }
+
     /// The current (double- or single-quoted, maybe unterminated) string token, decoded.
     fn string(&mut self) -> Str {
-        let closed = self.tok != Token::UnterminatedString;
-        // Only well-formed literals get their content checked; the others are reported already.
-        let report = self.tok == Token::String;
         let decoded = if self.lexer.plain() {
             string::plain(self.text, self.span)
         } else {
-            let text = self.slice();
-            string::decode(text, self.span.start, closed, report, &mut self.diagnostics)
+            self.decode()
         };
         self.bump();
         decoded
+    }
+
+    /// The current string token, when it is not plain: escapes, control characters or no
+    /// closing quote.
+    #[inline(never)]
+    fn decode(&mut self) -> Str {
+        let closed = self.tok != Token::UnterminatedString;
+        // Only well-formed literals get their content checked; the others are reported already.
+        let report = self.tok == Token::String;
+        let text = self.slice();
+        string::decode(text, self.span.start, closed, report, &mut self.diagnostics)
     }
 
     /// Reports a single-quoted string (the caller still reads it).
@@ -400,6 +462,7 @@ impl<'a, 's> Parser<'a, 's> {
     /// Consumes `close`, the end of the container opened at `open`, and returns true; on the end
     /// of the file or the other closing bracket, reports it (the other bracket is read as this
     /// container's end) and returns true too. `what` is what was expected here.
+    #[inline]
     fn close(&mut self, close: Token, open: Span, what: &str) -> bool {
         if self.at(close) {
             self.recovering = false;
@@ -409,6 +472,15 @@ impl<'a, 's> Parser<'a, 's> {
         if !self.at(Token::Eof) && !self.tok.is_closer() {
             return false;
         }
+        self.unclosed(close, open, what);
+        true
+    }
+
+    /// The end of the file or the wrong closing bracket where `close` was expected: see
+    /// [`Parser::close`].
+    #[cold]
+    #[inline(never)]
+    fn unclosed(&mut self, close: Token, open: Span, what: &str) {
         let name = if close == Token::RBrace {
             "object"
         } else {
@@ -422,7 +494,6 @@ impl<'a, 's> Parser<'a, 's> {
         if self.tok.is_closer() {
             self.bump();
         }
-        true
     }
 
     /// Opens a container; past [`MAX_DEPTH`], reports it, skips the whole container and
@@ -524,6 +595,7 @@ impl<'a, 's> Parser<'a, 's> {
 
     /// Consumes `tok` if it is the current token. `,` and `:` are the points where the parser
     /// is back in step after an error.
+    #[inline]
     fn eat(&mut self, tok: Token) -> bool {
         if !self.at(tok) {
             return false;
