@@ -274,19 +274,26 @@ impl<'a> Lexer<'a> {
             Some(b']') => (Token::RBracket, 1),
             Some(b':') => (Token::Colon, 1),
             Some(b',') => (Token::Comma, 1),
-            Some(b'"') => {
-                let content = bytes.get(start + 1..).unwrap_or_default();
-                let run = plain_len(content, b'"');
-                if content.get(run) != Some(&b'"') {
-                    return self.slow(start);
-                }
-                self.plain = true;
-                (Token::String, run + 2)
-            }
+            Some(b'"') => return self.string(start),
             _ => return self.slow(start),
         };
         self.at = start + len;
         (token, Span::from_range(start..start + len))
+    }
+
+    /// [`Lexer::next_token`] for a double-quoted string at `start`. Out of line, so that the
+    /// inlined part stays small: the scan needs more registers than punctuation does.
+    #[inline(never)]
+    fn string(&mut self, start: usize) -> (Token, Span) {
+        let content = self.bytes.get(start + 1..).unwrap_or_default();
+        let run = plain_len(content, b'"');
+        if content.get(run) != Some(&b'"') {
+            return self.slow(start);
+        }
+        self.plain = true;
+        let end = start + run + 2;
+        self.at = end;
+        (Token::String, Span::from_range(start..end))
     }
 
     /// [`Lexer::next_token`] for all but punctuation and plain strings: a string with escapes,

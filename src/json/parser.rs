@@ -462,7 +462,7 @@ impl<'a, 's> Parser<'a, 's> {
     /// Consumes `close`, the end of the container opened at `open`, and returns true; on the end
     /// of the file or the other closing bracket, reports it (the other bracket is read as this
     /// container's end) and returns true too. `what` is what was expected here.
-    #[inline]
+    #[inline(always)]
     fn close(&mut self, close: Token, open: Span, what: &str) -> bool {
         if self.at(close) {
             self.recovering = false;
@@ -589,13 +589,14 @@ impl<'a, 's> Parser<'a, 's> {
 
     // The vocabulary.
 
+    #[inline(always)]
     fn at(&self, tok: Token) -> bool {
         self.tok == tok
     }
 
     /// Consumes `tok` if it is the current token. `,` and `:` are the points where the parser
     /// is back in step after an error.
-    #[inline]
+    #[inline(always)]
     fn eat(&mut self, tok: Token) -> bool {
         if !self.at(tok) {
             return false;
@@ -605,7 +606,7 @@ impl<'a, 's> Parser<'a, 's> {
         true
     }
 
-    #[inline]
+    #[inline(always)]
     fn bump(&mut self) {
         self.prev_end = self.span.end;
         (self.tok, self.span) = self.lexer.next_token();
