@@ -215,7 +215,8 @@ impl<'a, 's> Parser<'a, 's> {
             self.no_comma_after_member(&mut comma_missing);
         }
         self.depth -= 1;
-        let members: Vec<Member> = self.members.drain(base..).collect();
+        // `split_off` moves them into a vector of exactly their number in one copy.
+        let members = self.members.split_off(base);
         self.duplicates(&members);
         Some(Node {
             span: Span::new(open.start, self.prev_end),
@@ -363,7 +364,7 @@ impl<'a, 's> Parser<'a, 's> {
             self.no_comma_after_element(&mut comma_missing);
         }
         self.depth -= 1;
-        let items: Vec<Node> = self.items.drain(base..).collect();
+        let items = self.items.split_off(base);
         let span = Span::new(open.start, self.prev_end);
         if streamed && let Some(stream) = &mut self.stream {
             stream.span = Some(span);

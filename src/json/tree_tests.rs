@@ -103,3 +103,23 @@ fn tree_nodes_stay_small() {
     assert_eq!(size_of::<Option<Node>>(), 48);
     assert_eq!(size_of::<Member>(), 88);
 }
+
+/// Containers are read into vectors of exactly their size, at any depth.
+#[test]
+fn containers_have_no_spare_capacity() {
+    fn check(node: &Node) {
+        match &node.kind {
+            Kind::Array(items) => {
+                assert_eq!(items.capacity(), items.len());
+                items.iter().for_each(check);
+            }
+            Kind::Object(members) => {
+                assert_eq!(members.capacity(), members.len());
+                members.iter().for_each(|m| check(&m.value));
+            }
+            _ => {}
+        }
+    }
+    check(&root(r#"[1, {"a": [2, 3, {"b": []}], "c": {}}, [[4], 5], "x"]"#));
+    check(&root(r#"{"a": [1, 2, 3], "b": {"c": [4], "d": 5}, "e": 6}"#));
+}
