@@ -215,8 +215,7 @@ impl<'a, 's> Parser<'a, 's> {
             self.no_comma_after_member(&mut comma_missing);
         }
         self.depth -= 1;
-        // `split_off` moves them into a vector of exactly their number in one copy.
-        let members = self.members.split_off(base);
+        let members = entries(&mut self.members, base);
         self.duplicates(&members);
         Some(Node {
             span: Span::new(open.start, self.prev_end),
@@ -364,7 +363,7 @@ impl<'a, 's> Parser<'a, 's> {
             self.no_comma_after_element(&mut comma_missing);
         }
         self.depth -= 1;
-        let items = self.items.split_off(base);
+        let items = entries(&mut self.items, base);
         let span = Span::new(open.start, self.prev_end);
         if streamed && let Some(stream) = &mut self.stream {
             stream.span = Some(span);
@@ -698,6 +697,19 @@ impl<'a, 's> Parser<'a, 's> {
             self.diagnostics.push(diag);
         }
     }
+}
+
+/// The entries of the container that just closed, `stack[base..]`, in a vector of exactly
+/// their number: moved with one copy, or, for a large container that was the only one open on
+/// the stack, the stack's own buffer trimmed (which the allocator mostly does in place, while
+/// a copy would move every entry once more); the next container grows a new one.
+fn entries<T>(stack: &mut Vec<T>, base: usize) -> Vec<T> {
+    if base == 0 && stack.len() >= 256 {
+        let mut all = std::mem::take(stack);
+        all.shrink_to_fit();
+        return all;
+    }
+    stack.split_off(base)
 }
 
 /// The help for a bare word where a value should be.
