@@ -31,10 +31,8 @@ pub(super) const MAX_DEPTH: usize = 256;
 
 pub(super) struct Parser<'a, 's> {
     text: &'a str,
+    /// The current token and its span are the lexer's ([`Parser::tok`], [`Parser::span`]).
     lexer: Lexer<'a>,
-    /// The current token and its span.
-    tok: Token,
-    span: Span,
     /// End of the last consumed token.
     prev_end: u32,
     /// Open arrays and objects.
@@ -67,12 +65,10 @@ pub(super) struct Stream<'s> {
 impl<'a, 's> Parser<'a, 's> {
     pub fn new(text: &'a str) -> Parser<'a, 's> {
         let mut lexer = Lexer::new(text);
-        let (tok, span) = lexer.next_token();
+        lexer.advance();
         let mut parser = Parser {
             text,
             lexer,
-            tok,
-            span,
             prev_end: 0,
             depth: 0,
             recovering: false,
@@ -120,7 +116,7 @@ impl<'a, 's> Parser<'a, 's> {
         if !self.at(Token::Eof) {
             let diag =
                 Diagnostic::new(Code::JsonSyntax, "trailing characters after the JSON value")
-                    .at(self.span)
+                    .at(self.span())
                     .with_label("expected the end of the file")
                     .help("a flow file holds exactly one JSON value");
             self.error(diag);
@@ -130,14 +126,14 @@ impl<'a, 's> Parser<'a, 's> {
     /// `value = object | array | string | number | "true" | "false" | "null"`; `what` names
     /// what may stand here, for the message when nothing does.
     fn value(&mut self, what: &str) -> Option<Node> {
-        let span = self.span;
-        let kind = match self.tok {
+        let span = self.span();
+        let kind = match self.tok() {
             Token::LBrace => return self.object(),
             Token::LBracket => return self.array(),
             Token::Number => return self.number(),
             Token::String => Kind::String(self.string()),
             Token::True | Token::False | Token::Null => {
-                let tok = self.tok;
+                let tok = self.tok();
                 self.bump();
                 match tok {
                     Token::True => Kind::Bool(true),
@@ -156,8 +152,8 @@ impl<'a, 's> Parser<'a, 's> {
     #[cold]
     #[inline(never)]
     fn odd_value(&mut self, what: &str) -> Option<Node> {
-        let span = self.span;
-        let kind = match self.tok {
+        let span = self.span();
+        let kind = match self.tok() {
             Token::UnterminatedString => Kind::String(self.string()),
             Token::SingleQuoted => {
                 self.single_quoted();
@@ -188,7 +184,7 @@ impl<'a, 's> Parser<'a, 's> {
 
     /// `object = "{" ( member ( "," member )* ","? )? "}"`
     fn object(&mut self) -> Option<Node> {
-        let open = self.span;
+        let open = self.span();
         if let Some(stream) = &mut self.stream {
             stream.armed = false;
         }
@@ -228,7 +224,7 @@ impl<'a, 's> Parser<'a, 's> {
     #[cold]
     #[inline(never)]
     fn no_comma_after_member(&mut self, comma_missing: &mut bool) {
-        if self.tok.starts_member() {
+        if self.tok().starts_member() {
             if !std::mem::replace(comma_missing, true) {
                 let diag = self
                     .expected("',' or '}' after object member")
@@ -279,7 +275,7 @@ impl<'a, 's> Parser<'a, 's> {
         if self.at(Token::Unexpected) && self.slice() == "=" {
             self.local_error(diag.help("use ':' between a key and its value"));
             self.bump();
-        } else if self.tok.starts_value() {
+        } else if self.tok().starts_value() {
             self.local_error(diag.help("add a ':' after the key"));
         } else {
             self.error(diag);
@@ -292,7 +288,7 @@ impl<'a, 's> Parser<'a, 's> {
     /// The key of a member: a string, or (reported, then read as a key) a bare word, number or
     /// single-quoted string.
     fn key(&mut self) -> Option<Str> {
-        if self.tok == Token::String {
+        if self.tok() == Token::String {
             return Some(self.string());
         }
         self.odd_key()
@@ -302,7 +298,7 @@ impl<'a, 's> Parser<'a, 's> {
     #[cold]
     #[inline(never)]
     fn odd_key(&mut self) -> Option<Str> {
-        match self.tok {
+        match self.tok() {
             Token::String | Token::UnterminatedString => Some(self.string()),
             Token::SingleQuoted => {
                 self.single_quoted();
@@ -315,7 +311,7 @@ impl<'a, 's> Parser<'a, 's> {
                     .expected("a string key")
                     .help(format!("object keys must be in double quotes: {quoted}"));
                 self.local_error(diag);
-                let key = Str::verbatim(text, self.span);
+                let key = Str::verbatim(text, self.span());
                 self.bump();
                 Some(key)
             }
@@ -330,7 +326,7 @@ impl<'a, 's> Parser<'a, 's> {
 
     /// `array = "[" ( value ( "," value )* ","? )? "]"`
     fn array(&mut self) -> Option<Node> {
-        let open = self.span;
+        let open = self.span();
         let streamed = self
             .stream
             .as_mut()
@@ -378,7 +374,7 @@ impl<'a, 's> Parser<'a, 's> {
     #[cold]
     #[inline(never)]
     fn no_comma_after_element(&mut self, comma_missing: &mut bool) {
-        if self.tok.starts_value() {
+        if self.tok().starts_value() {
             if !std::mem::replace(comma_missing, true) {
                 let diag = self
                     .expected("',' or ']' after array element")
@@ -397,7 +393,7 @@ impl<'a, 's> Parser<'a, 's> {
     /// when Rust can make sense of it (`01`, `+1`, `1.`).
     fn number(&mut self) -> Option<Node> {
         let text = self.slice();
-        let span = self.span;
+        let span = self.span();
         if let Err(bad) = number::check(text) {
             self.bad_number(text, bad);
         }
@@ -418,7 +414,7 @@ impl<'a, 's> Parser<'a, 's> {
             Code::JsonSyntax,
             format!("invalid number '{}': {}", shorten(text), bad.problem),
         )
-        .at(self.span)
+        .at(self.span())
         .with_label("not a JSON number");
         if let Some(help) = bad.help {
             diag = diag.help(help);
@@ -429,7 +425,7 @@ impl<'a, 's> Parser<'a, 's> {
     /// The current (double- or single-quoted, maybe unterminated) string token, decoded.
     fn string(&mut self) -> Str {
         let decoded = if self.lexer.plain() {
-            string::plain(self.text, self.span)
+            string::plain(self.text, self.span())
         } else {
             self.decode()
         };
@@ -441,17 +437,17 @@ impl<'a, 's> Parser<'a, 's> {
     /// closing quote.
     #[inline(never)]
     fn decode(&mut self) -> Str {
-        let closed = self.tok != Token::UnterminatedString;
+        let closed = self.tok() != Token::UnterminatedString;
         // Only well-formed literals get their content checked; the others are reported already.
-        let report = self.tok == Token::String;
+        let report = self.tok() == Token::String;
         let text = self.slice();
-        string::decode(text, self.span.start, closed, report, &mut self.diagnostics)
+        string::decode(text, self.span().start, closed, report, &mut self.diagnostics)
     }
 
     /// Reports a single-quoted string (the caller still reads it).
     fn single_quoted(&mut self) {
         let mut silent = Vec::new();
-        let value = string::decode(self.slice(), self.span.start, true, false, &mut silent).value;
+        let value = string::decode(self.slice(), self.span().start, true, false, &mut silent).value;
         let diag = self.expected("a double-quoted string").help(format!(
             "use double quotes: {}",
             Value::String(value).to_json()
@@ -469,7 +465,7 @@ impl<'a, 's> Parser<'a, 's> {
             self.bump();
             return true;
         }
-        if !self.at(Token::Eof) && !self.tok.is_closer() {
+        if !self.at(Token::Eof) && !self.tok().is_closer() {
             return false;
         }
         self.unclosed(close, open, what);
@@ -491,7 +487,7 @@ impl<'a, 's> Parser<'a, 's> {
             .label(open, format!("this {name} is not closed"))
             .help(format!("close the {name} with {}", close.name()));
         self.error(diag);
-        if self.tok.is_closer() {
+        if self.tok().is_closer() {
             self.bump();
         }
     }
@@ -507,7 +503,7 @@ impl<'a, 's> Parser<'a, 's> {
             Code::JsonSyntax,
             format!("nesting too deep (limit {MAX_DEPTH})"),
         )
-        .at(self.span)
+        .at(self.span())
         .with_label(format!(
             "more than {MAX_DEPTH} arrays and objects are open here"
         ))
@@ -515,7 +511,7 @@ impl<'a, 's> Parser<'a, 's> {
         self.error(diag);
         let mut nested = 0usize;
         loop {
-            match self.tok {
+            match self.tok() {
                 Token::Eof => return false,
                 t if t.is_opener() => nested += 1,
                 t if t.is_closer() => {
@@ -536,7 +532,7 @@ impl<'a, 's> Parser<'a, 's> {
     fn skip(&mut self) {
         let mut nested = 0usize;
         loop {
-            match self.tok {
+            match self.tok() {
                 Token::Eof => return,
                 Token::Comma | Token::RBrace | Token::RBracket if nested == 0 => return,
                 t if t.is_opener() => nested += 1,
@@ -589,9 +585,21 @@ impl<'a, 's> Parser<'a, 's> {
 
     // The vocabulary.
 
+    /// The current token.
+    #[inline(always)]
+    fn tok(&self) -> Token {
+        self.lexer.token()
+    }
+
+    /// The current token's span.
+    #[inline(always)]
+    fn span(&self) -> Span {
+        self.lexer.span()
+    }
+
     #[inline(always)]
     fn at(&self, tok: Token) -> bool {
-        self.tok == tok
+        self.tok() == tok
     }
 
     /// Consumes `tok` if it is the current token. `,` and `:` are the points where the parser
@@ -608,10 +616,10 @@ impl<'a, 's> Parser<'a, 's> {
 
     #[inline(always)]
     fn bump(&mut self) {
-        self.prev_end = self.span.end;
-        (self.tok, self.span) = self.lexer.next_token();
+        self.prev_end = self.lexer.span().end;
+        self.lexer.advance();
         if matches!(
-            self.tok,
+            self.tok(),
             Token::UnterminatedString | Token::UnterminatedComment
         ) {
             self.lexical_error();
@@ -622,26 +630,25 @@ impl<'a, 's> Parser<'a, 's> {
     /// string stays (it is read as a string); the comment hides the rest of the file.
     #[cold]
     fn lexical_error(&mut self) {
-        match self.tok {
+        match self.tok() {
             Token::UnterminatedString => {
                 let line_end = self
                     .slice()
                     .find(['\n', '\r'])
-                    .map_or(self.span.end, |at| self.span.start + at as u32);
+                    .map_or(self.span().end, |at| self.span().start + at as u32);
                 let diag = Diagnostic::new(Code::JsonSyntax, "unterminated string")
-                    .at(Span::new(self.span.start, line_end))
+                    .at(Span::new(self.span().start, line_end))
                     .with_label("this string is never closed")
                     .help("add the closing '\"'");
                 self.error(diag);
             }
             Token::UnterminatedComment => {
                 let diag = Diagnostic::new(Code::JsonSyntax, "unterminated block comment")
-                    .at(Span::new(self.span.start, self.span.start + 2))
+                    .at(Span::new(self.span().start, self.span().start + 2))
                     .with_label("this comment is never closed")
                     .help("close it with */");
                 self.error(diag);
-                self.tok = Token::Eof;
-                self.span = Span::new(self.span.end, self.span.end);
+                self.lexer.end_here();
             }
             _ => {}
         }
@@ -655,14 +662,14 @@ impl<'a, 's> Parser<'a, 's> {
             format!("expected {what}, found {}", self.found())
         };
         Diagnostic::new(Code::JsonSyntax, message)
-            .at(self.span)
+            .at(self.span())
             .with_label(format!("expected {what}"))
     }
 
     /// The current token as a message shows it: what starts at its first byte, or its text
     /// for numbers and words.
     fn found(&self) -> String {
-        match self.tok {
+        match self.tok() {
             Token::String | Token::UnterminatedString => "'\"'".to_owned(),
             Token::SingleQuoted => "\"'\"".to_owned(),
             Token::Number | Token::Word => format!("'{}'", shorten(self.slice())),
@@ -679,7 +686,7 @@ impl<'a, 's> Parser<'a, 's> {
     }
 
     fn slice(&self) -> &'a str {
-        self.text.get(self.span.range()).unwrap_or("")
+        self.text.get(self.span().range()).unwrap_or("")
     }
 
     /// An error that leaves the parser lost: reported unless already recovering, and starts
