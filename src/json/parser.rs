@@ -125,7 +125,23 @@ impl<'a, 's> Parser<'a, 's> {
 
     /// `value = object | array | string | number | "true" | "false" | "null"`; `what` names
     /// what may stand here, for the message when nothing does.
+    ///
+    /// Strings (most values) are read inline, so that the string is built in place in the
+    /// array or object that takes it rather than moved through temporaries; everything else
+    /// is [`Parser::other_value`].
+    #[inline(always)]
     fn value(&mut self, what: &str) -> Option<Node> {
+        if self.tok() == Token::String {
+            let span = self.span();
+            let kind = Kind::String(self.string());
+            return Some(Node { span, kind });
+        }
+        self.other_value(what)
+    }
+
+    /// [`Parser::value`] for all but double-quoted strings.
+    #[inline(never)]
+    fn other_value(&mut self, what: &str) -> Option<Node> {
         let span = self.span();
         let kind = match self.tok() {
             Token::LBrace => return self.object(),
@@ -423,6 +439,7 @@ impl<'a, 's> Parser<'a, 's> {
     }
 
     /// The current (double- or single-quoted, maybe unterminated) string token, decoded.
+    #[inline(always)]
     fn string(&mut self) -> Str {
         let decoded = if self.lexer.plain() {
             string::plain(self.text, self.span())
