@@ -125,23 +125,8 @@ impl<'a, 's> Parser<'a, 's> {
 
     /// `value = object | array | string | number | "true" | "false" | "null"`; `what` names
     /// what may stand here, for the message when nothing does.
-    ///
-    /// Strings (most values) are read inline, so that the string is built in place in the
-    /// array or object that takes it rather than moved through temporaries; everything else
-    /// is [`Parser::other_value`].
-    #[inline(always)]
-    fn value(&mut self, what: &str) -> Option<Node> {
-        if self.tok() == Token::String {
-            let span = self.span();
-            let kind = Kind::String(self.string());
-            return Some(Node { span, kind });
-        }
-        self.other_value(what)
-    }
-
-    /// [`Parser::value`] for all but double-quoted strings.
     #[inline(never)]
-    fn other_value(&mut self, what: &str) -> Option<Node> {
+    fn value(&mut self, what: &str) -> Option<Node> {
         let span = self.span();
         let kind = match self.tok() {
             Token::LBrace => return self.object(),
@@ -160,6 +145,24 @@ impl<'a, 's> Parser<'a, 's> {
             _ => return self.odd_value(what),
         };
         Some(Node { span, kind })
+    }
+
+    /// The current token as a value when it is a plain string (no escapes, the common case),
+    /// else none (and nothing is read). Inlined where the value is stored, so that the string
+    /// is built in place: a value returned from [`Parser::value`] is copied out of a temporary
+    /// just written, which the processor cannot forward from its store buffer and stalls on.
+    #[inline(always)]
+    fn plain_value(&mut self) -> Option<Node> {
+        if self.tok() != Token::String || !self.lexer.plain() {
+            return None;
+        }
+        let span = self.span();
+        let value = string::plain(self.text, span);
+        self.bump();
+        Some(Node {
+            span,
+            kind: Kind::String(value),
+        })
     }
 
     /// [`Parser::value`] for the tokens that are not well-formed values: strings that are
@@ -271,6 +274,9 @@ impl<'a, 's> Parser<'a, 's> {
         if arm && let Some(stream) = &mut self.stream {
             stream.key_seen = true;
             stream.armed = true;
+        } else if let Some(value) = self.plain_value() {
+            self.members.push(Member { key, value });
+            return;
         }
         let value = self.value("a value");
         if arm && let Some(stream) = &mut self.stream {
@@ -358,12 +364,19 @@ impl<'a, 's> Parser<'a, 's> {
             if self.close(Token::RBracket, open, "a value or ']'") {
                 break;
             }
-            match self.value("a value or ']'") {
-                Some(item) => match &mut self.stream {
+            if let Some(item) = self.plain_value() {
+                match &mut self.stream {
                     Some(stream) if streamed => (stream.sink)(item),
                     _ => self.items.push(item),
-                },
-                None => self.skip(),
+                }
+            } else {
+                match self.value("a value or ']'") {
+                    Some(item) => match &mut self.stream {
+                        Some(stream) if streamed => (stream.sink)(item),
+                        _ => self.items.push(item),
+                    },
+                    None => self.skip(),
+                }
             }
             if self.eat(Token::Comma) {
                 comma_missing = false;
@@ -458,7 +471,13 @@ impl<'a, 's> Parser<'a, 's> {
         // Only well-formed literals get their content checked; the others are reported already.
         let report = self.tok() == Token::String;
         let text = self.slice();
-        string::decode(text, self.span().start, closed, report, &mut self.diagnostics)
+        string::decode(
+            text,
+            self.span().start,
+            closed,
+            report,
+            &mut self.diagnostics,
+        )
     }
 
     /// Reports a single-quoted string (the caller still reads it).

@@ -120,8 +120,12 @@ fn containers_have_no_spare_capacity() {
             _ => {}
         }
     }
-    check(&root(r#"[1, {"a": [2, 3, {"b": []}], "c": {}}, [[4], 5], "x"]"#));
-    check(&root(r#"{"a": [1, 2, 3], "b": {"c": [4], "d": 5}, "e": 6}"#));
+    check(&root(
+        r#"[1, {"a": [2, 3, {"b": []}], "c": {}}, [[4], 5], "x"]"#,
+    ));
+    check(&root(
+        r#"{"a": [1, 2, 3], "b": {"c": [4], "d": 5}, "e": 6}"#,
+    ));
     // Large ones too, alone or inside others, and what is read after them.
     let many = |n: usize| (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
     let members = |n: usize| {
@@ -131,10 +135,16 @@ fn containers_have_no_spare_capacity() {
     for n in [255, 256, 1000] {
         check(&root(&format!("[{}]", many(n))));
         check(&root(&format!("{{{}}}", members(n))));
-        let nested = format!(r#"[[{0}], {{{1}}}, [1, [{0}]], {{"a": [2]}}]"#, many(n), members(n));
+        let nested = format!(
+            r#"[[{0}], {{{1}}}, [1, [{0}]], {{"a": [2]}}]"#,
+            many(n),
+            members(n)
+        );
         check(&root(&nested));
         let node = root(&nested);
-        let Kind::Array(items) = &node.kind else { panic!() };
+        let Kind::Array(items) = &node.kind else {
+            panic!()
+        };
         assert_eq!(items.len(), 4);
         assert!(matches!(&items[0].kind, Kind::Array(v) if v.len() == n));
     }
