@@ -148,17 +148,17 @@ impl<'a, 's> Parser<'a, 's> {
     }
 
     /// The current token as a value when it is a plain string (no escapes, the common case),
-    /// else none (and nothing is read). Inlined where the value is stored, so that the string
-    /// is built in place: a value returned from [`Parser::value`] is copied out of a temporary
+    /// else none; the caller stores it, then moves on with [`Parser::bump`]. Inlined where the
+    /// value is stored, so that the string is built in place: a value returned from
+    /// [`Parser::value`] (or kept across the next token's scan) is copied out of a temporary
     /// just written, which the processor cannot forward from its store buffer and stalls on.
     #[inline(always)]
-    fn plain_value(&mut self) -> Option<Node> {
+    fn plain_value(&self) -> Option<Node> {
         if self.tok() != Token::String || !self.lexer.plain() {
             return None;
         }
         let span = self.span();
         let value = string::plain(self.text, span);
-        self.bump();
         Some(Node {
             span,
             kind: Kind::String(value),
@@ -276,6 +276,7 @@ impl<'a, 's> Parser<'a, 's> {
             stream.armed = true;
         } else if let Some(value) = self.plain_value() {
             self.members.push(Member { key, value });
+            self.bump();
             return;
         }
         let value = self.value("a value");
@@ -369,6 +370,7 @@ impl<'a, 's> Parser<'a, 's> {
                     Some(stream) if streamed => (stream.sink)(item),
                     _ => self.items.push(item),
                 }
+                self.bump();
             } else {
                 match self.value("a value or ']'") {
                     Some(item) => match &mut self.stream {
