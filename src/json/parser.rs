@@ -219,7 +219,15 @@ impl<'a, 's> Parser<'a, 's> {
             if self.close(Token::RBrace, open, "a string key or '}'") {
                 break;
             }
-            self.member();
+            // The key is read here and handed to `member` from each branch, so that a plain
+            // one is not copied out of a temporary shared with the others.
+            if self.tok() == Token::String && self.lexer.plain() {
+                let key = string::plain(self.text, self.span());
+                self.bump();
+                self.member(key);
+            } else if let Some(key) = self.key() {
+                self.member(key);
+            }
             if self.eat(Token::Comma) {
                 comma_missing = false;
                 continue;
@@ -258,9 +266,9 @@ impl<'a, 's> Parser<'a, 's> {
         self.eat(Token::Comma);
     }
 
-    /// `member = string ":" value`, added to the open object's members when it could be read.
-    fn member(&mut self) {
-        let Some(key) = self.key() else { return };
+    /// `member = string ":" value` after its `key`, added to the open object's members when it could be read.
+    #[inline(never)]
+    fn member(&mut self, key: Str) {
         if !self.eat(Token::Colon) && !self.no_colon() {
             return;
         }
@@ -309,18 +317,9 @@ impl<'a, 's> Parser<'a, 's> {
     }
 
     /// The key of a member: a string, or (reported, then read as a key) a bare word, number or
-    /// single-quoted string.
-    fn key(&mut self) -> Option<Str> {
-        if self.tok() == Token::String {
-            return Some(self.string());
-        }
-        self.odd_key()
-    }
-
-    /// [`Parser::key`] for anything but a well-formed string.
-    #[cold]
+    /// single-quoted string. [`Parser::object`] reads plain strings itself.
     #[inline(never)]
-    fn odd_key(&mut self) -> Option<Str> {
+    fn key(&mut self) -> Option<Str> {
         match self.tok() {
             Token::String | Token::UnterminatedString => Some(self.string()),
             Token::SingleQuoted => {
