@@ -8,7 +8,7 @@
 use crate::source::Span;
 use logos::{FilterResult, Logos};
 
-/// Lexing failures. logos reports them as errors; [`Lexer::next_token`] turns them into the
+/// Lexing failures. logos reports them as errors; [`Lexer::advance`] turns them into the
 /// tokens of the same name.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LexError {
@@ -62,7 +62,7 @@ pub enum Token {
     /// A `/* … */` comment; skipped, never produced.
     #[token("/*", block_comment)]
     BlockComment,
-    /// The end of the input (made by [`Lexer::next_token`]).
+    /// The end of the input (made by [`Lexer::advance`]).
     Eof,
     /// A character that starts no token ([`LexError::UnexpectedChar`]).
     Unexpected,
@@ -225,13 +225,21 @@ fn block_comment(lex: &mut logos::Lexer<'_, Token>) -> FilterResult<(), LexError
 /// The tokens nearly every document is made of (punctuation and double-quoted strings, after
 /// plain whitespace) are read here directly; everything else goes through the logos lexer,
 /// which reads them the same way.
+///
+/// The current token is kept in the lexer (read with [`Lexer::token`] and [`Lexer::span`])
+/// rather than returned: each part is then stored once and read back at the same width,
+/// which the processor forwards from its store buffer at once (a returned pair went through
+/// a temporary and stalled every token).
 pub struct Lexer<'a> {
     bytes: &'a [u8],
-    /// Where the next token is looked for (the logos lexer is moved up to here when it is
-    /// needed).
-    at: usize,
     inner: logos::Lexer<'a, Token>,
-    /// Whether the last token is a closed double-quoted string with nothing to decode.
+    /// The current token.
+    token: Token,
+    /// Its span; the next token is looked for from `end` (the logos lexer is moved up to
+    /// there when it is needed).
+    start: u32,
+    end: u32,
+    /// Whether the current token is a closed double-quoted string with nothing to decode.
     plain: bool,
 }
 
@@ -243,12 +251,42 @@ impl<'a> Lexer<'a> {
         } else {
             0
         };
+        // Texts are limited to 4 GiB (checked before they are read), so offsets fit a u32.
+        let at = at as u32;
         Lexer {
             bytes: text.as_bytes(),
-            at,
             inner: Token::lexer(text),
+            token: Token::Eof,
+            start: at,
+            end: at,
             plain: false,
         }
+    }
+
+    /// The current token (before the first [`Lexer::advance`], an end of file at the start).
+    #[inline(always)]
+    pub fn token(&self) -> Token {
+        self.token
+    }
+
+    /// The current token's span.
+    #[inline(always)]
+    pub fn span(&self) -> Span {
+        Span::new(self.start, self.end)
+    }
+
+    /// Makes the current token an end of file where it ends (after an unterminated comment,
+    /// which hides the rest of the file).
+    pub fn end_here(&mut self) {
+        self.token = Token::Eof;
+        self.start = self.end;
+    }
+
+    #[inline(always)]
+    fn set(&mut self, token: Token, start: usize, end: usize) {
+        self.token = token;
+        self.start = start as u32;
+        self.end = end as u32;
     }
 
     /// Whether the last token is a closed double-quoted string without escapes or control
@@ -257,12 +295,13 @@ impl<'a> Lexer<'a> {
         self.plain
     }
 
-    /// The next token and its span.
-    #[inline]
-    pub fn next_token(&mut self) -> (Token, Span) {
+    /// Moves to the next token. Always inlined: it is the parser's inner loop, and a call per
+    /// token costs more than the few bytes it looks at.
+    #[inline(always)]
+    pub fn advance(&mut self) {
         self.plain = false;
         let bytes = self.bytes;
-        let mut start = self.at;
+        let mut start = self.end as usize;
         while let Some(b' ' | b'\t' | b'\r' | b'\n') = bytes.get(start) {
             start += 1;
         }
@@ -273,32 +312,35 @@ impl<'a> Lexer<'a> {
             Some(b']') => (Token::RBracket, 1),
             Some(b':') => (Token::Colon, 1),
             Some(b',') => (Token::Comma, 1),
-            Some(b'"') => {
-                let content = bytes.get(start + 1..).unwrap_or_default();
-                let run = plain_len(content, b'"');
-                if content.get(run) != Some(&b'"') {
-                    return self.slow(start);
-                }
-                self.plain = true;
-                (Token::String, run + 2)
-            }
+            Some(b'"') => return self.string(start),
             _ => return self.slow(start),
         };
-        self.at = start + len;
-        (token, Span::from_range(start..start + len))
+        self.set(token, start, start + len);
     }
 
-    /// [`Lexer::next_token`] for all but punctuation and plain strings: a string with escapes,
+    /// [`Lexer::next_token`] for a double-quoted string at `start`. Out of line, so that the
+    /// inlined part stays small: the scan needs more registers than punctuation does.
+    #[inline(never)]
+    fn string(&mut self, start: usize) {
+        let content = self.bytes.get(start + 1..).unwrap_or_default();
+        let run = plain_len(content, b'"');
+        if content.get(run) != Some(&b'"') {
+            return self.slow(start);
+        }
+        self.plain = true;
+        self.set(Token::String, start, start + run + 2);
+    }
+
+    /// [`Lexer::advance`] for all but punctuation and plain strings: a string with escapes,
     /// control characters or no closing quote, and everything the logos lexer reads, from
     /// `start` (after the blanks, which the logos lexer would skip the same way).
     #[inline(never)]
-    fn slow(&mut self, start: usize) -> (Token, Span) {
+    fn slow(&mut self, start: usize) {
         if self.bytes.get(start) == Some(&b'"')
             && let Some(len) =
                 closing_quote(self.bytes.get(start + 1..).unwrap_or_default(), b'"', false)
         {
-            self.at = start + len + 1;
-            return (Token::String, Span::from_range(start..self.at));
+            return self.set(Token::String, start, start + len + 1);
         }
         // Move the logos lexer up to `start` (it only ever lags behind: `start` follows an
         // ASCII byte, so it is a char boundary).
@@ -306,16 +348,16 @@ impl<'a> Lexer<'a> {
         self.inner.bump(start - behind);
         let token = match self.inner.next() {
             None => {
-                self.at = self.bytes.len();
-                return (Token::Eof, Span::from_range(self.at..self.at));
+                let end = self.bytes.len();
+                return self.set(Token::Eof, end, end);
             }
             Some(Ok(token)) => token,
             Some(Err(LexError::UnexpectedChar)) => Token::Unexpected,
             Some(Err(LexError::UnterminatedString)) => Token::UnterminatedString,
             Some(Err(LexError::UnterminatedComment)) => Token::UnterminatedComment,
         };
-        self.at = self.inner.span().end;
-        (token, Span::from_range(self.inner.span()))
+        let span = self.inner.span();
+        self.set(token, span.start, span.end);
     }
 }
 
@@ -327,7 +369,8 @@ mod tests {
         let mut lexer = Lexer::new(text);
         let mut out = Vec::new();
         loop {
-            let (token, span) = lexer.next_token();
+            lexer.advance();
+            let (token, span) = (lexer.token(), lexer.span());
             if token == Token::Eof {
                 assert_eq!(span.range(), text.len()..text.len());
                 return out;

@@ -24,16 +24,15 @@ use crate::diag::{Code, Diagnostic};
 use crate::source::Span;
 use crate::value::Value;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 /// How many arrays and objects may be open at once.
 pub(super) const MAX_DEPTH: usize = 256;
 
 pub(super) struct Parser<'a, 's> {
     text: &'a str,
+    /// The current token and its span are the lexer's ([`Parser::tok`], [`Parser::span`]).
     lexer: Lexer<'a>,
-    /// The current token and its span.
-    tok: Token,
-    span: Span,
     /// End of the last consumed token.
     prev_end: u32,
     /// Open arrays and objects.
@@ -66,12 +65,10 @@ pub(super) struct Stream<'s> {
 impl<'a, 's> Parser<'a, 's> {
     pub fn new(text: &'a str) -> Parser<'a, 's> {
         let mut lexer = Lexer::new(text);
-        let (tok, span) = lexer.next_token();
+        lexer.advance();
         let mut parser = Parser {
             text,
             lexer,
-            tok,
-            span,
             prev_end: 0,
             depth: 0,
             recovering: false,
@@ -119,7 +116,7 @@ impl<'a, 's> Parser<'a, 's> {
         if !self.at(Token::Eof) {
             let diag =
                 Diagnostic::new(Code::JsonSyntax, "trailing characters after the JSON value")
-                    .at(self.span)
+                    .at(self.span())
                     .with_label("expected the end of the file")
                     .help("a flow file holds exactly one JSON value");
             self.error(diag);
@@ -128,25 +125,58 @@ impl<'a, 's> Parser<'a, 's> {
 
     /// `value = object | array | string | number | "true" | "false" | "null"`; `what` names
     /// what may stand here, for the message when nothing does.
+    #[inline(never)]
     fn value(&mut self, what: &str) -> Option<Node> {
-        let span = self.span;
-        let kind = match self.tok {
+        let span = self.span();
+        let kind = match self.tok() {
             Token::LBrace => return self.object(),
             Token::LBracket => return self.array(),
             Token::Number => return self.number(),
-            Token::String | Token::UnterminatedString => Kind::String(self.string()),
-            Token::SingleQuoted => {
-                self.single_quoted();
-                Kind::String(self.string())
-            }
+            Token::String => Kind::String(self.string()),
             Token::True | Token::False | Token::Null => {
-                let tok = self.tok;
+                let tok = self.tok();
                 self.bump();
                 match tok {
                     Token::True => Kind::Bool(true),
                     Token::False => Kind::Bool(false),
                     _ => Kind::Null,
                 }
+            }
+            _ => return self.odd_value(what),
+        };
+        Some(Node { span, kind })
+    }
+
+    /// The current token as a value when it is a plain string (no escapes, the common case),
+    /// else none; the caller stores it, then moves on with [`Parser::bump`]. Inlined where the
+    /// value is stored, so that the string is built in place: a value returned from
+    /// [`Parser::value`] (or kept across the next token's scan) is copied out of a temporary
+    /// just written, which the processor cannot forward from its store buffer and stalls on.
+    #[inline(always)]
+    fn plain_value(&self) -> Option<Node> {
+        if self.tok() != Token::String || !self.lexer.plain() {
+            return None;
+        }
+        let span = self.span();
+        let value = string::plain(self.text, span);
+        Some(Node {
+            span,
+            kind: Kind::String(value),
+        })
+    }
+
+    /// [`Parser::value`] for the tokens that are not well-formed values: strings that are
+    /// read anyway (unterminated or single-quoted), reported mistakes, and what is left to the
+    /// caller's recovery. Kept apart so the common case stays small.
+    #[cold]
+    #[inline(never)]
+    fn odd_value(&mut self, what: &str) -> Option<Node> {
+        let span = self.span();
+        let kind = match self.tok() {
+            Token::UnterminatedString => Kind::String(self.string()),
+            Token::SingleQuoted => {
+                self.single_quoted();
+                Kind::String(self.string())
             }
             Token::Word => {
                 let help = word_help(self.slice());
@@ -173,7 +203,7 @@ impl<'a, 's> Parser<'a, 's> {
 
     /// `object = "{" ( member ( "," member )* ","? )? "}"`
     fn object(&mut self) -> Option<Node> {
-        let open = self.span;
+        let open = self.span();
         if let Some(stream) = &mut self.stream {
             stream.armed = false;
         }
@@ -189,7 +219,15 @@ impl<'a, 's> Parser<'a, 's> {
             if self.close(Token::RBrace, open, "a string key or '}'") {
                 break;
             }
-            self.member();
+            // The key is read here and handed to `member` from each branch, so that a plain
+            // one is not copied out of a temporary shared with the others.
+            if self.tok() == Token::String && self.lexer.plain() {
+                let key = string::plain(self.text, self.span());
+                self.bump();
+                self.member(key);
+            } else if let Some(key) = self.key() {
+                self.member(key);
+            }
             if self.eat(Token::Comma) {
                 comma_missing = false;
                 continue;
@@ -197,22 +235,10 @@ impl<'a, 's> Parser<'a, 's> {
             if self.close(Token::RBrace, open, "',' or '}' after object member") {
                 break;
             }
-            if self.tok.starts_member() {
-                if !std::mem::replace(&mut comma_missing, true) {
-                    let diag = self
-                        .expected("',' or '}' after object member")
-                        .help("add a ',' after the previous member");
-                    self.local_error(diag);
-                }
-                continue;
-            }
-            let diag = self.expected("',' or '}' after object member");
-            self.error(diag);
-            self.skip();
-            self.eat(Token::Comma);
+            self.no_comma_after_member(&mut comma_missing);
         }
         self.depth -= 1;
-        let members: Vec<Member> = self.members.drain(base..).collect();
+        let members = entries(&mut self.members, base);
         self.duplicates(&members);
         Some(Node {
             span: Span::new(open.start, self.prev_end),
@@ -220,21 +246,31 @@ impl<'a, 's> Parser<'a, 's> {
         })
     }
 
-    /// `member = string ":" value`, added to the open object's members when it could be read.
-    fn member(&mut self) {
-        let Some(key) = self.key() else { return };
-        if !self.eat(Token::Colon) {
-            let diag = self.expected("':' after object key");
-            if self.at(Token::Unexpected) && self.slice() == "=" {
-                self.local_error(diag.help("use ':' between a key and its value"));
-                self.bump();
-            } else if self.tok.starts_value() {
-                self.local_error(diag.help("add a ':' after the key"));
-            } else {
-                self.error(diag);
-                self.skip();
-                return;
+    /// After an object member, neither `,` nor `}`: a missing comma when a member follows
+    /// (reported once for a run of them), else an error and a skip past the next `,`.
+    #[cold]
+    #[inline(never)]
+    fn no_comma_after_member(&mut self, comma_missing: &mut bool) {
+        if self.tok().starts_member() {
+            if !std::mem::replace(comma_missing, true) {
+                let diag = self
+                    .expected("',' or '}' after object member")
+                    .help("add a ',' after the previous member");
+                self.local_error(diag);
             }
+            return;
+        }
+        let diag = self.expected("',' or '}' after object member");
+        self.error(diag);
+        self.skip();
+        self.eat(Token::Comma);
+    }
+
+    /// `member = string ":" value` after its `key`, added to the open object's members when it could be read.
+    #[inline(never)]
+    fn member(&mut self, key: Str) {
+        if !self.eat(Token::Colon) && !self.no_colon() {
+            return;
         }
         // The root object's first member named as the streamed array arms the stream for its
         // value (which streams only if it is an array).
@@ -246,6 +282,10 @@ impl<'a, 's> Parser<'a, 's> {
         if arm && let Some(stream) = &mut self.stream {
             stream.key_seen = true;
             stream.armed = true;
+        } else if let Some(value) = self.plain_value() {
+            self.members.push(Member { key, value });
+            self.bump();
+            return;
         }
         let value = self.value("a value");
         if arm && let Some(stream) = &mut self.stream {
@@ -257,10 +297,30 @@ impl<'a, 's> Parser<'a, 's> {
         }
     }
 
+    /// After an object key, no `:`: reported; returns whether the value can still be read
+    /// (after a `=` in its place, or when a value follows), else skips the member.
+    #[cold]
+    #[inline(never)]
+    fn no_colon(&mut self) -> bool {
+        let diag = self.expected("':' after object key");
+        if self.at(Token::Unexpected) && self.slice() == "=" {
+            self.local_error(diag.help("use ':' between a key and its value"));
+            self.bump();
+        } else if self.tok().starts_value() {
+            self.local_error(diag.help("add a ':' after the key"));
+        } else {
+            self.error(diag);
+            self.skip();
+            return false;
+        }
+        true
+    }
+
     /// The key of a member: a string, or (reported, then read as a key) a bare word, number or
-    /// single-quoted string.
+    /// single-quoted string. [`Parser::object`] reads plain strings itself.
+    #[inline(never)]
     fn key(&mut self) -> Option<Str> {
-        match self.tok {
+        match self.tok() {
             Token::String | Token::UnterminatedString => Some(self.string()),
             Token::SingleQuoted => {
                 self.single_quoted();
@@ -273,7 +333,7 @@ impl<'a, 's> Parser<'a, 's> {
                     .expected("a string key")
                     .help(format!("object keys must be in double quotes: {quoted}"));
                 self.local_error(diag);
-                let key = Str::verbatim(text, self.span);
+                let key = Str::verbatim(text, self.span());
                 self.bump();
                 Some(key)
             }
@@ -288,7 +348,7 @@ impl<'a, 's> Parser<'a, 's> {
 
     /// `array = "[" ( value ( "," value )* ","? )? "]"`
     fn array(&mut self) -> Option<Node> {
-        let open = self.span;
+        let open = self.span();
         let streamed = self
             .stream
             .as_mut()
@@ -304,12 +364,20 @@ impl<'a, 's> Parser<'a, 's> {
             if self.close(Token::RBracket, open, "a value or ']'") {
                 break;
             }
-            match self.value("a value or ']'") {
-                Some(item) => match &mut self.stream {
+            if let Some(item) = self.plain_value() {
+                match &mut self.stream {
                     Some(stream) if streamed => (stream.sink)(item),
                     _ => self.items.push(item),
-                },
-                None => self.skip(),
+                }
+                self.bump();
+            } else {
+                match self.value("a value or ']'") {
+                    Some(item) => match &mut self.stream {
+                        Some(stream) if streamed => (stream.sink)(item),
+                        _ => self.items.push(item),
+                    },
+                    None => self.skip(),
+                }
             }
             if self.eat(Token::Comma) {
                 comma_missing = false;
@@ -318,22 +386,10 @@ impl<'a, 's> Parser<'a, 's> {
             if self.close(Token::RBracket, open, "',' or ']' after array element") {
                 break;
             }
-            if self.tok.starts_value() {
-                if !std::mem::replace(&mut comma_missing, true) {
-                    let diag = self
-                        .expected("',' or ']' after array element")
-                        .help("add a ',' after the previous element");
-                    self.local_error(diag);
-                }
-                continue;
-            }
-            let diag = self.expected("',' or ']' after array element");
-            self.error(diag);
-            self.skip();
-            self.eat(Token::Comma);
+            self.no_comma_after_element(&mut comma_missing);
         }
         self.depth -= 1;
-        let items: Vec<Node> = self.items.drain(base..).collect();
+        let items = entries(&mut self.items, base);
         let span = Span::new(open.start, self.prev_end);
         if streamed && let Some(stream) = &mut self.stream {
             stream.span = Some(span);
@@ -344,22 +400,32 @@ impl<'a, 's> Parser<'a, 's> {
         })
     }
 
+    /// After an array element, neither `,` nor `]`: as [`Parser::no_comma_after_member`].
+    #[cold]
+    #[inline(never)]
+    fn no_comma_after_element(&mut self, comma_missing: &mut bool) {
+        if self.tok().starts_value() {
+            if !std::mem::replace(comma_missing, true) {
+                let diag = self
+                    .expected("',' or ']' after array element")
+                    .help("add a ',' after the previous element");
+                self.local_error(diag);
+            }
+            return;
+        }
+        let diag = self.expected("',' or ']' after array element");
+        self.error(diag);
+        self.skip();
+        self.eat(Token::Comma);
+    }
+
     /// A number token, checked against the JSON grammar. A bad one is reported and still read
     /// when Rust can make sense of it (`01`, `+1`, `1.`).
     fn number(&mut self) -> Option<Node> {
         let text = self.slice();
-        let span = self.span;
+        let span = self.span();
         if let Err(bad) = number::check(text) {
-            let mut diag = Diagnostic::new(
-                Code::JsonSyntax,
-                format!("invalid number '{}': {}", shorten(text), bad.problem),
-            )
-            .at(span)
-            .with_label("not a JSON number");
-            if let Some(help) = bad.help {
-                diag = diag.help(help);
-            }
-            self.local_error(diag);
+            self.bad_number(text, bad);
         }
         self.bump();
         // Rust's grammar is a superset of JSON's; out-of-range values become ±∞.
@@ -370,25 +436,55 @@ impl<'a, 's> Parser<'a, 's> {
         })
     }
 
+    /// Reports the current token, `text`, as a number JSON does not allow.
+    #[cold]
+    #[inline(never)]
+    fn bad_number(&mut self, text: &str, bad: number::BadNumber) {
+        let mut diag = Diagnostic::new(
+            Code::JsonSyntax,
+            format!("invalid number '{}': {}", shorten(text), bad.problem),
+        )
+        .at(self.span())
+        .with_label("not a JSON number");
+        if let Some(help) = bad.help {
+            diag = diag.help(help);
+        }
+        self.local_error(diag);
+    }
+
     /// The current (double- or single-quoted, maybe unterminated) string token, decoded.
+    #[inline(always)]
     fn string(&mut self) -> Str {
-        let closed = self.tok != Token::UnterminatedString;
-        // Only well-formed literals get their content checked; the others are reported already.
-        let report = self.tok == Token::String;
-        let text = self.slice();
         let decoded = if self.lexer.plain() {
-            string::plain(text, self.span.start)
+            string::plain(self.text, self.span())
         } else {
-            string::decode(text, self.span.start, closed, report, &mut self.diagnostics)
+            self.decode()
         };
         self.bump();
         decoded
     }
 
+    /// The current string token, when it is not plain: escapes, control characters or no
+    /// closing quote.
+    #[inline(never)]
+    fn decode(&mut self) -> Str {
+        let closed = self.tok() != Token::UnterminatedString;
+        // Only well-formed literals get their content checked; the others are reported already.
+        let report = self.tok() == Token::String;
+        let text = self.slice();
+        string::decode(
+            text,
+            self.span().start,
+            closed,
+            report,
+            &mut self.diagnostics,
+        )
+    }
+
     /// Reports a single-quoted string (the caller still reads it).
     fn single_quoted(&mut self) {
         let mut silent = Vec::new();
-        let value = string::decode(self.slice(), self.span.start, true, false, &mut silent).value;
+        let value = string::decode(self.slice(), self.span().start, true, false, &mut silent).value;
         let diag = self.expected("a double-quoted string").help(format!(
             "use double quotes: {}",
             Value::String(value).to_json()
@@ -399,15 +495,25 @@ impl<'a, 's> Parser<'a, 's> {
     /// Consumes `close`, the end of the container opened at `open`, and returns true; on the end
     /// of the file or the other closing bracket, reports it (the other bracket is read as this
     /// container's end) and returns true too. `what` is what was expected here.
+    #[inline(always)]
     fn close(&mut self, close: Token, open: Span, what: &str) -> bool {
         if self.at(close) {
             self.recovering = false;
             self.bump();
             return true;
         }
-        if !self.at(Token::Eof) && !self.tok.is_closer() {
+        if !self.at(Token::Eof) && !self.tok().is_closer() {
             return false;
         }
+        self.unclosed(close, open, what);
+        true
+    }
+
+    /// The end of the file or the wrong closing bracket where `close` was expected: see
+    /// [`Parser::close`].
+    #[cold]
+    #[inline(never)]
+    fn unclosed(&mut self, close: Token, open: Span, what: &str) {
         let name = if close == Token::RBrace {
             "object"
         } else {
@@ -418,10 +524,9 @@ impl<'a, 's> Parser<'a, 's> {
             .label(open, format!("this {name} is not closed"))
             .help(format!("close the {name} with {}", close.name()));
         self.error(diag);
-        if self.tok.is_closer() {
+        if self.tok().is_closer() {
             self.bump();
         }
-        true
     }
 
     /// Opens a container; past [`MAX_DEPTH`], reports it, skips the whole container and
@@ -435,7 +540,7 @@ impl<'a, 's> Parser<'a, 's> {
             Code::JsonSyntax,
             format!("nesting too deep (limit {MAX_DEPTH})"),
         )
-        .at(self.span)
+        .at(self.span())
         .with_label(format!(
             "more than {MAX_DEPTH} arrays and objects are open here"
         ))
@@ -443,7 +548,7 @@ impl<'a, 's> Parser<'a, 's> {
         self.error(diag);
         let mut nested = 0usize;
         loop {
-            match self.tok {
+            match self.tok() {
                 Token::Eof => return false,
                 t if t.is_opener() => nested += 1,
                 t if t.is_closer() => {
@@ -464,7 +569,7 @@ impl<'a, 's> Parser<'a, 's> {
     fn skip(&mut self) {
         let mut nested = 0usize;
         loop {
-            match self.tok {
+            match self.tok() {
                 Token::Eof => return,
                 Token::Comma | Token::RBrace | Token::RBracket if nested == 0 => return,
                 t if t.is_opener() => nested += 1,
@@ -480,45 +585,63 @@ impl<'a, 's> Parser<'a, 's> {
         if members.len() < 2 {
             return;
         }
-        let mut seen: HashMap<&str, &Str> = HashMap::new();
-        for (i, member) in members.iter().enumerate() {
-            let key = member.key.value.as_str();
-            // Small objects (nearly all of them) are cheaper to scan than to hash.
-            let first = if members.len() <= 8 {
-                members
-                    .iter()
-                    .take(i)
-                    .find(|m| m.key.value == key)
-                    .map(|m| &m.key)
-            } else {
-                match seen.get(key) {
-                    Some(first) => Some(*first),
-                    None => {
-                        seen.insert(key, &member.key);
-                        None
-                    }
+        // Small objects (nearly all of them) are cheaper to scan than to hash, and need no map.
+        if members.len() <= 8 {
+            for (i, member) in members.iter().enumerate().skip(1) {
+                let key = member.key.value.as_str();
+                let earlier = members.get(..i).unwrap_or_default();
+                if let Some(first) = earlier.iter().find(|m| m.key.value == key) {
+                    self.duplicate(member, &first.key);
                 }
-            };
-            if let Some(first) = first {
-                let shown = shorten(key);
-                let diag = Diagnostic::new(Code::DuplicateKey, format!("duplicate key '{shown}'"))
-                    .at(member.key.span)
-                    .with_label("defined again here")
-                    .label(first.span, "first defined here")
-                    .help(format!("remove one of the '{shown}' members"));
-                self.diagnostics.push(diag);
+            }
+            return;
+        }
+        let mut seen: HashMap<&str, &Str> = HashMap::with_capacity(members.len());
+        for member in members {
+            match seen.entry(member.key.value.as_str()) {
+                Entry::Occupied(first) => self.duplicate(member, first.get()),
+                Entry::Vacant(slot) => {
+                    slot.insert(&member.key);
+                }
             }
         }
     }
 
+    /// E0002 for `member`, whose key repeats `first`.
+    #[cold]
+    #[inline(never)]
+    fn duplicate(&mut self, member: &Member, first: &Str) {
+        let shown = shorten(&member.key.value);
+        let diag = Diagnostic::new(Code::DuplicateKey, format!("duplicate key '{shown}'"))
+            .at(member.key.span)
+            .with_label("defined again here")
+            .label(first.span, "first defined here")
+            .help(format!("remove one of the '{shown}' members"));
+        self.diagnostics.push(diag);
+    }
+
     // The vocabulary.
 
+    /// The current token.
+    #[inline(always)]
+    fn tok(&self) -> Token {
+        self.lexer.token()
+    }
+
+    /// The current token's span.
+    #[inline(always)]
+    fn span(&self) -> Span {
+        self.lexer.span()
+    }
+
+    #[inline(always)]
     fn at(&self, tok: Token) -> bool {
-        self.tok == tok
+        self.tok() == tok
     }
 
     /// Consumes `tok` if it is the current token. `,` and `:` are the points where the parser
     /// is back in step after an error.
+    #[inline(always)]
     fn eat(&mut self, tok: Token) -> bool {
         if !self.at(tok) {
             return false;
@@ -528,12 +651,12 @@ impl<'a, 's> Parser<'a, 's> {
         true
     }
 
-    #[inline]
+    #[inline(always)]
     fn bump(&mut self) {
-        self.prev_end = self.span.end;
-        (self.tok, self.span) = self.lexer.next_token();
+        self.prev_end = self.lexer.span().end;
+        self.lexer.advance();
         if matches!(
-            self.tok,
+            self.tok(),
             Token::UnterminatedString | Token::UnterminatedComment
         ) {
             self.lexical_error();
@@ -544,26 +667,25 @@ impl<'a, 's> Parser<'a, 's> {
     /// string stays (it is read as a string); the comment hides the rest of the file.
     #[cold]
     fn lexical_error(&mut self) {
-        match self.tok {
+        match self.tok() {
             Token::UnterminatedString => {
                 let line_end = self
                     .slice()
                     .find(['\n', '\r'])
-                    .map_or(self.span.end, |at| self.span.start + at as u32);
+                    .map_or(self.span().end, |at| self.span().start + at as u32);
                 let diag = Diagnostic::new(Code::JsonSyntax, "unterminated string")
-                    .at(Span::new(self.span.start, line_end))
+                    .at(Span::new(self.span().start, line_end))
                     .with_label("this string is never closed")
                     .help("add the closing '\"'");
                 self.error(diag);
             }
             Token::UnterminatedComment => {
                 let diag = Diagnostic::new(Code::JsonSyntax, "unterminated block comment")
-                    .at(Span::new(self.span.start, self.span.start + 2))
+                    .at(Span::new(self.span().start, self.span().start + 2))
                     .with_label("this comment is never closed")
                     .help("close it with */");
                 self.error(diag);
-                self.tok = Token::Eof;
-                self.span = Span::new(self.span.end, self.span.end);
+                self.lexer.end_here();
             }
             _ => {}
         }
@@ -577,14 +699,14 @@ impl<'a, 's> Parser<'a, 's> {
             format!("expected {what}, found {}", self.found())
         };
         Diagnostic::new(Code::JsonSyntax, message)
-            .at(self.span)
+            .at(self.span())
             .with_label(format!("expected {what}"))
     }
 
     /// The current token as a message shows it: what starts at its first byte, or its text
     /// for numbers and words.
     fn found(&self) -> String {
-        match self.tok {
+        match self.tok() {
             Token::String | Token::UnterminatedString => "'\"'".to_owned(),
             Token::SingleQuoted => "\"'\"".to_owned(),
             Token::Number | Token::Word => format!("'{}'", shorten(self.slice())),
@@ -601,7 +723,7 @@ impl<'a, 's> Parser<'a, 's> {
     }
 
     fn slice(&self) -> &'a str {
-        self.text.get(self.span.range()).unwrap_or("")
+        self.text.get(self.span().range()).unwrap_or("")
     }
 
     /// An error that leaves the parser lost: reported unless already recovering, and starts
@@ -619,6 +741,19 @@ impl<'a, 's> Parser<'a, 's> {
             self.diagnostics.push(diag);
         }
     }
+}
+
+/// The entries of the container that just closed, `stack[base..]`, in a vector of exactly
+/// their number: moved with one copy, or, for a large container that was the only one open on
+/// the stack, the stack's own buffer trimmed (which the allocator mostly does in place, while
+/// a copy would move every entry once more); the next container grows a new one.
+fn entries<T>(stack: &mut Vec<T>, base: usize) -> Vec<T> {
+    if base == 0 && stack.len() >= 256 {
+        let mut all = std::mem::take(stack);
+        all.shrink_to_fit();
+        return all;
+    }
+    stack.split_off(base)
 }
 
 /// The help for a bare word where a value should be.

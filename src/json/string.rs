@@ -19,17 +19,51 @@ struct Escape {
 }
 
 /// A decoded JSON string with its span and the map from decoded offsets back to the file.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Str {
     /// The decoded text.
     pub value: String,
     /// The whole literal, quotes included (a bare-word key, read to recover from an error,
     /// has none).
     pub span: Span,
-    /// File offset of decoded byte 0 (just after the opening quote).
+    /// The map back to the file when it is more than a shift by one past the literal's start
+    /// (the opening quote): none for most strings, which keeps a `Str` small.
+    map: Option<Box<Map>>,
+}
+
+/// How a string with escapes (or without an opening quote) maps back to the file.
+#[derive(Clone, Debug, PartialEq)]
+struct Map {
+    /// File offset of decoded byte 0.
     content: u32,
-    /// The escape sequences, in order; empty for most strings.
+    /// The escape sequences, in order.
     escapes: Box<[Escape]>,
+}
+
+/// The map of a literal spanning `span` whose decoded byte 0 is at file offset `content`:
+/// none in the usual case (`content` just after the opening quote, no escapes), so that two
+/// strings that map alike compare equal.
+fn map_of(span: Span, content: u32, escapes: Box<[Escape]>) -> Option<Box<Map>> {
+    if escapes.is_empty() && Some(content) == span.start.checked_add(1) {
+        None
+    } else {
+        Some(Box::new(Map { content, escapes }))
+    }
+}
+
+/// The file offset of decoded byte 0 and the escapes of a literal spanning `span`.
+fn parts(span: Span, map: Option<&Map>) -> (u32, &[Escape]) {
+    match map {
+        Some(map) => (map.content, &map.escapes),
+        None => (span.start.wrapping_add(1), &[]),
+    }
+}
+
+impl Default for Str {
+    /// The empty string at offset 0.
+    fn default() -> Str {
+        Str::verbatim("", Span::default())
+    }
 }
 
 /// Where a decoded string lies in the file, without the text itself: for an owner that keeps
@@ -38,16 +72,15 @@ pub struct Str {
 pub struct StrAt {
     /// The whole literal, quotes included.
     pub span: Span,
-    /// File offset of decoded byte 0.
-    content: u32,
-    /// The escape sequences, in order.
-    escapes: Box<[Escape]>,
+    /// As in [`Str`].
+    map: Option<Box<Map>>,
 }
 
 impl StrAt {
     /// [`Str::file_span`] for the decoded text `value` this place was split from.
     pub fn file_span(&self, value: &str, decoded: Range<usize>) -> Span {
-        span_in(value, self.content, &self.escapes, decoded)
+        let (content, escapes) = parts(self.span, self.map.as_deref());
+        span_in(value, content, escapes, decoded)
     }
 }
 
@@ -92,8 +125,7 @@ impl Str {
     pub fn into_parts(self) -> (String, StrAt) {
         let at = StrAt {
             span: self.span,
-            content: self.content,
-            escapes: self.escapes,
+            map: self.map,
         };
         (self.value, at)
     }
@@ -103,7 +135,8 @@ impl Str {
     /// whole escape sequence; offsets past the end are clamped and offsets inside a char are
     /// widened to the char, so the result always lies inside the literal on char boundaries.
     pub fn file_span(&self, decoded: Range<usize>) -> Span {
-        span_in(&self.value, self.content, &self.escapes, decoded)
+        let (content, escapes) = parts(self.span, self.map.as_deref());
+        span_in(&self.value, content, escapes, decoded)
     }
 
     /// A string that is spelled exactly as its value, e.g. an unquoted key read to recover.
@@ -111,23 +144,26 @@ impl Str {
         Str {
             value: value.to_owned(),
             span,
-            content: span.start,
-            escapes: Box::default(),
+            map: Some(Box::new(Map {
+                content: span.start,
+                escapes: Box::default(),
+            })),
         }
     }
 }
 
-/// A closed double-quoted literal known to hold no escape and no control character (the
-/// lexer saw its content through to the closing quote): its content is its value.
-pub(super) fn plain(literal: &str, at: u32) -> Str {
-    let content = literal
-        .get(1..literal.len().saturating_sub(1))
+/// The closed double-quoted literal of `text` at `span`, known to hold no escape and no
+/// control character (the lexer saw its content through to the closing quote): its content
+/// is its value.
+#[inline]
+pub(super) fn plain(text: &str, span: Span) -> Str {
+    let content = text
+        .get(span.start as usize + 1..(span.end as usize).saturating_sub(1))
         .unwrap_or("");
     Str {
         value: content.to_owned(),
-        span: Span::new(at, at + literal.len() as u32),
-        content: at + 1,
-        escapes: Box::default(),
+        span,
+        map: None,
     }
 }
 
@@ -152,8 +188,7 @@ pub(super) fn decode(
         return Str {
             value: content.to_owned(),
             span,
-            content: start,
-            escapes: Box::default(),
+            map: map_of(span, start, Box::default()),
         };
     }
     let mut decoder = Decoder {
@@ -171,8 +206,7 @@ pub(super) fn decode(
     Str {
         value: decoder.value,
         span,
-        content: start,
-        escapes: decoder.escapes.into_boxed_slice(),
+        map: map_of(span, start, decoder.escapes.into_boxed_slice()),
     }
 }
 
@@ -371,7 +405,7 @@ mod tests {
         let (file, s, diags) = decoded("  ", r#""héllo""#);
         assert!(diags.is_empty());
         assert_eq!(s.value, "héllo");
-        assert!(s.escapes.is_empty());
+        assert!(s.map.is_none());
         assert_eq!(slice(&file, s.span), r#""héllo""#);
         assert_eq!(slice(&file, s.file_span(1..3)), "é");
         assert_eq!(slice(&file, s.file_span(0..s.value.len())), "héllo");
@@ -529,5 +563,21 @@ mod tests {
         let s = decode("'\\q\n'", 0, true, false, &mut diags);
         assert_eq!(s.value, "\\q\n");
         assert!(diags.is_empty());
+    }
+
+    #[test]
+    fn strings_that_map_alike_compare_equal() {
+        let text = r#"  "abc" "#;
+        let span = Span::new(2, 7);
+        let mut diags = Vec::new();
+        let decoded = decode(&text[span.range()], span.start, true, true, &mut diags);
+        assert_eq!(plain(text, span), decoded);
+        assert!(decoded.map.is_none());
+        // An unquoted key maps from its first byte, the default string from offset 0.
+        let word = Str::verbatim("abc", Span::new(2, 5));
+        assert_eq!(word.file_span(1..2), Span::new(3, 4));
+        assert_eq!(Str::default().file_span(0..0), Span::new(0, 0));
+        let (value, at) = word.into_parts();
+        assert_eq!(at.file_span(&value, 0..3), Span::new(2, 5));
     }
 }

@@ -90,3 +90,62 @@ fn to_value_survives_deep_hand_built_trees() {
         node = items.pop();
     }
 }
+
+/// The tree is moved around a lot while it is read: its nodes stay small (a string's map back
+/// to the file is boxed apart unless it is a plain shift, and `Kind` needs no tag word).
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn tree_nodes_stay_small() {
+    use std::mem::size_of;
+    assert_eq!(size_of::<super::Str>(), 40);
+    assert_eq!(size_of::<Kind>(), 40);
+    assert_eq!(size_of::<Node>(), 48);
+    assert_eq!(size_of::<Option<Node>>(), 48);
+    assert_eq!(size_of::<Member>(), 88);
+}
+
+/// Containers are read into vectors of exactly their size, at any depth.
+#[test]
+fn containers_have_no_spare_capacity() {
+    fn check(node: &Node) {
+        match &node.kind {
+            Kind::Array(items) => {
+                assert_eq!(items.capacity(), items.len());
+                items.iter().for_each(check);
+            }
+            Kind::Object(members) => {
+                assert_eq!(members.capacity(), members.len());
+                members.iter().for_each(|m| check(&m.value));
+            }
+            _ => {}
+        }
+    }
+    check(&root(
+        r#"[1, {"a": [2, 3, {"b": []}], "c": {}}, [[4], 5], "x"]"#,
+    ));
+    check(&root(
+        r#"{"a": [1, 2, 3], "b": {"c": [4], "d": 5}, "e": 6}"#,
+    ));
+    // Large ones too, alone or inside others, and what is read after them.
+    let many = |n: usize| (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let members = |n: usize| {
+        let members = (0..n).map(|i| format!(r#""k{i}": {i}"#));
+        members.collect::<Vec<_>>().join(",")
+    };
+    for n in [255, 256, 1000] {
+        check(&root(&format!("[{}]", many(n))));
+        check(&root(&format!("{{{}}}", members(n))));
+        let nested = format!(
+            r#"[[{0}], {{{1}}}, [1, [{0}]], {{"a": [2]}}]"#,
+            many(n),
+            members(n)
+        );
+        check(&root(&nested));
+        let node = root(&nested);
+        let Kind::Array(items) = &node.kind else {
+            panic!()
+        };
+        assert_eq!(items.len(), 4);
+        assert!(matches!(&items[0].kind, Kind::Array(v) if v.len() == n));
+    }
+}
