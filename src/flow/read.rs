@@ -139,18 +139,12 @@ impl Lowerer {
         name: &str,
         taken: Option<String>,
     ) -> Option<Field<String>> {
-        let m = f.get(name)?;
-        match &m.value.kind {
-            Kind::String(s) => Some(Field::new(
-                taken.unwrap_or_else(|| s.value.clone()),
-                m.key.span,
-                m.value.span,
-            )),
-            _ => {
-                self.wrong_type(m, "a string");
-                None
-            }
-        }
+        let (m, s) = self.str_node(f, name)?;
+        Some(Field::new(
+            taken.unwrap_or_else(|| s.value.clone()),
+            m.key.span,
+            m.value.span,
+        ))
     }
 
     pub(super) fn str_node<'a>(

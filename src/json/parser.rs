@@ -235,7 +235,7 @@ impl<'a, 's> Parser<'a, 's> {
             if self.close(Token::RBrace, open, "',' or '}' after object member") {
                 break;
             }
-            self.no_comma_after_member(&mut comma_missing);
+            self.no_comma_after(true, &mut comma_missing);
         }
         self.depth -= 1;
         let members = entries(&mut self.members, base);
@@ -246,21 +246,29 @@ impl<'a, 's> Parser<'a, 's> {
         })
     }
 
-    /// After an object member, neither `,` nor `}`: a missing comma when a member follows
-    /// (reported once for a run of them), else an error and a skip past the next `,`.
+    /// After a container's entry, neither `,` nor its end: a missing comma when another entry
+    /// follows (reported once for a run of them), else an error and a skip past the next `,`.
+    /// `in_object` tells an object's members from an array's elements.
     #[cold]
     #[inline(never)]
-    fn no_comma_after_member(&mut self, comma_missing: &mut bool) {
-        if self.tok().starts_member() {
+    fn no_comma_after(&mut self, in_object: bool, comma_missing: &mut bool) {
+        let (what, next_follows) = if in_object {
+            ("',' or '}' after object member", self.tok().starts_member())
+        } else {
+            ("',' or ']' after array element", self.tok().starts_value())
+        };
+        if next_follows {
             if !std::mem::replace(comma_missing, true) {
-                let diag = self
-                    .expected("',' or '}' after object member")
-                    .help("add a ',' after the previous member");
+                let diag = self.expected(what).help(if in_object {
+                    "add a ',' after the previous member"
+                } else {
+                    "add a ',' after the previous element"
+                });
                 self.local_error(diag);
             }
             return;
         }
-        let diag = self.expected("',' or '}' after object member");
+        let diag = self.expected(what);
         self.error(diag);
         self.skip();
         self.eat(Token::Comma);
@@ -386,7 +394,7 @@ impl<'a, 's> Parser<'a, 's> {
             if self.close(Token::RBracket, open, "',' or ']' after array element") {
                 break;
             }
-            self.no_comma_after_element(&mut comma_missing);
+            self.no_comma_after(false, &mut comma_missing);
         }
         self.depth -= 1;
         let items = entries(&mut self.items, base);
@@ -398,25 +406,6 @@ impl<'a, 's> Parser<'a, 's> {
             span,
             kind: Kind::Array(items),
         })
-    }
-
-    /// After an array element, neither `,` nor `]`: as [`Parser::no_comma_after_member`].
-    #[cold]
-    #[inline(never)]
-    fn no_comma_after_element(&mut self, comma_missing: &mut bool) {
-        if self.tok().starts_value() {
-            if !std::mem::replace(comma_missing, true) {
-                let diag = self
-                    .expected("',' or ']' after array element")
-                    .help("add a ',' after the previous element");
-                self.local_error(diag);
-            }
-            return;
-        }
-        let diag = self.expected("',' or ']' after array element");
-        self.error(diag);
-        self.skip();
-        self.eat(Token::Comma);
     }
 
     /// A number token, checked against the JSON grammar. A bad one is reported and still read
