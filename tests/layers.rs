@@ -470,6 +470,29 @@ fn stages_point_one_way() {
     );
 }
 
+/// The limit on a source file: one that grows past it should be split by concern.
+const MAX_SOURCE_BYTES: u64 = 40 * 1024;
+
+#[test]
+fn no_source_file_is_over_40_kb() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    rs_files(&root, &mut paths);
+    assert!(paths.len() > 50, "read the whole source tree");
+    let big: Vec<String> = paths
+        .iter()
+        .filter_map(|p| {
+            let len = std::fs::metadata(p).expect("metadata").len();
+            (len > MAX_SOURCE_BYTES).then(|| format!("{} ({len} bytes)", p.display()))
+        })
+        .collect();
+    assert!(
+        big.is_empty(),
+        "split these source files (limit {MAX_SOURCE_BYTES} bytes):\n{}",
+        big.join("\n")
+    );
+}
+
 /// Strongly connected components of a directed graph with more than one node (Tarjan).
 fn cycles(n: usize, succ: &[BTreeSet<usize>]) -> Vec<Vec<usize>> {
     struct T<'a> {
