@@ -1,6 +1,6 @@
 //! Static checking (SPEC §7): every problem of a flow, collected in one pass per concern —
-//! `dag` (graph structure), `refs` (placeholders against the DAG), `types` (paths against
-//! contracts), `kinds` (per-type field rules), `lints` (graph lints), `args` (invocation
+//! `dag` (graph structure), `refs` (placeholders against the DAG), `types` (every placeholder
+//! and comparison against the types the DAG infers), `kinds` (per-type field rules), `lints` (graph lints), `args` (invocation
 //! arguments), plus sub-flows. Nothing stops at the first problem.
 
 mod args;
@@ -12,7 +12,7 @@ mod lints;
 #[cfg(test)]
 mod proptests;
 mod refs;
-mod types;
+pub mod types;
 
 pub use crate::flow::kinds::reduce::tree_calls;
 pub use dynamic::{MAX_DYNAMIC_NESTING, dynamic_limits};
@@ -171,7 +171,7 @@ fn check_into(
         dag::cycles(flow, &graph, out);
         if graph.topo.is_some() {
             refs::steps_refs(flow, &graph, &all, out);
-            types::contract_paths(flow, &all, out);
+            types::check(flow, &all, opts.loader, out);
             let disconnected = dag::connectivity(flow, &graph, out);
             dag::dead_ends(flow, &graph, &disconnected, out);
             dag::gate_sole_path(flow, &graph, out);

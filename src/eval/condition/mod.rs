@@ -14,5 +14,6 @@ mod laws;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use compare::{Item, compare, numeric};
 pub use machine::{Decision, Evaluated, ReadSet};
 pub use outcome::{Outcome, eval_gate_entry, eval_until, eval_when};

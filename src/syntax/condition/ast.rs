@@ -92,6 +92,17 @@ impl CmpOp {
         }
     }
 
+    /// The operator with its sides swapped: `a < b` is `b > a`.
+    pub fn flip(self) -> CmpOp {
+        match self {
+            CmpOp::Ge => CmpOp::Le,
+            CmpOp::Le => CmpOp::Ge,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::Lt => CmpOp::Gt,
+            same => same,
+        }
+    }
+
     /// Does `ordering` (of left vs right) satisfy this operator?
     pub fn holds(self, ordering: std::cmp::Ordering) -> bool {
         use std::cmp::Ordering::*;
