@@ -103,7 +103,7 @@ impl Source {
     }
 
     /// 1-based line and column (in chars) of a byte offset.
-    pub(crate) fn line_col(&self, offset: u32) -> (u32, u32) {
+    pub fn line_col(&self, offset: u32) -> (u32, u32) {
         let offset = offset.min(self.text.len() as u32);
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line] as usize;

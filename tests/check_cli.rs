@@ -277,3 +277,63 @@ fn allow_takes_only_warnings() {
         out.stderr
     );
 }
+
+/// `--types`: every placeholder with its inferred type (SPEC §7.5 spelling), its span into the
+/// file and its declaration; in text format one line per placeholder on stdout.
+#[test]
+fn types_are_reported_with_spans_and_declarations() {
+    let flow = "tests/check/types-well-typed.json";
+    let text = std::fs::read_to_string(common::root().join(flow)).expect("flow");
+    let out = tfc(&["check", "--format", "json", "--types", flow]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON report");
+    let types = report["types"].as_array().expect("types list");
+    let find = |path: &str| {
+        types
+            .iter()
+            .find(|t| t["path"] == path)
+            .unwrap_or_else(|| panic!("no type for {path}: {report}"))
+    };
+    let expected = [
+        ("steps.triage.json.severity", "enum low|medium|high"),
+        ("args.mode", "enum fast|slow"),
+        ("args.depth", "number"),
+        ("steps.triage.json.score", "number | missing"),
+        ("steps.triage.json.files", "array<object{path, lines}>"),
+        ("steps.triage.json.files.length", "number"),
+        ("item.path", "string"),
+        ("item.lines", "integer | missing"),
+        ("steps.triage.output", "string"),
+        ("args.note.anything", "any"),
+    ];
+    for (path, ty) in expected {
+        let t = find(path);
+        assert_eq!(t["type"], ty, "{path}");
+        let (start, end) = (
+            t["span"]["start"].as_u64().unwrap() as usize,
+            t["span"]["end"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(&text[start..end], format!("{{{path}}}"), "span of {path}");
+    }
+    let decl = &find("item.path")["declaration"];
+    let at = decl["start"].as_u64().unwrap() as usize..decl["end"].as_u64().unwrap() as usize;
+    assert_eq!(
+        &text[at], "\"path\"",
+        "item.path is declared by the contract's key"
+    );
+    // Without --types the report has no types list.
+    let out = tfc(&["check", "--format", "json", flow]);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON report");
+    assert!(report.get("types").is_none());
+    // Text format: one line per placeholder.
+    let out = tfc(&["check", "--types", "--color", "never", flow]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.ends_with(": {steps.triage.json.severity}: enum low|medium|high")),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.stdout.lines().count(), types.len());
+}

@@ -34,6 +34,10 @@ pub struct CheckArgs {
     allow: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Also report each placeholder's inferred type: a `types` list in the JSON report
+    /// (span, path, type), or one line per placeholder on stdout in text format.
+    #[arg(long)]
+    types: bool,
     /// Colour in text output.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
@@ -93,6 +97,7 @@ pub fn run(a: CheckArgs) -> Exit {
     };
     let color = a.color.enabled();
     let mut json_diags = Vec::new();
+    let mut json_types = Vec::new();
     let (mut errors, mut warnings, mut unreadable) = (0usize, 0usize, 0usize);
     for flow in &a.flows {
         let (path, stem) = match tfc::project::locate_flow(flow, &cwd) {
@@ -137,13 +142,30 @@ pub fn run(a: CheckArgs) -> Exit {
                 document: None,
             },
         };
+        let types = match (&checked.flow, a.types) {
+            (Some(flow), true) => tfc::check::types::placeholder_types(flow, Some(&saved)),
+            _ => Vec::new(),
+        };
         let file_errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();
         errors += file_errors;
         warnings += checked.diagnostics.len() - file_errors;
         match a.format {
-            Format::Text => say!("{}", render_file(&checked.diagnostics, &source, color)),
+            Format::Text => {
+                say!("{}", render_file(&checked.diagnostics, &source, color));
+                for t in &types {
+                    let (line, column) = source.line_col(t.span.start);
+                    outln!("{}:{line}:{column}: {{{}}}: {}", source.name, t.path, t.ty);
+                }
+            }
             Format::Json => {
-                json_diags.extend(checked.diagnostics.iter().map(|d| to_json(d, &source)))
+                json_diags.extend(checked.diagnostics.iter().map(|d| to_json(d, &source)));
+                json_types.extend(types.iter().map(|t| {
+                    let mut v = t.to_json(&source);
+                    if let Value::Object(o) = &mut v {
+                        o.insert("file".into(), Value::from(source.name.as_str()));
+                    }
+                    v
+                }));
             }
         }
     }
@@ -158,6 +180,9 @@ pub fn run(a: CheckArgs) -> Exit {
             let mut o = Map::default();
             o.insert("ok".into(), Value::Bool(errors == 0 && unreadable == 0));
             o.insert("diagnostics".into(), Value::Array(json_diags));
+            if a.types {
+                o.insert("types".into(), Value::Array(json_types));
+            }
             outln!("{}", Value::Object(o).to_json());
         }
     }

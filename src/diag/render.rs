@@ -286,6 +286,18 @@ fn render_unplaced(diag: &Diagnostic, name: &str, color: bool) -> String {
     out
 }
 
+/// A span as JSON: `{start, end, line, column}` (byte offsets, 1-based line and column).
+pub fn span_json(span: crate::source::Span, source: &Source) -> crate::value::Value {
+    use crate::value::{Map, Value};
+    let (line, column) = source.line_col(span.start);
+    let mut s = Map::default();
+    s.insert("start".into(), Value::Number(span.start as f64));
+    s.insert("end".into(), Value::Number(span.end as f64));
+    s.insert("line".into(), Value::Number(line as f64));
+    s.insert("column".into(), Value::Number(column as f64));
+    Value::Object(s)
+}
+
 /// The stable JSON form of a diagnostic (SPEC §7.1): byte offsets and 1-based line/column.
 pub fn to_json(diag: &Diagnostic, source: &Source) -> crate::value::Value {
     use crate::value::{Map, Value};
@@ -299,13 +311,7 @@ pub fn to_json(diag: &Diagnostic, source: &Source) -> crate::value::Value {
         o.insert("phase".into(), Value::from(phase.as_str()));
     }
     if let Some(span) = diag.span {
-        let (line, column) = source.line_col(span.start);
-        let mut s = Map::default();
-        s.insert("start".into(), Value::Number(span.start as f64));
-        s.insert("end".into(), Value::Number(span.end as f64));
-        s.insert("line".into(), Value::Number(line as f64));
-        s.insert("column".into(), Value::Number(column as f64));
-        o.insert("span".into(), Value::Object(s));
+        o.insert("span".into(), span_json(span, source));
     }
     if !diag.labels.is_empty() {
         let labels = diag

@@ -10,7 +10,7 @@
 //! phase can read), `record` (the run record), `store` (run.json + journal).
 
 pub mod cache;
-mod contract;
+pub(crate) mod contract;
 mod ctx;
 pub(crate) mod driver;
 pub mod journal;

@@ -146,9 +146,11 @@ impl<'f> Env<'f> {
                 if p.ty() == PhaseType::Map && head == p.local_name() && field == "task" {
                     let typed = self.item_type(phase);
                     let decl = match &p.kind {
-                        PhaseKind::Map(m) => m.as_name.as_ref().map(|a| a.key).or_else(|| {
-                            m.over.as_ref().map(|o| o.span())
-                        }),
+                        PhaseKind::Map(m) => m
+                            .as_name
+                            .as_ref()
+                            .map(|a| a.key)
+                            .or_else(|| m.over.as_ref().map(|o| o.span())),
                         _ => None,
                     };
                     return Some(Root {
@@ -159,9 +161,16 @@ impl<'f> Env<'f> {
                         root_decl: decl,
                     });
                 }
-                if head == "loop" && p.ty() == PhaseType::Loop && (field == "task" || field == "until")
+                if head == "loop"
+                    && p.ty() == PhaseType::Loop
+                    && (field == "task" || field == "until")
                 {
-                    return Some(plain(loop_object(), 1, format!("loop '{}'", p.id), Some(p.id_span)));
+                    return Some(plain(
+                        loop_object(),
+                        1,
+                        format!("loop '{}'", p.id),
+                        Some(p.id_span),
+                    ));
                 }
                 None
             }

@@ -99,6 +99,25 @@ fn collect(flow: &Flow, loader: Option<&dyn FlowLoader>, out: &mut Vec<Placehold
     }
 }
 
+impl PlaceholderType {
+    /// The `--types` entry of `tfc check --format json`: `{span, path, type}` plus the
+    /// phase, the field and the declaration's span when there is one.
+    pub fn to_json(&self, source: &crate::source::Source) -> crate::value::Value {
+        use crate::diag::render::span_json;
+        use crate::value::{Map, Value};
+        let mut o = Map::default();
+        o.insert("span".into(), span_json(self.span, source));
+        o.insert("path".into(), Value::from(self.path.as_str()));
+        o.insert("type".into(), Value::from(self.ty.to_string()));
+        o.insert("phase".into(), Value::from(self.phase.as_str()));
+        o.insert("field".into(), Value::from(self.field.as_str()));
+        if let Some(d) = self.decl {
+            o.insert("declaration".into(), span_json(d, source));
+        }
+        Value::Object(o)
+    }
+}
+
 /// The placeholder at byte `offset` of the file (the innermost, when spans nest).
 pub fn type_at(types: &[PlaceholderType], offset: usize) -> Option<&PlaceholderType> {
     types

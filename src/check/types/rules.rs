@@ -102,9 +102,7 @@ fn unresolvable(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Di
         Stuck::Scalar(t) => {
             let shown = t.present();
             let problem = if key == "length" && matches!(shown, Ty::String) {
-                format!(
-                    "{what} is a string, and a placeholder cannot read a string's 'length'"
-                )
+                format!("{what} is a string, and a placeholder cannot read a string's 'length'")
             } else {
                 format!("{what} is {}, which has no '{key}'", shown.describe())
             };
@@ -159,7 +157,10 @@ fn unresolvable(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Di
         } else {
             format!("'{}'", seg[*i - 1])
         };
-        d = d.label(decl, format!("{name} is declared here as {}", reached.describe()));
+        d = d.label(
+            decl,
+            format!("{name} is declared here as {}", reached.describe()),
+        );
     }
     Some(d)
 }
@@ -168,7 +169,12 @@ fn unresolvable(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Di
 fn undeclared(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Diagnostic> {
     let (i, obj) = dug.undeclared.as_ref()?;
     let p = &env.flow().phases[u.phase];
-    let Ty::Object(o) = obj.ty.members().iter().find(|m| matches!(m, Ty::Object(_)))? else {
+    let Ty::Object(o) = obj
+        .ty
+        .members()
+        .iter()
+        .find(|m| matches!(m, Ty::Object(_)))?
+    else {
         return None;
     };
     let key = u.path.keys().nth(*i)?;
@@ -229,15 +235,11 @@ pub fn map_over(env: &mut Env<'_>, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
             continue;
         };
         let present = over.ty.present();
-        if present.is_any() || matches!(present, Ty::Missing) || element_of(&over.ty).is_some()
-        {
+        if present.is_any() || matches!(present, Ty::Missing) || element_of(&over.ty).is_some() {
             continue;
         }
         let id = p.id.clone();
-        let objects = present
-            .members()
-            .iter()
-            .all(|m| matches!(m, Ty::Object(_)));
+        let objects = present.members().iter().all(|m| matches!(m, Ty::Object(_)));
         let mut d = if objects {
             Diagnostic::new(
                 Code::OverUnwrappedObject,
@@ -478,7 +480,10 @@ fn compare_pair(
             .with_label("compared as text")
             .help("compare a number with a number, or use == / != for words");
             if let Some(decl) = decl {
-                d = d.label(decl, format!("declared here as {}", ty.present().describe()));
+                d = d.label(
+                    decl,
+                    format!("declared here as {}", ty.present().describe()),
+                );
             }
             Some(d)
         }
