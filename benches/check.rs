@@ -138,3 +138,95 @@ mod fan_in {
         b.bench(|| tfc::flow::lower_source(black_box(&text), &LowerOptions::default()));
     }
 }
+
+/// A flow typed throughout: 20 phases whose `expect` contracts declare 50 properties each
+/// (strings, numbers, enums, arrays of objects, nested objects), and 50 phases reading them
+/// through 1,000 placeholders (paths into the contracts, in tasks and `when` comparisons).
+/// Target (SPEC §7.5 work): checked in under 10 ms.
+fn typed_flow() -> String {
+    const PRODUCERS: usize = 20;
+    const PROPS: usize = 50;
+    const READERS: usize = 50;
+    const READS: usize = 20;
+    let mut phases = Vec::new();
+    for p in 0..PRODUCERS {
+        let props: Vec<String> = (0..PROPS)
+            .map(|k| {
+                let schema = match k % 5 {
+                    0 => r#"{"type": "string"}"#.to_owned(),
+                    1 => r#"{"type": "number"}"#.to_owned(),
+                    2 => r#"{"enum": ["low", "medium", "high"]}"#.to_owned(),
+                    3 => r#"{"type": "array", "items": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}, "lines": {"type": "integer"}}}}"#.to_owned(),
+                    _ => r#"{"type": "object", "properties": {"name": {"type": "string"}, "count": {"type": "number"}}}"#.to_owned(),
+                };
+                format!("\"f{k}\": {schema}")
+            })
+            .collect();
+        let required: Vec<String> = (0..PROPS).step_by(2).map(|k| format!("\"f{k}\"")).collect();
+        phases.push(format!(
+            "{{\"id\": \"p{p}\", \"output\": \"json\", \"task\": \"Produce part {p}.\", \"expect\": {{\"type\": \"object\", \"required\": [{}], \"properties\": {{{}}}}}}}",
+            required.join(", "),
+            props.join(", ")
+        ));
+    }
+    let all: Vec<String> = (0..PRODUCERS).map(|p| format!("\"p{p}\"")).collect();
+    for r in 0..READERS {
+        let mut task = String::from("Use");
+        let mut when = Vec::new();
+        for i in 0..READS {
+            let p = (r + i) % PRODUCERS;
+            let k = (r * READS + i) % PROPS;
+            let path = match k % 5 {
+                0 | 1 => format!("steps.p{p}.json.f{k}"),
+                2 => {
+                    if i % 4 == 0 {
+                        when.push(format!("{{steps.p{p}.json.f{k}}} == high"));
+                        continue;
+                    }
+                    format!("steps.p{p}.json.f{k}")
+                }
+                3 => format!("steps.p{p}.json.f{k}.0.path"),
+                _ => format!("steps.p{p}.json.f{k}.name"),
+            };
+            task.push_str(&format!(" {{{path}}}"));
+        }
+        let when = if when.is_empty() {
+            String::new()
+        } else {
+            format!(", \"when\": \"{}\"", when.join(" || "))
+        };
+        phases.push(format!(
+            "{{\"id\": \"r{r}\", \"dependsOn\": [{}], \"task\": \"{task}\"{when}}}",
+            all.join(", ")
+        ));
+    }
+    let readers: Vec<String> = (0..READERS).map(|r| format!("\"r{r}\"")).collect();
+    phases.push(format!(
+        "{{\"id\": \"end\", \"dependsOn\": [{}], \"task\": \"Done.\"}}",
+        readers.join(", ")
+    ));
+    format!("{{\"name\": \"typed\", \"phases\": [\n{}\n]}}\n", phases.join(",\n"))
+}
+
+mod typed {
+    use super::*;
+
+    /// 1,000 typed placeholders against 50-property contracts.
+    #[divan::bench]
+    fn check_source(b: Bencher) {
+        let text = typed_flow();
+        let checked = check(&text);
+        assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+        let flow = checked.flow.expect("flow");
+        let typed = tfc::check::types::placeholder_types(&flow, None);
+        assert_eq!(typed.len(), 1_000, "the flow reads 1,000 placeholders");
+        b.bench(|| check(black_box(&text)));
+    }
+
+    /// The same flow's placeholder types for `--types` (and editors).
+    #[divan::bench]
+    fn placeholder_types(b: Bencher) {
+        let flow = check(&typed_flow()).flow.expect("flow");
+        b.bench(|| tfc::check::types::placeholder_types(black_box(&flow), None));
+    }
+}

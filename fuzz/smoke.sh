@@ -25,7 +25,7 @@ dict_for() {
 max_len_for() {
   case "$1" in
     check | check_render) echo 16384 ;;
-    deep | flow_shape | machine) echo 4096 ;;
+    deep | flow_shape | machine | types) echo 4096 ;;
     journal) echo 65536 ;;
     *) echo 1048576 ;;
   esac
