@@ -205,7 +205,10 @@ fn typed_flow() -> String {
         "{{\"id\": \"end\", \"dependsOn\": [{}], \"task\": \"Done.\"}}",
         readers.join(", ")
     ));
-    format!("{{\"name\": \"typed\", \"phases\": [\n{}\n]}}\n", phases.join(",\n"))
+    format!(
+        "{{\"name\": \"typed\", \"phases\": [\n{}\n]}}\n",
+        phases.join(",\n")
+    )
 }
 
 mod typed {

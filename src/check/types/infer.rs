@@ -130,9 +130,15 @@ impl<'f> Env<'f> {
                     return Some(plain(args_object(flow), 1, "args".into(), flow.args_key));
                 };
                 let spec = flow.args.get(name);
+                // An inline def's arguments are its phase's `with` values, which nothing
+                // checks against the def's ArgSpecs at run time: their types are unknown.
+                let ty = match spec {
+                    Some(s) if !flow.inline => schema::arg(s),
+                    _ => Ty::Any,
+                };
                 Some(Root {
                     typed: Typed {
-                        ty: spec.map_or(Ty::Any, schema::arg),
+                        ty,
                         decl: spec.map(|s| s.name_span),
                     },
                     from: 2,

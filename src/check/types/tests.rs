@@ -413,3 +413,12 @@ proptest! {
         prop_assert!(fits(&schema::contract(&contract), &v), "{c}: {}", v.to_json());
     }
 }
+
+#[test]
+fn inline_def_arguments_are_not_typed() {
+    // `with` values reach an inline def unchecked: its ArgSpecs promise nothing.
+    let text = r#"[{"id": "sub", "type": "flow", "with": {"mode": "quick"}, "def": {
+        "args": {"mode": {"type": "enum", "values": ["fast", "slow"], "default": "fast"}},
+        "phases": [{"id": "a", "when": "{args.mode} == quick", "task": "{args.mode.x}"}]}}]"#;
+    assert_eq!(codes(text), Vec::<&str>::new());
+}
