@@ -69,6 +69,8 @@ pub enum FieldType {
     StringArray,
     /// One of these strings.
     OneOf(&'static [&'static str]),
+    /// One of these strings, or a non-empty array of them (a contract's `type`).
+    OneOrList(&'static [&'static str]),
     /// An object with a closed field set.
     Object(ObjectKind),
     /// An array of such objects.
@@ -331,7 +333,11 @@ const JUDGE: &[FieldDef] = &[
 ];
 
 const EXPECT: &[FieldDef] = &[
-    f("type", T::OneOf(ContractType::NAMES), "JSON type"),
+    f(
+        "type",
+        T::OneOrList(ContractType::NAMES),
+        "JSON type, or a list of JSON types (any of them)",
+    ),
     f(
         "properties",
         T::MapOf(K::Expect),

@@ -290,8 +290,9 @@ pub enum Cwd {
 /// An output contract (SPEC §3.15).
 #[derive(Clone, Debug, Default)]
 pub struct Contract {
-    /// `type` (one of [`ContractType::NAMES`](crate::flow::ContractType::NAMES)).
-    pub ty: Option<Field<String>>,
+    /// `type`: one of [`ContractType::NAMES`](crate::flow::ContractType::NAMES), or a list
+    /// of them (the value may have any of these types).
+    pub ty: Option<Field<Vec<String>>>,
     /// `properties`.
     pub properties: IndexMap<String, Field<Contract>>,
     /// `required`.

@@ -136,6 +136,16 @@ fn field_schema(ty: FieldType) -> Value {
         FieldType::Integer => obj([("type", "integer".into())]),
         FieldType::StringArray => string_array(),
         FieldType::OneOf(values) => obj([("type", "string".into()), ("enum", strings(values))]),
+        FieldType::OneOrList(values) => {
+            let one = || obj([("type", "string".into()), ("enum", strings(values))]);
+            let list = obj([
+                ("type", "array".into()),
+                ("items", one()),
+                ("minItems", Value::Number(1.0)),
+                ("uniqueItems", Value::Bool(true)),
+            ]);
+            obj([("oneOf", Value::Array(vec![one(), list]))])
+        }
         FieldType::Object(k) => reference(k),
         FieldType::ArrayOf(k) => obj([("type", "array".into()), ("items", reference(k))]),
         FieldType::MapOf(k) => obj([

@@ -379,22 +379,56 @@ impl Lowerer {
         };
         if let Some(tm) = f.get("type") {
             const TYPES: &[&str] = ContractType::NAMES;
-            match tm.value.as_str() {
-                Some(s) if TYPES.contains(&s.value.as_str()) => {
-                    c.ty = Some(Field::new(s.value.clone(), tm.key.span, tm.value.span));
+            // One type name, or a non-empty list of distinct ones.
+            let names: Vec<&Node> = match &tm.value.kind {
+                Kind::Array(items) => items.iter().collect(),
+                _ => vec![&tm.value],
+            };
+            let mut types: Vec<String> = Vec::with_capacity(names.len());
+            let mut ok = !names.is_empty();
+            for n in &names {
+                match n.as_str() {
+                    Some(s) if TYPES.contains(&s.value.as_str()) && !types.contains(&s.value) => {
+                        types.push(s.value.clone());
+                    }
+                    Some(s) if types.contains(&s.value) => {
+                        ok = false;
+                        bad(
+                            self,
+                            n.span,
+                            format!("{path}.type lists '{}' twice", s.value),
+                            "name each type once".to_owned(),
+                        );
+                    }
+                    other => {
+                        ok = false;
+                        let near =
+                            other.and_then(|s| did_you_mean(&s.value, TYPES.iter().copied()));
+                        bad(
+                            self,
+                            n.span,
+                            format!(
+                                "{path}.type must be one of {} (or a list of them)",
+                                TYPES.join(", ")
+                            ),
+                            match near {
+                                Some(n) => format!("did you mean \"{n}\"?"),
+                                None => "for a fixed set of values use \"enum\": [\"a\", \"b\"] instead of a type".to_owned(),
+                            },
+                        )
+                    }
                 }
-                other => {
-                    let near = other.and_then(|s| did_you_mean(&s.value, TYPES.iter().copied()));
-                    bad(
-                        self,
-                        tm.value.span,
-                        format!("{path}.type must be one of {}", TYPES.join(", ")),
-                        match near {
-                            Some(n) => format!("did you mean \"{n}\"?"),
-                            None => "for a fixed set of values use \"enum\": [\"a\", \"b\"] instead of a type".to_owned(),
-                        },
-                    )
-                }
+            }
+            if names.is_empty() {
+                bad(
+                    self,
+                    tm.value.span,
+                    format!("{path}.type is an empty list"),
+                    "name at least one type, e.g. \"type\": [\"string\", \"null\"]".to_owned(),
+                );
+            }
+            if ok {
+                c.ty = Some(Field::new(types, tm.key.span, tm.value.span));
             }
         }
         if let Some(pm) = f.get("properties") {

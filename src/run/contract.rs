@@ -31,11 +31,17 @@ pub fn violation_error(violations: &[String]) -> String {
     s
 }
 
-fn effective_type(c: &Contract) -> Option<&str> {
+/// The types a value may have: `type` (one name or a list), else what `properties`/`required`
+/// (object) or `items` (array) imply; `None` = any type.
+fn effective_types(c: &Contract) -> Option<&[String]> {
+    static OBJECT: std::sync::LazyLock<[String; 1]> =
+        std::sync::LazyLock::new(|| ["object".to_owned()]);
+    static ARRAY: std::sync::LazyLock<[String; 1]> =
+        std::sync::LazyLock::new(|| ["array".to_owned()]);
     match &c.ty {
-        Some(t) => Some(t.value.as_str()),
-        None if !c.properties.is_empty() || !c.required.is_empty() => Some("object"),
-        None if c.items.is_some() => Some("array"),
+        Some(t) => Some(&t.value),
+        None if !c.properties.is_empty() || !c.required.is_empty() => Some(&*OBJECT),
+        None if c.items.is_some() => Some(&*ARRAY),
         None => None,
     }
 }
@@ -115,16 +121,21 @@ fn check_one<'a>(
     path: &str,
     out: &mut Vec<String>,
 ) -> Option<Members<'a>> {
-    if let Some(t) = effective_type(c) {
+    if let Some(types) = effective_types(c) {
         let actual = type_of(v);
-        let ok = t == actual || (t == "number" && actual == "integer");
+        let ok = types
+            .iter()
+            .any(|t| t == actual || (t == "number" && actual == "integer"));
         if !ok {
             let shown = if actual == "integer" {
                 "number"
             } else {
                 actual
             };
-            out.push(format!("{path}: expected {t}, got {shown}"));
+            out.push(format!(
+                "{path}: expected {}, got {shown}",
+                types.join(" or ")
+            ));
             return None;
         }
     }
@@ -161,7 +172,10 @@ pub fn stub(contract: Option<&Contract>) -> Value {
     if let Some(first) = c.enum_values.as_ref().and_then(|v| v.first()) {
         return first.clone();
     }
-    match effective_type(c) {
+    match effective_types(c)
+        .and_then(|t| t.first())
+        .map(String::as_str)
+    {
         Some("array") => Value::Array(vec![stub(c.items.as_ref().map(|i| &i.value))]),
         Some("string") => Value::from("dry-run"),
         Some("number" | "integer") => Value::Number(0.0),
@@ -231,6 +245,26 @@ mod tests {
             violation_error(&["x".into(), "y".into()]),
             "Output contract violated:\n- x\n- y"
         );
+    }
+
+    /// A `type` list accepts a value of any listed type; the stub takes the first.
+    #[test]
+    fn type_lists_accept_any_listed_type() {
+        let c = contract(r#"{"type":["string","null"]}"#);
+        assert_eq!(check_output(&c, r#""x""#), Ok(()));
+        assert_eq!(check_output(&c, "null"), Ok(()));
+        assert_eq!(
+            check_output(&c, "1"),
+            Err(vec!["$: expected string or null, got number".to_owned()])
+        );
+        let c = contract(r#"{"type":["number","array"],"items":{"type":"string"}}"#);
+        assert_eq!(check_output(&c, "2.5"), Ok(()));
+        assert_eq!(check_output(&c, r#"["a"]"#), Ok(()));
+        assert_eq!(
+            check_output(&c, "[1]"),
+            Err(vec!["$[0]: expected string, got number".to_owned()])
+        );
+        assert_eq!(stub(Some(&c)).to_json(), "0");
     }
 
     #[test]

@@ -282,7 +282,7 @@ impl Ty {
             Ty::Null => "null".to_owned(),
             Ty::Array(_) => format!("an array ({self})"),
             Ty::Object(_) => format!("an object ({self})"),
-            Ty::Union(_) => self.to_string(),
+            Ty::Union(_) => format!("of type {self}"),
             Ty::Any => "anything".to_owned(),
             Ty::Missing => "missing".to_owned(),
         }

@@ -100,7 +100,11 @@ fn unresolvable(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Di
     let what = subject(root, u.path, *i);
     let (reached, problem, help) = match why {
         Stuck::Scalar(t) => {
-            let shown = t.present();
+            // A union reports itself whole (`string | number`), a single type as it is.
+            let shown = match at.ty.present() {
+                u @ Ty::Union(_) => u,
+                _ => t.present(),
+            };
             let problem = if key == "length" && matches!(shown, Ty::String) {
                 format!("{what} is a string, and a placeholder cannot read a string's 'length'")
             } else {

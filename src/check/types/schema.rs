@@ -11,13 +11,13 @@ use crate::value::Value;
 /// `type` is given; an `enum` narrows to its literals; a property not `required` may be
 /// missing. A contract that constrains nothing is `any`.
 pub fn contract(c: &Contract) -> Ty {
-    let ty = c.ty.as_ref().map(|t| t.value.as_str());
+    let types = c.ty.as_ref().map(|t| t.value.as_slice());
     if let Some(values) = &c.enum_values {
         // The literals that also pass `type`; when none does, no output satisfies the
         // contract and the phase always fails: nothing to say about its value.
         let kept: Vec<Value> = values
             .iter()
-            .filter(|v| ty.is_none_or(|t| value_has_type(v, t)))
+            .filter(|v| types.is_none_or(|ts| ts.iter().any(|t| value_has_type(v, t))))
             .cloned()
             .collect();
         return if kept.is_empty() {
@@ -47,15 +47,19 @@ pub fn contract(c: &Contract) -> Ty {
         Some(items) => Ty::array(contract(&items.value), Some(items.key)),
         None => Ty::array(Ty::Any, None),
     };
-    match ty {
-        Some("object") => object(),
-        Some("array") => array(),
-        Some("string") => Ty::String,
-        Some("number") => Ty::Number,
-        Some("integer") => Ty::Integer,
-        Some("boolean") => Ty::Boolean,
-        Some("null") => Ty::Null,
-        Some(_) => Ty::Any,
+    let one = |t: &str| match t {
+        "object" => object(),
+        "array" => array(),
+        "string" => Ty::String,
+        "number" => Ty::Number,
+        "integer" => Ty::Integer,
+        "boolean" => Ty::Boolean,
+        "null" => Ty::Null,
+        _ => Ty::Any,
+    };
+    match types {
+        // A type list is a union (SPEC §7.5).
+        Some(ts) => Ty::union(ts.iter().map(|t| one(t))),
         None if !c.properties.is_empty() || !c.required.is_empty() => object(),
         None if c.items.is_some() => array(),
         None => Ty::Any,

@@ -279,6 +279,8 @@ fn arb_contract() -> impl Strategy<Value = serde_json::Value> {
         Just(json!({})),
         Just(json!({"enum": ["low", "high", 3, true, null]})),
         Just(json!({"type": "string", "enum": ["a", "b"]})),
+        Just(json!({"type": ["string", "null"]})),
+        Just(json!({"type": ["integer", "boolean"], "enum": [1, true, "x"]})),
     ];
     leaf.prop_recursive(4, 24, 5, |inner| {
         let names = prop::sample::subsequence(vec!["a", "b", "items", "x-y", "0"], 0..4);
@@ -421,4 +423,27 @@ fn inline_def_arguments_are_not_typed() {
         "args": {"mode": {"type": "enum", "values": ["fast", "slow"], "default": "fast"}},
         "phases": [{"id": "a", "when": "{args.mode} == quick", "task": "{args.mode.x}"}]}}]"#;
     assert_eq!(codes(text), Vec::<&str>::new());
+}
+
+#[test]
+fn type_lists_are_unions() {
+    assert_eq!(
+        ty(r#"{"type":["string","null"]}"#).to_string(),
+        "string | null"
+    );
+    assert_eq!(ty(r#"{"type":["integer","number"]}"#), Ty::Number);
+    // An enum keeps the literals that pass any of the listed types.
+    assert_eq!(
+        ty(r#"{"type":["string","number"],"enum":["a",1,true]}"#).to_string(),
+        "enum a|1"
+    );
+    let text = r#"[{"id": "t", "output": "json", "task": "x", "expect": {"properties": {"r": {"type": ["string", "number"]}}}},
+                   {"id": "u", "dependsOn": ["t"], "task": "{steps.t.json.r.x}"}]"#;
+    let d = find(&check(text), "E0209");
+    assert!(
+        d.message
+            .contains("'r' is of type string | number, which has no 'x'"),
+        "{}",
+        d.message
+    );
 }
