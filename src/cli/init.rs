@@ -5,7 +5,8 @@
 //! again changes nothing. Every file is printed with what happened to it.
 //!
 //! The work is a plan of [`Change`]s, applied (or, with `--dry-run`, printed) at the end; host
-//! registrations (`--host`, SPEC §13.4) add their own changes to the same plan.
+//! registrations (`--host`, SPEC §13.4; [`host_plan`], here so that `tfc init` owns all of
+//! its set-up and `cli/mcp.rs` only serves) add their own changes to the same plan.
 
 use std::path::{Path, PathBuf};
 
@@ -63,7 +64,7 @@ pub fn run(a: InitArgs) -> Exit {
             DEFAULT_AGENT.to_owned(),
         ),
     ];
-    let notes = match super::mcp::host_plan(&a.host, &root) {
+    let notes = match host_plan(&a.host, &root) {
         Ok((changes, notes)) => {
             plan.extend(changes);
             notes
@@ -82,6 +83,59 @@ pub fn run(a: InitArgs) -> Exit {
         }
         Err(e) => usage_error(e),
     }
+}
+
+/// The files `tfc init --host H…` writes (and the notes it prints): `found` (a bare `--host`)
+/// stands for every host CLI on `PATH`, and so does no `--host` at all, except that finding
+/// none is then no error. Each host's entry runs this binary (`<abs path of tfc> mcp`).
+fn host_plan(names: &[String], root: &Path) -> Result<(Vec<Change>, Vec<String>), String> {
+    use tfc::mcp::hosts::{Host, found_on_path, register};
+    let mut hosts = Vec::new();
+    if names.is_empty() {
+        // Plain `tfc init` (SPEC §13.4): every host CLI found on PATH; none found is fine.
+        hosts = found_on_path(&std::env::var_os("PATH").unwrap_or_default());
+    }
+    for n in names {
+        let add: Vec<Host> = if n == "found" {
+            let found = found_on_path(&std::env::var_os("PATH").unwrap_or_default());
+            if found.is_empty() {
+                return Err(
+                    "--host: no host CLI (claude, codex, gemini, opencode, pi) is on PATH; \
+                     name one: --host claude"
+                        .into(),
+                );
+            }
+            found
+        } else {
+            vec![Host::parse(n).ok_or_else(|| {
+                format!("--host {n}: not a host; use claude, codex, gemini, opencode or pi")
+            })?]
+        };
+        for h in add {
+            if !hosts.contains(&h) {
+                hosts.push(h);
+            }
+        }
+    }
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .map_err(|e| format!("cannot find the path of the tfc binary: {e}"))?;
+    let codex_home = std::env::var_os("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")));
+    let (mut changes, mut notes) = (Vec::new(), Vec::new());
+    for h in hosts {
+        let r = register(h, root, &exe, codex_home.as_deref())
+            .map_err(|e| format!("--host {}: {e}", h.as_str()))?;
+        changes.extend(r.files.into_iter().map(|f| Change {
+            path: f.path,
+            content: f.content,
+            exists: f.exists,
+        }));
+        notes.extend(r.note);
+    }
+    Ok((changes, notes))
 }
 
 /// Write (or with `dry_run` print) every change; one line per file on stdout.
