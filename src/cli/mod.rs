@@ -22,6 +22,8 @@ mod check;
 mod doctor;
 mod eval;
 mod graph;
+#[cfg(test)]
+mod help_tests;
 mod init;
 mod input;
 mod list;

@@ -30,6 +30,7 @@ pub struct RunArgs {
     /// Invocation arguments as a JSON object (K=V pairs override it).
     #[arg(long = "args", value_name = "JSON")]
     pub(super) args_json: Option<String>,
+    /// `text`: the final output on stdout; `json`: the run record instead.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(super) format: Format,
     /// Write the run's HTML report (report.html in its folder) when it ends.
@@ -83,6 +84,7 @@ pub struct RunArgs {
     /// Print no warnings (errors, progress and the result still print).
     #[arg(long, short = 'q')]
     pub(super) quiet: bool,
+    /// Colour and the live view on stderr (auto: when it is a terminal and NO_COLOR is unset).
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     pub(super) color: Color,
     /// Reuse `done` phase results across runs (the default cache scope becomes cross-run).
@@ -106,10 +108,12 @@ pub struct RunArgs {
 /// `--engine`: where a run executes (SPEC §14).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub(super) enum Engine {
-    /// This process.
+    // Plain comments, not doc comments: a described value would give `--help` a second,
+    // longer layout than `-h` (the option's own help says what each value means).
+    // This process.
     #[default]
     Local,
-    /// Temporal workers (`tfc worker`).
+    // Temporal workers (`tfc worker`).
     Temporal,
 }
 

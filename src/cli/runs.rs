@@ -24,6 +24,7 @@ pub struct RunsArgs {
     /// At most this many runs (the newest).
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
+    /// `text`: one line per run; `json`: an array of run summaries.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }

@@ -29,6 +29,7 @@ pub struct ShowArgs {
     /// Cut texts (prompts, outputs) at this many characters.
     #[arg(long, value_name = "N", default_value_t = 4000)]
     limit: usize,
+    /// `text`: for reading; `json`: the run record (or the phase's, with its prompts).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Same as `--format json`.
