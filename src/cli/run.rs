@@ -14,6 +14,7 @@ use tfc::check::{CheckOptions, check_document};
 use tfc::diag::render::render_file;
 use tfc::flow::{Flow, Invocation, LowerOptions, split_pair};
 use tfc::project::{SavedFlows, locate_flow, project_root};
+use tfc::run::summary::calls_text;
 use tfc::run::{
     FlowSource, Interpreter, PhaseStatus, RunError, RunOptions, RunRecord, RunSettings, RunStatus,
 };
@@ -531,11 +532,10 @@ fn summary(
         line.push_str(": ");
         line.push_str(&r.split_whitespace().collect::<Vec<_>>().join(" "));
     }
-    let calls: u32 = record.phases.values().map(|p| p.attempts).sum();
     line.push_str(&format!(
-        " · {:.1}s · {calls} call{} · tokens {} in / {} out",
+        " · {:.1}s · {} · tokens {} in / {} out",
         wall.as_secs_f64(),
-        if calls == 1 { "" } else { "s" },
+        calls_text(record.agent_calls()),
         record.usage.input,
         record.usage.output
     ));
