@@ -1,8 +1,10 @@
 //! `tfc init [--dry-run]` (SPEC §13.4): a starter `.tfc/config.toml` naming the backends found
 //! on this machine (preset CLIs on `PATH`, an OpenAI-compatible server from the environment)
 //! with commented examples of `command` and `openai` backends, and `.tfc/agents/default.md`,
-//! the agent of phases that name none. Files already there are kept as they are, so running it
-//! again changes nothing. Every file is printed with what happened to it.
+//! the agent of phases that name none, and `.tfc/.gitignore` (what runs leave under `.tfc/` is
+//! not for version control; see [`gitignore`]). Files already there are kept as they are (the
+//! `.gitignore` only gains the lines it lacks), so running it again changes nothing. Every file
+//! is printed with what happened to it.
 //!
 //! The work is a plan of [`Change`]s, applied (or, with `--dry-run`, printed) at the end; host
 //! registrations (`--host`, SPEC §13.4; [`host_plan`], here so that `tfc init` owns all of
@@ -63,6 +65,7 @@ pub fn run(a: InitArgs) -> Exit {
             tfc_dir.join("agents").join("default.md"),
             DEFAULT_AGENT.to_owned(),
         ),
+        gitignore(&tfc_dir.join(".gitignore")),
     ];
     let notes = match host_plan(&a.host, &root) {
         Ok((changes, notes)) => {
@@ -184,6 +187,58 @@ fn preset_names() -> String {
         .map(|p| p.as_str())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// What runs leave under `.tfc/` (SPEC §10.1; each folder's run-time files): run records,
+/// journals, prompts, outputs and diffs (`runs/`), cached results (`cache/`), phases'
+/// dedicated working folders (`work/`) and git worktrees (`worktrees/`). None is for version
+/// control; `config.toml`, `agents/` and `flows/` are not listed and stay tracked.
+const IGNORED: [&str; 4] = ["/runs/", "/cache/", "/work/", "/worktrees/"];
+
+/// `.tfc/.gitignore`, so that `git add .` never takes what runs leave in `.tfc/`.
+///
+/// Why a `.tfc/.gitignore` rather than lines in the project's `.gitignore`: git reads the
+/// `.gitignore` of every folder, so this one works wherever `.tfc/` sits in the repository
+/// (its patterns are relative to `.tfc/`), needs no git to find the repository's top, and
+/// leaves the user's own file alone. A `.tfc/.gitignore` already there keeps every line it
+/// has; the missing patterns are appended, once.
+fn gitignore(path: &Path) -> Change {
+    let Ok(current) = std::fs::read_to_string(path) else {
+        let mut text = String::from(
+            "# Written by `tfc init`: what tfc runs leave here is not for version control\n\
+             # (run records, prompts, outputs and diffs, cached results, working folders).\n\
+             # config.toml, agents/ and flows/ are not listed: they stay tracked.\n",
+        );
+        for line in IGNORED {
+            text.push_str(line);
+            text.push('\n');
+        }
+        return Change::create_unless_present(path.to_path_buf(), text);
+    };
+    let missing: Vec<&str> = IGNORED
+        .into_iter()
+        .filter(|want| !current.lines().any(|l| l.trim() == *want))
+        .collect();
+    if missing.is_empty() {
+        return Change {
+            path: path.to_path_buf(),
+            content: None,
+            exists: true,
+        };
+    }
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    for line in missing {
+        text.push_str(line);
+        text.push('\n');
+    }
+    Change {
+        path: path.to_path_buf(),
+        content: Some(text),
+        exists: true,
+    }
 }
 
 /// A TOML basic string.
