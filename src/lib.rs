@@ -78,3 +78,9 @@ pub mod syntax;
 #[cfg(feature = "temporal")]
 pub mod temporal;
 pub mod value;
+
+/// README.md's Rust block, compiled and run as a doc test so that the library call it shows
+/// stays the one that compiles (its other blocks are `sh`, `json`, `toml` or `text`).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -15,8 +15,9 @@
 //! ```
 //!
 //! `.ci/run` does this (into `target/agent-clis`). Without `TFC_AGENT_CLIS`, or without
-//! `../shared/mockllm` (override: `TFC_MOCKLLM=DIR`), every test prints a note and passes.
-//! A CLI missing from the folder is skipped the same way.
+//! `../shared/mockllm` (override: `TFC_MOCKLLM=DIR`), every test says `SKIPPED` on stderr and
+//! passes — or fails, with `TFC_REQUIRE_REAL_PARTS=1` (CI). A CLI missing from the folder is
+//! skipped the same way.
 
 use std::ffi::OsString;
 use std::fs;
@@ -27,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod common;
 mod mock;
 use mock::Mock;
 use tfc::agent::presets::{self, PresetConfig};
@@ -49,9 +51,9 @@ fn note(text: String) {
 
 fn setup(cli: &str) -> Option<Setup> {
     let Some(clis) = std::env::var_os("TFC_AGENT_CLIS").map(PathBuf::from) else {
-        note(format!(
-            "{cli}: skipped — set TFC_AGENT_CLIS to the npm node_modules/.bin holding the \
-             agent CLIs (see tests/agent_presets.rs)"
+        common::skip(&format!(
+            "{cli}: set TFC_AGENT_CLIS to the npm node_modules/.bin holding the agent CLIs \
+             (see tests/agent_presets.rs)"
         ));
         return None;
     };
@@ -59,14 +61,14 @@ fn setup(cli: &str) -> Option<Setup> {
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/mockllm"));
     if !mockllm.join("server.py").is_file() {
-        note(format!(
-            "{cli}: skipped — no mock server at {}",
+        common::skip(&format!(
+            "{cli}: no mock server at {} (set TFC_MOCKLLM)",
             mockllm.display()
         ));
         return None;
     }
     if !clis.join(cli).exists() {
-        note(format!("{cli}: skipped — not in {}", clis.display()));
+        common::skip(&format!("{cli}: not in {}", clis.display()));
         return None;
     }
     let python = Command::new("python3")
@@ -75,7 +77,7 @@ fn setup(cli: &str) -> Option<Setup> {
         .stderr(Stdio::null())
         .status();
     if !python.is_ok_and(|s| s.success()) {
-        note(format!("{cli}: skipped — python3 not found"));
+        common::skip(&format!("{cli}: python3 not found"));
         return None;
     }
     Some(Setup { clis, mockllm })

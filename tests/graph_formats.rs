@@ -119,7 +119,7 @@ fn dot_output_is_read_by_graphviz() {
         .output()
         .is_err()
     {
-        println!("note: Graphviz `dot` not found; skipping the Graphviz parse of the DOT output");
+        common::skip("Graphviz `dot` not found (Debian: graphviz)");
         return;
     }
     let cwd = scratch("graph-formats-graphviz");

@@ -1,4 +1,5 @@
-//! The pipeline's stages point one way, and no folder's files import each other in a circle.
+//! The pipeline's stages point one way, and no folder's files import each other in a circle
+//! (the binary's `cli/` included: sibling files there form no cycle either).
 //!
 //! The stages, lowest first: `value` (JSON values with JS semantics) → `source` (text and
 //! spans) → `diag` (diagnostics) → `json` (the span-keeping reader) → `syntax` (lexing and
@@ -36,13 +37,18 @@ const STAGES: &[&str] = &[
 /// remove a folder from this list when its cycles are gone.
 const CYCLES_PENDING: &[&str] = &[];
 
-/// One source file: its module path (`["eval", "condition"]`) and its code with comments,
-/// strings and chars blanked (newlines kept, so line numbers stay right).
+/// One source file: its module path (`["eval", "condition"]`; the binary's files under
+/// [`BIN`]: `["<bin>", "cli", "init"]`) and its code with comments, strings and chars blanked
+/// (newlines kept, so line numbers stay right).
 struct File {
     path: String,
     module: Vec<String>,
     code: String,
 }
+
+/// The first module segment of the binary's files (`main.rs` and `cli/`): they are another
+/// crate, whose `crate::` is `main.rs`, and no stage.
+const BIN: &str = "<bin>";
 
 /// One reference from a file to another file.
 #[derive(Clone, Debug)]
@@ -75,8 +81,22 @@ fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The module path of a file under `src/` (`main.rs` is the binary: skipped by the caller).
+/// The module path of a file under `src/` (`main.rs` and `cli/` are the binary's, under
+/// [`BIN`]).
 fn module_of(rel: &Path) -> Vec<String> {
+    if rel == Path::new("main.rs") {
+        return vec![BIN.to_owned()];
+    }
+    if rel.starts_with("cli") {
+        let mut m = vec![BIN.to_owned()];
+        m.extend(module_of_lib(rel));
+        return m;
+    }
+    module_of_lib(rel)
+}
+
+/// The module path of a library file under `src/`.
+fn module_of_lib(rel: &Path) -> Vec<String> {
     let mut parts: Vec<String> = rel
         .iter()
         .map(|p| p.to_string_lossy().into_owned())
@@ -356,7 +376,11 @@ fn resolve(
     let mut rest = path;
     match path.first().map(String::as_str) {
         Some("crate") => {
-            abs = Vec::new();
+            // The binary's `crate::` is `main.rs`.
+            abs = here
+                .first()
+                .filter(|m| *m == BIN)
+                .map_or_else(Vec::new, |m| vec![m.clone()]);
             rest = &path[1..];
         }
         Some("self") => {
@@ -399,9 +423,6 @@ fn load() -> (Vec<File>, Vec<Edge>) {
     let mut files = Vec::new();
     for p in paths {
         let rel = p.strip_prefix(&src).expect("under src").to_path_buf();
-        if rel == Path::new("main.rs") || rel.starts_with("cli") {
-            continue; // the binary's modules
-        }
         let text = std::fs::read_to_string(&p).expect("read source");
         files.push(File {
             path: format!("src/{}", rel.display()),
@@ -612,6 +633,81 @@ fn no_cycles_between_the_files_of_a_stage() {
         bad.is_empty(),
         "import cycles inside a stage folder:\n{bad}"
     );
+}
+
+/// Whether two files are siblings: files of one folder (`cli/init.rs` and `cli/mcp.rs`), the
+/// folder's `mod.rs` (their parent) not included.
+fn siblings(a: &File, b: &File) -> bool {
+    let file = |f: &File| !f.path.ends_with("/mod.rs") && !f.path.ends_with("lib.rs");
+    a.module.len() == b.module.len()
+        && a.module.len() >= 2
+        && a.module[..a.module.len() - 1] == b.module[..b.module.len() - 1]
+        && file(a)
+        && file(b)
+}
+
+/// The rule for every folder, the binary's (`cli/`) included: sibling files never import
+/// each other in a circle (one of them, or a leaf both use, owns what they share).
+#[test]
+fn no_cycles_between_sibling_files() {
+    let (files, edges) = load();
+    let mut succ = vec![BTreeSet::new(); files.len()];
+    for e in &edges {
+        if siblings(&files[e.from], &files[e.to]) {
+            succ[e.from].insert(e.to);
+        }
+    }
+    let mut bad = String::new();
+    for scc in cycles(files.len(), &succ) {
+        let _ = writeln!(bad, "cycle:");
+        for e in &edges {
+            if scc.contains(&e.from) && scc.contains(&e.to) && succ[e.from].contains(&e.to) {
+                let _ = writeln!(
+                    bad,
+                    "  {}:{}: uses `{}` ({})",
+                    files[e.from].path, e.line, e.text, files[e.to].path
+                );
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "import cycles between the files of a folder:\n{bad}"
+    );
+}
+
+/// The binary's files are read as a crate of their own: `super::` and a child's name resolve
+/// inside it, `tfc::` leaves it, and `cli/init.rs` and `cli/mcp.rs` are siblings.
+#[test]
+fn the_binary_is_read_too() {
+    let (files, edges) = load();
+    let find = |p: &str| {
+        files
+            .iter()
+            .position(|f| f.path == p)
+            .unwrap_or_else(|| panic!("{p} read"))
+    };
+    let (main, cli, init, mcp) = (
+        find("src/main.rs"),
+        find("src/cli/mod.rs"),
+        find("src/cli/init.rs"),
+        find("src/cli/mcp.rs"),
+    );
+    assert!(edges.iter().any(|e| e.from == main && e.to == cli));
+    assert!(edges.iter().any(|e| e.from == init && e.to == cli));
+    assert!(siblings(&files[init], &files[mcp]));
+    assert!(!siblings(&files[init], &files[cli]));
+    assert!(stage(&files[init]).is_none());
+    let modules: BTreeMap<Vec<String>, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.module.clone(), i))
+        .collect();
+    let s = |p: &str| p.split("::").map(str::to_owned).collect::<Vec<_>>();
+    let here = &files[init].module;
+    let abs = resolve(&s("crate::cli::mcp::run"), here, &modules).unwrap();
+    assert_eq!(file_of(&abs, &modules), Some(mcp));
+    assert_eq!(resolve(&s("tfc::run::Interpreter"), here, &modules), None);
 }
 
 /// The checker itself: literals and comments do not count, `use` trees and `super` resolve.

@@ -283,7 +283,10 @@ fn show_phase_prints_prompts_from_the_journal_cut_at_limit() {
         t.contains("── prompt each#1 (attempt 1) ──\nLook closely\n[… 23 more chars]\n"),
         "{t}"
     );
-    assert!(t.contains("── items ──\n#0 done\n#1 done\n"), "{t}");
+    assert!(
+        t.contains("── items ──\n2/2 items\n#0 done\n#1 done\n"),
+        "{t}"
+    );
 
     let out = p.tfc(&["show", "last", "intro"]);
     assert!(
@@ -317,10 +320,10 @@ fn show_phase_prints_prompts_from_the_journal_cut_at_limit() {
             .as_str()
             .is_some_and(|s| s.starts_with("Look closely at item "))
     }));
-    // `tfc runs` counts the calls (2 + 2 agent calls, 1 script).
+    // `tfc runs` counts the agent calls (2 + 2; the script run is none).
     let out = p.tfc(&["runs"]);
     assert!(
-        out.stdout.contains("  completed  ") && out.stdout.contains("  5 calls  0 tok  -"),
+        out.stdout.contains("  completed  ") && out.stdout.contains("  4 calls  0 tok  -"),
         "{}",
         out.stdout
     );

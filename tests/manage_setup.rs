@@ -126,7 +126,7 @@ fn init_writes_a_starter_config_once() {
     assert_eq!(
         out.stdout,
         format!(
-            "created .tfc/config.toml\ncreated .tfc/agents/default.md\ncreated {}\ncreated .gemini/settings.json\n",
+            "created .tfc/config.toml\ncreated .tfc/agents/default.md\ncreated .tfc/.gitignore\ncreated {}\ncreated .gemini/settings.json\n",
             p.home.join(".codex/config.toml").display()
         )
     );
@@ -152,7 +152,7 @@ fn init_writes_a_starter_config_once() {
     assert_eq!(
         out.stdout,
         format!(
-            "kept .tfc/config.toml (already present)\nkept .tfc/agents/default.md (already present)\nkept {} (already present)\nkept .gemini/settings.json (already present)\n",
+            "kept .tfc/config.toml (already present)\nkept .tfc/agents/default.md (already present)\nkept .tfc/.gitignore (already present)\nkept {} (already present)\nkept .gemini/settings.json (already present)\n",
             p.home.join(".codex/config.toml").display()
         )
     );
@@ -259,5 +259,110 @@ fn doctor_reports_presets_config_and_store() {
         out.stderr.contains("the configuration is invalid"),
         "{}",
         out.stderr
+    );
+}
+
+/// `git` in `dir`, which must succeed; its stdout.
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// After `tfc init` in a git repository, `git add .` stages the configuration, the agents and
+/// the saved flows, and none of what runs leave in `.tfc/` (records, journals, prompts and
+/// outputs, the cache, phases' working folders and worktrees). A second `tfc init` changes
+/// nothing; a `.tfc/.gitignore` of the user's own keeps its lines and gains the missing ones.
+#[test]
+fn init_keeps_run_files_out_of_git() {
+    let p = Project::new("manage-init-gitignore");
+    git(&p.dir, &["init", "-q"]);
+    let out = p.tfc(&["init"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("created .tfc/.gitignore\n"),
+        "{}",
+        out.stdout
+    );
+    let ignore = std::fs::read_to_string(p.dir.join(".tfc/.gitignore")).expect(".gitignore");
+    for file in [
+        ".tfc/runs/demo/demo-mx1-abcdef/run.json",
+        ".tfc/runs/demo/demo-mx1-abcdef/journal.jsonl",
+        ".tfc/cache/0123456789abcdef.json",
+        ".tfc/work/demo-mx1-abcdef/build/notes.txt",
+        ".tfc/worktrees/demo-mx1-abcdef/fix/src.rs",
+        ".tfc/flows/release.json",
+        "flow.json",
+    ] {
+        let path = p.dir.join(file);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, "{}\n").expect("write");
+    }
+    git(&p.dir, &["add", "."]);
+    let status = git(&p.dir, &["status", "--porcelain", "--untracked-files=all"]);
+    let staged: Vec<&str> = status
+        .lines()
+        .filter_map(|l| l.strip_prefix("A  "))
+        .collect();
+    assert_eq!(
+        staged,
+        [
+            ".tfc/.gitignore",
+            ".tfc/agents/default.md",
+            ".tfc/config.toml",
+            ".tfc/flows/release.json",
+            "flow.json"
+        ],
+        "{status}"
+    );
+    assert_eq!(status.lines().count(), staged.len(), "{status}");
+
+    // Again: kept, unchanged.
+    let out = p.tfc(&["init"]);
+    assert!(
+        out.stdout
+            .contains("kept .tfc/.gitignore (already present)\n"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join(".tfc/.gitignore")).expect(".gitignore"),
+        ignore
+    );
+
+    // A file of the user's own: its lines stay, the missing ones are added once.
+    std::fs::write(p.dir.join(".tfc/.gitignore"), "*.bak\n/runs/").expect("write");
+    let out = p.tfc(&["init"]);
+    assert!(
+        out.stdout.contains("updated .tfc/.gitignore\n"),
+        "{}",
+        out.stdout
+    );
+    let merged = std::fs::read_to_string(p.dir.join(".tfc/.gitignore")).expect(".gitignore");
+    assert!(merged.starts_with("*.bak\n/runs/\n"), "{merged}");
+    for line in ["/cache/", "/work/", "/worktrees/"] {
+        assert_eq!(merged.lines().filter(|l| *l == line).count(), 1, "{merged}");
+    }
+    assert_eq!(
+        merged.lines().filter(|l| *l == "/runs/").count(),
+        1,
+        "{merged}"
+    );
+    let out = p.tfc(&["init"]);
+    assert!(
+        out.stdout
+            .contains("kept .tfc/.gitignore (already present)\n"),
+        "{}",
+        out.stdout
     );
 }

@@ -4,7 +4,8 @@
 //! call through `tfc mcp`, and send the tool result — tfc's diagnostics — back to the mock.
 //!
 //! Needs `TFC_AGENT_CLIS` (the npm `node_modules/.bin` holding the CLIs; `.ci/run` installs
-//! them) and python3; without them each test prints a note and skips, as the preset tests do.
+//! them) and python3; without them each test says SKIPPED and passes (fails with
+//! TFC_REQUIRE_REAL_PARTS=1, as in CI), as the preset tests do.
 
 use std::ffi::OsString;
 use std::fs;
@@ -14,20 +15,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod common;
 mod mock;
 use mock::Mock;
-
-fn note(text: String) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "note: {text}");
-}
 
 /// The CLI's binary and the mock's folder, or `None` (with a note) when either is missing.
 fn setup(cli: &str) -> Option<(PathBuf, PathBuf)> {
     let Some(clis) = std::env::var_os("TFC_AGENT_CLIS").map(PathBuf::from) else {
-        note(format!(
-            "{cli} with tfc mcp: skipped — set TFC_AGENT_CLIS to the npm node_modules/.bin \
-             holding the agent CLIs"
+        common::skip(&format!(
+            "{cli} with tfc mcp: set TFC_AGENT_CLIS to the npm node_modules/.bin holding the \
+             agent CLIs"
         ));
         return None;
     };
@@ -36,15 +33,15 @@ fn setup(cli: &str) -> Option<(PathBuf, PathBuf)> {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/mockllm"));
     let bin = clis.join(cli);
     if !bin.exists() || !mockllm.join("server.py").is_file() {
-        note(format!(
-            "{cli} with tfc mcp: skipped — no {} or no mock server",
+        common::skip(&format!(
+            "{cli} with tfc mcp: no {} or no mock server",
             bin.display()
         ));
         return None;
     }
     let python = Command::new("python3").arg("--version").output();
     if !python.is_ok_and(|o| o.status.success()) {
-        note(format!("{cli} with tfc mcp: skipped — python3 not found"));
+        common::skip(&format!("{cli} with tfc mcp: python3 not found"));
         return None;
     }
     Some((bin, mockllm))

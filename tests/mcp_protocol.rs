@@ -115,6 +115,104 @@ fn tools_list_has_every_tool_with_schemas() {
     }
 }
 
+/// What a host shows a model and a user: every input property says what it is, the tools that
+/// change nothing say so (`annotations.readOnlyHint`, MCP tool annotations), and no text points
+/// at a document users do not have.
+#[test]
+fn every_tool_argument_is_described_and_read_only_tools_say_so() {
+    let root = project("mcp_annotations");
+    let mut s = Server::start(&root);
+    let r = s.request(2, "tools/list", json!({}));
+    let tools = r["result"]["tools"].as_array().expect("tools").clone();
+    let read_only = [
+        "tfc_check",
+        "tfc_eval",
+        "tfc_runs",
+        "tfc_show",
+        "tfc_flows",
+        "tfc_graph",
+        "tfc_status",
+        "tfc_wait",
+    ];
+    for t in &tools {
+        let name = t["name"].as_str().expect("name");
+        let props = t["inputSchema"]["properties"]
+            .as_object()
+            .expect("properties");
+        for (arg, schema) in props {
+            let d = schema["description"].as_str().unwrap_or("");
+            assert!(d.len() > 10, "{name}.{arg} has no description: {schema}");
+        }
+        assert_eq!(
+            t["annotations"]["readOnlyHint"].as_bool(),
+            Some(read_only.contains(&name)),
+            "{name}: {t}"
+        );
+        let text = t.to_string();
+        assert!(
+            !text.contains("SPEC") && !text.contains('§'),
+            "{name}: {text}"
+        );
+    }
+    assert_eq!(
+        tools
+            .iter()
+            .filter(|t| t["annotations"]["readOnlyHint"] == true)
+            .count(),
+        read_only.len()
+    );
+}
+
+/// Many hosts send an object argument as its JSON text: `flow` given as a string holding the
+/// document is read like the document (comments and trailing commas allowed, as in a flow
+/// file, with positions into that text); a string that is not a document is a clear error
+/// that says what to pass instead.
+#[test]
+fn a_flow_given_as_json_text_is_read_like_the_document() {
+    let root = project("mcp_flow_string");
+    let mut s = Server::start(&root);
+    let c = ok(&s.call(2, "tfc_check", json!({"flow": GOOD})));
+    assert_eq!(c, json!({"ok": true, "diagnostics": []}));
+    let jsonc = "// a comment\n{\"phases\": [{\"id\": \"a\", \"task\": \"x\",},],}";
+    let c = ok(&s.call(3, "tfc_check", json!({"flow": jsonc})));
+    assert_eq!(c["ok"], true, "{c}");
+    let g = ok(&s.call(4, "tfc_graph", json!({"flow": GOOD})));
+    assert!(
+        g["text"].as_str().unwrap().contains("p_draft --> p_polish"),
+        "{g}"
+    );
+
+    // Text that does not parse: the check says where.
+    let res = s.call(5, "tfc_check", json!({"flow": "{\"phases\": [}"}));
+    let c = ok(&res);
+    assert_eq!(c["ok"], false, "{c}");
+    assert_eq!(c["diagnostics"][0]["severity"], "error", "{c}");
+
+    // Not a document at all: an argument error naming the other ways to name a flow.
+    for not_a_doc in ["review", "flows/review.json", "", "[1, 2]", "42"] {
+        let e = err(&s.call(6, "tfc_check", json!({"flow": not_a_doc})));
+        assert!(e.starts_with("argument 'flow': "), "{e}");
+        assert!(e.contains("'path'") && e.contains("'name'"), "{e}");
+    }
+    let e = err(&s.call(7, "tfc_check", json!({"flow": 42})));
+    assert!(e.starts_with("argument 'flow': "), "{e}");
+
+    // tfc_save keeps the text as written; tfc_run starts it.
+    let saved = ok(&s.call(8, "tfc_save", json!({"name": "viatext", "flow": jsonc})));
+    assert_eq!(saved["name"], "viatext", "{saved}");
+    let text = std::fs::read_to_string(root.join(".tfc/flows/viatext.json")).unwrap();
+    assert!(text.starts_with("// a comment\n"), "{text}");
+    let c = ok(&s.call(9, "tfc_check", json!({"name": "viatext"})));
+    assert_eq!(c["ok"], true, "{c}");
+    let run = ok(&s.call(
+        10,
+        "tfc_run",
+        json!({"flow": jsonc, "backend": "echo", "wait": true, "timeoutMs": 20000}),
+    ));
+    assert_eq!(run["status"], "completed", "{run}");
+    assert_eq!(run["finalOutput"], "x", "{run}");
+}
+
 const GOOD: &str = r#"{"name": "review", "description": "Review a change.",
   "args": {"topic": {"type": "string", "default": "rust"}},
   "phases": [

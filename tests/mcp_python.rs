@@ -3,10 +3,12 @@
 //! runs a flow with a command backend to completion and reads it back (tests/mcp/sdk_client.py).
 //!
 //! The SDK lives in a virtual environment that `.ci/run` creates (`target/mcp-venv`; or the
-//! python named by `TFC_MCP_PYTHON`). Without it the test prints a note and skips.
+//! python named by `TFC_MCP_PYTHON`). Without it the test says SKIPPED (or fails, with
+//! `TFC_REQUIRE_REAL_PARTS=1`, as in CI).
 
 #[path = "mcp/client.rs"]
 mod client;
+mod common;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -26,9 +28,7 @@ fn python() -> Option<PathBuf> {
 #[test]
 fn the_official_python_sdk_drives_every_tool() {
     let Some(python) = python() else {
-        println!(
-            "note: skipped: no Python with the `mcp` package (run .ci/run, or set TFC_MCP_PYTHON)"
-        );
+        common::skip("no Python with the `mcp` package (run .ci/run, or set TFC_MCP_PYTHON)");
         return;
     };
     let root = client::project("mcp_python_sdk");

@@ -2,7 +2,9 @@
 //! each command must be in the list below (and each listed command in the README), which
 //! says how the test runs it: as written, in a scratch project holding a copy of `examples/`
 //! and `.tfc/agents/`, with the built `tfc` first on `PATH`, offline; or, for the few that
-//! cannot run here, why not.
+//! cannot run here, why not. It also keeps the rest of the README true: set-up is two
+//! commands, the demo's stderr shown there is what the demo prints (summary line included),
+//! and the one Rust block (the library call) is the one `src/lib.rs` compiles as a doc test.
 
 mod common;
 
@@ -31,7 +33,7 @@ const COMMANDS: &[(&str, How)] = &[
         How::Skip("the test suite itself (this test is part of it)"),
     ),
     (
-        "cargo install --path .",
+        "cargo install --locked --path .",
         How::Skip(
             "a release build of this crate (minutes on two cores); every test here runs the \
              binary it installs",
@@ -255,4 +257,144 @@ fn every_readme_command_runs_as_documented() {
     }
     let codex = std::fs::read_to_string(dir.join("home/.codex/config.toml")).expect("codex");
     assert!(codex.contains("[mcp_servers.tfc]"), "{codex}");
+}
+
+/// The fenced blocks of README.md: (language, lines), in order.
+fn readme_blocks() -> Vec<(String, Vec<String>)> {
+    let text = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut open: Option<(String, Vec<String>)> = None;
+    for line in text.lines() {
+        let t = line.trim();
+        match open.as_mut() {
+            None => {
+                if let Some(lang) = t.strip_prefix("```") {
+                    open = Some((lang.to_owned(), Vec::new()));
+                }
+            }
+            Some(_) if t == "```" => out.extend(open.take()),
+            Some((_, lines)) => lines.push(line.to_owned()),
+        }
+    }
+    assert!(open.is_none(), "README.md: an unclosed fence");
+    out
+}
+
+/// A newcomer needs two commands: the bundled example, and the tests.
+#[test]
+fn setting_up_takes_two_commands() {
+    let text = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let setup = text
+        .split("## Set-up on a fresh machine")
+        .nth(1)
+        .and_then(|s| s.split("```sh").nth(1))
+        .and_then(|s| s.split("```").next())
+        .expect("a sh block under 'Set-up on a fresh machine'");
+    let commands: Vec<&str> = setup
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "cargo run --release -- run examples/changelog/flow.json --replay examples/changelog/replay.jsonl",
+            "cargo test"
+        ]
+    );
+}
+
+/// Every block says its language, and only the Rust one is compiled: `src/lib.rs` includes
+/// README.md as a doc test, which compiles every block tagged `rust` (or untagged).
+#[test]
+fn only_the_rust_block_is_compiled_and_it_shows_the_library_call() {
+    let blocks = readme_blocks();
+    for (lang, lines) in &blocks {
+        assert!(
+            ["sh", "json", "text", "toml", "rust"].contains(&lang.as_str()),
+            "a README block tagged {lang:?} (untagged blocks are compiled as Rust): {lines:?}"
+        );
+    }
+    let rust: Vec<&Vec<String>> = blocks
+        .iter()
+        .filter(|(l, _)| l == "rust")
+        .map(|(_, b)| b)
+        .collect();
+    assert_eq!(rust.len(), 1, "one Rust block");
+    let code = rust[0].join("\n");
+    assert!(
+        code.contains("Interpreter::with_agent(model).eval(source, Map::default())")
+            && code.contains("FlowSource::Text {"),
+        "{code}"
+    );
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).expect("lib.rs");
+    assert!(
+        lib.contains("#[doc = include_str!(\"../README.md\")]"),
+        "src/lib.rs no longer compiles README.md's Rust block"
+    );
+}
+
+/// A printed line with what differs between runs made the same: the run id (the second word
+/// of the summary line, wherever it appears) and the wall time.
+fn normalized(line: &str) -> String {
+    let mut line = line.to_owned();
+    if let Some(rest) = line.strip_prefix("run ") {
+        let id = rest.split(' ').next().unwrap_or("").to_owned();
+        line = line.replace(&id, "<run id>");
+        let mut parts: Vec<String> = line.split(" · ").map(str::to_owned).collect();
+        if parts.len() > 1 && parts[1].ends_with('s') {
+            parts[1] = "<time>".to_owned();
+        }
+        line = parts.join(" · ");
+    }
+    line
+}
+
+/// The demo's stderr shown in the README is what the demo prints, its summary line too
+/// (wherever the README shows one).
+#[test]
+fn the_demo_prints_what_the_readme_shows() {
+    let dir = scratch("readme-demo-output");
+    let st = Command::new("cp")
+        .arg("-R")
+        .arg(root().join("examples"))
+        .arg(&dir)
+        .status()
+        .expect("cp");
+    assert!(st.success());
+    std::fs::create_dir_all(dir.join(".tfc")).expect(".tfc");
+    let out = Command::new(env!("CARGO_BIN_EXE_tfc"))
+        .args([
+            "run",
+            "examples/changelog/flow.json",
+            "--replay",
+            "examples/changelog/replay.jsonl",
+        ])
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the demo");
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let printed: Vec<String> = stderr.lines().map(normalized).collect();
+    let blocks = readme_blocks();
+    let shown = blocks
+        .iter()
+        .find(|(lang, b)| lang == "text" && b.first().is_some_and(|l| l == "▶ collect running"))
+        .map(|(_, b)| b.iter().map(|l| normalized(l)).collect::<Vec<_>>())
+        .expect("README shows the demo's stderr");
+    assert_eq!(
+        shown, printed,
+        "README.md's demo output is not what the demo prints"
+    );
+    let summary = printed.last().expect("a summary line");
+    let mut seen = 0;
+    for (_, b) in blocks.iter().filter(|(lang, _)| lang == "text") {
+        for l in b.iter().filter(|l| l.starts_with("run changelog-")) {
+            assert_eq!(&normalized(l), summary, "README.md: {l}");
+            seen += 1;
+        }
+    }
+    assert!(seen >= 2, "the summary line is shown twice");
 }

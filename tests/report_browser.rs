@@ -5,7 +5,8 @@
 //! page's origin as initiator (browser-internal traffic has none). A control page with an
 //! external image proves the check sees such a request.
 //!
-//! Skipped with a note when no chromium is installed (`TFC_CHROMIUM` names another binary);
+//! Skipped (SKIPPED on stderr; a failure with `TFC_REQUIRE_REAL_PARTS=1`, as in CI) when no
+//! chromium is installed (`TFC_CHROMIUM` names another binary);
 //! `.ci/run` installs it.
 
 mod common;
@@ -142,9 +143,7 @@ fn page_requests(log: &str) -> Vec<String> {
 #[test]
 fn the_report_renders_in_headless_chromium_without_network() {
     let Some(browser) = chromium() else {
-        println!(
-            "note: chromium not found (install Debian's `chromium` or set TFC_CHROMIUM); skipping the browser test"
-        );
+        common::skip("chromium not found (install Debian's `chromium` or set TFC_CHROMIUM)");
         return;
     };
     let (out, project) = run("report-browser", &["--report"]);

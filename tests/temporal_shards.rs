@@ -172,10 +172,10 @@ fn a_run_over_budget_stops_the_shard_out_as_it_stops_a_local_map() {
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/mockllm")
         });
     if !mockllm.join("server.py").is_file() {
-        eprintln!(
-            "note: skipped: no mock provider at {} (set TFC_MOCKLLM)",
+        skip(&format!(
+            "no mock provider at {} (set TFC_MOCKLLM)",
             mockllm.display()
-        );
+        ));
         return;
     }
     let Some((server, base)) = server_in("shard-cap") else {

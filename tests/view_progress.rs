@@ -186,7 +186,7 @@ fn reused_phases_say_so_and_quiet_hides_run_time_warnings() {
 fn on_a_terminal(dir: &Path, args: &str, cols: u16) -> Option<String> {
     let probe = Command::new("script").arg("--version").output();
     if probe.is_err() {
-        eprintln!("note: `script` (util-linux) is not installed; the terminal test is skipped");
+        common::skip("`script` (util-linux) is not installed");
         return None;
     }
     let tfc = env!("CARGO_BIN_EXE_tfc");
@@ -300,7 +300,7 @@ fn on_a_terminal_an_approval_prompt_is_not_drawn_over() {
         r#"p=$(cat); case "$p" in slow*) sleep 2;; esac; echo fine"#,
     );
     if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("note: `script` (util-linux) is not installed; the terminal test is skipped");
+        common::skip("`script` (util-linux) is not installed");
         return;
     }
     let tfc = env!("CARGO_BIN_EXE_tfc");

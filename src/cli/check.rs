@@ -32,6 +32,7 @@ pub struct CheckArgs {
     /// Do not report this warning: a code (W0102) or a name (gate-sole-path); repeatable.
     #[arg(long, value_name = "CODE")]
     allow: Vec<String>,
+    /// `text`: the diagnostics drawn on stderr; `json`: a report on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Also report each placeholder's inferred type: a `types` list in the JSON report

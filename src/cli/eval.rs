@@ -16,9 +16,9 @@ pub struct EvalArgs {
 
 #[derive(Subcommand, Debug)]
 enum Mode {
-    /// Render a template in text mode (SPEC §4.4).
+    /// Render a template as text (a placeholder that resolves to nothing stays as written).
     Template(Expr),
-    /// Interpolate a value (SPEC §4.5): one whole placeholder keeps its raw value.
+    /// Interpolate a value: a text that is one whole placeholder keeps its raw JSON value.
     Value(Expr),
     /// Evaluate a `when` condition: fail-open (a parse error is true).
     When(Expr),
@@ -39,12 +39,14 @@ struct Expr {
     /// Eval context file (`-` for stdin); default `{}`.
     #[arg(long, value_name = "FILE|-")]
     ctx: Option<String>,
+    /// `text`: the result alone; `json`: the result with what was missing, read and wrong.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
 
 #[derive(Args, Debug)]
 struct Plain {
+    /// `text`: the result alone; `json`: the result with what was missing, read and wrong.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }

@@ -1,11 +1,14 @@
 //! `tfc init [--dry-run]` (SPEC §13.4): a starter `.tfc/config.toml` naming the backends found
 //! on this machine (preset CLIs on `PATH`, an OpenAI-compatible server from the environment)
 //! with commented examples of `command` and `openai` backends, and `.tfc/agents/default.md`,
-//! the agent of phases that name none. Files already there are kept as they are, so running it
-//! again changes nothing. Every file is printed with what happened to it.
+//! the agent of phases that name none, and `.tfc/.gitignore` (what runs leave under `.tfc/` is
+//! not for version control; see [`gitignore`]). Files already there are kept as they are (the
+//! `.gitignore` only gains the lines it lacks), so running it again changes nothing. Every file
+//! is printed with what happened to it.
 //!
 //! The work is a plan of [`Change`]s, applied (or, with `--dry-run`, printed) at the end; host
-//! registrations (`--host`, SPEC §13.4) add their own changes to the same plan.
+//! registrations (`--host`, SPEC §13.4; [`host_plan`], here so that `tfc init` owns all of
+//! its set-up and `cli/mcp.rs` only serves) add their own changes to the same plan.
 
 use std::path::{Path, PathBuf};
 
@@ -62,8 +65,9 @@ pub fn run(a: InitArgs) -> Exit {
             tfc_dir.join("agents").join("default.md"),
             DEFAULT_AGENT.to_owned(),
         ),
+        gitignore(&tfc_dir.join(".gitignore")),
     ];
-    let notes = match super::mcp::host_plan(&a.host, &root) {
+    let notes = match host_plan(&a.host, &root) {
         Ok((changes, notes)) => {
             plan.extend(changes);
             notes
@@ -82,6 +86,59 @@ pub fn run(a: InitArgs) -> Exit {
         }
         Err(e) => usage_error(e),
     }
+}
+
+/// The files `tfc init --host H…` writes (and the notes it prints): `found` (a bare `--host`)
+/// stands for every host CLI on `PATH`, and so does no `--host` at all, except that finding
+/// none is then no error. Each host's entry runs this binary (`<abs path of tfc> mcp`).
+fn host_plan(names: &[String], root: &Path) -> Result<(Vec<Change>, Vec<String>), String> {
+    use tfc::mcp::hosts::{Host, found_on_path, register};
+    let mut hosts = Vec::new();
+    if names.is_empty() {
+        // Plain `tfc init` (SPEC §13.4): every host CLI found on PATH; none found is fine.
+        hosts = found_on_path(&std::env::var_os("PATH").unwrap_or_default());
+    }
+    for n in names {
+        let add: Vec<Host> = if n == "found" {
+            let found = found_on_path(&std::env::var_os("PATH").unwrap_or_default());
+            if found.is_empty() {
+                return Err(
+                    "--host: no host CLI (claude, codex, gemini, opencode, pi) is on PATH; \
+                     name one: --host claude"
+                        .into(),
+                );
+            }
+            found
+        } else {
+            vec![Host::parse(n).ok_or_else(|| {
+                format!("--host {n}: not a host; use claude, codex, gemini, opencode or pi")
+            })?]
+        };
+        for h in add {
+            if !hosts.contains(&h) {
+                hosts.push(h);
+            }
+        }
+    }
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .map_err(|e| format!("cannot find the path of the tfc binary: {e}"))?;
+    let codex_home = std::env::var_os("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")));
+    let (mut changes, mut notes) = (Vec::new(), Vec::new());
+    for h in hosts {
+        let r = register(h, root, &exe, codex_home.as_deref())
+            .map_err(|e| format!("--host {}: {e}", h.as_str()))?;
+        changes.extend(r.files.into_iter().map(|f| Change {
+            path: f.path,
+            content: f.content,
+            exists: f.exists,
+        }));
+        notes.extend(r.note);
+    }
+    Ok((changes, notes))
 }
 
 /// Write (or with `dry_run` print) every change; one line per file on stdout.
@@ -130,6 +187,58 @@ fn preset_names() -> String {
         .map(|p| p.as_str())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// What runs leave under `.tfc/` (SPEC §10.1; each folder's run-time files): run records,
+/// journals, prompts, outputs and diffs (`runs/`), cached results (`cache/`), phases'
+/// dedicated working folders (`work/`) and git worktrees (`worktrees/`). None is for version
+/// control; `config.toml`, `agents/` and `flows/` are not listed and stay tracked.
+const IGNORED: [&str; 4] = ["/runs/", "/cache/", "/work/", "/worktrees/"];
+
+/// `.tfc/.gitignore`, so that `git add .` never takes what runs leave in `.tfc/`.
+///
+/// Why a `.tfc/.gitignore` rather than lines in the project's `.gitignore`: git reads the
+/// `.gitignore` of every folder, so this one works wherever `.tfc/` sits in the repository
+/// (its patterns are relative to `.tfc/`), needs no git to find the repository's top, and
+/// leaves the user's own file alone. A `.tfc/.gitignore` already there keeps every line it
+/// has; the missing patterns are appended, once.
+fn gitignore(path: &Path) -> Change {
+    let Ok(current) = std::fs::read_to_string(path) else {
+        let mut text = String::from(
+            "# Written by `tfc init`: what tfc runs leave here is not for version control\n\
+             # (run records, prompts, outputs and diffs, cached results, working folders).\n\
+             # config.toml, agents/ and flows/ are not listed: they stay tracked.\n",
+        );
+        for line in IGNORED {
+            text.push_str(line);
+            text.push('\n');
+        }
+        return Change::create_unless_present(path.to_path_buf(), text);
+    };
+    let missing: Vec<&str> = IGNORED
+        .into_iter()
+        .filter(|want| !current.lines().any(|l| l.trim() == *want))
+        .collect();
+    if missing.is_empty() {
+        return Change {
+            path: path.to_path_buf(),
+            content: None,
+            exists: true,
+        };
+    }
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    for line in missing {
+        text.push_str(line);
+        text.push('\n');
+    }
+    Change {
+        path: path.to_path_buf(),
+        content: Some(text),
+        exists: true,
+    }
 }
 
 /// A TOML basic string.

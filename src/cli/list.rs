@@ -15,6 +15,7 @@ use tfc::value::Value;
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
+    /// `text`: one line per flow; `json`: an array of saved flows.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }

@@ -22,6 +22,8 @@ mod check;
 mod doctor;
 mod eval;
 mod graph;
+#[cfg(test)]
+mod help_tests;
 mod init;
 mod input;
 mod list;
@@ -70,7 +72,7 @@ enum Command {
     Show(show::ShowArgs),
     /// List saved flows (project and user) with their arguments.
     List(list::ListArgs),
-    /// Write a starter .tfc/config.toml for the backends found here, and a default agent.
+    /// Set up .tfc/ here: config.toml for the backends found, a default agent, a .gitignore.
     Init(init::InitArgs),
     /// Show what tfc sees: backend CLIs, configuration, project root, run store.
     Doctor(doctor::DoctorArgs),

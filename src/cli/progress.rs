@@ -153,13 +153,18 @@ fn usage(attempts: u32, tokens: u64, cost: Option<f64>) -> String {
     s
 }
 
-/// What the facts of a phase say, joined by ` · `: `3/10 items`, `iteration 2/5`,
+/// What the facts of a phase say, joined by ` · `: `3/10 items` (an ended phase: how its
+/// items ended, `2/3 items, 1 aborted`, as [`tfc::run::summary::ItemTally`] says), `iteration 2/5`,
 /// `3/5 iterations, stopped: until`, `BLOCK: <reason>`, `PASS`, `rework 1/3`. `running`:
 /// the phase has not ended (items are drawn as a bar by the live view, not listed here).
 fn facts_text(f: &Facts, running: bool, with_items: bool) -> String {
     let mut parts = Vec::new();
-    if with_items && let Some((done, total)) = f.items {
-        parts.push(format!("{done}/{total} items"));
+    if with_items {
+        match (&f.tally, f.items) {
+            (Some(tally), _) => parts.push(tally.text()),
+            (None, Some((ended, total))) => parts.push(format!("{ended}/{total} items")),
+            (None, None) => {}
+        }
     }
     if let Some((i, max)) = f.iteration {
         match f.stop {
@@ -549,6 +554,21 @@ mod tests {
         assert_eq!(
             plain_line(&note("each", "done", &items)),
             "✓ each done [10/10 items]"
+        );
+        // An aborted item is not one of the items done.
+        let aborted = Facts {
+            items: Some((3, 3)),
+            tally: Some(tfc::run::summary::ItemTally {
+                total: 3,
+                done: 2,
+                aborted: 1,
+                ..Default::default()
+            }),
+            ..Facts::default()
+        };
+        assert_eq!(
+            plain_line(&note("each", "failed", &aborted)),
+            "✗ each failed [2/3 items, 1 aborted]"
         );
     }
 

@@ -54,6 +54,7 @@ pub struct ResumeArgs {
     /// Token cap (applies to the total, the parent's spend included).
     #[arg(long = "max-tokens")]
     max_tokens: Option<f64>,
+    /// `text`: the final output on stdout; `json`: the run record instead.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Serve every agent with this backend (default: as the parent run did).
@@ -68,6 +69,7 @@ pub struct ResumeArgs {
     /// Print no warnings.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Colour and the live view on stderr (auto: when it is a terminal and NO_COLOR is unset).
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
     /// Where the resumed run executes: here (`local`), or on Temporal workers (`temporal`).

@@ -14,6 +14,7 @@ use tfc::check::{CheckOptions, check_document};
 use tfc::diag::render::render_file;
 use tfc::flow::{Flow, Invocation, LowerOptions, split_pair};
 use tfc::project::{SavedFlows, locate_flow, project_root};
+use tfc::run::summary::calls_text;
 use tfc::run::{
     FlowSource, Interpreter, PhaseStatus, RunError, RunOptions, RunRecord, RunSettings, RunStatus,
 };
@@ -30,6 +31,7 @@ pub struct RunArgs {
     /// Invocation arguments as a JSON object (K=V pairs override it).
     #[arg(long = "args", value_name = "JSON")]
     pub(super) args_json: Option<String>,
+    /// `text`: the final output on stdout; `json`: the run record instead.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(super) format: Format,
     /// Write the run's HTML report (report.html in its folder) when it ends.
@@ -83,6 +85,7 @@ pub struct RunArgs {
     /// Print no warnings (errors, progress and the result still print).
     #[arg(long, short = 'q')]
     pub(super) quiet: bool,
+    /// Colour and the live view on stderr (auto: when it is a terminal and NO_COLOR is unset).
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     pub(super) color: Color,
     /// Reuse `done` phase results across runs (the default cache scope becomes cross-run).
@@ -106,10 +109,12 @@ pub struct RunArgs {
 /// `--engine`: where a run executes (SPEC §14).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub(super) enum Engine {
-    /// This process.
+    // Plain comments, not doc comments: a described value would give `--help` a second,
+    // longer layout than `-h` (the option's own help says what each value means).
+    // This process.
     #[default]
     Local,
-    /// Temporal workers (`tfc worker`).
+    // Temporal workers (`tfc worker`).
     Temporal,
 }
 
@@ -527,11 +532,10 @@ fn summary(
         line.push_str(": ");
         line.push_str(&r.split_whitespace().collect::<Vec<_>>().join(" "));
     }
-    let calls: u32 = record.phases.values().map(|p| p.attempts).sum();
     line.push_str(&format!(
-        " · {:.1}s · {calls} call{} · tokens {} in / {} out",
+        " · {:.1}s · {} · tokens {} in / {} out",
         wall.as_secs_f64(),
-        if calls == 1 { "" } else { "s" },
+        calls_text(record.agent_calls()),
         record.usage.input,
         record.usage.output
     ));

@@ -24,6 +24,7 @@ pub struct RunsArgs {
     /// At most this many runs (the newest).
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
+    /// `text`: one line per run; `json`: an array of run summaries.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -173,16 +174,23 @@ pub(crate) fn duration(ms: u64) -> String {
     }
 }
 
-/// Agent calls of a run: the sum of its phases' `attempts`.
+/// Agent calls of a run, as every summary counts them ([`tfc::run::summary`]).
 pub(crate) fn calls(r: &Value) -> u64 {
     field(r, "phases")
         .and_then(Value::as_object)
         .map_or(0, |ps| {
-            ps.values()
-                .filter_map(|p| num_field(p, "attempts"))
-                .map(|n| n.max(0.0) as u64)
-                .sum()
+            tfc::run::summary::run_calls(ps.values().map(|p| (phase_type(p), attempts(p))))
         })
+}
+
+/// A phase record's `attempts` (0 when absent or not a count).
+pub(crate) fn attempts(p: &Value) -> u64 {
+    num_field(p, "attempts").map_or(0, |n| n.max(0.0) as u64)
+}
+
+/// A phase record's `type` (`""` when an old record has none).
+pub(crate) fn phase_type(p: &Value) -> &str {
+    str_field(p, "type").unwrap_or("")
 }
 
 /// Input + output tokens of a usage object.

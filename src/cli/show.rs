@@ -10,12 +10,13 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::runs::{
-    Format, calls, cost, duration_of, field, flow_name, now_ms, num_field, one_line, str_field,
-    tokens,
+    Format, attempts, calls, cost, duration_of, field, flow_name, now_ms, num_field, one_line,
+    phase_type, str_field, tokens,
 };
 use super::{Exit, usage_error};
 use tfc::project::project_root;
 use tfc::run::runs::{self, RunEntry};
+use tfc::run::summary::{ItemTally, calls_text, phase_calls};
 use tfc::value::Value;
 
 #[derive(Args, Debug)]
@@ -29,6 +30,7 @@ pub struct ShowArgs {
     /// Cut texts (prompts, outputs) at this many characters.
     #[arg(long, value_name = "N", default_value_t = 4000)]
     limit: usize,
+    /// `text`: for reading; `json`: the run record (or the phase's, with its prompts).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Same as `--format json`.
@@ -126,7 +128,12 @@ fn run_text(e: &RunEntry, cwd: &Path) -> String {
     let usage = field(r, "usage");
     line(
         "usage",
-        &format!("{} calls  {} tok  {}", calls(r), tokens(usage), cost(usage)),
+        &format!(
+            "{}  {} tok  {}",
+            calls_text(calls(r)),
+            tokens(usage),
+            cost(usage)
+        ),
     );
     if let Some(spent) = field(r, "spentBefore").filter(|v| v.as_object().is_some()) {
         line(
@@ -149,14 +156,10 @@ fn run_text(e: &RunEntry, cwd: &Path) -> String {
     let rows: Vec<[String; 4]> = phases
         .iter()
         .map(|(id, p)| {
-            let attempts = num_field(p, "attempts").unwrap_or(0.0).max(0.0) as u64;
             [
                 id.clone(),
                 phase_status(&e.status, p).to_owned(),
-                format!(
-                    "{attempts} {}",
-                    if attempts == 1 { "call" } else { "calls" }
-                ),
+                calls_text(phase_calls(phase_type(p), attempts(p))),
                 duration_of(p, e.status == "running", now),
             ]
         })
@@ -240,8 +243,8 @@ fn phase_text(e: &RunEntry, id: &str, p: &Value, prompts: &[Value], limit: usize
     line("status", phase_status(&e.status, p));
     let usage = field(p, "usage");
     let mut stats = format!(
-        "{} calls  {}  {} tok  {}",
-        num_field(p, "attempts").unwrap_or(0.0).max(0.0) as u64,
+        "{}  {}  {} tok  {}",
+        calls_text(phase_calls(phase_type(p), attempts(p))),
         duration_of(p, e.status == "running", now_ms()),
         tokens(usage),
         cost(usage)
@@ -315,6 +318,13 @@ fn phase_text(e: &RunEntry, id: &str, p: &Value, prompts: &[Value], limit: usize
     }
     if let Some(items) = field(p, "items").and_then(Value::as_array) {
         heading(&mut t, "items");
+        let tally = ItemTally::count(
+            items
+                .iter()
+                .map(|i| (str_field(i, "status").unwrap_or(""), str_field(i, "error"))),
+        );
+        t.push_str(&tally.text());
+        t.push('\n');
         for item in items {
             let index = num_field(item, "index").unwrap_or(0.0);
             let mut l = format!("#{index} {}", str_field(item, "status").unwrap_or("?"));

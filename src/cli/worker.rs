@@ -9,7 +9,7 @@ use clap::Args;
 /// What a build without Temporal support says.
 #[cfg_attr(feature = "temporal", allow(dead_code))]
 pub(super) const NO_TEMPORAL: &str = "this tfc was built without Temporal support; build one \
-     with it: `cargo install --path . --features temporal` (needs `protoc`, Debian package \
+     with it: `cargo install --locked --path . --features temporal` (needs `protoc`, Debian package \
      protobuf-compiler with libprotobuf-dev)";
 
 /// Where the Temporal service is (shared by the commands that talk to it).

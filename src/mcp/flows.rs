@@ -34,7 +34,7 @@ pub struct FlowInput {
 pub fn flow_input(args: &mut Args, root: &Path) -> Result<FlowInput, ToolError> {
     let path = args.opt_str("path")?;
     let name = args.opt_str("name")?;
-    let doc = args.opt_object("flow")?;
+    let doc = flow_doc(args)?;
     match (path, name, doc) {
         (Some(p), None, None) => {
             let file = inside_root(&p, root).map_err(|e| ToolError::arg("path", e))?;
@@ -57,14 +57,11 @@ pub fn flow_input(args: &mut Args, root: &Path) -> Result<FlowInput, ToolError> 
                 file: Some(file),
             })
         }
-        (None, None, Some(doc)) => {
-            let text = serde_json::to_string_pretty(&Value::Object(doc)).unwrap_or_default();
-            Ok(FlowInput {
-                source: Source::new("flow", text),
-                default_name: "flow".into(),
-                file: None,
-            })
-        }
+        (None, None, Some(text)) => Ok(FlowInput {
+            source: Source::new("flow", text),
+            default_name: "flow".into(),
+            file: None,
+        }),
         (None, None, None) => Err(ToolError::new(
             "name the flow with one argument: 'path' (a file under the root), 'name' (a saved \
              flow) or 'flow' (the document as a JSON object)",
@@ -72,6 +69,50 @@ pub fn flow_input(args: &mut Args, root: &Path) -> Result<FlowInput, ToolError> 
         _ => Err(ToolError::new(
             "pass exactly one of 'path', 'name' and 'flow', not several",
         )),
+    }
+}
+
+/// The `flow` argument as document text: an object (written out as JSON), or — what many
+/// hosts send for an object argument — a string holding the document's JSON text, taken as
+/// written (JSONC like a flow file: comments and trailing commas allowed; a syntax error is
+/// then a check diagnostic with its position in that text). A string that is no document
+/// (it does not begin with `{` after whitespace and comments: a path, a name, an array) is an
+/// argument error that says what to pass instead.
+fn flow_doc(args: &mut Args) -> Result<Option<String>, ToolError> {
+    match args.take("flow") {
+        None => Ok(None),
+        Some(Value::Object(doc)) => Ok(Some(
+            serde_json::to_string_pretty(&Value::Object(doc)).unwrap_or_default(),
+        )),
+        Some(Value::String(text)) if begins_an_object(&text) => Ok(Some(text)),
+        Some(Value::String(_)) => Err(ToolError::arg(
+            "flow",
+            "a string here must hold the flow document's JSON text (an object, '{…}'); name a \
+             flow file with 'path' or a saved flow with 'name' instead",
+        )),
+        Some(other) => Err(ToolError::arg(
+            "flow",
+            format!(
+                "expected the flow document (a JSON object, or its JSON text), found {}",
+                super::call::type_name(&other)
+            ),
+        )),
+    }
+}
+
+/// Whether `text`, after whitespace, a byte-order mark and `//` or `/* */` comments, begins
+/// with `{`.
+fn begins_an_object(text: &str) -> bool {
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+        if let Some(after) = rest.strip_prefix("//") {
+            rest = after.split_once('\n').map_or("", |(_, r)| r);
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, r)| r);
+        } else {
+            return rest.starts_with('{');
+        }
     }
 }
 
@@ -295,7 +336,7 @@ pub fn tool_flows(args: Args, root: &Path) -> Result<ToolOutput, ToolError> {
 /// `tfc_save`: check the flow, then write it as a saved flow.
 pub fn tool_save(mut args: Args, root: &Path) -> Result<ToolOutput, ToolError> {
     let name = args.str("name")?;
-    let doc = args.opt_object("flow")?.ok_or_else(|| {
+    let doc = flow_doc(&mut args)?.ok_or_else(|| {
         ToolError::arg(
             "flow",
             "required, and missing (the flow document as a JSON object)",
@@ -323,7 +364,10 @@ pub fn tool_save(mut args: Args, root: &Path) -> Result<ToolOutput, ToolError> {
             ));
         }
     };
-    let text = serde_json::to_string_pretty(&Value::Object(doc)).unwrap_or_default() + "\n";
+    let mut text = doc;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
     let input = FlowInput {
         source: Source::new(format!("{name}.json"), text),
         default_name: name.clone(),

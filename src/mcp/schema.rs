@@ -1,14 +1,19 @@
-//! The tool list of `tools/list` (SPEC §13.2): each tool's description, `inputSchema` and
-//! `outputSchema` (JSON Schema, the draft MCP names: 2020-12 keywords only).
+//! The tool list of `tools/list` (SPEC §13.2): each tool's description, `annotations`
+//! (`readOnlyHint`), `inputSchema` (every property described) and `outputSchema` (JSON
+//! Schema, the draft MCP names: 2020-12 keywords only).
 
 use serde_json::{Value, json};
+
+/// What the `flow` argument is (a string holding the document's JSON text is accepted too).
+const FLOW_DOC: &str =
+    "The flow document itself, as a JSON object (its JSON text as a string is read the same way).";
 
 /// The flow-naming arguments shared by `tfc_check`, `tfc_run` and `tfc_graph`.
 fn flow_props() -> serde_json::Map<String, Value> {
     let v = json!({
         "path": {"type": "string", "description": "A flow file, relative to the server's root (pass exactly one of path, name, flow)."},
         "name": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$", "description": "A saved flow's name (.tfc/flows/<name>.json; see tfc_flows)."},
-        "flow": {"type": "object", "description": "The flow document itself, as a JSON object."},
+        "flow": {"type": "object", "description": FLOW_DOC},
     });
     match v {
         Value::Object(m) => m,
@@ -68,23 +73,51 @@ fn started() -> Value {
         "required": ["runId", "status"]})
 }
 
-fn tool(name: &str, title: &str, description: &str, input: Value, output: Value) -> Value {
+/// Whether a tool changes nothing (MCP tool annotations: `readOnlyHint`): it reads flows,
+/// the run store or its arguments only. The others start, stop or write something.
+#[derive(Clone, Copy, PartialEq)]
+enum Effect {
+    ReadOnly,
+    Changes,
+}
+
+fn tool(
+    name: &str,
+    title: &str,
+    description: &str,
+    effect: Effect,
+    input: Value,
+    output: Value,
+) -> Value {
     json!({"name": name, "title": title, "description": description,
+           "annotations": {"readOnlyHint": effect == Effect::ReadOnly},
            "inputSchema": input, "outputSchema": output})
 }
 
 /// Every tool, in a stable order.
 pub fn tools() -> Vec<Value> {
-    let approve = json!({"type": "array", "items": {"type": "string"}});
+    let approve = json!({"type": "array", "items": {"type": "string"},
+        "description": "Approval phases to approve (their ids; node paths inside sub-flows)."});
+    let reject = json!({"type": "array", "items": {"type": "string"},
+        "description": "Approval phases to reject (their ids; node paths inside sub-flows)."});
+    let approve_all = json!({"type": "boolean", "description": "Approve every approval phase."});
     let run_id =
         json!({"type": "string", "description": "A run id, a unique prefix of one, or 'last'."});
     let timeout = json!({"type": "integer", "minimum": 0, "description": "How long to wait, in ms (default 600000)."});
-    let caps = json!({"type": "number", "minimum": 0});
+    let max_usd = json!({"type": "number", "minimum": 0,
+        "description": "Cost cap in USD; the run pauses when it is passed (a resumed run: the total, the parent's spend included)."});
+    let max_tokens = json!({"type": "number", "minimum": 0,
+        "description": "Token cap; the run pauses when it is passed (a resumed run: the total, the parent's spend included)."});
+    let wait = json!({"type": "boolean", "default": false,
+        "description": "Wait for the run to end (up to timeoutMs, sending progress) and return its status instead of its id."});
+    let flow_args = json!({"type": "object",
+        "description": "Invocation arguments: {name: value}, as declared by the flow's args."});
     vec![
         tool(
             "tfc_check",
             "Check a flow",
             "Statically check a taskflow flow (the whole graph, every placeholder and condition) without running anything. Returns {ok, diagnostics} as `tfc check --format json`.",
+            Effect::ReadOnly,
             with_flow(
                 json!({"args": {"type": "object", "description": "Invocation arguments to check against."},
                               "strict": {"type": "boolean", "description": "Report interpolation warnings as errors."}}),
@@ -96,17 +129,19 @@ pub fn tools() -> Vec<Value> {
             "tfc_run",
             "Run a flow",
             "Check a flow, then start it as a background run that outlives this server. Returns {runId, status, recordPath} at once; with wait=true, waits (progress notifications) up to timeoutMs and returns tfc_status's result.",
-            with_flow(json!({"args": {"type": "object"},
+            Effect::Changes,
+            with_flow(json!({"args": flow_args,
                               "backend": {"type": "string", "description": "Serve every agent with this configured backend."},
-                              "approve": approve, "approveAll": {"type": "boolean"},
-                              "maxUsd": caps, "maxTokens": caps,
-                              "wait": {"type": "boolean", "default": false}, "timeoutMs": timeout})),
+                              "approve": approve, "approveAll": approve_all,
+                              "maxUsd": max_usd, "maxTokens": max_tokens,
+                              "wait": wait, "timeoutMs": timeout})),
             json!({"anyOf": [started(), status()], "type": "object"}),
         ),
         tool(
             "tfc_status",
             "Status of a run",
             "The status of a run from its record: phase counts, pending approvals, usage, and the final output once it ended.",
+            Effect::ReadOnly,
             object(json!({"runId": run_id}), &["runId"]),
             status(),
         ),
@@ -114,6 +149,7 @@ pub fn tools() -> Vec<Value> {
             "tfc_wait",
             "Wait for a run",
             "Wait until a run ends (or timeoutMs passes) and return its status; sends progress notifications when the request carries a progress token.",
+            Effect::ReadOnly,
             object(json!({"runId": run_id, "timeoutMs": timeout}), &["runId"]),
             status(),
         ),
@@ -121,6 +157,7 @@ pub fn tools() -> Vec<Value> {
             "tfc_cancel",
             "Cancel a run",
             "Interrupt a running run like Ctrl-C: it ends paused (reason interrupted) and can be resumed with tfc_resume.",
+            Effect::Changes,
             object(json!({"runId": run_id}), &["runId"]),
             status(),
         ),
@@ -128,10 +165,12 @@ pub fn tools() -> Vec<Value> {
             "tfc_resume",
             "Resume a run",
             "Fork and continue a failed, paused or interrupted run in the background (as `tfc resume`). Returns the new run's {runId, status, recordPath}, or with wait=true its status.",
+            Effect::Changes,
             object(
-                json!({"runId": run_id, "approve": approve, "reject": approve,
-                           "reason": {"type": "string"}, "maxUsd": caps, "maxTokens": caps,
-                           "wait": {"type": "boolean", "default": false}, "timeoutMs": timeout}),
+                json!({"runId": run_id, "approve": approve, "reject": reject,
+                           "reason": {"type": "string", "description": "The note recorded with the rejections."},
+                           "maxUsd": max_usd, "maxTokens": max_tokens,
+                           "wait": wait, "timeoutMs": timeout}),
                 &["runId"],
             ),
             json!({"anyOf": [started(), status()], "type": "object"}),
@@ -140,10 +179,12 @@ pub fn tools() -> Vec<Value> {
             "tfc_runs",
             "List runs",
             "The project's runs, newest first, as `tfc runs --format json`.",
+            Effect::ReadOnly,
             object(
-                json!({"flow": {"type": "string"},
-                           "status": {"type": "string", "enum": ["completed", "failed", "blocked", "paused", "running", "interrupted"]},
-                           "limit": {"type": "integer", "minimum": 1, "default": 20}}),
+                json!({"flow": {"type": "string", "description": "Only the runs of this flow (its name)."},
+                           "status": {"type": "string", "enum": ["completed", "failed", "blocked", "paused", "running", "interrupted"],
+                                      "description": "Only the runs with this status."},
+                           "limit": {"type": "integer", "minimum": 1, "default": 20, "description": "At most this many runs, the newest."}}),
                 &[],
             ),
             json!({"type": "object", "properties": {"runs": {"type": "array", "items": {"type": "object",
@@ -156,9 +197,10 @@ pub fn tools() -> Vec<Value> {
             "tfc_show",
             "Show a run or a phase",
             "A run's record (as `tfc show --format json`), or one phase of it with the prompts it sent; long texts cut at limit chars.",
+            Effect::ReadOnly,
             object(
-                json!({"runId": run_id, "phase": {"type": "string"},
-                           "limit": {"type": "integer", "minimum": 1, "default": 4000}}),
+                json!({"runId": run_id, "phase": {"type": "string", "description": "Show this phase (its id) with its prompts, instead of the whole run."},
+                           "limit": {"type": "integer", "minimum": 1, "default": 4000, "description": "Cut prompts and outputs at this many characters."}}),
                 &["runId"],
             ),
             json!({"type": "object", "properties": {"status": {"type": "string"}}, "required": ["status"]}),
@@ -167,9 +209,12 @@ pub fn tools() -> Vec<Value> {
             "tfc_graph",
             "Draw a flow",
             "The flow's graph as Mermaid text (or an SVG drawing, also sent as an image, or Graphviz dot), check problems marked.",
+            Effect::ReadOnly,
             with_flow(
-                json!({"format": {"type": "string", "enum": super::flows::GRAPH_FORMATS, "default": "mermaid"},
-                              "direction": {"type": "string", "enum": ["td", "lr"], "default": "td"}}),
+                json!({"format": {"type": "string", "enum": super::flows::GRAPH_FORMATS, "default": "mermaid",
+                                  "description": "mermaid (text), svg (a drawing, also sent as an image) or dot (Graphviz text)."},
+                              "direction": {"type": "string", "enum": ["td", "lr"], "default": "td",
+                                  "description": "Top-down (td) or left-to-right (lr)."}}),
             ),
             json!({"type": "object", "properties": {"format": {"type": "string"}, "text": {"type": "string"},
                     "ok": {"type": "boolean"}, "diagnostics": diagnostics()}, "required": ["format", "text", "ok"]}),
@@ -178,6 +223,7 @@ pub fn tools() -> Vec<Value> {
             "tfc_flows",
             "List saved flows",
             "The saved flows (project first, then the user's), with descriptions and declared arguments, as `tfc list`.",
+            Effect::ReadOnly,
             object(json!({}), &[]),
             json!({"type": "object", "properties": {"flows": {"type": "array", "items": {"type": "object",
                  "properties": {"name": {"type": "string"}, "scope": {"type": "string", "enum": ["project", "user"]},
@@ -189,10 +235,13 @@ pub fn tools() -> Vec<Value> {
             "tfc_save",
             "Save a flow",
             "Check a flow document and save it as .tfc/flows/<name>.json (scope project) or in the user's config (scope user). A flow with errors is not saved.",
+            Effect::Changes,
             object(
-                json!({"name": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$"},
-                           "flow": {"type": "object"},
-                           "scope": {"type": "string", "enum": ["project", "user"], "default": "project"}}),
+                json!({"name": {"type": "string", "pattern": "^[A-Za-z0-9._-]+$",
+                                "description": "The saved flow's name: letters, digits, '.', '_' and '-'."},
+                           "flow": {"type": "object", "description": FLOW_DOC},
+                           "scope": {"type": "string", "enum": ["project", "user"], "default": "project",
+                                     "description": "project: .tfc/flows/ of the root; user: the user's config folder."}}),
                 &["name", "flow"],
             ),
             json!({"type": "object", "properties": {"name": {"type": "string"}, "scope": {"type": "string"},
@@ -203,8 +252,10 @@ pub fn tools() -> Vec<Value> {
             "tfc_eval",
             "Evaluate a template or condition",
             "Evaluate a template, condition or safeParse against an eval context, as `tfc eval <mode> --format json`.",
+            Effect::ReadOnly,
             object(
-                json!({"mode": {"type": "string", "enum": crate::eval::modes::Mode::ALL.map(|m| m.as_str())},
+                json!({"mode": {"type": "string", "enum": crate::eval::modes::Mode::ALL.map(|m| m.as_str()),
+                                "description": "template, value, when, until or gate (text is an expression); json or array (text is parsed)."},
                            "text": {"type": "string", "description": "The template or expression; for json/array the text to parse."},
                            "ctx": {"type": "object", "description": "The eval context: {args, steps, previousOutput, locals, reflexion}."}}),
                 &["mode", "text"],
@@ -226,6 +277,11 @@ mod tests {
             assert_eq!(t["inputSchema"]["type"], "object", "{}", t["name"]);
             assert_eq!(t["outputSchema"]["type"], "object", "{}", t["name"]);
             assert!(t["description"].as_str().is_some_and(|d| d.len() > 20));
+            assert!(
+                t["annotations"]["readOnlyHint"].is_boolean(),
+                "{}",
+                t["name"]
+            );
         }
     }
 }

@@ -44,8 +44,6 @@ impl Call {
 pub struct Events {
     /// Agent calls by phase key, in journal order.
     pub calls: IndexMap<String, Vec<Call>>,
-    /// Every agent call.
-    pub total_calls: usize,
     /// `phase-start` / `phase-end` times (epoch ms) by phase.
     pub times: HashMap<String, (Option<u64>, Option<u64>)>,
     /// Lines that are not JSON objects (a torn last line after a crash).
@@ -95,7 +93,6 @@ pub fn read(journal: &str, is_phase: &dyn Fn(&str) -> bool) -> Events {
                     backend,
                     node,
                 };
-                ev.total_calls += 1;
                 ev.calls.entry(key).or_default().push(call);
             }
             Some("phase-start") => {
@@ -150,7 +147,7 @@ mod tests {
             r#"{"type":"phase-end","ts":"#,
         );
         let ev = read(j, &|p| p == "m#x");
-        assert_eq!(ev.total_calls, 2);
+        assert_eq!(ev.calls.values().map(Vec::len).sum::<usize>(), 2);
         assert_eq!(ev.unreadable, 1);
         let c = &ev.calls["m#x"][0];
         assert_eq!(

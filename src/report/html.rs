@@ -18,6 +18,7 @@ use super::svg::{Deco, esc, svg};
 use super::timeline::{Row, duration, timeline};
 use crate::flow::{LowerOptions, lower_source};
 use crate::run::runs::parse_timestamp;
+use crate::run::summary::{ItemTally, run_calls};
 use crate::value::{Map, Value};
 
 /// Prompts and outputs longer than this many characters are cut.
@@ -68,7 +69,7 @@ pub fn html(input: &Input) -> String {
         esc(run_id),
         super::svg::STYLE
     );
-    header(&mut out, rec, status, &events);
+    header(&mut out, rec, status);
 
     // The DAG.
     out.push_str("<section id=\"dag\"><h2>Graph</h2>\n");
@@ -205,7 +206,7 @@ pub fn html(input: &Input) -> String {
 }
 
 /// The header: what ran, how it ended, what it cost.
-fn header(out: &mut String, rec: &Value, status: &str, events: &Events) {
+fn header(out: &mut String, rec: &Value, status: &str) {
     let s = |k: &str| get_str(rec, k);
     let _ = writeln!(
         out,
@@ -250,18 +251,17 @@ fn header(out: &mut String, rec: &Value, status: &str, events: &Events) {
         ),
     );
     let usage = rec.as_object().and_then(|o| o.get("usage"));
-    let calls = if events.total_calls > 0 {
-        events.total_calls
-    } else {
-        rec.as_object()
-            .and_then(|o| o.get("phases"))
-            .and_then(Value::as_object)
-            .map_or(0, |ps| {
-                ps.values()
-                    .map(|p| get_num(p, "attempts").unwrap_or(0.0) as usize)
-                    .sum()
-            })
-    };
+    // Agent calls as every summary counts them (the end line of `tfc run`, `tfc runs`).
+    let calls = rec
+        .as_object()
+        .and_then(|o| o.get("phases"))
+        .and_then(Value::as_object)
+        .map_or(0, |ps| {
+            run_calls(ps.values().map(|p| {
+                let attempts = get_num(p, "attempts").unwrap_or(0.0).max(0.0) as u64;
+                (get_str(p, "type").unwrap_or(""), attempts)
+            }))
+        });
     item("calls", calls.to_string());
     let u = |k: &str| usage.and_then(|u| get_num(u, k)).unwrap_or(0.0);
     item(
@@ -444,7 +444,12 @@ fn details(
                 )
             })
             .collect();
-        let _ = write!(out, "<p>Items: {}", items.len());
+        let tally = ItemTally::count(
+            items
+                .iter()
+                .map(|i| (get_str(i, "status").unwrap_or(""), get_str(i, "error"))),
+        );
+        let _ = write!(out, "<p>Items: {}", tally.text());
         if !failed.is_empty() {
             let _ = write!(
                 out,

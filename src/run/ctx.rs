@@ -78,7 +78,7 @@ pub struct ProgressNote<'a> {
     pub status: &'a str,
     /// The error, skip reason, a short note, or the warning.
     pub detail: Option<&'a str>,
-    /// Attempts so far.
+    /// Agent calls so far, as [`crate::run::summary`] counts them (a script's run is none).
     pub attempts: u32,
     /// Billable tokens so far.
     pub tokens: u64,

@@ -21,6 +21,7 @@ pub mod resume;
 pub mod runs;
 mod scope;
 pub mod store;
+pub mod summary;
 mod verdict;
 pub(crate) mod workdir;
 

@@ -129,7 +129,8 @@ pub struct PhaseRecord {
     pub json: Option<Value>,
     /// Run-time warnings, each once.
     pub warnings: Vec<String>,
-    /// Agent calls made (retries included).
+    /// Agent calls made (retries included); a script phase's run counts 1 here (SPEC
+    /// §11.1), though no summary counts it as a call ([`PhaseRecord::agent_calls`]).
     pub attempts: u32,
     /// The phases whose state it read.
     pub reads: Vec<String>,
@@ -212,6 +213,13 @@ impl PhaseRecord {
             input_hash: None,
             cache_hit: None,
         }
+    }
+
+    /// The agent calls this record stands for ([`super::summary::phase_calls`]: its
+    /// `attempts`, none for a script phase).
+    pub fn agent_calls(&self) -> u32 {
+        let n = super::summary::phase_calls(self.ty.as_str(), self.attempts.into());
+        u32::try_from(n).unwrap_or(u32::MAX)
     }
 
     /// Record a warning once (a phase records identical warnings once).
@@ -500,6 +508,17 @@ pub struct RunRecord {
     /// Problems writing the run's directory (also in `warnings`): the run went on, but what
     /// is on disk may be incomplete.
     pub store_errors: Vec<String>,
+}
+
+impl RunRecord {
+    /// The run's agent calls ([`super::summary::run_calls`]), as every summary shows them.
+    pub fn agent_calls(&self) -> u64 {
+        super::summary::run_calls(
+            self.phases
+                .values()
+                .map(|p| (p.ty.as_str(), u64::from(p.attempts))),
+        )
+    }
 }
 
 impl RunRecord {

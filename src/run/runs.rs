@@ -698,7 +698,7 @@ pub fn parse_timestamp(s: &str) -> Option<u64> {
 /// Top-level members a summary leaves out.
 const SKIPPED: &[&str] = &["def", "finalOutput", "warnings"];
 /// Per-phase members a summary keeps.
-const PHASE_KEPT: &[&str] = &["status", "attempts", "cacheHit"];
+const PHASE_KEPT: &[&str] = &["status", "type", "attempts", "cacheHit"];
 
 /// The summary of a run record's text (see [`RunEntry::record`]). The skipped members are
 /// checked for balanced brackets and terminated strings, not parsed.

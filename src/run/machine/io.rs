@@ -450,7 +450,7 @@ pub struct Progress {
     pub status: &'static str,
     /// Error, skip reason, short note or warning text.
     pub detail: Option<String>,
-    /// Attempts so far.
+    /// Agent calls so far, as [`crate::run::summary`] counts them (a script's run is none).
     pub attempts: u32,
     /// Billable tokens so far.
     pub tokens: u64,
@@ -468,6 +468,9 @@ pub struct Facts {
     pub approval: bool,
     /// Fan-out items (`map`, `parallel`, `tournament`, `race`): (ended, total).
     pub items: Option<(usize, usize)>,
+    /// How the items ended, once the phase's record lists them (an ended phase's line tells
+    /// `2/3 items, 1 aborted`, never an aborted item as one of the items).
+    pub tally: Option<crate::run::summary::ItemTally>,
     /// A loop: (iteration running or last made, `maxIterations`).
     pub iteration: Option<(u32, u32)>,
     /// A loop that ended: why (`until`, `converged`, `max`, `budget`, `failed`).
@@ -500,6 +503,11 @@ impl Facts {
         if let Some(items) = &rec.items {
             let ended = items.iter().filter(|i| i.status.ended()).count();
             f.items = Some((ended, items.len()));
+            f.tally = Some(crate::run::summary::ItemTally::count(
+                items
+                    .iter()
+                    .map(|i| (i.status.as_str(), i.error.as_deref())),
+            ));
         }
         match &phase.kind {
             PhaseKind::Loop(k) => {

@@ -269,7 +269,7 @@ impl Machine {
                     .clone()
                     .or(r.skip_reason.clone())
                     .or(r.cache_hit.map(|h| format!("reused ({h})"))),
-                attempts: r.attempts,
+                attempts: r.agent_calls(),
                 tokens: r.usage.billable_tokens(),
                 cost_usd: r.usage.cost_usd,
                 facts: super::Facts::of(&self.flow.phases[i], r, None),
@@ -383,7 +383,7 @@ impl Machine {
                 phase: self.node(&self.flow.phases[d].id),
                 status: "running",
                 detail: Some("re-run by a gate's rework".to_owned()),
-                attempts: self.recs[d].attempts,
+                attempts: self.recs[d].agent_calls(),
                 tokens: self.recs[d].usage.billable_tokens(),
                 cost_usd: self.recs[d].usage.cost_usd,
                 facts: super::Facts::default(),
