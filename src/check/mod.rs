@@ -9,6 +9,7 @@ mod dynamic;
 mod graph;
 mod kinds;
 mod lints;
+mod loader;
 #[cfg(test)]
 mod proptests;
 mod refs;
@@ -17,6 +18,7 @@ pub mod types;
 pub use crate::flow::kinds::reduce::tree_calls;
 pub use dynamic::{MAX_DYNAMIC_NESTING, dynamic_limits};
 pub use graph::{Adjacency, Graph, ancestors};
+pub use loader::FlowLoader;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -26,12 +28,6 @@ use crate::flow::{
     Def, Flow, Invocation, LowerOptions, PhaseKind, lower_source, resolve_invocation,
 };
 use crate::value::Map;
-
-/// Where saved flows (`use`) come from.
-pub trait FlowLoader {
-    /// The file and text of the saved flow `name`, or `None` with the places looked in.
-    fn load(&self, name: &str) -> Result<(PathBuf, String), Vec<PathBuf>>;
-}
 
 /// What a check may know besides the document.
 #[derive(Default)]
