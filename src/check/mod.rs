@@ -524,6 +524,26 @@ mod tests {
         );
     }
 
+    /// A saved sub-flow's final phase types `{steps.X.json…}` in the parent (SPEC §7.5).
+    #[test]
+    fn used_sub_flows_type_their_output() {
+        let saved = Saved(HashMap::from([(
+            "judge",
+            r#"[{"id": "j", "output": "json", "task": "Judge.",
+                 "expect": {"required": ["verdict"], "properties": {"verdict": {"enum": ["pass", "fail"]}}}}]"#,
+        )]));
+        let diags = check_saved(
+            r#"[{"id": "s", "type": "flow", "use": "judge"},
+                {"id": "t", "dependsOn": ["s"], "when": "{steps.s.json.verdict} == passed",
+                 "task": "{steps.s.json.verdict.reason}"}]"#,
+            &saved,
+        );
+        let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
+        assert_eq!(codes, ["E0212", "E0209"]);
+        // The declaration lies in the saved flow's file: no label points into this one.
+        assert!(diags.iter().all(|d| d.labels.is_empty()), "{diags:#?}");
+    }
+
     #[test]
     fn use_with_def_is_only_e0303() {
         let saved = Saved(HashMap::new());
