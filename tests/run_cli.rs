@@ -265,6 +265,50 @@ fn a_misspelled_argument_stops_the_run_before_anything_executes() {
 }
 
 #[test]
+fn an_undeclared_argument_that_a_placeholder_reads_passes_through() {
+    // The flow declares `args` but not `note`, and reads `{args.note}` (here inside an inline
+    // def too): the original passes it through, so must tfc (SPEC §2.2).
+    let flow = r#"{"args": {"topic": {"type": "string", "default": "search"}},
+        "phases": [{"id": "a", "task": "Topic {args.topic}; note: {args.note}"},
+                   {"id": "sub", "type": "flow", "dependsOn": ["a"],
+                    "def": {"phases": [{"id": "x", "task": "Ticket {args.ticket}"}]}}]}"#;
+    let (out, _) = run_flow(
+        "run-undeclared-read",
+        flow,
+        &["note=hi there", "ticket=7", "--dry-run"],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("note: hi there"), "{}", out.stdout);
+    assert!(!out.stderr.contains("E0504"), "{}", out.stderr);
+    // Strict mode notes it (W0203, as an error); an unread one is still E0504.
+    let strict = flow.replacen('{', r#"{"strictInterpolation": true, "#, 1);
+    let (out, _) = run_flow("run-undeclared-strict", &strict, &["note=hi", "--dry-run"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("W0203"), "{}", out.stderr);
+    assert!(!out.stderr.contains("E0504"), "{}", out.stderr);
+    let (out, _) = run_flow("run-undeclared-unread", flow, &["nope=1", "--dry-run"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("unknown argument 'nope'; declared: topic"),
+        "{}",
+        out.stderr
+    );
+    // `tfc check --arg` agrees.
+    let dir = scratch("check-undeclared-read");
+    std::fs::write(dir.join("flow.json"), flow).expect("write flow");
+    let out = tfc_in(
+        Some(&dir),
+        &["check", "flow.json", "--arg", "note=hi there"],
+        b"",
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let out = tfc_in(Some(&dir), &["check", "flow.json", "--arg", "nope=1"], b"");
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("E0504"), "{}", out.stderr);
+}
+
+#[test]
 fn a_file_name_as_a_def_stops_the_run_instead_of_doing_nothing() {
     let flow = r#"{"phases": [{"id": "s", "type": "script", "run": "touch ran"},
         {"id": "review", "type": "flow", "dependsOn": ["s"], "def": "review.json"}]}"#;
