@@ -46,8 +46,11 @@ pub fn contract_paths(flow: &Flow, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::ContractMissingProperty,
                     format!(
-                        "{}: {{{}}} {}, so it resolves empty at run time",
-                        p.id, u.path.text, found.problem
+                        "{}: {{{}}} {}, so {}",
+                        p.id,
+                        u.path.text,
+                        found.problem,
+                        unresolved_effect(&u.field)
                     ),
                 )
                 .at(u.span)
@@ -57,6 +60,22 @@ pub fn contract_paths(flow: &Flow, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
                 .help(help),
             );
         }
+    }
+}
+
+/// What an unresolved placeholder does at run time, by the field it is in (SPEC §4.4, §6): a
+/// text field keeps it verbatim (the model sees `{steps.t.json.x}` itself); a condition
+/// operand is undefined.
+fn unresolved_effect(field: &str) -> String {
+    match field {
+        "when" | "until" | "eval" => {
+            "it is undefined when the condition is evaluated (empty text, falsy)".to_owned()
+        }
+        "task" | "context" | "judge" | "score.judge.task" => {
+            "it stays verbatim in the prompt at run time".to_owned()
+        }
+        f if f.starts_with("branches[") => "it stays verbatim in the prompt at run time".to_owned(),
+        f => format!("it stays verbatim in '{f}' at run time"),
     }
 }
 
