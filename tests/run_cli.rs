@@ -309,6 +309,80 @@ fn an_undeclared_argument_that_a_placeholder_reads_passes_through() {
 }
 
 #[test]
+fn a_skipped_final_phase_is_said_not_hidden() {
+    // The final phase's own `when` is false: the run completes with `draft`'s output (SPEC
+    // §8.9), and says so on stderr and in the summary line.
+    let own = r#"{"name": "pub", "phases": [
+        {"id": "draft", "task": "Draft."},
+        {"id": "publish", "dependsOn": ["draft"], "final": true,
+         "when": "{steps.draft.output} == ready", "task": "Publish {steps.draft.output}"}]}"#;
+    let (out, _) = run_agent("run-final-when", own, &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stdout, "draft: Draft.\n");
+    let why = "the final phase 'publish' was skipped because its when was false: {steps.draft.output} == ready";
+    assert!(
+        out.stderr.contains(&format!(
+            "warning: {why} — printed the output of phase 'draft' instead"
+        )),
+        "{}",
+        out.stderr
+    );
+    let summary = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("run "))
+        .unwrap_or_default();
+    assert!(
+        summary.contains(
+            "completed · final phase 'publish' skipped (its when was false: {steps.draft.output} == ready) · output of 'draft' instead"
+        ),
+        "{summary}"
+    );
+    // Skipped because an ancestor's `when` was false; `--format json` keeps §11.1's shape
+    // and adds one run-level warning.
+    let chain = r#"{"name": "pub", "phases": [
+        {"id": "draft", "task": "Draft."},
+        {"id": "review", "dependsOn": ["draft"], "when": "{steps.draft.output} == ready", "task": "Review."},
+        {"id": "polish", "dependsOn": ["review"], "task": "Polish."},
+        {"id": "publish", "dependsOn": ["polish"], "final": true, "task": "Publish."}]}"#;
+    let (out, _) = run_agent("run-final-ancestor", chain, &["--format", "json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let record = tfc::value::parse_json(&out.stdout).expect("a run record");
+    let field = |k: &str| record.as_object().and_then(|r| r.get(k)).cloned();
+    assert_eq!(
+        field("outputPhase").map(|v| v.to_json()),
+        Some(r#""draft""#.into())
+    );
+    assert_eq!(
+        field("warnings").map(|v| v.to_json()),
+        Some(
+            r#"["publish: final phase skipped: its ancestor 'review' was skipped, whose when was false: {steps.draft.output} == ready; the run's output is that of phase 'draft'"]"#
+                .into()
+        )
+    );
+    assert!(
+        out.stderr.contains(
+            "warning: the final phase 'publish' was skipped because its ancestor 'review' was skipped, whose when was false: {steps.draft.output} == ready — the run's output is that of phase 'draft'"
+        ),
+        "{}",
+        out.stderr
+    );
+    // A final phase that ran: nothing to say.
+    let (out, _) = run_agent("run-final-ran", &own.replace("== ready", "!= ready"), &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        !out.stderr.contains("warning: the final phase"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("final phase 'publish' skipped"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn a_file_name_as_a_def_stops_the_run_instead_of_doing_nothing() {
     let flow = r#"{"phases": [{"id": "s", "type": "script", "run": "touch ran"},
         {"id": "review", "type": "flow", "dependsOn": ["s"], "def": "review.json"}]}"#;

@@ -411,6 +411,20 @@ fn finish(
             }
         }
     }
+    if let Some(skip) = tfc::run::FinalSkip::of(&record) {
+        // SPEC §8.9's fallback stays, but never silently.
+        let printed = matches!(a.format, Format::Text) && !dry_run && final_done(&record, final_id);
+        let instead = match (&skip.output_phase, printed) {
+            (Some(p), true) => format!("printed the output of phase '{p}' instead"),
+            (Some(p), false) => format!("the run's output is that of phase '{p}'"),
+            (None, _) => "no phase finished, so the run has no output".to_owned(),
+        };
+        sayln!(
+            "warning: the final phase '{}' was skipped because {} — {instead}",
+            skip.phase,
+            skip.why
+        );
+    }
     for e in &record.store_errors {
         sayln!("error: the run record could not be fully written: {e}");
     }
@@ -526,6 +540,10 @@ fn summary(
     if let Some(r) = &record.reason {
         line.push_str(": ");
         line.push_str(&r.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    if let Some(skip) = tfc::run::FinalSkip::of(record) {
+        line.push_str(" · ");
+        line.push_str(&skip.summary());
     }
     let calls: u32 = record.phases.values().map(|p| p.attempts).sum();
     line.push_str(&format!(

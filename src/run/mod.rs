@@ -13,6 +13,7 @@ pub mod cache;
 mod contract;
 mod ctx;
 pub(crate) mod driver;
+pub mod final_skip;
 pub mod journal;
 pub mod machine;
 mod phases;
@@ -28,6 +29,7 @@ pub(crate) mod workdir;
 mod tests;
 
 pub use ctx::{ProgressNote, ProgressSink, RunOptions};
+pub use final_skip::FinalSkip;
 pub use machine::RunSettings;
 
 pub use crate::agent::DEFAULT_MAX_PROMPT;

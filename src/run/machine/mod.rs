@@ -9,6 +9,7 @@ mod cache;
 mod call;
 mod config;
 mod exec;
+mod final_skip;
 mod handle;
 mod hit;
 pub mod io;
