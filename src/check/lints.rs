@@ -1,12 +1,12 @@
-//! Graph lints (SPEC §7.2 W0103–W0105, W0309): budget below the minimum, parallel fan-outs
-//! wider than the flow's concurrency, opposing guards. Never promoted by strict mode except
-//! W0309, which is a field warning.
+//! Graph lints (SPEC §7.2 W0103–W0105, W0109, W0309): budget below the minimum, parallel
+//! fan-outs wider than the flow's concurrency, opposing guards, a guarded final phase. Never
+//! promoted by strict mode except W0309, which is a field warning.
 
 use std::collections::HashMap;
 
 use super::graph::Graph;
 use crate::diag::{Code, Diagnostic};
-use crate::flow::{Flow, Join, PhaseKind, PhaseType};
+use crate::flow::{Cond, Flow, Join, PhaseKind, PhaseType};
 use crate::value::format_number;
 
 /// W0309 (an empty budget) and a budget below the flow's estimated minimum spend.
@@ -168,3 +168,132 @@ fn guard_of(text: &str) -> Option<((String, String), bool)> {
 
 #[cfg(test)]
 mod tests;
+
+/// How many guards [`final_guarded`] keeps per phase (see there).
+const GUARDS_KEPT: usize = 16;
+
+/// W0109: the final phase runs only if some `when` holds, so a run can end `completed` with
+/// another phase's output (SPEC §8.9's fallback) when it does not.
+///
+/// Which `when`s can skip the final phase on their own, following the run's cascade (SPEC
+/// §8.2): a phase is skipped by its own `when`; by any guard that skips one of its
+/// dependencies under `join: "all"`; under `join: "any"` only by a guard that skips *every*
+/// dependency (a guard upstream of all of them). So the final's own `when` counts, a guarded
+/// phase on every route to the final counts, and if/else routing merged with `join: "any"`
+/// (each branch behind its own guard) stays silent: one of the branches runs. A `when` that
+/// does not parse (fail-open) or is constantly true guards nothing.
+///
+/// Each phase keeps at most [`GUARDS_KEPT`] guards (the ones furthest upstream, which are the
+/// ones routes share), so a flow of 100 000 guarded phases costs linear time; a kept set is
+/// always a subset of the true one, so the lint may stay silent but never names a wrong guard.
+pub fn final_guarded(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
+    let (Some(topo), Some(fin)) = (&graph.topo, flow.final_phase()) else {
+        return;
+    };
+    let guard: Vec<bool> = flow
+        .phases
+        .iter()
+        .map(|p| p.when.as_ref().is_some_and(|w| is_guard(w)))
+        .collect();
+    if !guard.iter().any(|&g| g) {
+        return;
+    }
+    let n = flow.phases.len();
+    let mut pos = vec![0usize; n];
+    for (k, &v) in topo.iter().enumerate() {
+        pos[v] = k;
+    }
+    // Only the final phase and its ancestors matter.
+    let mut needed = vec![false; n];
+    let mut stack = vec![fin];
+    while let Some(v) = stack.pop() {
+        if !std::mem::replace(&mut needed[v], true) {
+            stack.extend(graph.deps[v].iter().copied());
+        }
+    }
+    // `skipped_by[v]`: guards whose `when` alone skips v, sorted by topological position.
+    let mut skipped_by: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &v in topo.iter().filter(|&&v| needed[v]) {
+        let deps = &graph.deps[v];
+        let mut set: Vec<usize> = match deps.split_first() {
+            None => Vec::new(),
+            Some((first, rest)) if flow.phases[v].join == Join::Any => {
+                let mut set = skipped_by[*first].clone();
+                for d in rest {
+                    set.retain(|g| skipped_by[*d].contains(g));
+                }
+                set
+            }
+            Some(_) => deps
+                .iter()
+                .flat_map(|d| skipped_by[*d].iter().copied())
+                .collect(),
+        };
+        if guard[v] {
+            set.push(v);
+        }
+        set.sort_unstable_by_key(|&g| pos[g]);
+        set.dedup();
+        set.truncate(GUARDS_KEPT);
+        skipped_by[v] = set;
+    }
+    let guards = &skipped_by[fin];
+    // Name the final's own `when`, else the guard nearest to it.
+    let Some(&named) = (if guard[fin] {
+        Some(&fin)
+    } else {
+        guards.last()
+    }) else {
+        return;
+    };
+    let final_phase = &flow.phases[fin];
+    let g = &flow.phases[named];
+    let Some(when) = &g.when else { return };
+    let (message, label, help) = if named == fin {
+        (
+            format!("the final phase '{}' has a 'when': when it is false the phase is skipped, and the run still completes, with another phase's output", g.id),
+            format!("if this is false, '{}' is skipped", g.id),
+            "to always end with this phase, move the condition to a phase before it; if skipping is meant, expect the run's output to be the last finished phase's (the run says so when it happens)".to_owned(),
+        )
+    } else {
+        (
+            format!(
+                "the final phase '{}' runs only if the 'when' of '{}' holds: otherwise it is skipped, and the run still completes, with another phase's output",
+                final_phase.id, g.id
+            ),
+            format!(
+                "if this is false, '{}' is skipped, and so is '{}'",
+                g.id, final_phase.id
+            ),
+            format!(
+                "if '{}' should always run, give it \"join\": \"any\" over '{}' and a phase for when the condition is false (an if/else pair of 'when's); if skipping is meant, expect the run's output to be the last finished phase's",
+                final_phase.id, g.id
+            ),
+        )
+    };
+    let mut d = Diagnostic::new(Code::FinalGuarded, message)
+        .at(when.src.span)
+        .with_label(label)
+        .phase(&final_phase.id);
+    if named != fin {
+        d = d.label(final_phase.id_span, "the final phase");
+    }
+    for &other in guards.iter().rev().filter(|&&o| o != named).take(3) {
+        if let Some(w) = &flow.phases[other].when {
+            d = d.label(
+                w.src.span,
+                format!("if this is false, '{}' is skipped too", final_phase.id),
+            );
+        }
+    }
+    out.push(d.help(help));
+}
+
+/// Can this `when` be false? Not when it does not parse (fail-open) or is a constant that
+/// holds (`true`, empty).
+fn is_guard(when: &Cond) -> bool {
+    match &when.parsed {
+        Ok(c) => c.refs().next().is_some() || !c.holds(&crate::eval::Bindings::default()),
+        Err(_) => false,
+    }
+}

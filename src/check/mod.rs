@@ -177,6 +177,7 @@ fn check_into(
             dag::gate_sole_path(flow, &graph, out);
             lints::branch_width(flow, out);
             lints::opposing_guards(flow, &graph, out);
+            lints::final_guarded(flow, &graph, out);
         }
     }
     subflows(flow, opts, chain, out);

@@ -93,6 +93,7 @@ codes! {
     BranchesExceedConcurrency = "W0104" "branches-exceed-concurrency",
     OpposingGuards = "W0105" "opposing-guards",
     ContractMissingProperty = "W0106" "contract-missing-property",
+    FinalGuarded = "W0109" "final-guarded",
     ConditionParseError = "W0201" "condition-parse-error",
     ArgNotProvided = "W0202" "arg-not-provided",
     UndeclaredArg = "W0203" "undeclared-arg",

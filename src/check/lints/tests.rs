@@ -32,8 +32,9 @@ mod flow_tests {
     fn if_else_joined_with_any_is_not_a_warning() {
         let joined = IF_ELSE.replace(r#""JOIN": "all""#, r#""join": "any""#);
         assert_eq!(codes(&joined), Vec::<&str>::new());
+        // Waiting for both: never runs (W0105), and so the final phase is skipped (W0109).
         let waits_for_both = IF_ELSE.replace(r#""JOIN": "all""#, r#""join": "all""#);
-        assert_eq!(codes(&waits_for_both), ["W0105"]);
+        assert_eq!(codes(&waits_for_both), ["W0105", "W0109"]);
     }
 
     #[test]
@@ -41,6 +42,110 @@ mod flow_tests {
         let text = IF_ELSE
             .replace("!= high", "!= low")
             .replace(r#""JOIN": "all""#, r#""join": "all""#);
-        assert_eq!(codes(&text), Vec::<&str>::new());
+        // (The merge waits for both guarded branches: W0109, not W0105.)
+        assert_eq!(codes(&text), ["W0109"]);
+    }
+}
+
+mod final_guarded {
+    use crate::check::testing::{check, codes, find};
+
+    fn w0109(text: &str) -> Vec<&'static str> {
+        codes(text).into_iter().filter(|c| *c == "W0109").collect()
+    }
+
+    #[test]
+    fn a_guard_on_every_route_to_the_final_phase_is_named() {
+        let text = r#"[
+            {"id": "draft", "task": "d"},
+            {"id": "review", "dependsOn": ["draft"], "when": "{steps.draft.output} == ready", "task": "r"},
+            {"id": "polish", "dependsOn": ["review"], "task": "p"},
+            {"id": "publish", "dependsOn": ["polish", "draft"], "final": true, "task": "x"}
+        ]"#;
+        let d = find(&check(text), "W0109");
+        assert!(!d.is_error());
+        assert_eq!(
+            d.message,
+            "the final phase 'publish' runs only if the 'when' of 'review' holds: otherwise it is skipped, and the run still completes, with another phase's output"
+        );
+        assert_eq!(
+            &text[d.span.unwrap().range()],
+            r#""{steps.draft.output} == ready""#
+        );
+        assert_eq!(d.phase.as_deref(), Some("publish"));
+        assert_eq!(&text[d.labels[0].span.range()], r#""publish""#);
+        assert!(d.help.unwrap().contains("\"join\": \"any\""));
+        // Strict mode never promotes a graph lint.
+        let strict = format!(r#"{{"strictInterpolation": true, "phases": {text}}}"#);
+        assert!(!find(&check(&strict), "W0109").is_error());
+    }
+
+    #[test]
+    fn the_final_phase_s_own_when_counts() {
+        let text = r#"[{"id": "a", "task": "a"},
+            {"id": "b", "dependsOn": ["a"], "when": "{steps.a.output} != skip", "task": "b"}]"#;
+        let d = find(&check(text), "W0109");
+        assert!(d.message.starts_with("the final phase 'b' has a 'when'"));
+        assert_eq!(d.labels.len(), 0);
+    }
+
+    #[test]
+    fn flows_that_always_reach_the_final_phase_stay_silent() {
+        for text in [
+            // No guard at all; a guard on a side branch that is not final.
+            r#"[{"id": "a", "task": "a"}, {"id": "b", "dependsOn": ["a"], "task": "b"}]"#,
+            r#"[{"id": "a", "task": "a"},
+                {"id": "side", "dependsOn": ["a"], "when": "{steps.a.output} == x", "task": "s"},
+                {"id": "b", "dependsOn": ["a", "side"], "join": "any", "final": true, "task": "b"}]"#,
+            // If/else routing merged with join any.
+            r#"[{"id": "t", "task": "t"},
+                {"id": "deep", "dependsOn": ["t"], "when": "{steps.t.output} == high", "task": "d"},
+                {"id": "quick", "dependsOn": ["t"], "when": "{steps.t.output} != high", "task": "q"},
+                {"id": "merge", "dependsOn": ["deep", "quick"], "join": "any", "task": "m"}]"#,
+            // A `when` that cannot be false: empty, constant true, or one that does not parse
+            // (fail-open).
+            r#"[{"id": "a", "task": "a"}, {"id": "b", "dependsOn": ["a"], "when": " ", "task": "b"}]"#,
+            r#"[{"id": "a", "task": "a"}, {"id": "b", "dependsOn": ["a"], "when": "true", "task": "b"}]"#,
+            r#"[{"id": "a", "task": "a"}, {"id": "b", "dependsOn": ["a"], "when": "{steps.a.output} = x", "task": "b"}]"#,
+        ] {
+            assert_eq!(w0109(text), Vec::<&str>::new(), "{text}");
+        }
+    }
+
+    #[test]
+    fn join_any_counts_only_a_guard_shared_by_every_branch() {
+        // Both branches behind the same upstream guard: the merge needs it too.
+        let text = r#"[{"id": "t", "task": "t"},
+            {"id": "g", "dependsOn": ["t"], "when": "{steps.t.output} == go", "task": "g"},
+            {"id": "x", "dependsOn": ["g"], "when": "{steps.g.output} == x", "task": "x"},
+            {"id": "y", "dependsOn": ["g"], "task": "y"},
+            {"id": "merge", "dependsOn": ["x", "y"], "join": "any", "task": "m"}]"#;
+        let d = find(&check(text), "W0109");
+        assert!(d.message.contains("the 'when' of 'g'"), "{}", d.message);
+        // A constant-false guard is a guard.
+        let text = r#"[{"id": "a", "task": "a"}, {"id": "b", "dependsOn": ["a"], "when": "false", "task": "b"}]"#;
+        assert_eq!(w0109(text), ["W0109"]);
+    }
+
+    /// 100 000 guarded phases in a chain: linear, not quadratic.
+    #[test]
+    fn long_guarded_chains_are_cheap() {
+        let mut phases = vec![r#"{"id": "p0", "task": "t"}"#.to_owned()];
+        for i in 1..100_000 {
+            phases.push(format!(
+                r#"{{"id": "p{i}", "dependsOn": ["p{}"], "when": "{{steps.p{}.output}} == ok", "task": "t"}}"#,
+                i - 1,
+                i - 1
+            ));
+        }
+        let text = format!("[{}]", phases.join(","));
+        let started = std::time::Instant::now();
+        let d = find(&check(&text), "W0109");
+        assert!(
+            d.message
+                .starts_with("the final phase 'p99999' has a 'when'")
+        );
+        assert_eq!(d.labels.len(), 3);
+        assert!(started.elapsed().as_secs() < 60);
     }
 }

@@ -88,7 +88,7 @@ fn unknown_step_fields_are_errors_at_the_placeholder() {
     );
     assert!(helps[3].contains("{steps.a.json.<path>}"), "{}", helps[3]);
     assert!(
-        diags[0]
+        find(&diags, "E0208")
             .message
             .starts_with("b: when references {steps.a.jsn.ok}")
     );
