@@ -1,10 +1,12 @@
-//! Graph lints (SPEC §7.2 W0103–W0105, W0109, W0309): budget below the minimum, parallel
-//! fan-outs wider than the flow's concurrency, opposing guards, a guarded final phase. Never
-//! promoted by strict mode except W0309, which is a field warning.
+//! Graph lints (SPEC §7.2 W0103–W0105, W0109, W0110, W0309): budget below the minimum,
+//! parallel fan-outs wider than the flow's concurrency, opposing guards, a guarded final phase,
+//! a `join: "any"` phase reading a dependency that may not have finished. Never promoted by
+//! strict mode except W0309, which is a field warning.
 
 use std::collections::HashMap;
 
-use super::graph::Graph;
+use super::graph::{Graph, ancestors};
+use super::refs::Use;
 use crate::diag::{Code, Diagnostic};
 use crate::flow::{Cond, Flow, Join, PhaseKind, PhaseType};
 use crate::value::format_number;
@@ -295,5 +297,103 @@ fn is_guard(when: &Cond) -> bool {
     match &when.parsed {
         Ok(c) => c.refs().next().is_some() || !c.holds(&crate::eval::Bindings::default()),
         Err(_) => false,
+    }
+}
+
+/// W0110: a `join: "any"` phase P starts as soon as *one* dependency is satisfied (SPEC §8.2);
+/// a `{steps.X…}` it reads is then left verbatim (in a condition: undefined) if X has not
+/// finished — still running, not started, or skipped — as when a gate judges the literal
+/// `{steps.map.output}` because another dependency finished first.
+///
+/// Flagged: a placeholder of P reading an ancestor X (P's own dependency, or one reached
+/// through a dependency) that is not certain to have finished when P starts, i.e. some
+/// dependency of P can end satisfied before X has ended. X has certainly ended before phase v
+/// ends satisfied when v is X, or v joins `all` and one of its dependencies is such a phase,
+/// or v joins `any` and all of them are. So these stay silent:
+/// - a `join: "any"` phase with a single dependency (it is `join: "all"`);
+/// - reading a dependency that every other dependency waits for (`dependsOn: [a, b]` where
+///   b depends on a: reading a is safe);
+/// - `{previous.output}` (the dependency that finished; the help's advice), reduce `from`
+///   inputs, and reads of phases that are not ancestors (E0201 reports those).
+///
+/// Reading both branches of if/else routing in the merge *is* flagged: the branch that did
+/// not run is skipped, and its placeholder stays literal too.
+pub fn join_any_reads(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
+    let Some(topo) = &graph.topo else { return };
+    let candidates: Vec<(usize, usize)> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| {
+            let p = &flow.phases[u.phase];
+            p.join == Join::Any && graph.deps[u.phase].len() >= 2
+        })
+        .filter_map(|(k, u)| {
+            let x = u.path.step_id().and_then(|id| flow.index_of(id))?;
+            matches!(
+                u.path.target,
+                crate::syntax::Target::StepOutput | crate::syntax::Target::StepJson
+            )
+            .then_some((k, x))
+        })
+        .filter(|&(k, x)| x != all[k].phase)
+        .collect();
+    if candidates.is_empty() {
+        return;
+    }
+    let queries: Vec<(usize, usize)> = candidates.iter().map(|&(k, x)| (x, all[k].phase)).collect();
+    let is_ancestor = ancestors(graph, &queries);
+    let mut pos = vec![0usize; graph.len()];
+    for (k, &v) in topo.iter().enumerate() {
+        pos[v] = k;
+    }
+    // Per X read: the phases that end satisfied only after X has ended.
+    let mut after: HashMap<usize, Vec<bool>> = HashMap::new();
+    for (&(k, x), _) in candidates.iter().zip(&is_ancestor).filter(|(_, a)| **a) {
+        let u = &all[k];
+        let ends_after = after.entry(x).or_insert_with(|| {
+            let mut set = vec![false; graph.len()];
+            set[x] = true;
+            for &v in &topo[pos[x] + 1..] {
+                let deps = &graph.deps[v];
+                set[v] = !deps.is_empty()
+                    && match flow.phases[v].join {
+                        Join::Any => deps.iter().all(|&d| set[d]),
+                        Join::All => deps.iter().any(|&d| set[d]),
+                    };
+            }
+            set
+        });
+        let Some(&early) = graph.deps[u.phase].iter().find(|&&d| !ends_after[d]) else {
+            continue;
+        };
+        let p = &flow.phases[u.phase];
+        let xid = &flow.phases[x].id;
+        let effect = match &*u.field {
+            "when" | "until" | "eval" => "it is undefined in the condition",
+            _ => "the placeholder stays verbatim in the prompt",
+        };
+        let mut d = Diagnostic::new(
+            Code::JoinAnyUnfinishedRead,
+            format!(
+                "'{}' joins \"any\" and reads {{{}}}: it starts as soon as one dependency is satisfied, and '{xid}' may not have finished by then (then {effect})",
+                p.id, u.path.text
+            ),
+        )
+        .at(u.span)
+        .phase(&p.id)
+        .with_label(format!("'{xid}' may still be running, or skipped, when '{}' starts", p.id));
+        if let Some(&join) = p.written.get("join") {
+            d = d.label(
+                join,
+                format!(
+                    "starts on the first satisfied dependency, e.g. '{}'",
+                    flow.phases[early].id
+                ),
+            );
+        }
+        out.push(d.help(format!(
+            "read only the dependency that triggers it: {{previous.output}} is the output of the dependency that finished; or use \"join\": \"all\" if '{}' needs '{xid}'",
+            p.id
+        )));
     }
 }

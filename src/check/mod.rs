@@ -178,6 +178,7 @@ fn check_into(
             lints::branch_width(flow, out);
             lints::opposing_guards(flow, &graph, out);
             lints::final_guarded(flow, &graph, out);
+            lints::join_any_reads(flow, &graph, &all, out);
         }
     }
     subflows(flow, opts, chain, out);

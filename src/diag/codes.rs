@@ -94,6 +94,7 @@ codes! {
     OpposingGuards = "W0105" "opposing-guards",
     ContractMissingProperty = "W0106" "contract-missing-property",
     FinalGuarded = "W0109" "final-guarded",
+    JoinAnyUnfinishedRead = "W0110" "join-any-unfinished-read",
     ConditionParseError = "W0201" "condition-parse-error",
     ArgNotProvided = "W0202" "arg-not-provided",
     UndeclaredArg = "W0203" "undeclared-arg",

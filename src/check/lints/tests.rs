@@ -149,3 +149,88 @@ mod final_guarded {
         assert!(started.elapsed().as_secs() < 60);
     }
 }
+
+mod join_any_reads {
+    use crate::check::testing::{check, codes, find};
+
+    fn w0110(text: &str) -> Vec<&'static str> {
+        codes(text).into_iter().filter(|c| *c == "W0110").collect()
+    }
+
+    #[test]
+    fn a_dependency_that_may_still_run_is_flagged_at_the_placeholder() {
+        let text = r#"[{"id": "list", "task": "l"},
+            {"id": "scan", "dependsOn": ["list"], "task": "s"},
+            {"id": "lint", "type": "script", "dependsOn": ["list"], "run": ["true"]},
+            {"id": "judge", "join": "any", "dependsOn": ["scan", "lint"], "when": "{steps.scan.output} != x",
+             "task": "Judge {steps.scan.output}, {steps.list.output}, {previous.output}"}]"#;
+        let diags = check(text);
+        let found: Vec<_> = diags
+            .iter()
+            .filter(|d| d.code.as_str() == "W0110")
+            .collect();
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(
+            found[0]
+                .message
+                .ends_with("(then it is undefined in the condition)")
+        );
+        let d = found[1];
+        assert_eq!(&text[d.span.unwrap().range()], "{steps.scan.output}");
+        assert_eq!(
+            d.message,
+            "'judge' joins \"any\" and reads {steps.scan.output}: it starts as soon as one dependency is satisfied, and 'scan' may not have finished by then (then the placeholder stays verbatim in the prompt)"
+        );
+        assert_eq!(&text[d.labels[0].span.range()], r#""join""#);
+        assert!(d.labels[0].message.ends_with("e.g. 'lint'"));
+        assert!(
+            d.help
+                .as_deref()
+                .unwrap()
+                .starts_with("read only the dependency that triggers it")
+        );
+        assert!(!d.is_error());
+    }
+
+    #[test]
+    fn reads_certain_to_have_finished_stay_silent() {
+        for text in [
+            // One dependency: join any is join all.
+            r#"[{"id": "a", "task": "a"}, {"id": "b", "join": "any", "dependsOn": ["a"], "task": "{steps.a.output}"}]"#,
+            // Every other dependency waits for the one read.
+            r#"[{"id": "a", "task": "a"}, {"id": "b", "dependsOn": ["a"], "task": "b"},
+                {"id": "c", "join": "any", "dependsOn": ["a", "b"], "task": "{steps.a.output}"}]"#,
+            // ... through a join-any phase whose dependencies all wait for it.
+            r#"[{"id": "a", "task": "a"}, {"id": "b", "dependsOn": ["a"], "task": "b"},
+                {"id": "b2", "dependsOn": ["a"], "task": "b"},
+                {"id": "m", "join": "any", "dependsOn": ["b", "b2"], "task": "{steps.a.output}"},
+                {"id": "c", "join": "any", "dependsOn": ["a", "m"], "task": "{steps.a.output}"}]"#,
+            // The triggering dependency through {previous.output}; join all.
+            r#"[{"id": "a", "task": "a"}, {"id": "b", "task": "b"},
+                {"id": "c", "join": "any", "dependsOn": ["a", "b"], "task": "{previous.output}"}]"#,
+            r#"[{"id": "a", "task": "a"}, {"id": "b", "task": "b"},
+                {"id": "c", "dependsOn": ["a", "b"], "task": "{steps.a.output} {steps.b.output}"}]"#,
+        ] {
+            assert_eq!(w0110(text), Vec::<&str>::new(), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_ancestor_behind_one_branch_is_flagged() {
+        let text = r#"[{"id": "a", "task": "a"}, {"id": "z", "task": "z"},
+            {"id": "b", "dependsOn": ["z"], "task": "b"},
+            {"id": "c", "join": "any", "dependsOn": ["a", "b"], "task": "{steps.z.json.x}"}]"#;
+        let d = find(&check(text), "W0110");
+        assert!(
+            d.message.contains("'z' may not have finished"),
+            "{}",
+            d.message
+        );
+        // Reading both branches of if/else routing: the one that did not run stays literal.
+        let text = r#"[{"id": "t", "task": "t"},
+            {"id": "deep", "dependsOn": ["t"], "when": "{steps.t.output} == high", "task": "d"},
+            {"id": "quick", "dependsOn": ["t"], "when": "{steps.t.output} != high", "task": "q"},
+            {"id": "merge", "dependsOn": ["deep", "quick"], "join": "any", "task": "{steps.deep.output} {steps.quick.output}"}]"#;
+        assert_eq!(w0110(text), ["W0110", "W0110"]);
+    }
+}
