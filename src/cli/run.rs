@@ -267,15 +267,19 @@ pub(super) fn launch(
             dry_run,
         },
     );
-    // Preflight warnings follow the same allow list (flag and the flow's `lint.allow`).
-    let pre_shown: Vec<_> = pre
+    // Preflight warnings follow the same allow list (flag and the flow's `lint.allow`);
+    // agents without a definition file are one line for the whole run.
+    let (undefined, pre_shown): (Vec<_>, Vec<_>) = pre
         .iter()
         .filter(|d| {
             d.is_error()
                 || !(a.quiet || allow.contains(&d.code) || flow.lint_allow.contains(&d.code))
         })
         .cloned()
-        .collect();
+        .partition(|d| d.code == tfc::diag::Code::UndefinedAgent);
+    if let Some(line) = tfc::agent::undefined_agents_line(&undefined) {
+        sayln!("{line}");
+    }
     say!("{}", render_file(&pre_shown, &source, color));
     if pre.iter().any(|d| d.is_error()) {
         return ExitCode::from(code::NO_BACKEND);
