@@ -69,8 +69,9 @@ fn cases() -> Vec<Case> {
     out
 }
 
-/// Run `tfc check` with a fixed environment: no colour, and a home directory that does not
-/// exist (so no user-level saved flows are found and paths under it print as `~`).
+/// Run `tfc check` with a fixed environment: no colour, no `TFC_BACKEND`, and a home directory
+/// that does not exist (so no user-level saved flows or configuration are found and paths
+/// under it print as `~`).
 fn run(case: &Case, extra: &[&str]) -> (i32, String, String) {
     let args = std::fs::read_to_string(case.base.with_extension("args")).unwrap_or_default();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tfc"));
@@ -83,6 +84,8 @@ fn run(case: &Case, extra: &[&str]) -> (i32, String, String) {
         .env("NO_COLOR", "1")
         .env("HOME", "/nonexistent-tfc-home")
         .env_remove("XDG_CONFIG_HOME")
+        // A backend chosen by the environment would add W0701 for undefined agents.
+        .env_remove("TFC_BACKEND")
         .stdin(Stdio::null());
     let out = cmd.output().expect("run tfc");
     (

@@ -1,5 +1,5 @@
 //! `tfc eval` end to end on the exact points of the condition language and the eval context:
-//! JavaScript whitespace between tokens, reads of conditions that fail to parse, and the step
+//! which whitespace separates tokens, reads of conditions that fail to parse, and the step
 //! statuses a context may use (SPEC §6, §11.2).
 
 mod common;
@@ -9,12 +9,13 @@ use common::{tfc, tfc_stdin};
 const CTX: &str = "examples/triage-context.json";
 
 #[test]
-fn js_whitespace_separates_condition_tokens() {
-    // U+00A0, U+3000, U+2028 and U+FEFF separate tokens as a space does.
+fn only_ascii_whitespace_separates_condition_tokens() {
+    // Space, tab, LF and CR separate tokens; any JS whitespace is harmless at either end (the
+    // expression is JS-trimmed first).
     let out = tfc(&[
         "eval",
         "when",
-        "{steps.triage.json.severity}\u{a0}==\u{3000}high\u{2028}&&\u{feff}{args.mode}\u{a0}!=\u{a0}slow",
+        "\u{feff}\u{a0}{steps.triage.json.severity}\t==\r\nhigh && {args.mode} != slow\u{2028}\u{3000}",
         "--ctx",
         CTX,
         "--format",
@@ -25,6 +26,29 @@ fn js_whitespace_separates_condition_tokens() {
         out.stdout.trim_end(),
         r#"{"value":true,"error":null,"reads":["steps.triage.json.severity","args.mode"]}"#
     );
+    // Any other JS whitespace in the middle ends a bareword and is an unexpected char: a parse
+    // error, fail-open for `when`, and a tokenizer error reads nothing. (Messages as JSON.)
+    for (src, message, start, end) in [
+        ("true\u{a0}&& true", "unexpected char '\u{a0}'", 4, 6),
+        ("true\u{c}&&true", "unexpected char '\\f'", 4, 5),
+        ("a\u{3000}b", "unexpected char '\u{3000}'", 1, 4),
+        (
+            "{steps.triage.json.severity}\u{a0}== high",
+            "unexpected char '\u{a0}'",
+            28,
+            30,
+        ),
+    ] {
+        let out = tfc(&["eval", "when", src, "--ctx", CTX, "--format", "json"]);
+        assert_eq!(out.code, 0, "{out:?}");
+        assert_eq!(
+            out.stdout.trim_end(),
+            format!(
+                r#"{{"value":true,"error":{{"message":"{message}","start":{start},"end":{end}}},"reads":[]}}"#
+            ),
+            "{src:?}"
+        );
+    }
     // Whitespace only is an empty condition: true, no error.
     let out = tfc(&["eval", "when", "\u{a0}\u{2029}", "--format", "json"]);
     assert_eq!(
@@ -37,7 +61,8 @@ fn js_whitespace_separates_condition_tokens() {
 }
 
 #[test]
-fn unparsable_conditions_report_the_reads_before_the_error() {
+fn unparsable_conditions_report_the_reads_before_a_parser_error_only() {
+    // A parser error keeps the reads resolved before it.
     let out = tfc(&[
         "eval",
         "when",
@@ -52,6 +77,8 @@ fn unparsable_conditions_report_the_reads_before_the_error() {
         out.stdout.trim_end(),
         r#"{"value":true,"error":{"message":"trailing tokens","start":37,"end":49},"reads":["steps.triage.json.severity"]}"#
     );
+    // A tokenizer error anywhere: the whole expression is tokenized before any operand is
+    // resolved, so nothing is read.
     let out = tfc(&[
         "eval",
         "gate",
@@ -63,8 +90,28 @@ fn unparsable_conditions_report_the_reads_before_the_error() {
     ]);
     assert_eq!(
         out.stdout.trim_end(),
-        r#"{"passed":false,"error":{"message":"unexpected char '='","start":53,"end":54},"reads":["args.mode","steps.lint.output"]}"#
+        r#"{"passed":false,"error":{"message":"unexpected char '='","start":53,"end":54},"reads":[]}"#
     );
+    let out = tfc(&[
+        "eval",
+        "when",
+        "{steps.lint.output} >== broken",
+        "--ctx",
+        CTX,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.stdout.trim_end(),
+        r#"{"value":true,"error":{"message":"unexpected char '='","start":22,"end":23},"reads":[]}"#
+    );
+    for src in [
+        "{steps.lint.output} == 'open",
+        "{steps.lint.output} == {args.mode",
+    ] {
+        let out = tfc(&["eval", "when", src, "--ctx", CTX, "--format", "json"]);
+        assert!(out.stdout.contains(r#""reads":[]"#), "{src:?}: {out:?}");
+    }
 }
 
 #[test]

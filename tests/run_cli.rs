@@ -265,6 +265,124 @@ fn a_misspelled_argument_stops_the_run_before_anything_executes() {
 }
 
 #[test]
+fn an_undeclared_argument_that_a_placeholder_reads_passes_through() {
+    // The flow declares `args` but not `note`, and reads `{args.note}` (here inside an inline
+    // def too): the original passes it through, so must tfc (SPEC §2.2).
+    let flow = r#"{"args": {"topic": {"type": "string", "default": "search"}},
+        "phases": [{"id": "a", "task": "Topic {args.topic}; note: {args.note}"},
+                   {"id": "sub", "type": "flow", "dependsOn": ["a"],
+                    "def": {"phases": [{"id": "x", "task": "Ticket {args.ticket}"}]}}]}"#;
+    let (out, _) = run_flow(
+        "run-undeclared-read",
+        flow,
+        &["note=hi there", "ticket=7", "--dry-run"],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("note: hi there"), "{}", out.stdout);
+    assert!(!out.stderr.contains("E0504"), "{}", out.stderr);
+    // Strict mode notes it (W0203, as an error); an unread one is still E0504.
+    let strict = flow.replacen('{', r#"{"strictInterpolation": true, "#, 1);
+    let (out, _) = run_flow("run-undeclared-strict", &strict, &["note=hi", "--dry-run"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("W0203"), "{}", out.stderr);
+    assert!(!out.stderr.contains("E0504"), "{}", out.stderr);
+    let (out, _) = run_flow("run-undeclared-unread", flow, &["nope=1", "--dry-run"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("unknown argument 'nope'; declared: topic"),
+        "{}",
+        out.stderr
+    );
+    // `tfc check --arg` agrees.
+    let dir = scratch("check-undeclared-read");
+    std::fs::write(dir.join("flow.json"), flow).expect("write flow");
+    let out = tfc_in(
+        Some(&dir),
+        &["check", "flow.json", "--arg", "note=hi there"],
+        b"",
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let out = tfc_in(Some(&dir), &["check", "flow.json", "--arg", "nope=1"], b"");
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("E0504"), "{}", out.stderr);
+}
+
+#[test]
+fn a_skipped_final_phase_is_said_not_hidden() {
+    // The final phase's own `when` is false: the run completes with `draft`'s output (SPEC
+    // §8.9), and says so on stderr and in the summary line.
+    let own = r#"{"name": "pub", "phases": [
+        {"id": "draft", "task": "Draft."},
+        {"id": "publish", "dependsOn": ["draft"], "final": true,
+         "when": "{steps.draft.output} == ready", "task": "Publish {steps.draft.output}"}]}"#;
+    let (out, _) = run_agent("run-final-when", own, &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.stdout, "draft: Draft.\n");
+    let why = "the final phase 'publish' was skipped because its when was false: {steps.draft.output} == ready";
+    assert!(
+        out.stderr.contains(&format!(
+            "warning: {why} — printed the output of phase 'draft' instead"
+        )),
+        "{}",
+        out.stderr
+    );
+    let summary = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("run "))
+        .unwrap_or_default();
+    assert!(
+        summary.contains(
+            "completed · final phase 'publish' skipped (its when was false: {steps.draft.output} == ready) · output of 'draft' instead"
+        ),
+        "{summary}"
+    );
+    // Skipped because an ancestor's `when` was false; `--format json` keeps §11.1's shape
+    // and adds one run-level warning.
+    let chain = r#"{"name": "pub", "phases": [
+        {"id": "draft", "task": "Draft."},
+        {"id": "review", "dependsOn": ["draft"], "when": "{steps.draft.output} == ready", "task": "Review."},
+        {"id": "polish", "dependsOn": ["review"], "task": "Polish."},
+        {"id": "publish", "dependsOn": ["polish"], "final": true, "task": "Publish."}]}"#;
+    let (out, _) = run_agent("run-final-ancestor", chain, &["--format", "json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let record = tfc::value::parse_json(&out.stdout).expect("a run record");
+    let field = |k: &str| record.as_object().and_then(|r| r.get(k)).cloned();
+    assert_eq!(
+        field("outputPhase").map(|v| v.to_json()),
+        Some(r#""draft""#.into())
+    );
+    assert_eq!(
+        field("warnings").map(|v| v.to_json()),
+        Some(
+            r#"["publish: final phase skipped: its ancestor 'review' was skipped, whose when was false: {steps.draft.output} == ready; the run's output is that of phase 'draft'"]"#
+                .into()
+        )
+    );
+    assert!(
+        out.stderr.contains(
+            "warning: the final phase 'publish' was skipped because its ancestor 'review' was skipped, whose when was false: {steps.draft.output} == ready — the run's output is that of phase 'draft'"
+        ),
+        "{}",
+        out.stderr
+    );
+    // A final phase that ran: nothing to say.
+    let (out, _) = run_agent("run-final-ran", &own.replace("== ready", "!= ready"), &[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        !out.stderr.contains("warning: the final phase"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("final phase 'publish' skipped"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn a_file_name_as_a_def_stops_the_run_instead_of_doing_nothing() {
     let flow = r#"{"phases": [{"id": "s", "type": "script", "run": "touch ran"},
         {"id": "review", "type": "flow", "dependsOn": ["s"], "def": "review.json"}]}"#;

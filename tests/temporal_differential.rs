@@ -45,6 +45,14 @@ const SCENARIOS: &[(&str, &str)] = &[
             {"task": "SLOW:4 tortoise"}, {"task": "hare"}]}]}"#,
     ),
     (
+        // The loser answers about a second after the race is decided: locally it is stopped;
+        // on Temporal the cancel request reaches its activity at its next heartbeat, after it
+        // has completed, and the late result must be recorded the same way.
+        "race-late",
+        r#"{"name": "race-late", "phases": [{"id": "r", "type": "race", "branches": [
+            {"task": "SLOW:1 tortoise"}, {"task": "hare"}]}]}"#,
+    ),
+    (
         "loop",
         r#"{"name": "loop", "phases": [{"id": "refine", "type": "loop", "maxIterations": 4,
             "until": "{loop.iteration} >= 3", "task": "Iteration {loop.iteration}. Previous: {loop.lastOutput}"}]}"#,

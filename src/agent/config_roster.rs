@@ -255,6 +255,17 @@ impl ConfigRoster {
         }
     }
 
+    /// [`Roster::resolve`], only when a configured choice serves `agent` (`TFC_BACKEND`, the
+    /// project's or user's configuration, or the options): `None` when only auto-detection
+    /// would, or when nothing resolves. What `tfc check` can know of a run's backends without
+    /// looking at the machine's `PATH`.
+    pub fn resolve_configured(&self, agent: &str) -> Option<ResolvedAgent> {
+        match self.choose(agent) {
+            Some((_, Source::Auto)) | None => None,
+            Some(_) => self.resolve(agent).ok(),
+        }
+    }
+
     /// The backend name serving `agent` and where that choice came from.
     fn choose(&self, agent: &str) -> Option<(String, Source)> {
         if self.options.dry_run.is_some() {

@@ -51,7 +51,9 @@ pub use definitions::{AgentDefinition, AgentDefinitions};
 pub use dry_run::DryRun;
 pub use func::FnAgent;
 pub use openai::{OpenAiBackend, OpenAiConfig};
-pub use preflight::{AgentUse, PreflightOptions, preflight};
+pub use preflight::{
+    AgentUse, PreflightOptions, preflight, undefined_agents, undefined_agents_line,
+};
 pub use record::{AgentCallRecord, RecordSink, Recorder, prompt_sha256};
 pub use replay::{Replay, is_replay_miss};
 pub use roster::{ResolvedAgent, Roster, SingleBackend};

@@ -9,9 +9,10 @@
 //! * W0701 undefined-agent — no definition file (empty system prompt). Only where that
 //!   changes what a model sees: not for the implicit agent `default` (most flows never name
 //!   an agent; warning on every such run would be noise), not in dry-run, and not for an
-//!   agent served by a backend that sends no system prompt (replay). `tfc check` does not
-//!   report it: whether it applies depends on the backend serving the agent, which only the
-//!   run knows; every other warning of a run comes from the same check `tfc check` does.
+//!   agent served by a backend that sends no system prompt (replay). Whether it applies
+//!   depends on the backend serving the agent: `tfc check` reports it for the backends the
+//!   configuration chooses ([`undefined_agents`]); a run, which also knows its command-line
+//!   overrides and auto-detection, from here. `tfc run` prints all of them as one line.
 //! * W0702 tools-unsupported — tools on a backend that cannot use them (HTTP).
 //!
 //! Each condition is reported once per agent (E0702 once per backend and cap), on the first
@@ -19,7 +20,7 @@
 
 use super::config_roster::NO_BACKEND_FIXES;
 use crate::agent::call::ToolPolicy;
-use crate::agent::roster::Roster;
+use crate::agent::roster::{ResolvedAgent, Roster};
 use crate::diag::{Code, Diagnostic};
 
 /// One use of an agent by a phase (or a branch, judge, scorer).
@@ -92,27 +93,8 @@ pub fn preflight(
             };
             let backend = &resolved.backend;
             let b = &resolved.backend_name;
-            if first_use
-                && !resolved.defined
-                && u.agent != "default"
-                && !opts.dry_run
-                && backend.uses_system_prompt()
-            {
-                out.push(
-                    Diagnostic::new(
-                        Code::UndefinedAgent,
-                        format!(
-                            "agent '{}' has no definition file; it runs with an empty system prompt",
-                            u.agent
-                        ),
-                    )
-                    .with_label("no definition file for this agent")
-                    .help(format!(
-                        "add .tfc/agents/{}.md (or the same file in the user config dir) with `name: {}` and `description:` frontmatter",
-                        u.agent, u.agent
-                    ))
-                    .phase(u.phase.clone()),
-                );
+            if first_use && !opts.dry_run && undefined_agent_matters(&u.agent, &resolved) {
+                out.push(undefined_agent(u));
             }
             if !opts.dry_run {
                 if let Some(cap) = opts.max_usd
@@ -194,6 +176,85 @@ pub fn preflight(
         }
     }
     out
+}
+
+/// W0701 applies: no definition file, an agent the flow names, a backend that sends a
+/// system prompt.
+fn undefined_agent_matters(agent: &str, resolved: &ResolvedAgent) -> bool {
+    !resolved.defined && agent != "default" && resolved.backend.uses_system_prompt()
+}
+
+/// W0701 for `u`, the first use of its agent.
+fn undefined_agent(u: &AgentUse) -> Diagnostic {
+    let mut d = Diagnostic::new(
+        Code::UndefinedAgent,
+        format!(
+            "agent '{}' has no definition file; it runs with an empty system prompt",
+            u.agent
+        ),
+    )
+    .with_label("no definition file for this agent")
+    .help(format!(
+        "add .tfc/agents/{}.md (or the same file in the user config dir) with `name: {}` and `description:` frontmatter",
+        u.agent, u.agent
+    ))
+    .phase(u.phase.clone());
+    d.span = u.span;
+    d
+}
+
+/// W0701 as `tfc check` reports it: each agent `tfc run` would warn about with the backends
+/// the configuration chooses (`TFC_BACKEND`, project and user configuration), once, at its
+/// first use. `resolve` answers only for configured choices (see
+/// [`ConfigRoster::resolve_configured`](super::ConfigRoster::resolve_configured)); agents it
+/// cannot answer for are not reported.
+pub fn undefined_agents(
+    resolve: impl Fn(&str) -> Option<ResolvedAgent>,
+    uses: &[AgentUse],
+) -> Vec<Diagnostic> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = Vec::new();
+    for u in uses {
+        if seen.contains(&u.agent.as_str()) {
+            continue;
+        }
+        seen.push(&u.agent);
+        if let Some(resolved) = resolve(&u.agent)
+            && undefined_agent_matters(&u.agent, &resolved)
+        {
+            out.push(undefined_agent(u));
+        }
+    }
+    out
+}
+
+/// `tfc run`'s one line for every W0701 of a run (instead of one report per agent):
+/// `warning[W0701]: agents without a definition file run with an empty system prompt: scout
+/// (first used by 'a'), …`.
+pub fn undefined_agents_line(diagnostics: &[Diagnostic]) -> Option<String> {
+    let agents: Vec<String> = diagnostics
+        .iter()
+        .filter(|d| d.code == Code::UndefinedAgent)
+        .filter_map(|d| {
+            let agent = d.message.strip_prefix("agent '")?.split('\'').next()?;
+            Some(match &d.phase {
+                Some(p) => format!("{agent} (first used by '{p}')"),
+                None => agent.to_owned(),
+            })
+        })
+        .collect();
+    if agents.is_empty() {
+        return None;
+    }
+    let (noun, verb, file) = if agents.len() == 1 {
+        ("agent", "runs", ".tfc/agents/<name>.md")
+    } else {
+        ("agents", "run", ".tfc/agents/<name>.md for each")
+    };
+    Some(format!(
+        "warning[W0701]: {noun} without a definition file {verb} with an empty system prompt: {}; add {file} (`name:` and `description:` frontmatter)",
+        agents.join(", ")
+    ))
 }
 
 #[cfg(test)]
@@ -394,5 +455,41 @@ mod tests {
             ..PreflightOptions::default()
         };
         assert!(preflight(&TestRoster, &uses, &dry).is_empty());
+    }
+
+    /// `tfc check` reports the same W0701 as the run would, from a resolver that answers only
+    /// for configured choices; `tfc run` prints them all as one line.
+    #[test]
+    fn check_and_run_agree_and_the_run_says_it_once() {
+        let uses = [
+            use_("a", "bare", &[]),
+            use_("b", "bare", &[]),
+            use_("c", "replayed", &[]),
+            use_("e", "default", &[]),
+        ];
+        let run = preflight(&TestRoster, &uses, &PreflightOptions::default());
+        let run: Vec<_> = run
+            .into_iter()
+            .filter(|d| d.code == Code::UndefinedAgent)
+            .collect();
+        let check = undefined_agents(|agent| TestRoster.resolve(agent).ok(), &uses);
+        assert_eq!(check, run);
+        assert_eq!(codes(&check), ["W0701"]);
+        assert_eq!(
+            undefined_agents_line(&check).as_deref(),
+            Some(
+                "warning[W0701]: agent without a definition file runs with an empty system prompt: bare (first used by 'a'); add .tfc/agents/<name>.md (`name:` and `description:` frontmatter)"
+            )
+        );
+        let two = [check[0].clone(), undefined_agent(&use_("d", "other", &[]))];
+        assert_eq!(
+            undefined_agents_line(&two).as_deref(),
+            Some(
+                "warning[W0701]: agents without a definition file run with an empty system prompt: bare (first used by 'a'), other (first used by 'd'); add .tfc/agents/<name>.md for each (`name:` and `description:` frontmatter)"
+            )
+        );
+        // Nothing configured for an agent: nothing said.
+        assert!(undefined_agents(|_| None, &uses).is_empty());
+        assert_eq!(undefined_agents_line(&[]), None);
     }
 }

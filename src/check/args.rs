@@ -1,8 +1,12 @@
 //! Invocation arguments against the declarations (SPEC §2.2): E0502, E0503, E0504, W0203,
 //! W0204.
 
+use std::borrow::Cow;
+
+use crate::compile::Template;
 use crate::diag::{Code, Diagnostic};
-use crate::flow::{Flow, check_value, value_help};
+use crate::flow::{Def, EvalKind, Flow, PhaseKind, check_value, value_help};
+use crate::syntax::{RefPath, Target};
 use crate::value::Map;
 
 /// Declarations alone: legacy `required` (W0204).
@@ -27,6 +31,7 @@ pub fn declarations(flow: &Flow, out: &mut Vec<Diagnostic>) {
 
 /// Values given at invocation against the declarations.
 pub fn invocation(flow: &Flow, given: &Map, out: &mut Vec<Diagnostic>) {
+    let read = ArgReads::of(flow);
     for spec in flow.args.values() {
         match given.get(&spec.name) {
             Some(v) => {
@@ -59,26 +64,111 @@ pub fn invocation(flow: &Flow, given: &Map, out: &mut Vec<Diagnostic>) {
     }
     for name in given.keys() {
         if !flow.args.contains_key(name) {
-            out.push(undeclared(flow, name));
+            out.push(undeclared(flow, name, read.reads(name)));
+        }
+    }
+}
+
+/// The argument names the flow's `{args.X…}` placeholders read: every templated field,
+/// condition (one that does not parse too) and gate `eval` entry of every phase, inline defs
+/// included. A bare `{args}` renders the whole object, so it reads every name.
+#[derive(Default)]
+struct ArgReads<'f> {
+    names: Vec<Cow<'f, str>>,
+    all: bool,
+}
+
+impl<'f> ArgReads<'f> {
+    fn of(flow: &'f Flow) -> ArgReads<'f> {
+        let mut read = ArgReads::default();
+        read.flow(flow);
+        read
+    }
+
+    fn reads(&self, name: &str) -> bool {
+        self.all || self.names.iter().any(|n| n == name)
+    }
+
+    fn flow(&mut self, flow: &'f Flow) {
+        for p in &flow.phases {
+            p.each_text(|_, text| self.template(&text.template));
+            for (_, cond) in p.conditions() {
+                match &cond.parsed {
+                    Ok(c) => c.refs().for_each(|(_, path)| self.path(path)),
+                    // Whatever the text names, as a template would find it.
+                    Err(_) => self.parsed(cond.src.value.as_str()),
+                }
+            }
+            if let PhaseKind::Gate(g) = &p.kind {
+                for e in &g.eval {
+                    match &e.kind {
+                        EvalKind::Contains { lhs, .. } => self.template(lhs),
+                        EvalKind::Condition(Ok(c)) => {
+                            c.refs().for_each(|(_, path)| self.path(path))
+                        }
+                        EvalKind::Condition(Err(_)) => self.parsed(e.src.value.as_str()),
+                        EvalKind::Empty => {}
+                    }
+                }
+            }
+            if let Some(def) = p.def()
+                && let Def::Inline(child) = &def.value
+            {
+                self.flow(child);
+            }
+        }
+    }
+
+    fn template(&mut self, t: &'f Template) {
+        t.paths().iter().for_each(|path| self.path(path));
+    }
+
+    /// The placeholders of a text that is not a condition, found as a template finds them.
+    fn parsed(&mut self, text: &str) {
+        for path in Template::parse(text).paths() {
+            self.name(path, |n| Cow::Owned(n.to_owned()));
+        }
+    }
+
+    fn path(&mut self, path: &'f RefPath) {
+        self.name(path, Cow::Borrowed);
+    }
+
+    fn name<'p>(&mut self, path: &'p RefPath, own: impl FnOnce(&'p str) -> Cow<'f, str>) {
+        if path.target != Target::Args {
+            return;
+        }
+        match path.keys().nth(1) {
+            Some(name) if !self.names.iter().any(|n| n == name) => self.names.push(own(name)),
+            Some(_) => {}
+            None => self.all = true,
         }
     }
 }
 
 /// An invocation argument the flow does not declare. A flow that writes `args` closes the set:
-/// a name outside it is a typo or a leftover, and passing it would silently change nothing, so
-/// it is an error (E0504). A flow without an `args` object passes every argument through to
-/// `{args.X}` (SPEC §2.2); there the name is only noted, and only in strict mode (W0203).
-fn undeclared(flow: &Flow, name: &str) -> Diagnostic {
+/// a name outside it that no `{args.X…}` reads is a typo or a leftover, and passing it would
+/// silently change nothing, so it is an error (E0504). One that some placeholder reads passes
+/// through to it (SPEC §2.2), as in a flow without an `args` object; there the name is only
+/// noted, and only in strict mode (W0203).
+fn undeclared(flow: &Flow, name: &str, read: bool) -> Diagnostic {
     let declared: Vec<&str> = flow.args.keys().map(String::as_str).collect();
     let near = crate::diag::did_you_mean(name, declared.iter().copied());
-    let Some(key) = flow.args_key else {
-        return Diagnostic::new(
-            Code::UndeclaredArg,
-            format!("the invocation passes '{name}', which the flow does not declare"),
-        )
-        .help(format!(
-            "declare it under \"args\" (e.g. \"args\": {{\"{name}\": {{\"type\": \"string\"}}}}), or drop it"
-        ));
+    let key = match flow.args_key {
+        Some(key) if !read => key,
+        _ => {
+            let d = Diagnostic::new(
+                Code::UndeclaredArg,
+                format!("the invocation passes '{name}', which the flow does not declare"),
+            )
+            .help(format!(
+                "declare it under \"args\" (e.g. \"args\": {{\"{name}\": {{\"type\": \"string\"}}}}), or drop it"
+            ));
+            return match flow.args_key {
+                Some(key) => d.at(key).with_label("not declared here"),
+                None => d,
+            };
+        }
     };
     let list = if declared.is_empty() {
         "the flow declares no arguments".to_owned()

@@ -173,6 +173,8 @@ fn check_into(
             dag::gate_sole_path(flow, &graph, out);
             lints::branch_width(flow, out);
             lints::opposing_guards(flow, &graph, out);
+            lints::final_guarded(flow, &graph, out);
+            lints::join_any_reads(flow, &graph, &all, out);
         }
     }
     subflows(flow, opts, chain, out);
@@ -539,9 +541,10 @@ mod tests {
             &saved,
         );
         let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
-        assert_eq!(codes, ["E0212", "E0209"]);
+        // W0109 too: the reader is the final phase, behind its own `when`.
+        assert_eq!(codes, ["W0109", "E0212", "E0209"]);
         // The declaration lies in the saved flow's file: no label points into this one.
-        assert!(diags.iter().all(|d| d.labels.is_empty()), "{diags:#?}");
+        assert!(diags[1..].iter().all(|d| d.labels.is_empty()), "{diags:#?}");
     }
 
     #[test]

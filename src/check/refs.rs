@@ -490,6 +490,16 @@ fn syntax_hint(message: &str) -> Option<&'static str> {
             "quote values that contain dots or spaces, and join comparisons with && or ||"
         }
         "unexpected end" => "complete the expression after the last operator",
+        m if m
+            .strip_prefix("unexpected char '")
+            .and_then(|rest| rest.strip_suffix('\''))
+            .is_some_and(|c| {
+                c.chars().count() == 1 && c.starts_with(crate::value::is_js_whitespace)
+            }) =>
+        {
+            "only space, tab and line breaks separate tokens: replace this invisible character \
+             (a no-break, zero-width or other Unicode space) with a space"
+        }
         _ => return None,
     })
 }

@@ -143,6 +143,10 @@ pub fn run(a: CheckArgs) -> Exit {
                 document: None,
             },
         };
+        let mut checked = checked;
+        if let Some(flow) = &checked.flow {
+            undefined_agents(flow, &cwd, &opts.allow, &mut checked.diagnostics);
+        }
         let types = match (&checked.flow, a.types) {
             (Some(flow), true) => tfc::check::types::placeholder_types(flow, Some(&saved)),
             _ => Vec::new(),
@@ -225,6 +229,40 @@ pub fn allowed(names: &[String]) -> Result<Vec<tfc::diag::Code>, String> {
             tfc::diag::allowable(n).map_err(|e| format!("--allow {n}: {}; {}", e.message, e.help))
         })
         .collect()
+}
+
+/// W0701, as `tfc run` would report it with the backends the configuration chooses (not
+/// auto-detection or command-line overrides, which only a run knows): added in span order,
+/// unless allowed (`--allow`, the flow's `lint.allow`). A configuration that does not load is
+/// `tfc run`'s to report.
+fn undefined_agents(
+    flow: &tfc::flow::Flow,
+    cwd: &std::path::Path,
+    allow: &[tfc::diag::Code],
+    diagnostics: &mut Vec<tfc::diag::Diagnostic>,
+) {
+    use tfc::diag::Code;
+    if allow.contains(&Code::UndefinedAgent) || flow.lint_allow.contains(&Code::UndefinedAgent) {
+        return;
+    }
+    let uses = tfc::run::agent_uses(flow);
+    if uses.iter().all(|u| u.agent == "default") {
+        return;
+    }
+    let Ok((roster, _)) = tfc::agent::ConfigRoster::load(
+        cwd,
+        flow.agent_scope,
+        tfc::agent::RosterOptions::default(),
+        std::sync::Arc::new(tfc::agent::ProcessBackends),
+    ) else {
+        return;
+    };
+    let found = tfc::agent::undefined_agents(|agent| roster.resolve_configured(agent), &uses);
+    if found.is_empty() {
+        return;
+    }
+    diagnostics.extend(found);
+    diagnostics.sort_by_key(|d| (d.span.map_or(0, |s| s.start), d.span.map_or(0, |s| s.end)));
 }
 
 fn invocation(a: &CheckArgs) -> Result<Option<Invocation>, String> {

@@ -272,15 +272,19 @@ pub(super) fn launch(
             dry_run,
         },
     );
-    // Preflight warnings follow the same allow list (flag and the flow's `lint.allow`).
-    let pre_shown: Vec<_> = pre
+    // Preflight warnings follow the same allow list (flag and the flow's `lint.allow`);
+    // agents without a definition file are one line for the whole run.
+    let (undefined, pre_shown): (Vec<_>, Vec<_>) = pre
         .iter()
         .filter(|d| {
             d.is_error()
                 || !(a.quiet || allow.contains(&d.code) || flow.lint_allow.contains(&d.code))
         })
         .cloned()
-        .collect();
+        .partition(|d| d.code == tfc::diag::Code::UndefinedAgent);
+    if let Some(line) = tfc::agent::undefined_agents_line(&undefined) {
+        sayln!("{line}");
+    }
     say!("{}", render_file(&pre_shown, &source, color));
     if pre.iter().any(|d| d.is_error()) {
         return ExitCode::from(code::NO_BACKEND);
@@ -416,6 +420,20 @@ fn finish(
             }
         }
     }
+    if let Some(skip) = tfc::run::FinalSkip::of(&record) {
+        // SPEC §8.9's fallback stays, but never silently.
+        let printed = matches!(a.format, Format::Text) && !dry_run && final_done(&record, final_id);
+        let instead = match (&skip.output_phase, printed) {
+            (Some(p), true) => format!("printed the output of phase '{p}' instead"),
+            (Some(p), false) => format!("the run's output is that of phase '{p}'"),
+            (None, _) => "no phase finished, so the run has no output".to_owned(),
+        };
+        sayln!(
+            "warning: the final phase '{}' was skipped because {} — {instead}",
+            skip.phase,
+            skip.why
+        );
+    }
     for e in &record.store_errors {
         sayln!("error: the run record could not be fully written: {e}");
     }
@@ -531,6 +549,10 @@ fn summary(
     if let Some(r) = &record.reason {
         line.push_str(": ");
         line.push_str(&r.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    if let Some(skip) = tfc::run::FinalSkip::of(record) {
+        line.push_str(" · ");
+        line.push_str(&skip.summary());
     }
     line.push_str(&format!(
         " · {:.1}s · {} · tokens {} in / {} out",

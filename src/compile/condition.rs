@@ -20,11 +20,11 @@
 //! parser's productions over the tokens as they are lexed and emits the same program directly
 //! (`compile_direct`), leaving a condition that does not parse to the parser for its error.
 
-use logos::{Lexer, Logos};
+use logos::Lexer;
 
 use crate::source::Span;
 use crate::syntax::RefPath;
-use crate::syntax::condition::token::{Token, unescape};
+use crate::syntax::condition::token::{Token, lexer, unescape};
 use crate::syntax::condition::{
     CmpOp, Cond, ConditionError, Expr, MAX_DEPTH, Node, Operand, parse_counting_tokens, ref_text,
 };
@@ -365,7 +365,7 @@ impl Compiler {
 fn compile_direct(src: &str) -> Option<Program> {
     let mut d = Direct {
         src,
-        lexer: Token::lexer(src),
+        lexer: lexer(src),
         next: None,
         depth: 0,
         stack: Vec::with_capacity(16),
@@ -758,6 +758,7 @@ mod tests {
             "{steps.triage.json.severity} == high && {steps.triage.json.score} >= 0.8 && !{steps.triage.json.suppressed} && ({args.mode} == \"deep\" || {args.force}) && {steps.scan.json.count} > 3 && {args.env} != prod",
             "a <= b || a >= b || a < b || a > b",
             "x\u{a0}==\u{3000}y && (false) && (a || true)",
+            "\u{feff}\u{c}x == y\u{2028}",
             // Errors, lexing and parsing.
             "{args.x == 1",
             "a == \"x",
@@ -800,7 +801,7 @@ mod tests {
             "{a}", "{ b.c }", "{a}", "x", "'q'", "\"r s\"", "1.5", "-2", "true", "false", "null",
         ])
         .prop_map(str::to_owned);
-        let sep = || select(vec![" ", "", "\u{a0}", "\t"]);
+        let sep = || select(vec![" ", "", "\r\n", "\t"]);
         leaf.prop_recursive(5, 40, 4, move |inner| {
             let ops = select(vec!["==", "!=", ">=", "<=", ">", "<"]);
             prop_oneof![

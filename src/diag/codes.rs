@@ -98,6 +98,8 @@ codes! {
     ContractMissingProperty = "W0106" "contract-missing-property",
     OverUnwrappedObject = "W0107" "over-unwrapped-object",
     ComparesAsText = "W0108" "compares-as-text",
+    FinalGuarded = "W0109" "final-guarded",
+    JoinAnyUnfinishedRead = "W0110" "join-any-unfinished-read",
     ConditionParseError = "W0201" "condition-parse-error",
     ArgNotProvided = "W0202" "arg-not-provided",
     UndeclaredArg = "W0203" "undeclared-arg",

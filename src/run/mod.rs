@@ -13,6 +13,7 @@ pub mod cache;
 pub(crate) mod contract;
 mod ctx;
 pub(crate) mod driver;
+pub mod final_skip;
 pub mod journal;
 pub mod machine;
 mod phases;
@@ -29,6 +30,7 @@ pub(crate) mod workdir;
 mod tests;
 
 pub use ctx::{ProgressNote, ProgressSink, RunOptions};
+pub use final_skip::FinalSkip;
 pub use machine::RunSettings;
 
 pub use crate::agent::DEFAULT_MAX_PROMPT;

@@ -134,6 +134,45 @@ fn non_optional_failure_cascades() {
     assert_eq!(r.reason, None);
 }
 
+/// A skipped final phase: the fallback output stays (SPEC §8.9), and one run-level warning
+/// says why, following the cascade to its cause.
+#[test]
+fn a_skipped_final_phase_is_explained() {
+    let flow = r#"{"phases": [
+        {"id": "a", "task": "A", "retry": {"max": 0}, "idempotent": false},
+        {"id": "b", "dependsOn": ["a"], "task": "B"},
+        {"id": "c", "dependsOn": ["b"], "task": "C", "final": true},
+        {"id": "d", "task": "independent"}
+    ]}"#;
+    let r = run(flow, |req| match req.phase_id.as_str() {
+        "a" => Outcome::failed(StopReason::Failed, "boom"),
+        _ => Outcome::ok("ok"),
+    });
+    assert_eq!(r.output_phase.as_deref(), Some("d"));
+    assert_eq!(
+        FinalSkip::of(&r),
+        Some(FinalSkip {
+            phase: "c".into(),
+            why: "its ancestor 'a' failed".into(),
+            output_phase: Some("d".into()),
+        })
+    );
+    // No phase done at all.
+    let flow = r#"{"phases": [{"id": "a", "when": "no", "task": "A"}]}"#;
+    let r = run(flow, |_| Outcome::ok("ok"));
+    assert_eq!(
+        r.warnings,
+        [
+            "a: final phase skipped: its when was false: no; no phase finished, so the run has no output"
+        ]
+    );
+    // A final phase that ran, or a halt that explains itself: no such warning.
+    let r = run(r#"{"phases": [{"id": "a", "task": "A"}]}"#, |_| {
+        Outcome::ok("ok")
+    });
+    assert_eq!(FinalSkip::of(&r), None);
+}
+
 #[test]
 fn transient_errors_retry_and_hard_ones_do_not() {
     let calls = std::sync::Arc::new(AtomicU32::new(0));

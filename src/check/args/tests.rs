@@ -59,3 +59,36 @@ fn codebase_mismatch_leaves_the_machine_out() {
     assert!(check_args(FLOW, &[("n", "1"), ("codebase", "/work/here")]).is_empty());
     assert!(check_args(FLOW, &[("n", "1"), ("codebase", "rel")]).is_empty());
 }
+
+#[test]
+fn an_undeclared_argument_that_a_placeholder_reads_passes_through() {
+    let codes = |text: &str, pairs: &[(&str, &str)]| -> Vec<String> {
+        check_args(text, pairs)
+            .iter()
+            .map(|d| d.code.as_str().to_owned())
+            .collect()
+    };
+    for text in [
+        // A task, a `when`, one that does not parse, a gate `eval` entry, an inline def.
+        r#"{"args": {"t": {}}, "phases": [{"id": "a", "task": "{args.t} {args.note}"}]}"#,
+        r#"{"args": {}, "phases": [{"id": "a", "task": "x", "when": "{ args.note } == hi"}]}"#,
+        r#"{"args": {}, "phases": [{"id": "a", "task": "x", "when": "{args.note} = hi"}]}"#,
+        r#"{"args": {}, "phases": [{"id": "a", "type": "gate", "task": "x", "eval": ["{args.note.x} contains y"]}]}"#,
+        r#"{"args": {}, "phases": [{"id": "a", "type": "flow", "def": {"phases": [{"id": "b", "task": "{args.note}"}]}}]}"#,
+        // A bare `{args}` reads every argument.
+        r#"{"args": {}, "phases": [{"id": "a", "task": "All: {args}"}]}"#,
+    ] {
+        let found = codes(text, &[("note", "hi there")]);
+        assert!(!found.contains(&"E0504".to_owned()), "{text}: {found:?}");
+        // An argument nothing reads is still an error.
+        if !text.contains("{args}") {
+            let found = codes(text, &[("note", "x"), ("nope", "1")]);
+            assert_eq!(found.iter().filter(|c| *c == "E0504").count(), 1, "{text}");
+        }
+    }
+    // Strict mode notes the pass-through at the `args` key (W0203, as an error).
+    let text = r#"{"strictInterpolation": true, "args": {}, "phases": [{"id": "a", "task": "{args.note}"}]}"#;
+    let d = find(&check_args(text, &[("note", "x")]), "W0203");
+    assert!(d.is_error());
+    assert_eq!(&text[d.span.unwrap().range()], r#""args""#);
+}

@@ -18,8 +18,9 @@ fn w0102_only_when_the_flow_expects_to_go_on_after_a_block() {
     // optional does not survive a block.
     assert_eq!(codes(&gated(r#", "optional": true"#, "")), ["W0102"]);
     // Routing on the verdict after the gate: only a pass ever gets there.
+    // (The final phase's own `when` is W0109 besides.)
     let routed = gated("", r#", "when": "{steps.g.output} == BLOCK""#);
-    assert_eq!(codes(&routed), ["W0102"]);
+    assert_eq!(codes(&routed), ["W0109", "W0102"]);
     assert_eq!(
         find(&check(&routed), "W0102").phase.as_deref(),
         Some("apply")
@@ -27,7 +28,7 @@ fn w0102_only_when_the_flow_expects_to_go_on_after_a_block() {
     // Reading another phase, or the gate only in the task, is not routing on it.
     assert_eq!(
         codes(&gated("", r#", "when": "{steps.draft.output} == x""#)),
-        Vec::<&str>::new()
+        ["W0109"]
     );
     // An approval that is not on every path to the final phase is not reported.
     let side = r#"[{"id": "a", "task": "x"},

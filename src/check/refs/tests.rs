@@ -88,7 +88,7 @@ fn unknown_step_fields_are_errors_at_the_placeholder() {
     );
     assert!(helps[3].contains("{steps.a.json.<path>}"), "{}", helps[3]);
     assert!(
-        diags[0]
+        find(&diags, "E0208")
             .message
             .starts_with("b: when references {steps.a.jsn.ok}")
     );
@@ -119,6 +119,19 @@ fn condition_errors_say_how_to_fix_them() {
     let d = find(&check(text), "W0201");
     assert!(d.help.unwrap().starts_with("compare with '=='"));
     assert_eq!(&text[d.span.unwrap().range()], "=");
+    // A no-break space between tokens (here escaped in the JSON string) is not a separator.
+    let text = r#"[{"id": "a", "task": "x"}, {"id": "b", "dependsOn": ["a"], "when": "{steps.a.output}\u00a0== x", "task": "y"}]"#;
+    let d = find(&check(text), "W0201");
+    assert_eq!(
+        d.message,
+        "b: when does not parse: unexpected char '\u{a0}'"
+    );
+    assert!(
+        d.help
+            .unwrap()
+            .starts_with("only space, tab and line breaks separate tokens")
+    );
+    assert_eq!(&text[d.span.unwrap().range()], "\\u00a0");
 }
 
 #[test]

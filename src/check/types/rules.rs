@@ -11,8 +11,8 @@ use crate::eval::condition::{Item, compare, numeric};
 use crate::flow::{EvalKind, PhaseKind};
 use crate::json::Str;
 use crate::source::Span;
-use crate::syntax::{RefPath, Target};
 use crate::syntax::condition::{CmpOp, Expr, Node, Operand, parse_cond};
+use crate::syntax::{RefPath, Target};
 use crate::value::Value;
 
 /// E0209 and W0106 at every placeholder whose path goes beyond its root.
@@ -206,13 +206,14 @@ fn undeclared(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Diag
             root.owner.trim_start_matches("map ")
         ),
     };
-    let effect = match &*u.field {
-        "when" | "until" | "eval" => "so it is undefined at run time (it compares as \"\")",
-        _ => "so the placeholder is left verbatim in the text at run time",
-    };
     let mut d = Diagnostic::new(
         Code::ContractMissingProperty,
-        format!("{}: {{{}}} {problem}, {effect}", p.id, u.path.text),
+        format!(
+            "{}: {{{}}} {problem}, so {}",
+            p.id,
+            u.path.text,
+            unresolved_effect(&u.field)
+        ),
     )
     .at(u.span)
     .phase(&p.id)
@@ -222,6 +223,22 @@ fn undeclared(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Diag
         d = d.label(decl, format!("{} promises this shape", root.owner));
     }
     Some(d)
+}
+
+/// What an unresolved placeholder does at run time, by the field it is in (SPEC §4.4, §6): a
+/// text field keeps it verbatim (the model sees `{steps.t.json.x}` itself); a condition
+/// operand is undefined.
+fn unresolved_effect(field: &str) -> String {
+    match field {
+        "when" | "until" | "eval" => {
+            "it is undefined when the condition is evaluated (empty text, falsy)".to_owned()
+        }
+        "task" | "context" | "judge" | "score.judge.task" => {
+            "it stays verbatim in the prompt at run time".to_owned()
+        }
+        f if f.starts_with("branches[") => "it stays verbatim in the prompt at run time".to_owned(),
+        f => format!("it stays verbatim in '{f}' at run time"),
+    }
 }
 
 /// E0211 and W0107: a map whose `over` can never be an array, or is an object coerceArray

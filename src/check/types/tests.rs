@@ -5,7 +5,23 @@ use proptest::prelude::*;
 use super::infer::element_of;
 use super::lattice::{Obj, Prop, Step, Stuck, Ty};
 use super::{placeholder_types, schema, type_at};
-use crate::check::testing::{check, codes, find};
+use crate::check::testing::{check, find};
+use crate::diag::Diagnostic;
+
+/// The diagnostics of the type rules only (other lints, e.g. W0109 on a guarded final
+/// phase, are not what these tests are about).
+fn typed(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    const TYPE_CODES: [&str; 6] = ["E0209", "E0211", "E0212", "W0106", "W0107", "W0108"];
+    diags
+        .into_iter()
+        .filter(|d| TYPE_CODES.contains(&d.code.as_str()))
+        .collect()
+}
+
+/// The codes of the type rules reported for `text`.
+fn codes(text: &str) -> Vec<&'static str> {
+    typed(check(text)).iter().map(|d| d.code.as_str()).collect()
+}
 use crate::flow::{Contract, LowerOptions, lower_source};
 use crate::value::{Value, parse_json};
 
@@ -390,7 +406,7 @@ proptest! {
             {"id": "u", "dependsOn": ["t"], "task": format!("Read {{{full}}}."),
              "when": format!("{{{full}}} || {{{full}}} == '' || {{{full}}} != null")}
         ]);
-        let diags = check(&flow.to_string());
+        let diags = typed(check(&flow.to_string()));
         prop_assert!(diags.is_empty(), "{flow}\n{diags:#?}");
     }
 
@@ -446,4 +462,31 @@ fn type_lists_are_unions() {
         "{}",
         d.message
     );
+}
+
+/// W0106 says what an unresolved placeholder really does: verbatim in a prompt (SPEC §4.4),
+/// undefined in a condition (§6) — never "empty" text.
+#[test]
+fn contract_misses_say_what_happens_at_run_time() {
+    let text = r#"[
+            {"id": "t", "output": "json", "task": "x",
+             "expect": {"properties": {"severity": {"type": "string"}}}},
+            {"id": "u", "dependsOn": ["t"], "when": "{steps.t.json.level} == high",
+             "task": "Fix {steps.t.json.reason}", "context": ["{steps.t.json.notes}"]}
+        ]"#;
+    let diags = check(text);
+    let messages: Vec<&str> = diags
+        .iter()
+        .filter(|d| d.code.as_str() == "W0106")
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "u: {steps.t.json.level} reads property 'level', which the contract does not declare (it has: severity), so it is undefined when the condition is evaluated (empty text, falsy)",
+            "u: {steps.t.json.reason} reads property 'reason', which the contract does not declare (it has: severity), so it stays verbatim in the prompt at run time",
+            "u: {steps.t.json.notes} reads property 'notes', which the contract does not declare (it has: severity), so it stays verbatim in the prompt at run time",
+        ]
+    );
+    assert!(messages.iter().all(|m| !m.contains("empty at run")));
 }

@@ -366,21 +366,25 @@ fn deep_operands_compare_on_a_small_stack() {
     });
 }
 
-/// A condition that fails to parse reports the placeholders read before the error:
-/// resolved ones, distinct, with their phases; none after the error.
+/// A condition that fails to *parse* reports the placeholders read before the error:
+/// resolved ones, distinct, with their phases; none after the error. One that fails to
+/// *tokenize* reads nothing: the whole expression is tokenized before any operand is resolved.
 #[test]
 fn parse_errors_keep_the_reads_before_them() {
     let s = scope();
     let o = eval_when(
-        "{steps.triage.json.severity} == high && {args.x} && {nope} && {args.x} = {args.mode}",
+        "{steps.triage.json.severity} == high && {args.x} && {nope} && {args.x} == {args.mode} b",
         &s,
     );
     assert!(o.value);
     assert_eq!(
         o.error.as_ref().map(|e| e.message.as_str()),
-        Some("unexpected char '='")
+        Some("trailing tokens")
     );
-    assert_eq!(o.reads, ["steps.triage.json.severity", "args.x"]);
+    assert_eq!(
+        o.reads,
+        ["steps.triage.json.severity", "args.x", "args.mode"]
+    );
     assert_eq!(o.read_phases, ["triage"]);
     let o = eval_until("({previous.output} == a) ({steps.x.output})", &s);
     assert_eq!(
@@ -395,8 +399,27 @@ fn parse_errors_keep_the_reads_before_them() {
         (o.reads, o.read_phases),
         (vec!["steps.x.output".into()], vec!["x".into()])
     );
-    let o = eval_when("{args.x} == \"unterminated", &s);
-    assert_eq!(o.reads, ["args.x"]);
+}
+
+#[test]
+fn tokenizer_errors_read_nothing() {
+    let s = scope();
+    for src in [
+        "{steps.triage.json.severity} == high && {args.x} = {args.mode}",
+        "{args.x} == \"unterminated",
+        "{args.x} == {args.mode",
+        "{steps.x.output} >== broken",
+        "{args.x}\u{a0}== 5",
+    ] {
+        let o = eval_when(src, &s);
+        assert!(o.value, "{src:?}");
+        assert!(o.error.is_some(), "{src:?}");
+        assert_eq!(
+            (o.reads, o.read_phases),
+            (Vec::<String>::new(), Vec::<String>::new()),
+            "{src:?}"
+        );
+    }
 }
 
 #[test]

@@ -162,8 +162,14 @@ impl Machine {
                 lc.result.warnings.push(w);
             }
         }
+        // Told to stop (a race's loser once the race is decided): whatever ends the attempt
+        // afterwards — the cancellation, or an answer or failure that crossed it (a durable
+        // engine may deliver an activity's completion after the cancel request, in any order
+        // with the other results) — ends the call as cancelled, as a stopped process does in
+        // the local driver. Its usage still counts.
+        let cancelled = lc.cancelled;
         let mut contract_failed = false;
-        if o.is_ok() && lc.spec.contract {
+        if o.is_ok() && lc.spec.contract && !cancelled {
             let flow = self.flow.clone();
             if let Some(c) = flow.phases[lc.phase].expect.as_ref()
                 && let Err(v) = check_output(c, &o.output)
@@ -197,6 +203,12 @@ impl Machine {
         }
         let ok = o.is_ok();
         lc.result.output = o.output;
+        if cancelled {
+            lc.result.ok = false;
+            lc.result.aborted = true;
+            lc.result.error = Some("Aborted".into());
+            return self.call_done(lc);
+        }
         if ok {
             lc.result.ok = true;
             lc.result.error = None;

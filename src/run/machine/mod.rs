@@ -9,6 +9,7 @@ mod cache;
 mod call;
 mod config;
 mod exec;
+mod final_skip;
 mod handle;
 mod hit;
 pub mod io;
@@ -18,6 +19,8 @@ mod sched;
 mod shard;
 mod state;
 
+#[cfg(test)]
+mod race_tests;
 #[cfg(test)]
 mod sim;
 

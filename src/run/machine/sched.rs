@@ -521,6 +521,11 @@ impl Machine {
                 None => ("(no output)".to_owned(), None),
             },
         };
+        // A skipped final phase, when nothing else explains the output (a block, a budget
+        // halt, an abort and an awaited approval say so themselves).
+        let final_skip = fin
+            .filter(|_| self.stop.is_none() && pending.is_empty() && self.crash.is_none())
+            .and_then(|f| self.final_skip(f, output_phase.as_deref()));
         self.record.status = status;
         self.record.reason = reason.clone();
         self.record.final_output = final_output;
@@ -536,6 +541,9 @@ impl Machine {
             self.record.args = self.take_args();
         }
         self.fill(true);
+        if let Some(skip) = final_skip {
+            self.record.warnings.push(skip.warning());
+        }
         let record = std::mem::replace(&mut self.record, empty_record());
         self.out.push(Command::Finish(Box::new(record)));
     }

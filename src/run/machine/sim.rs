@@ -1,8 +1,9 @@
 //! Deterministic simulation of the run machine: a seeded generator of flows (all twelve
 //! kinds, joins, `optional`, `when`, retries, budgets, concurrency caps) and a simulated
 //! world that answers the machine's commands in a random order with random latencies,
-//! transient and hard failures, timeouts, panics, interrupts and approval decisions. After
-//! every input the invariants of SPEC §8 are checked.
+//! transient and hard failures, timeouts, panics, interrupts and approval decisions — and
+//! results of cancelled calls that arrive anyway, after the cancel request (as from a durable
+//! engine). After every input the invariants of SPEC §8 are checked.
 //!
 //! `cargo test` runs a few thousand seeds; `TFC_SIM_SEEDS=N` runs N (a soak);
 //! `TFC_SIM_SEED=S` runs seed S alone. A failure names its seed.
@@ -757,7 +758,10 @@ impl World {
                 elapsed_ms: 1,
             }))
         };
-        if cancelled {
+        // A cancelled call usually reports its cancellation; sometimes its answer (or
+        // failure) crossed the cancel request, as a durable engine's activity that completed
+        // before the cancellation reached it, delivered in any order with the others.
+        if cancelled && !self.rng.chance(40) {
             return outcome(String::new(), "cancelled", Some("Aborted"));
         }
         let roll = self.rng.below(100);
@@ -821,6 +825,22 @@ impl World {
             }
             if waiting && r.status == RunStatus::Completed {
                 return Err(format!("{id} is pending in a completed run"));
+            }
+        }
+        // A race that cancels its losers has one `done` branch at most, whatever arrived
+        // for the losers after it was decided (SPEC §3.12; the local driver's record).
+        for (i, p) in self.flow.phases.iter().enumerate() {
+            let crate::flow::PhaseKind::Race(k) = &p.kind else {
+                continue;
+            };
+            let won = r.phases[ids[i]]
+                .items
+                .iter()
+                .flatten()
+                .filter(|it| it.status == PhaseStatus::Done)
+                .count();
+            if k.cancel_losers && won > 1 {
+                return Err(format!("{}: {won} race branches done", ids[i]));
             }
         }
         let fin = self.flow.final_phase();

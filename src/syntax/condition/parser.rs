@@ -14,10 +14,8 @@
 
 use std::fmt;
 
-use logos::Logos;
-
 use super::ast::{CmpOp, Cond, Expr, Node, Operand};
-use super::token::{LexError, Token, unescape};
+use super::token::{LexError, Token, lexer, unescape};
 use crate::source::{Span, Spanned};
 use crate::syntax::RefPath;
 use crate::value::js_trim;
@@ -95,9 +93,10 @@ impl fmt::Display for ConditionError {
 
 impl std::error::Error for ConditionError {}
 
-/// Lex the whole condition, stopping at the first error: the tokens before it, and the error.
+/// Lex the whole condition (JS-trimmed first), stopping at the first error: the tokens before
+/// it, and the error.
 fn tokenize(src: &str) -> (Vec<Spanned<Token>>, Option<ConditionError>) {
-    let mut lexer = Token::lexer(src);
+    let mut lexer = lexer(src);
     // A token is at least one byte; most are several, with a space between.
     let mut tokens = Vec::with_capacity(src.len() / 4 + 4);
     while let Some(token) = lexer.next() {
@@ -144,11 +143,16 @@ pub(crate) fn ref_text(lexeme: &str) -> &str {
 }
 
 /// The placeholders of a condition that does not parse which come before its error, in order
-/// (repeats included): the operands read before the parse failed. A `when` that fails to
-/// parse still reports them as reads, as the seeds' implementation does, which resolves each
-/// operand as it reads it.
+/// (repeats included): the operands read before the parse failed. The whole expression is
+/// tokenized before any operand is resolved (SPEC §6), so a *tokenizer* error (`unterminated
+/// placeholder`, `unterminated string`, `unexpected char`) reads nothing; a *parser* error
+/// keeps the operands resolved before it, as the seeds' implementation does, which resolves
+/// each operand as it parses it.
 pub(crate) fn refs_before_error(src: &str, error: &ConditionError) -> Vec<RefPath> {
-    let (tokens, _) = tokenize(src);
+    let (tokens, lex_error) = tokenize(src);
+    if lex_error.is_some() {
+        return Vec::new();
+    }
     tokens
         .iter()
         .take_while(|t| t.span.end <= error.span.start)
@@ -585,7 +589,7 @@ mod tests {
 
     #[test]
     fn empty_is_none() {
-        // Any JavaScript whitespace is skipped, not only ASCII.
+        // The expression is JS-trimmed first: JavaScript whitespace alone is empty.
         for src in [
             "",
             " ",
@@ -613,22 +617,41 @@ mod tests {
         assert_eq!(before("({ a.b } == {x}"), ["a.b", "x"]);
         assert_eq!(before("{a} == !{b}"), ["a"]);
         assert_eq!(before("{a} && {a} ||"), ["a", "a"]);
-        assert_eq!(before("{a} = {b}"), ["a"]);
-        assert_eq!(before("{a} == {b"), ["a"]);
-        assert_eq!(before("{a} == \"x {b}"), ["a"]);
         assert_eq!(before("&& {a}"), Vec::<String>::new());
         assert_eq!(before("({a} {b})"), ["a"]);
+        // A tokenizer error anywhere: nothing was resolved.
+        assert_eq!(before("{a} = {b}"), Vec::<String>::new());
+        assert_eq!(before("{a} == {b"), Vec::<String>::new());
+        assert_eq!(before("{a} == \"x {b}"), Vec::<String>::new());
+        assert_eq!(before("{a} >== broken"), Vec::<String>::new());
+        assert_eq!(before("{a} == b\u{a0}c"), Vec::<String>::new());
     }
 
     #[test]
-    fn js_whitespace_separates_tokens() {
-        assert_eq!(shape("a\u{a0}==\u{3000}b"), "(a == b)");
-        assert_eq!(
-            shape("{x}\u{2028}&&\u{feff}!\u{2009}{y}\u{202f}!=\u{205f}1"),
-            "and({x}, not(({y} != 1)))"
-        );
+    fn only_ascii_space_separates_tokens() {
+        // Harmless at either end: the expression is JS-trimmed first.
         assert_eq!(shape("\u{a0}true\u{a0}"), "true");
         assert_eq!(shape("-\u{a0}"), "-");
+        assert_eq!(shape("\u{feff}\u{c}{x} == 1\u{2028}\u{3000}"), "({x} == 1)");
+        assert_eq!(shape("a\t==\r\nb"), "(a == b)");
+        // In the middle, any other JS whitespace is an unexpected char.
+        assert_eq!(
+            err("true\u{a0}&& true"),
+            e("unexpected char '\u{a0}'", "\u{a0}")
+        );
+        assert_eq!(
+            err("true\u{c}&&true"),
+            e("unexpected char '\u{c}'", "\u{c}")
+        );
+        assert_eq!(
+            err("a\u{3000}b"),
+            e("unexpected char '\u{3000}'", "\u{3000}")
+        );
+        assert_eq!(err("a\u{b}== b"), e("unexpected char '\u{b}'", "\u{b}"));
+        assert_eq!(
+            err("{x}\u{2028}&& y"),
+            e("unexpected char '\u{2028}'", "\u{2028}")
+        );
     }
 
     #[test]
@@ -674,8 +697,12 @@ mod tests {
             ("a & b", e("unexpected char '&'", "&")),
             ("a | b", e("unexpected char '|'", "|")),
             ("a }", e("unexpected char '}'", "}")),
-            ("é\u{a0}b", e("trailing tokens", "b")),
-            ("a\u{3000}==\u{2028}", e("unexpected end", "$")),
+            ("é\u{a0}b", e("unexpected char '\u{a0}'", "\u{a0}")),
+            (
+                "a\u{3000}==\u{2028}",
+                e("unexpected char '\u{3000}'", "\u{3000}"),
+            ),
+            ("a ==\u{2028}", e("unexpected end", "$")),
             ("a !== b", e("unexpected char '='", "=")),
             ("a b", e("trailing tokens", "b")),
             ("a == b == c", e("trailing tokens", "==")),

@@ -15,20 +15,22 @@
 //! * NUMBER's optional fraction and exponent are taken only when complete (`1.` is `1` then `.`;
 //!   `1e+` is `1` then `e+`); the tests below check that logos backs off to the last accepting
 //!   state like the SPEC's backtracking regex does.
-//! * Runs of ASCII whitespace are skipped by the lexer itself, with no callback.
-//! * Any other char is JavaScript whitespace (skipped) or starts a BAREWORD: the regex takes that
-//!   one char and [`space_or_bareword`] decides, then takes the rest of the bareword by hand.
-//!   Both use [`is_js_whitespace`], the one definition of the JS whitespace set (the set
-//!   JS-trim strips, SPEC conventions), so U+00A0, U+2028, U+3000, … separate tokens as a
-//!   space does.
+//! * Only space, tab, LF and CR separate tokens; runs of them are skipped by the lexer itself,
+//!   with no callback.
+//! * Any other char starts a BAREWORD or is another JavaScript whitespace char (NBSP, U+FEFF,
+//!   U+2028, U+3000, `\f`, `\v`, …): the regex takes that one char and [`space_or_bareword`]
+//!   decides. Such a char is `unexpected char` — it ends a bareword (bareword chars exclude the
+//!   whole JS whitespace set, [`is_js_whitespace`]) but does not separate tokens. The whole
+//!   expression is JS-trimmed before it is lexed ([`lexer`]), so these chars are harmless at
+//!   either end.
 //! * `true`/`false`/`null` are barewords spelled so; the callback turns them into keyword
 //!   tokens, so keywords exist only as whole barewords (`trueish`, `null.x` are barewords).
 
 use std::fmt;
 
-use logos::{Filter, Lexer, Logos};
+use logos::{FilterResult, Lexer, Logos};
 
-use crate::value::is_js_whitespace;
+use crate::value::{is_js_whitespace, js_trim};
 
 /// A lexing failure; the parser turns it into a spanned [`super::ConditionError`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -37,7 +39,8 @@ pub enum LexError {
     UnterminatedPlaceholder,
     /// `"abc` or `'a\'` — a quote with no matching unescaped quote after it.
     UnterminatedString,
-    /// `=`, `&`, `|` or `}`: no token starts here.
+    /// `=`, `&`, `|`, `}`, or JS whitespace other than space, tab, LF, CR (`a\u{a0}b`): no
+    /// token starts here.
     #[default]
     UnexpectedChar,
 }
@@ -45,7 +48,7 @@ pub enum LexError {
 /// One condition token. The lexeme is the token's span in the source.
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
 #[logos(error = LexError)]
-#[logos(skip r"[\t\n\x0B\x0C\r ]+")]
+#[logos(skip r"[\t\n\r ]+")]
 pub enum Token {
     /// `{ path }`: everything up to the next `}`.
     #[token("{", lex_ref)]
@@ -99,8 +102,8 @@ pub enum Token {
     /// A maximal run of chars other than JS whitespace and `& | ! = < > ( ) " ' { }` that does
     /// not start like a NUMBER (a digit, or `-` followed by a digit). The regex matches any
     /// char no other token starts with (a `-` before a digit loses to the longer NUMBER);
-    /// [`space_or_bareword`] skips it if it is whitespace, else takes the rest of the run.
-    #[regex(r#"[^0-9&|!=<>()"'{}\t\n\x0B\x0C\r ]"#, space_or_bareword)]
+    /// [`space_or_bareword`] rejects it if it is JS whitespace, else takes the rest of the run.
+    #[regex(r#"[^0-9&|!=<>()"'{}\t\n\r ]"#, space_or_bareword)]
     Bareword,
 }
 
@@ -145,22 +148,31 @@ fn is_bareword_char(c: char) -> bool {
         ))
 }
 
-/// After one char no other token starts with: a run of JS whitespace is skipped; anything else
-/// is a BAREWORD running to the next non-bareword char (a keyword when spelled `true`, `false`
-/// or `null`).
-fn space_or_bareword(lex: &mut Lexer<'_, Token>) -> Filter<Token> {
-    let rest = lex.remainder();
+/// After one char no other token starts with: JS whitespace other than space, tab, LF and CR
+/// is `unexpected char` (it separates nothing); anything else is a BAREWORD running to the next
+/// non-bareword char (a keyword when spelled `true`, `false` or `null`).
+fn space_or_bareword(lex: &mut Lexer<'_, Token>) -> FilterResult<Token, LexError> {
     if lex.slice().starts_with(is_js_whitespace) {
-        lex.bump(rest.find(|c| !is_js_whitespace(c)).unwrap_or(rest.len()));
-        return Filter::Skip;
+        return FilterResult::Error(LexError::UnexpectedChar);
     }
+    let rest = lex.remainder();
     lex.bump(rest.find(|c| !is_bareword_char(c)).unwrap_or(rest.len()));
-    Filter::Emit(match lex.slice() {
+    FilterResult::Emit(match lex.slice() {
         "true" => Token::True,
         "false" => Token::False,
         "null" => Token::Null,
         _ => Token::Bareword,
     })
+}
+
+/// The lexer of a whole condition: `src` JS-trimmed first (SPEC §6), spans still relative to
+/// `src`. Every reader of condition tokens starts here.
+pub(crate) fn lexer(src: &str) -> Lexer<'_, Token> {
+    let trimmed = js_trim(src);
+    let start = src.len() - src.trim_start_matches(is_js_whitespace).len();
+    let mut lexer = Token::lexer(&src[..start + trimmed.len()]);
+    lexer.bump(start);
+    lexer
 }
 
 /// After `{`: take everything up to and including the next `}`.
@@ -222,7 +234,7 @@ mod tests {
 
     /// Tokens with their lexemes, or the error and the text it covers.
     fn lex(s: &str) -> Lexemes<'_> {
-        let mut lx = Token::lexer(s);
+        let mut lx = lexer(s);
         let mut out = Vec::new();
         while let Some(t) = lx.next() {
             out.push(match t {
@@ -355,35 +367,51 @@ mod tests {
     }
 
     #[test]
-    fn skips_js_whitespace() {
+    fn only_ascii_space_separates() {
         assert_eq!(ok(" \t\r\na\r\n"), [(Bareword, "a")]);
         assert_eq!(ok("a\r\nb"), ok("a\nb"));
-        // The JS-trim set separates tokens and is skipped; nothing else is.
         let all_js_space: String = (0..=0x10ffff)
             .filter_map(char::from_u32)
             .filter(|&c| crate::value::is_js_whitespace(c))
             .collect();
         assert_eq!(all_js_space.chars().count(), 25);
+        // The whole expression is JS-trimmed first: any JS whitespace is harmless at the ends.
         assert_eq!(ok(&all_js_space), []);
         assert_eq!(
-            ok(&format!("a{all_js_space}b{all_js_space}")),
+            ok(&format!("{all_js_space}a b{all_js_space}")),
             [(Bareword, "a"), (Bareword, "b")]
         );
-        assert_eq!(
-            ok("true\u{a0}null\u{3000}-\u{2028}5\u{feff}x"),
-            [
-                (True, "true"),
-                (Null, "null"),
-                (Bareword, "-"),
-                (Number, "5"),
-                (Bareword, "x")
-            ]
-        );
-        assert_eq!(
-            ok("{a}\u{a0}==\u{1680}'b'"),
-            [(Ref, "{a}"), (EqEq, "=="), (Str, "'b'")]
-        );
+        // In the middle, every JS whitespace char but space, tab, LF, CR ends a bareword and is
+        // then an unexpected char.
+        for c in all_js_space.chars().filter(|c| !" \t\n\r".contains(*c)) {
+            let src = format!("true{c}&& true");
+            let toks = lex(&src);
+            assert_eq!(toks[0], Ok((True, "true")), "{c:?}");
+            let at = "true".len();
+            assert_eq!(
+                toks[1],
+                Err((LexError::UnexpectedChar, &src[at..at + c.len_utf8()])),
+                "{c:?}"
+            );
+            let src = format!("a{c}b");
+            assert_eq!(lex(&src)[0], Ok((Bareword, "a")), "{c:?}");
+            assert!(matches!(lex(&src)[1], Err((LexError::UnexpectedChar, _))));
+            let src = format!("{{a}}{c}== b");
+            assert!(matches!(lex(&src)[1], Err((LexError::UnexpectedChar, _))));
+        }
+        assert!(matches!(
+            lex("true\u{c}&&true")[1],
+            Err((LexError::UnexpectedChar, "\u{c}"))
+        ));
+        assert!(matches!(
+            lex("a\u{b}b")[1],
+            Err((LexError::UnexpectedChar, "\u{b}"))
+        ));
+        // Not JS whitespace: part of a bareword.
         assert_eq!(ok("a\u{85}\u{200b}"), [(Bareword, "a\u{85}\u{200b}")]);
+        // Trimming happens before lexing: a string or placeholder left open before trailing
+        // whitespace is still open.
+        assert_eq!(lex("'a\u{a0}"), [Err((LexError::UnterminatedString, "'a"))]);
     }
 
     #[test]
@@ -435,11 +463,13 @@ mod spec_order {
         Some(i)
     }
 
-    fn reference(s: &str) -> Lexed {
+    fn reference(src: &str) -> Lexed {
         let mut out = Vec::new();
-        let mut at = 0;
+        // JS-trim the whole expression first; offsets stay relative to `src`.
+        let mut at = src.len() - src.trim_start_matches(is_js_whitespace).len();
+        let s = &src[..src.trim_end_matches(is_js_whitespace).len().max(at)];
         loop {
-            while let Some(c) = s[at..].chars().next().filter(|&c| is_js_whitespace(c)) {
+            while let Some(c) = s[at..].chars().next().filter(|&c| " \t\n\r".contains(c)) {
                 at += c.len_utf8();
             }
             let rest = &s[at..];
@@ -516,7 +546,7 @@ mod spec_order {
     }
 
     fn logos(s: &str) -> Lexed {
-        let mut lx = Token::lexer(s);
+        let mut lx = lexer(s);
         let mut out = Vec::new();
         while let Some(t) = lx.next() {
             match t {
