@@ -453,7 +453,9 @@ fn load() -> (Vec<File>, Vec<Edge>) {
                     to,
                     line,
                     text: path.join("::"),
-                    test: inline.first().is_some_and(|m| m == "tests"),
+                    // An inline `mod tests { … }`, or a `mod tests;` in a file of its own.
+                    test: inline.first().is_some_and(|m| m == "tests")
+                        || (inline.is_empty() && f.module.last().is_some_and(|m| m == "tests")),
                 });
             }
         }

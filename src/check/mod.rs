@@ -9,6 +9,7 @@ mod dynamic;
 mod graph;
 mod kinds;
 mod lints;
+mod loader;
 #[cfg(test)]
 mod proptests;
 mod refs;
@@ -17,6 +18,7 @@ pub mod types;
 pub use crate::flow::kinds::reduce::tree_calls;
 pub use dynamic::{MAX_DYNAMIC_NESTING, dynamic_limits};
 pub use graph::{Adjacency, Graph, ancestors};
+pub use loader::FlowLoader;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -26,12 +28,6 @@ use crate::flow::{
     Def, Flow, Invocation, LowerOptions, PhaseKind, lower_source, resolve_invocation,
 };
 use crate::value::Map;
-
-/// Where saved flows (`use`) come from.
-pub trait FlowLoader {
-    /// The file and text of the saved flow `name`, or `None` with the places looked in.
-    fn load(&self, name: &str) -> Result<(PathBuf, String), Vec<PathBuf>>;
-}
 
 /// What a check may know besides the document.
 #[derive(Default)]
@@ -562,6 +558,26 @@ mod tests {
             diags[0].help.as_deref(),
             Some("run `tfc check .tfc/flows/bad.json` and fix it")
         );
+    }
+
+    /// A saved sub-flow's final phase types `{steps.X.json…}` in the parent (SPEC §7.5).
+    #[test]
+    fn used_sub_flows_type_their_output() {
+        let saved = Saved(HashMap::from([(
+            "judge",
+            r#"[{"id": "j", "output": "json", "task": "Judge.",
+                 "expect": {"required": ["verdict"], "properties": {"verdict": {"enum": ["pass", "fail"]}}}}]"#,
+        )]));
+        let diags = check_saved(
+            r#"[{"id": "s", "type": "flow", "use": "judge"},
+                {"id": "t", "dependsOn": ["s"], "when": "{steps.s.json.verdict} == passed",
+                 "task": "{steps.s.json.verdict.reason}"}]"#,
+            &saved,
+        );
+        let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
+        assert_eq!(codes, ["E0212", "E0209"]);
+        // The declaration lies in the saved flow's file: no label points into this one.
+        assert!(diags.iter().all(|d| d.labels.is_empty()), "{diags:#?}");
     }
 
     #[test]

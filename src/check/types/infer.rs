@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::lattice::{Obj, Prop, Step, Stuck, Ty};
 use super::schema;
-use crate::check::FlowLoader;
+use crate::check::loader::FlowLoader;
 use crate::eval::coerce::WRAPPER_KEYS;
 use crate::flow::{Def, Flow, LowerOptions, Phase, PhaseKind, PhaseType, lower_source};
 use crate::source::Span;

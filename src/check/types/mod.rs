@@ -21,7 +21,7 @@ mod schema;
 pub use infer::Typed;
 pub use lattice::Ty;
 
-use super::FlowLoader;
+use super::loader::FlowLoader;
 use super::refs::{Use, uses_into};
 use crate::diag::Diagnostic;
 use crate::flow::{Def, Flow};

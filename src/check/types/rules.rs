@@ -11,7 +11,7 @@ use crate::eval::condition::{Item, compare, numeric};
 use crate::flow::{EvalKind, PhaseKind};
 use crate::json::Str;
 use crate::source::Span;
-use crate::syntax::RefPath;
+use crate::syntax::{RefPath, Target};
 use crate::syntax::condition::{CmpOp, Expr, Node, Operand, parse_cond};
 use crate::value::Value;
 
@@ -34,16 +34,13 @@ pub fn paths(env: &mut Env<'_>, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Does the path have segments past the shortest root it could have?
+/// Does the path have segments past the shortest root it could have? (Decided from the
+/// path's classification and its dig keys, without splitting the text for the common shapes.)
 fn digs(path: &RefPath) -> bool {
-    let mut keys = path.keys();
-    let head = keys.next();
-    let n = keys.count();
-    match head {
-        Some("steps") => n > 2,
-        Some("args") => n > 1,
-        Some("previous") | Some("reflexion") => false,
-        _ => n > 0,
+    match path.target {
+        Target::StepOutput | Target::Previous | Target::Reflexion | Target::Never => false,
+        Target::StepJson | Target::Local => !path.dig_keys().is_done(),
+        Target::Args => path.dig_keys().nth(1).is_some(),
     }
 }
 
