@@ -8,8 +8,8 @@ use lsp_types::{
     TextEdit, WorkspaceEdit,
 };
 
-use super::Ctx;
 use super::analysis::{descendants_of, inner};
+use super::ctx::Ctx;
 use crate::diag::{Code, Diagnostic};
 use crate::json::{Kind, Node};
 use crate::source::Span;

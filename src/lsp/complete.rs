@@ -8,8 +8,8 @@ use lsp_types::{
     TextEdit,
 };
 
-use super::Ctx;
 use super::analysis::{ancestors_of, descendants_of, phase_at};
+use super::ctx::Ctx;
 use super::scan::{self, At, Seg};
 use crate::flow::fields::PHASE_COMMON;
 use crate::flow::kinds::table::fields_of_type;

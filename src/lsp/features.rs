@@ -11,8 +11,9 @@ use lsp_types::{
 };
 
 use super::analysis::{Analysis, Hit, Symbol, describe_phase, inner, occurrences, symbol_at};
+use super::ctx::{Ctx, Failure};
 use super::position::LineIndex;
-use super::{Ctx, Failure, scan, uri};
+use super::{scan, uri};
 use crate::check::FlowLoader;
 use crate::check::types::type_at;
 use crate::diag::Severity;

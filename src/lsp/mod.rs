@@ -10,11 +10,13 @@
 //! - `analysis`: a document checked as `tfc check` checks it; its symbols and their places;
 //! - `features`: diagnostics, hover, definition, references, rename, document symbols;
 //! - `complete`: completion; `actions`: code actions;
+//! - `ctx`: what a request handler sees of its document;
 //! - `uri`: `file:` URIs; `scan`: where the cursor is in (possibly broken) JSON.
 
 mod actions;
 pub mod analysis;
 mod complete;
+mod ctx;
 mod features;
 pub mod position;
 mod scan;
@@ -33,6 +35,7 @@ use serde_json::Value as Json;
 
 pub use analysis::Settings;
 use analysis::{Analysis, Project};
+use ctx::{Ctx, Failure};
 use position::{Encoding, LineIndex};
 
 /// How long a changed document waits for more changes before it is checked.
@@ -92,25 +95,6 @@ impl Doc {
     }
 }
 
-/// The state of a request handler: the document it is about, read-only.
-pub(crate) struct Ctx<'a> {
-    text: &'a str,
-    index: &'a LineIndex,
-    analysis: &'a Analysis,
-    project: &'a Project,
-    uri: &'a Uri,
-}
-
-impl Ctx<'_> {
-    fn offset(&self, pos: lsp_types::Position) -> usize {
-        self.index.offset(self.text, pos)
-    }
-
-    fn range(&self, span: crate::source::Span) -> lsp_types::Range {
-        self.index.range(self.text, span)
-    }
-}
-
 struct Server<'c> {
     connection: &'c Connection,
     settings: Settings,
@@ -119,23 +103,6 @@ struct Server<'c> {
     docs: HashMap<String, Doc>,
     initialized: bool,
     shutdown: bool,
-}
-
-/// A request's failure: an LSP error code and message.
-pub(crate) struct Failure(pub i32, pub String);
-
-impl Failure {
-    fn params(e: impl std::fmt::Display) -> Failure {
-        Failure(
-            ErrorCode::InvalidParams as i32,
-            format!("invalid params: {e}"),
-        )
-    }
-
-    /// A request that cannot be done as asked (an invalid new name, …).
-    pub(crate) fn failed(message: impl Into<String>) -> Failure {
-        Failure(ErrorCode::RequestFailed as i32, message.into())
-    }
 }
 
 impl Server<'_> {

@@ -11,8 +11,8 @@ use crate::eval::condition::{Item, compare, numeric};
 use crate::flow::{EvalKind, PhaseKind};
 use crate::json::Str;
 use crate::source::Span;
-use crate::syntax::{RefPath, Target};
 use crate::syntax::condition::{CmpOp, Expr, Node, Operand, parse_cond};
+use crate::syntax::{RefPath, Target};
 use crate::value::Value;
 
 /// E0209 and W0106 at every placeholder whose path goes beyond its root.
