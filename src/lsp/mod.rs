@@ -75,6 +75,24 @@ pub fn serve(connection: &Connection, settings: Settings) -> Ended {
     server.run()
 }
 
+/// Re-diagnose a document: check `text` as the file at `path` (its project's saved flows, its
+/// stem as the default name) and convert the result to LSP diagnostics, as the server does
+/// after a change (without the debounce). For benchmarks and embedders.
+pub fn diagnose(
+    text: &str,
+    path: Option<&std::path::Path>,
+    settings: &Settings,
+) -> Vec<lsp_types::Diagnostic> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let project = Project::of(path, &cwd);
+    let index = LineIndex::new(text, Encoding::Utf16);
+    let analysis = Analysis::new(text, &project, settings);
+    let uri: Uri = path
+        .and_then(uri::from_path)
+        .unwrap_or_else(|| "untitled:flow".parse().expect("a valid URI"));
+    features::diagnostics(text, &index, &uri, &analysis)
+}
+
 /// One open document.
 struct Doc {
     uri: Uri,
