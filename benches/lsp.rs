@@ -10,6 +10,11 @@
 //! The flow is a chain of N phases (`p<i>` depends on `p<i-1>` and reads
 //! `{steps.p<i-1>.output}`); the change makes one phase read a phase it does not depend on, so
 //! one E0201 is reported. Targets (SPEC §15): 1 000 phases within 100 ms, 10 000 within 1 s.
+//!
+//! Measured on the 2-core development machine (medians): `rediagnose` 0.63 ms (1 000) and
+//! 6.6 ms (10 000); `change_to_publish` 25.8 ms and 33.1 ms (25 ms of each is the debounce).
+//! Memory (`/usr/bin/time -v`, peak RSS, the 10 000-phase file of 0.8 MB): `tfc lsp` holding it
+//! open through one change 27.0 MB, `tfc check` of the same file 18.1 MB (1.5×).
 
 use divan::Bencher;
 use lsp_server::{Connection, Message, Notification, Request, RequestId};
