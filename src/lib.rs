@@ -68,6 +68,7 @@ pub mod diag;
 pub mod eval;
 pub mod flow;
 pub mod json;
+pub mod lsp;
 pub mod mcp;
 pub mod process;
 pub mod project;

@@ -4,7 +4,8 @@
 //! The stages, lowest first: `value` (JSON values with JS semantics) → `source` (text and
 //! spans) → `diag` (diagnostics) → `json` (the span-keeping reader) → `syntax` (lexing and
 //! parsing) → `compile` (ASTs to ops) → `eval` (running ops) → `flow` (the IR) → `check` →
-//! `project` (saved flows, config places) → `process` (the supervisor) → `agent` → `run` (the
+//! `project` (saved flows, config places) → `lsp` (the language server over check and
+//! project) → `process` (the supervisor) → `agent` → `run` (the
 //! machine and its driver) → `report` → `mcp` (the MCP server over all of them). A stage may use lower stages only, never a higher one.
 //! Within one stage folder, the files form no import cycle; a parent module declaring its
 //! children (`mod x;`) is not an import, but a child using an item of its parent is, so a
@@ -28,7 +29,7 @@ use std::path::{Path, PathBuf};
 /// The stages, lowest first.
 const STAGES: &[&str] = &[
     "value", "source", "diag", "json", "syntax", "compile", "eval", "flow", "check", "project",
-    "process", "agent", "run", "report", "mcp", "temporal",
+    "lsp", "process", "agent", "run", "report", "mcp", "temporal",
 ];
 
 /// Folders whose files still import each other in a circle (a `mod.rs` that holds types its

@@ -311,7 +311,7 @@ fn only_the_rust_block_is_compiled_and_it_shows_the_library_call() {
     let blocks = readme_blocks();
     for (lang, lines) in &blocks {
         assert!(
-            ["sh", "json", "text", "toml", "rust"].contains(&lang.as_str()),
+            ["sh", "json", "text", "toml", "rust", "lua"].contains(&lang.as_str()),
             "a README block tagged {lang:?} (untagged blocks are compiled as Rust): {lines:?}"
         );
     }

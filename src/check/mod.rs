@@ -102,6 +102,42 @@ fn check_text(
     }
 }
 
+/// One placeholder of a flow, as editors see it: the phase and field it is in, where it is in
+/// the file (braces included) and its path as written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placeholder {
+    /// The index of its phase in [`Flow::phases`].
+    pub phase: usize,
+    /// The field it is in (`task`, `when`, `branches[0].task`, …).
+    pub field: String,
+    /// The placeholder in the file.
+    pub span: crate::source::Span,
+    /// Its path, without braces (`steps.scan.json.items`).
+    pub path: String,
+}
+
+/// Every placeholder of every templated field and condition of `flow` (not of its inline
+/// sub-flows), phase by phase: the ones the checks read, whether or not their root is bound.
+pub fn placeholders(flow: &Flow) -> Vec<Placeholder> {
+    let mut out = Vec::new();
+    for (i, p) in flow.phases.iter().enumerate() {
+        placeholders_into(i, p, &mut out);
+    }
+    out
+}
+
+/// The placeholders of phase `p` (at `index` of its flow), appended to `out`.
+pub fn placeholders_into(index: usize, p: &crate::flow::Phase, out: &mut Vec<Placeholder>) {
+    let mut uses = Vec::new();
+    refs::uses_into(index, p, &mut uses);
+    out.extend(uses.into_iter().map(|u| Placeholder {
+        phase: u.phase,
+        field: u.field.into_owned(),
+        span: u.span,
+        path: u.path.text.to_string(),
+    }));
+}
+
 /// Check an already-lowered flow.
 pub fn check_flow(flow: &Flow, opts: &CheckOptions<'_>) -> Vec<Diagnostic> {
     let mut out = Vec::new();

@@ -27,6 +27,7 @@ mod help_tests;
 mod init;
 mod input;
 mod list;
+mod lsp;
 mod mcp;
 mod progress;
 mod report;
@@ -78,6 +79,9 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Serve the Model Context Protocol on stdio, for coding-agent hosts.
     Mcp(mcp::McpArgs),
+    /// Serve the Language Server Protocol on stdio, for editors: diagnostics as you type,
+    /// hover, go to definition, rename, completion, quick fixes.
+    Lsp(lsp::LspArgs),
     /// Serve runs on Temporal: workflow TfcRun and its activities, with this machine's agents.
     Worker(Box<worker::WorkerArgs>),
     /// Cancel a run on Temporal (it ends paused, interrupted).
@@ -121,6 +125,7 @@ pub fn main() -> ExitCode {
         Command::Init(args) => init::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Lsp(args) => lsp::run(args),
     };
     exit.into()
 }

@@ -155,6 +155,30 @@ impl Ty {
         }
     }
 
+    /// The declared properties of an object type (of every object member of a union, each
+    /// name once), in declaration order: what an editor offers after `.json.`.
+    pub fn properties(&self) -> Vec<(&str, &Ty)> {
+        let mut out: Vec<(&str, &Ty)> = Vec::new();
+        for m in self.members() {
+            if let Ty::Object(o) = m {
+                for (k, p) in &o.props {
+                    if !out.iter().any(|(n, _)| *n == &**k) {
+                        out.push((k, &p.ty));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The element type of an array type (of the first array member of a union).
+    pub fn element(&self) -> Option<&Ty> {
+        self.members().iter().find_map(|m| match m {
+            Ty::Array(e) => Some(&e.ty),
+            _ => None,
+        })
+    }
+
     /// Is nothing known about it?
     pub fn is_any(&self) -> bool {
         matches!(self, Ty::Any)

@@ -118,6 +118,21 @@ impl PlaceholderType {
     }
 }
 
+/// The type `path` (a placeholder's text without braces) has, or would have, in `field` of
+/// phase `phase` of `flow`: for an editor completing a placeholder being typed. `None` when
+/// its root is not bound there.
+pub fn type_of_path(
+    flow: &Flow,
+    loader: Option<&dyn FlowLoader>,
+    phase: usize,
+    field: &str,
+    path: &str,
+) -> Option<Ty> {
+    let path = crate::syntax::RefPath::parse(path);
+    let mut env = infer::Env::new(flow, loader);
+    env.dig(phase, field, &path).map(|(_, dug)| dug.typed.ty)
+}
+
 /// The placeholder at byte `offset` of the file (the innermost, when spans nest).
 pub fn type_at(types: &[PlaceholderType], offset: usize) -> Option<&PlaceholderType> {
     types

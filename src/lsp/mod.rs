@@ -1,0 +1,441 @@
+//! `tfc lsp`: a Language Server (LSP 3.17 over stdio) that is a thin layer over the checker.
+//!
+//! One loop owns every open document (by URI) and answers each message in turn: a change
+//! marks its document for re-diagnosis after a short debounce, and the checker then runs on
+//! the newest text only, so a result is never published over a newer one; each request maps
+//! to one query over the document's [`Analysis`](analysis::Analysis): the diagnostics of
+//! `tfc check`, the placeholder types, the symbols of the flow. Position conversion lives in
+//! [`position`], cursor context in `scan`.
+//!
+//! - `analysis`: a document checked as `tfc check` checks it; its symbols and their places;
+//! - `features`: diagnostics, hover, definition, references, rename, document symbols;
+//! - `complete`: completion; `actions`: code actions;
+//! - `ctx`: what a request handler sees of its document;
+//! - `uri`: `file:` URIs; `scan`: where the cursor is in (possibly broken) JSON.
+
+mod actions;
+pub mod analysis;
+mod complete;
+mod ctx;
+mod features;
+pub mod position;
+mod scan;
+#[cfg(test)]
+mod tests;
+mod uri;
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_types::{PositionEncodingKind, Uri};
+use serde_json::Value as Json;
+
+pub use analysis::Settings;
+use analysis::{Analysis, Project};
+use ctx::{Ctx, Failure};
+use position::{Encoding, LineIndex};
+
+/// How long a changed document waits for more changes before it is checked.
+pub const DEBOUNCE: Duration = Duration::from_millis(25);
+
+/// How a session ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// `exit` after `shutdown`: exit status 0.
+    Exit,
+    /// `exit` without `shutdown`, or the client went away first: exit status 1.
+    Abrupt,
+}
+
+/// Serve LSP on stdin/stdout until `exit` (or end of input).
+pub fn serve_stdio(settings: Settings) -> Ended {
+    let (connection, io) = Connection::stdio();
+    let ended = serve(&connection, settings);
+    drop(connection);
+    // The reader stops at `exit` or end of input; a broken frame only ends it early.
+    let _ = io.join();
+    ended
+}
+
+/// Serve LSP over `connection` until `exit` or disconnection.
+pub fn serve(connection: &Connection, settings: Settings) -> Ended {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let mut server = Server {
+        connection,
+        settings,
+        cwd,
+        encoding: Encoding::Utf16,
+        docs: HashMap::new(),
+        initialized: false,
+        shutdown: false,
+    };
+    server.run()
+}
+
+/// Re-diagnose a document: check `text` as the file at `path` (its project's saved flows, its
+/// stem as the default name) and convert the result to LSP diagnostics, as the server does
+/// after a change (without the debounce). For benchmarks and embedders.
+pub fn diagnose(
+    text: &str,
+    path: Option<&std::path::Path>,
+    settings: &Settings,
+) -> Vec<lsp_types::Diagnostic> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let project = Project::of(path, &cwd);
+    let index = LineIndex::new(text, Encoding::Utf16);
+    let analysis = Analysis::new(text, &project, settings);
+    let uri: Uri = path
+        .and_then(uri::from_path)
+        .unwrap_or_else(|| "untitled:flow".parse().expect("a valid URI"));
+    features::diagnostics(text, &index, &uri, &analysis)
+}
+
+/// One open document.
+struct Doc {
+    uri: Uri,
+    version: i32,
+    text: String,
+    index: LineIndex,
+    project: Project,
+    /// The analysis of `text`, once computed.
+    analysis: Option<Analysis>,
+    /// Changed since its diagnostics were last published: when the first such change came.
+    dirty: Option<Instant>,
+}
+
+impl Doc {
+    fn analysis(&mut self, settings: &Settings) -> &Analysis {
+        self.analysis
+            .get_or_insert_with(|| Analysis::new(&self.text, &self.project, settings))
+    }
+}
+
+struct Server<'c> {
+    connection: &'c Connection,
+    settings: Settings,
+    cwd: PathBuf,
+    encoding: Encoding,
+    docs: HashMap<String, Doc>,
+    initialized: bool,
+    shutdown: bool,
+}
+
+impl Server<'_> {
+    fn run(&mut self) -> Ended {
+        loop {
+            let due = self
+                .docs
+                .values()
+                .filter_map(|d| d.dirty)
+                .min()
+                .map(|t| t + DEBOUNCE);
+            let msg = match due {
+                Some(due) => match self
+                    .connection
+                    .receiver
+                    .recv_timeout(due.saturating_duration_since(Instant::now()))
+                {
+                    Ok(m) => Some(m),
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
+                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                        return Ended::Abrupt;
+                    }
+                },
+                None => match self.connection.receiver.recv() {
+                    Ok(m) => Some(m),
+                    Err(_) => return Ended::Abrupt,
+                },
+            };
+            if let Some(msg) = msg
+                && let Some(ended) = self.handle(msg)
+            {
+                return ended;
+            }
+            self.publish_due();
+        }
+    }
+
+    fn send(&self, msg: impl Into<Message>) {
+        let _ = self.connection.sender.send(msg.into());
+    }
+
+    fn handle(&mut self, msg: Message) -> Option<Ended> {
+        match msg {
+            Message::Request(req) => self.request(req),
+            Message::Notification(n) if n.method == "exit" => {
+                return Some(if self.shutdown {
+                    Ended::Exit
+                } else {
+                    Ended::Abrupt
+                });
+            }
+            Message::Notification(n) => {
+                if self.initialized && !self.shutdown {
+                    self.notification(n);
+                }
+            }
+            Message::Response(_) => {}
+        }
+        None
+    }
+
+    fn request(&mut self, req: Request) {
+        let id = req.id.clone();
+        if req.method == "initialize" {
+            if self.initialized {
+                return self.error(
+                    id,
+                    ErrorCode::InvalidRequest as i32,
+                    "initialize was sent twice",
+                );
+            }
+            self.initialized = true;
+            let result = self.initialize(&req.params);
+            return self.reply(id, Ok(result));
+        }
+        if !self.initialized {
+            let message = format!("the server is not initialized yet (got '{}')", req.method);
+            return self.error(id, ErrorCode::ServerNotInitialized as i32, &message);
+        }
+        if self.shutdown {
+            return self.error(
+                id,
+                ErrorCode::InvalidRequest as i32,
+                "the server is shutting down",
+            );
+        }
+        if req.method == "shutdown" {
+            self.shutdown = true;
+            return self.reply(id, Ok(Json::Null));
+        }
+        let answer = catch_unwind(AssertUnwindSafe(|| self.dispatch(&req)));
+        let answer = match answer {
+            Ok(a) => a,
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(Failure(
+                    ErrorCode::InternalError as i32,
+                    format!("internal error in '{}': {what}", req.method),
+                ))
+            }
+        };
+        self.reply(id, answer);
+    }
+
+    fn reply(&self, id: RequestId, answer: Result<Json, Failure>) {
+        let resp = match answer {
+            Ok(v) => Response {
+                id,
+                response_result: Ok(v),
+            },
+            Err(Failure(code, message)) => Response::new_err(id, code, message),
+        };
+        self.send(resp);
+    }
+
+    fn error(&self, id: RequestId, code: i32, message: &str) {
+        self.send(Response::new_err(id, code, message.to_owned()));
+    }
+
+    fn initialize(&mut self, params: &Json) -> Json {
+        let offered = params
+            .pointer("/capabilities/general/positionEncodings")
+            .and_then(Json::as_array);
+        let utf8 = offered.is_some_and(|o| o.iter().any(|e| e == "utf-8"));
+        self.encoding = if utf8 {
+            Encoding::Utf8
+        } else {
+            Encoding::Utf16
+        };
+        let encoding = if utf8 {
+            PositionEncodingKind::UTF8
+        } else {
+            PositionEncodingKind::UTF16
+        };
+        serde_json::json!({
+            "capabilities": {
+                "positionEncoding": encoding,
+                "textDocumentSync": {"openClose": true, "change": 2},
+                "hoverProvider": true,
+                "definitionProvider": true,
+                "referencesProvider": true,
+                "renameProvider": {"prepareProvider": true},
+                "documentSymbolProvider": true,
+                "completionProvider": {"triggerCharacters": ["{", ".", "\""]},
+                "codeActionProvider": {"codeActionKinds": ["quickfix"]},
+            },
+            "serverInfo": {"name": "tfc", "version": env!("CARGO_PKG_VERSION")},
+        })
+    }
+
+    fn notification(&mut self, n: Notification) {
+        use lsp_types::{
+            DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+        };
+        match n.method.as_str() {
+            "textDocument/didOpen" => {
+                let Ok(p) = serde_json::from_value::<DidOpenTextDocumentParams>(n.params) else {
+                    return;
+                };
+                let d = p.text_document;
+                let path = uri::to_path(&d.uri);
+                let doc = Doc {
+                    index: LineIndex::new(&d.text, self.encoding),
+                    project: Project::of(path.as_deref(), &self.cwd),
+                    uri: d.uri.clone(),
+                    version: d.version,
+                    text: d.text,
+                    analysis: None,
+                    dirty: Some(Instant::now()),
+                };
+                self.docs.insert(d.uri.as_str().to_owned(), doc);
+            }
+            "textDocument/didChange" => {
+                let Ok(p) = serde_json::from_value::<DidChangeTextDocumentParams>(n.params) else {
+                    return;
+                };
+                let Some(doc) = self.docs.get_mut(p.text_document.uri.as_str()) else {
+                    return;
+                };
+                for change in p.content_changes {
+                    match change.range {
+                        Some(range) => {
+                            let span = doc.index.span(&doc.text, range);
+                            doc.text.replace_range(span.range(), &change.text);
+                        }
+                        None => doc.text = change.text,
+                    }
+                    doc.index = LineIndex::new(&doc.text, self.encoding);
+                }
+                doc.version = p.text_document.version;
+                doc.analysis = None;
+                doc.dirty.get_or_insert_with(Instant::now);
+            }
+            "textDocument/didClose" => {
+                let Ok(p) = serde_json::from_value::<DidCloseTextDocumentParams>(n.params) else {
+                    return;
+                };
+                if let Some(doc) = self.docs.remove(p.text_document.uri.as_str()) {
+                    self.publish(&doc.uri, Vec::new(), None);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Publish the diagnostics of every document whose debounce has run out.
+    fn publish_due(&mut self) {
+        let now = Instant::now();
+        let due: Vec<String> = self
+            .docs
+            .iter()
+            .filter(|(_, d)| d.dirty.is_some_and(|t| t + DEBOUNCE <= now))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in due {
+            self.publish_doc(&key);
+        }
+    }
+
+    fn publish_doc(&mut self, key: &str) {
+        let Some(doc) = self.docs.get_mut(key) else {
+            return;
+        };
+        doc.dirty = None;
+        let settings = &self.settings;
+        let checked = catch_unwind(AssertUnwindSafe(|| {
+            doc.analysis(settings);
+            let analysis = doc.analysis.as_ref().expect("analysed above");
+            features::diagnostics(&doc.text, &doc.index, &doc.uri, analysis)
+        }));
+        let (uri, version) = (doc.uri.clone(), doc.version);
+        match checked {
+            Ok(diags) => self.publish(&uri, diags, Some(version)),
+            Err(_) => {
+                doc.analysis = None;
+                eprintln!("tfc lsp: the check of {} panicked", uri.as_str());
+            }
+        }
+    }
+
+    fn publish(&self, uri: &Uri, diagnostics: Vec<lsp_types::Diagnostic>, version: Option<i32>) {
+        let params = lsp_types::PublishDiagnosticsParams {
+            uri: uri.clone(),
+            diagnostics,
+            version,
+        };
+        self.send(Notification::new(
+            "textDocument/publishDiagnostics".to_owned(),
+            params,
+        ));
+    }
+
+    fn dispatch(&mut self, req: &Request) -> Result<Json, Failure> {
+        let method = req.method.as_str();
+        #[cfg(test)]
+        if method == "tfc/panic" {
+            panic!("a test asked for a panic");
+        }
+        let known = matches!(
+            method,
+            "textDocument/hover"
+                | "textDocument/definition"
+                | "textDocument/references"
+                | "textDocument/prepareRename"
+                | "textDocument/rename"
+                | "textDocument/documentSymbol"
+                | "textDocument/completion"
+                | "textDocument/codeAction"
+        );
+        if !known {
+            return Err(Failure(
+                ErrorCode::MethodNotFound as i32,
+                format!("unknown method '{method}'"),
+            ));
+        }
+        let uri = req
+            .params
+            .pointer("/textDocument/uri")
+            .and_then(Json::as_str)
+            .ok_or_else(|| Failure::params("no textDocument.uri"))?
+            .to_owned();
+        let Some(doc) = self.docs.get_mut(&uri) else {
+            return Ok(Json::Null);
+        };
+        let settings = &self.settings;
+        doc.analysis(settings);
+        let doc = &self.docs[&uri];
+        let cx = Ctx {
+            text: &doc.text,
+            index: &doc.index,
+            analysis: doc.analysis.as_ref().expect("analysed above"),
+            project: &doc.project,
+            uri: &doc.uri,
+        };
+        let p = req.params.clone();
+        fn parse<T: serde::de::DeserializeOwned>(p: Json) -> Result<T, Failure> {
+            serde_json::from_value(p).map_err(Failure::params)
+        }
+        fn to_json(v: impl serde::Serialize) -> Result<Json, Failure> {
+            serde_json::to_value(v)
+                .map_err(|e| Failure(ErrorCode::InternalError as i32, e.to_string()))
+        }
+        match method {
+            "textDocument/hover" => to_json(features::hover(&cx, parse(p)?)),
+            "textDocument/definition" => to_json(features::definition(&cx, parse(p)?)),
+            "textDocument/references" => to_json(features::references(&cx, parse(p)?)),
+            "textDocument/prepareRename" => to_json(features::prepare_rename(&cx, parse(p)?)?),
+            "textDocument/rename" => to_json(features::rename(&cx, parse(p)?)?),
+            "textDocument/documentSymbol" => to_json(features::symbols(&cx)),
+            "textDocument/completion" => to_json(complete::completion(&cx, parse(p)?)),
+            _ => to_json(actions::code_actions(&cx, parse(p)?)),
+        }
+    }
+}
