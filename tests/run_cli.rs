@@ -405,6 +405,21 @@ fn dry_run_lists_prompts() {
     );
 }
 
+/// `--dry-run K=V`: the pair is an argument of the flow, not the flag's value (which needs
+/// `=`); an unknown value is a usage error.
+#[test]
+fn dry_run_does_not_swallow_an_argument() {
+    let flow = r#"{"phases": [{"id": "a", "task": "First {args.x}"}]}"#;
+    let (out, _) = run_flow("run-dry-arg", flow, &["--dry-run", "x=1"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "── [a] agent=default model=default ──\nFirst 1\n"
+    );
+    let (out, _) = run_flow("run-dry-bad", flow, &["--dry-run=everything", "x=1"]);
+    assert_eq!(out.code, 2, "{out:?}");
+}
+
 #[test]
 fn record_then_replay() {
     let flow = r#"{"phases": [{"id": "a", "task": "Hello"}, {"id": "b", "dependsOn": ["a"], "task": "Then {steps.a.output}"}]}"#;

@@ -38,7 +38,15 @@ pub struct RunArgs {
     #[arg(long)]
     pub(super) report: bool,
     /// Print each resolved prompt instead of calling a model (`--dry-run=scripts` also runs scripts).
-    #[arg(long, value_name = "scripts", num_args = 0..=1, default_missing_value = "prompts")]
+    /// The value needs `=`, so `--dry-run note=x` keeps `note=x` as an argument of the flow.
+    #[arg(
+        long,
+        value_name = "scripts",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "prompts",
+        value_parser = ["prompts", "scripts"]
+    )]
     pub(super) dry_run: Option<String>,
     /// Serve every agent with this backend (a configured name, `dry-run`, `replay:FILE`).
     #[arg(long)]
