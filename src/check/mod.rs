@@ -430,6 +430,18 @@ pub(crate) mod testing {
         check_source(text, &LowerOptions::default(), &opts).diagnostics
     }
 
+    /// The contract of phase `a` in a one-phase flow (which must lower cleanly).
+    pub fn contract(json: &str) -> crate::flow::Contract {
+        let flow =
+            format!(r#"{{"phases":[{{"id":"a","task":"t","output":"json","expect":{json}}}]}}"#);
+        let lowered = lower_source(&flow, &LowerOptions::default());
+        assert!(lowered.diagnostics.is_empty(), "{:?}", lowered.diagnostics);
+        *lowered.flow.expect("flow").phases[0]
+            .expect
+            .clone()
+            .expect("contract")
+    }
+
     /// The diagnostic with `code` (the first), for looking at its texts.
     pub fn find(diags: &[Diagnostic], code: &str) -> Diagnostic {
         diags

@@ -198,18 +198,7 @@ pub fn stub(contract: Option<&Contract>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flow::{LowerOptions, lower_source};
-
-    fn contract(json: &str) -> Contract {
-        let flow =
-            format!(r#"{{"phases":[{{"id":"a","task":"t","output":"json","expect":{json}}}]}}"#);
-        let lowered = lower_source(&flow, &LowerOptions::default());
-        assert!(lowered.diagnostics.is_empty(), "{:?}", lowered.diagnostics);
-        *lowered.flow.expect("flow").phases[0]
-            .expect
-            .clone()
-            .expect("contract")
-    }
+    use crate::check::testing::contract;
 
     #[test]
     fn violations_have_paths() {

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use super::infer::element_of;
 use super::lattice::{Obj, Prop, Step, Stuck, Ty};
 use super::{placeholder_types, schema, type_at};
-use crate::check::testing::{check, find};
+use crate::check::testing::{check, contract, find};
 use crate::diag::Diagnostic;
 
 /// The diagnostics of the type rules only (other lints, e.g. W0109 on a guarded final
@@ -22,19 +22,8 @@ fn typed(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
 fn codes(text: &str) -> Vec<&'static str> {
     typed(check(text)).iter().map(|d| d.code.as_str()).collect()
 }
-use crate::flow::{Contract, LowerOptions, lower_source};
+use crate::flow::{LowerOptions, lower_source};
 use crate::value::{Value, parse_json};
-
-/// The contract of phase `a` in a one-phase flow.
-fn contract(json: &str) -> Contract {
-    let flow = format!(r#"{{"phases":[{{"id":"a","task":"t","output":"json","expect":{json}}}]}}"#);
-    let lowered = lower_source(&flow, &LowerOptions::default());
-    assert!(lowered.diagnostics.is_empty(), "{:?}", lowered.diagnostics);
-    *lowered.flow.expect("flow").phases[0]
-        .expect
-        .clone()
-        .expect("contract")
-}
 
 fn ty(json: &str) -> Ty {
     schema::contract(&contract(json))
