@@ -354,15 +354,7 @@ fn normalized(line: &str) -> String {
 /// (wherever the README shows one).
 #[test]
 fn the_demo_prints_what_the_readme_shows() {
-    let dir = scratch("readme-demo-output");
-    let st = Command::new("cp")
-        .arg("-R")
-        .arg(root().join("examples"))
-        .arg(&dir)
-        .status()
-        .expect("cp");
-    assert!(st.success());
-    std::fs::create_dir_all(dir.join(".tfc")).expect(".tfc");
+    let dir = common::with_examples("readme-demo-output");
     let out = Command::new(env!("CARGO_BIN_EXE_tfc"))
         .args([
             "run",

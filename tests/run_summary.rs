@@ -6,25 +6,11 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{root, scratch, tfc_in};
-
-/// A project holding a copy of `examples/`.
-fn with_examples(name: &str) -> PathBuf {
-    let dir = scratch(name);
-    let st = Command::new("cp")
-        .arg("-R")
-        .arg(root().join("examples"))
-        .arg(&dir)
-        .status()
-        .expect("cp");
-    assert!(st.success());
-    std::fs::create_dir_all(dir.join(".tfc")).expect(".tfc");
-    dir
-}
+use common::{scratch, tfc_in, with_examples};
 
 /// The changelog demo runs two scripts and five agent calls (four commits, one writer): every
 /// summary says 5 calls.

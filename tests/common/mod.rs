@@ -58,6 +58,20 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// A scratch project holding a copy of `examples/` and an empty `.tfc/`.
+pub fn with_examples(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let st = Command::new("cp")
+        .arg("-R")
+        .arg(root().join("examples"))
+        .arg(&dir)
+        .status()
+        .expect("cp");
+    assert!(st.success());
+    std::fs::create_dir_all(dir.join(".tfc")).expect(".tfc");
+    dir
+}
+
 /// The `[W0101]`-style codes in a text report, in order.
 pub fn shown_codes(stderr: &str) -> Vec<String> {
     stderr
