@@ -76,6 +76,7 @@ pub mod report;
 pub mod run;
 pub mod source;
 pub mod syntax;
+pub mod telemetry;
 #[cfg(feature = "temporal")]
 pub mod temporal;
 pub mod value;

@@ -28,8 +28,24 @@ use std::path::{Path, PathBuf};
 
 /// The stages, lowest first.
 const STAGES: &[&str] = &[
-    "value", "source", "diag", "json", "syntax", "compile", "eval", "flow", "check", "project",
-    "lsp", "process", "agent", "run", "report", "mcp", "temporal",
+    "value",
+    "source",
+    "diag",
+    "json",
+    "syntax",
+    "compile",
+    "eval",
+    "flow",
+    "check",
+    "project",
+    "lsp",
+    "process",
+    "agent",
+    "telemetry",
+    "run",
+    "report",
+    "mcp",
+    "temporal",
 ];
 
 /// Folders whose files still import each other in a circle (a `mod.rs` that holds types its

@@ -27,7 +27,7 @@ pub mod definitions;
 pub mod dry_run;
 pub mod env;
 mod func;
-mod http;
+pub(crate) mod http;
 pub mod openai;
 pub mod preflight;
 pub mod presets;

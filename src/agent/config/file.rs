@@ -10,7 +10,7 @@ use serde::de::IgnoredAny;
 use super::de::{Bool, Entries, Int, Num, Str, Strings, Tools, from_toml, join, quote_key};
 use super::types::{
     AgentSettings, BackendSpec, CommandSpec, Config, DRY_RUN, EngineSettings, Preset, PresetSpec,
-    REPLAY_PREFIX,
+    REPLAY_PREFIX, TelemetrySettings,
 };
 use crate::agent::openai::{OpenAiConfig, Price};
 
@@ -27,6 +27,25 @@ struct FileIn {
     defaults: Option<DefaultsIn>,
     limits: Option<LimitsIn>,
     engine: Option<EngineIn>,
+    telemetry: Option<TelemetryIn>,
+}
+
+/// `[telemetry]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TelemetryIn {
+    enabled: Option<Bool>,
+    endpoint: Option<Str>,
+    traces_endpoint: Option<Str>,
+    metrics_endpoint: Option<Str>,
+    protocol: Option<Str>,
+    headers: Option<Entries<Str>>,
+    service_name: Option<Str>,
+    resource_attributes: Option<Entries<Str>>,
+    timeout_ms: Option<Int>,
+    content: Option<Bool>,
+    content_max_chars: Option<Int>,
+    trace_url: Option<Str>,
 }
 
 /// `[engine]`.
@@ -220,7 +239,68 @@ pub(super) fn read(root: &toml::Value, file: &Path) -> Result<Config, String> {
             shard_items,
         };
     }
+    if let Some(t) = top.telemetry {
+        c.telemetry = telemetry(t, &err)?;
+    }
     Ok(c)
+}
+
+/// `[telemetry]`, checked: URLs, the protocol's name, positive numbers.
+fn telemetry(
+    t: TelemetryIn,
+    err: &dyn Fn(&str, &str) -> String,
+) -> Result<TelemetrySettings, String> {
+    let url = |key: &str, v: Option<Str>| -> Result<Option<String>, String> {
+        match text(v) {
+            Some(u) => crate::agent::http::Url::parse(&u)
+                .map(|_| Some(u))
+                .map_err(|e| err(&format!("telemetry.{key}"), &e)),
+            None => Ok(None),
+        }
+    };
+    let positive = |key: &str, v: Option<Int>, what: &str| match v {
+        None => Ok(None),
+        Some(Int(Some(n))) if n >= 1 => Ok(Some(n as u64)),
+        Some(_) => Err(err(&format!("telemetry.{key}"), what)),
+    };
+    let protocol = text(t.protocol);
+    if let Some(p) = protocol.as_deref()
+        && p != "http/protobuf"
+        && p != "http/json"
+    {
+        return Err(err(
+            "telemetry.protocol",
+            &format!(
+                "unknown protocol '{p}' (expected \"http/protobuf\" or \"http/json\"; tfc exports over HTTP)"
+            ),
+        ));
+    }
+    let table = |e: Option<Entries<Str>>| {
+        e.map(|e| e.0.into_iter().map(|(k, v)| (k, v.0)).collect())
+            .unwrap_or_default()
+    };
+    Ok(TelemetrySettings {
+        enabled: t.enabled.map(|b| b.0),
+        endpoint: url("endpoint", t.endpoint)?,
+        traces_endpoint: url("traces_endpoint", t.traces_endpoint)?,
+        metrics_endpoint: url("metrics_endpoint", t.metrics_endpoint)?,
+        protocol,
+        headers: table(t.headers),
+        service_name: text(t.service_name),
+        resource_attributes: table(t.resource_attributes),
+        timeout_ms: positive(
+            "timeout_ms",
+            t.timeout_ms,
+            "expected a positive number of milliseconds, e.g. 10000",
+        )?,
+        content: t.content.map(|b| b.0),
+        content_max_chars: positive(
+            "content_max_chars",
+            t.content_max_chars,
+            "expected a positive number of characters, e.g. 4096",
+        )?,
+        trace_url: text(t.trace_url),
+    })
 }
 
 /// One `[backends.NAME]` table at `key`; errors are `<key…>: <what is wrong>`.

@@ -23,7 +23,7 @@ pub(crate) use detect::OPENAI_ENV_VARS;
 pub use detect::{AutoPick, Detection, detect};
 pub use types::{
     AgentSettings, BackendSpec, CommandSpec, Config, ConfigEnv, EngineSettings, FileState, Preset,
-    PresetSpec,
+    PresetSpec, TelemetrySettings,
 };
 pub(crate) use types::{DRY_RUN, REPLAY_PREFIX, role_name, split_tools, unmapped_role_warning};
 
@@ -88,6 +88,7 @@ impl Config {
         e.namespace = e.namespace.take().or(low.namespace);
         e.task_queue = e.task_queue.take().or(low.task_queue);
         e.shard_items = e.shard_items.take().or(low.shard_items);
+        self.telemetry = self.telemetry.over(lower.telemetry);
         self.checked.extend(lower.checked);
         self
     }
@@ -297,7 +298,7 @@ mod tests {
             ),
             (
                 "zzz = 1\n[limits]\nmax_prompt_bytes = 7",
-                "cfg.toml: unknown key 'zzz'; allowed here: default_backend, backends, agents, roles, safety, defaults, limits, engine",
+                "cfg.toml: unknown key 'zzz'; allowed here: default_backend, backends, agents, roles, safety, defaults, limits, engine, telemetry",
             ),
         ];
         for (text, want) in cases {

@@ -161,6 +161,8 @@ pub struct Config {
     pub max_prompt_bytes: Option<u64>,
     /// `[engine]`: where `tfc run` executes a new run by default (SPEC §14.3).
     pub engine: EngineSettings,
+    /// `[telemetry]`: OpenTelemetry export of runs (the `OTEL_*` variables win key by key).
+    pub telemetry: TelemetrySettings,
     /// The files looked at, highest precedence first.
     pub checked: Vec<(PathBuf, FileState)>,
 }
@@ -180,6 +182,59 @@ pub struct EngineSettings {
     /// `shard_items`: on Temporal, a map of more items than this runs its calls in child
     /// workflows of this many items each (default 500).
     pub shard_items: Option<u64>,
+}
+
+/// `[telemetry]`: where runs are exported as OpenTelemetry traces and metrics. Every key is
+/// optional; the standard `OTEL_*` variables win over the keys of the same meaning.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TelemetrySettings {
+    /// `enabled = false`: never export, whatever the variables say.
+    pub enabled: Option<bool>,
+    /// `endpoint`: the collector's OTLP/HTTP base URL (`/v1/traces`, `/v1/metrics` appended).
+    pub endpoint: Option<String>,
+    /// `traces_endpoint`: the full traces URL.
+    pub traces_endpoint: Option<String>,
+    /// `metrics_endpoint`: the full metrics URL.
+    pub metrics_endpoint: Option<String>,
+    /// `protocol`: `http/protobuf` or `http/json`.
+    pub protocol: Option<String>,
+    /// `headers`: request headers (a table of strings).
+    pub headers: IndexMap<String, String>,
+    /// `service_name`.
+    pub service_name: Option<String>,
+    /// `resource_attributes`: a table of strings.
+    pub resource_attributes: IndexMap<String, String>,
+    /// `timeout_ms`: how long one export request may take.
+    pub timeout_ms: Option<u64>,
+    /// `content = true`: prompts and outputs as span attributes (like `--otel-content`).
+    pub content: Option<bool>,
+    /// `content_max_chars`: how much of each prompt and output is kept.
+    pub content_max_chars: Option<u64>,
+    /// `trace_url`: a link to a run's trace, with `{traceId}` (e.g. a Jaeger or Tempo URL).
+    pub trace_url: Option<String>,
+}
+
+impl TelemetrySettings {
+    /// `self` (higher precedence) over `lower`, key by key; tables merge entry by entry.
+    pub fn over(mut self, lower: TelemetrySettings) -> TelemetrySettings {
+        self.enabled = self.enabled.or(lower.enabled);
+        self.endpoint = self.endpoint.or(lower.endpoint);
+        self.traces_endpoint = self.traces_endpoint.or(lower.traces_endpoint);
+        self.metrics_endpoint = self.metrics_endpoint.or(lower.metrics_endpoint);
+        self.protocol = self.protocol.or(lower.protocol);
+        for (k, v) in lower.headers {
+            self.headers.entry(k).or_insert(v);
+        }
+        self.service_name = self.service_name.or(lower.service_name);
+        for (k, v) in lower.resource_attributes {
+            self.resource_attributes.entry(k).or_insert(v);
+        }
+        self.timeout_ms = self.timeout_ms.or(lower.timeout_ms);
+        self.content = self.content.or(lower.content);
+        self.content_max_chars = self.content_max_chars.or(lower.content_max_chars);
+        self.trace_url = self.trace_url.or(lower.trace_url);
+        self
+    }
 }
 
 /// The environment configuration reads, captured once (tests build it by hand).

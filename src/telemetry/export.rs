@@ -1,0 +1,240 @@
+//! The exporter: one background thread that encodes batches and posts them, so that a run
+//! never waits on the network. The queue is bounded (a batch that does not fit is dropped and
+//! counted), every request is bounded by the export timeout, and the first problem is told in
+//! one warning line — a dead or slow collector never slows or fails a run. [`Exporter::flush`]
+//! waits, at most a given time, until what was queued before it has been sent.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
+
+use super::metrics::Metrics;
+use super::settings::{Settings, Target};
+use super::span::Span;
+use crate::agent::http::{Guard, HttpError, Url, post};
+
+/// Batches waiting for the exporter thread, at most (each up to [`super::BATCH`] spans).
+const QUEUE: usize = 64;
+
+/// A warning line's sink.
+pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
+
+enum Job {
+    Spans(Vec<Span>),
+    Metrics(Box<Metrics>, u64),
+    Flush(Sender<()>),
+}
+
+/// What the thread and its handles share.
+struct Shared {
+    warn: Warn,
+    /// A problem was told already (one line per process).
+    warned: AtomicBool,
+    dropped: AtomicU64,
+    sent: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl Shared {
+    fn warn_once(&self, message: &str) {
+        if !self.warned.swap(true, Ordering::Relaxed) {
+            (self.warn)(&format!(
+                "warning: telemetry: {message}; the run goes on, and later export problems are not shown"
+            ));
+        }
+    }
+}
+
+/// The handle of the exporter thread (cheap to clone).
+#[derive(Clone)]
+pub struct Exporter {
+    tx: Sender<Job>,
+    shared: Arc<Shared>,
+}
+
+/// What the exporter did so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Spans a collector accepted.
+    pub sent: u64,
+    /// Spans whose request failed.
+    pub failed: u64,
+    /// Spans dropped because the queue was full.
+    pub dropped: u64,
+}
+
+impl Exporter {
+    /// Start the thread for `settings`; problems go to `warn` (one line).
+    pub fn start(settings: Arc<Settings>, warn: Warn) -> Exporter {
+        let (tx, rx) = bounded(QUEUE);
+        let shared = Arc::new(Shared {
+            warn,
+            warned: AtomicBool::new(false),
+            dropped: AtomicU64::new(0),
+            sent: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+        });
+        let thread_shared = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("tfc-otlp".into())
+            .spawn(move || serve(&settings, &rx, &thread_shared));
+        if let Err(e) = spawned {
+            shared.warn_once(&format!("cannot start the exporter thread: {e}"));
+        }
+        Exporter { tx, shared }
+    }
+
+    /// Queue finished spans (never blocks).
+    pub fn spans(&self, batch: Vec<Span>) {
+        let n = batch.len() as u64;
+        self.queue(Job::Spans(batch), n);
+    }
+
+    /// Queue the metrics' current totals, as of `now_ns`.
+    pub fn metrics(&self, m: Metrics, now_ns: u64) {
+        self.queue(Job::Metrics(Box::new(m), now_ns), 0);
+    }
+
+    fn queue(&self, job: Job, spans: u64) {
+        match self.tx.try_send(job) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                self.shared.dropped.fetch_add(spans, Ordering::Relaxed);
+                self.shared
+                    .warn_once("the collector is not keeping up, so some spans were dropped");
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                self.shared.dropped.fetch_add(spans, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Wait until everything queued so far was sent (or failed), for at most `within`.
+    /// `false`: the time ran out first (a warning says so).
+    pub fn flush(&self, within: Duration) -> bool {
+        let until = Instant::now() + within;
+        let (done_tx, done_rx) = bounded(1);
+        if self.tx.send_deadline(Job::Flush(done_tx), until).is_err() {
+            self.shared
+                .warn_once("the collector did not take the last spans in time");
+            return false;
+        }
+        match done_rx.recv_deadline(until) {
+            Ok(()) => true,
+            Err(_) => {
+                self.shared
+                    .warn_once("the collector did not take the last spans in time");
+                false
+            }
+        }
+    }
+
+    /// What was sent, failed and dropped.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            sent: self.shared.sent.load(Ordering::Relaxed),
+            failed: self.shared.failed.load(Ordering::Relaxed),
+            dropped: self.shared.dropped.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The thread: one request per job, in order.
+fn serve(settings: &Settings, rx: &Receiver<Job>, shared: &Shared) {
+    for job in rx {
+        match job {
+            Job::Spans(spans) => {
+                let Some(target) = &settings.traces else {
+                    continue;
+                };
+                let body = super::otlp::traces(&settings.resource, &spans, target.protocol);
+                let n = spans.len() as u64;
+                drop(spans);
+                match send(target, &body, settings.timeout) {
+                    Ok(()) => shared.sent.fetch_add(n, Ordering::Relaxed),
+                    Err(e) => {
+                        shared.warn_once(&format!("spans could not be exported: {e}"));
+                        shared.failed.fetch_add(n, Ordering::Relaxed)
+                    }
+                };
+            }
+            Job::Metrics(m, now) => {
+                let Some(target) = &settings.metrics else {
+                    continue;
+                };
+                let body = super::otlp::metrics(&settings.resource, &m, now, target.protocol);
+                if let Err(e) = send(target, &body, settings.timeout) {
+                    shared.warn_once(&format!("metrics could not be exported: {e}"));
+                }
+            }
+            Job::Flush(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
+/// POST one body; any 2xx answer is success.
+pub fn send(target: &Target, body: &[u8], timeout: Duration) -> Result<(), String> {
+    let url = Url::parse(&target.url)?;
+    let mut headers: Vec<(&str, String)> = vec![
+        ("Content-Type", target.protocol.content_type().to_owned()),
+        ("User-Agent", format!("tfc/{}", env!("CARGO_PKG_VERSION"))),
+    ];
+    headers.extend(target.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
+    let guard = Guard {
+        cancel: crate::process::Cancel::never(),
+        idle: None,
+        deadline: Some(Instant::now() + timeout),
+    };
+    let what = |e: HttpError| match e {
+        HttpError::Io(m) => format!("{m} ({})", target.url),
+        HttpError::Wall | HttpError::Idle => format!(
+            "{} did not answer within {} ms (OTEL_EXPORTER_OTLP_TIMEOUT)",
+            target.url,
+            timeout.as_millis()
+        ),
+        HttpError::Cancelled => "cancelled".into(),
+    };
+    smol::block_on(async {
+        let mut response = post(&url, &headers, body, &guard).await.map_err(what)?;
+        let status = response.status;
+        // The answer's body (a partial-success note, or an error text) is read and dropped.
+        let text = response
+            .read_to_end(&guard, 64 * 1024)
+            .await
+            .unwrap_or_default();
+        if (200..300).contains(&status) {
+            Ok(())
+        } else {
+            let text = String::from_utf8_lossy(&text);
+            let text = text.trim();
+            let brief: String = text.chars().take(200).collect();
+            Err(format!(
+                "{} answered HTTP {status}{}",
+                target.url,
+                if brief.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {brief}")
+                }
+            ))
+        }
+    })
+}
+
+/// Whether the traces endpoint answers: an empty export request, as `tfc doctor` sends it.
+pub fn probe(settings: &Settings) -> Result<String, String> {
+    let Some(target) = settings.traces.as_ref().or(settings.metrics.as_ref()) else {
+        return Err("no endpoint".into());
+    };
+    let body = if settings.traces.is_some() {
+        super::otlp::traces(&settings.resource, &[], target.protocol)
+    } else {
+        super::otlp::metrics(&settings.resource, &Metrics::default(), 0, target.protocol)
+    };
+    send(target, &body, settings.timeout.min(Duration::from_secs(5)))
+        .map(|()| format!("{} answers", target.url))
+}

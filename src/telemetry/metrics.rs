@@ -1,0 +1,160 @@
+//! The GenAI client metrics (OpenTelemetry semantic conventions): `gen_ai.client.token.usage`
+//! (tokens per call, by `gen_ai.token.type`) and `gen_ai.client.operation.duration` (seconds
+//! per call), as explicit-bucket histograms with the conventions' advised boundaries, kept per
+//! operation, provider (the backend) and model. Cumulative: each export carries the totals
+//! since the process started recording.
+
+use indexmap::IndexMap;
+
+/// Advised boundaries of `gen_ai.client.token.usage`.
+pub const TOKEN_BOUNDS: &[f64] = &[
+    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0,
+    16777216.0, 67108864.0,
+];
+
+/// Advised boundaries of `gen_ai.client.operation.duration` (seconds).
+pub const DURATION_BOUNDS: &[f64] = &[
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+];
+
+/// One histogram's data point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Histogram {
+    /// Upper bounds of the buckets (one more bucket holds the rest).
+    pub bounds: &'static [f64],
+    /// Counts per bucket (`bounds.len() + 1`).
+    pub counts: Vec<u64>,
+    /// Values recorded.
+    pub count: u64,
+    /// Their sum.
+    pub sum: f64,
+    /// The least.
+    pub min: f64,
+    /// The greatest.
+    pub max: f64,
+}
+
+impl Histogram {
+    fn new(bounds: &'static [f64]) -> Histogram {
+        Histogram {
+            bounds,
+            counts: vec![0; bounds.len() + 1],
+            count: 0,
+            sum: 0.0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+        }
+    }
+
+    /// Count `v` (a bucket holds values up to and including its bound).
+    pub fn record(&mut self, v: f64) {
+        let i = self.bounds.partition_point(|b| *b < v);
+        self.counts[i] += 1;
+        self.count += 1;
+        self.sum += v;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+}
+
+/// What a data point is kept by: its attributes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Point {
+    /// `gen_ai.operation.name`.
+    pub operation: &'static str,
+    /// `gen_ai.provider.name`: the backend.
+    pub provider: String,
+    /// `gen_ai.request.model`, when known.
+    pub model: Option<String>,
+    /// `gen_ai.token.type` (`input` or `output`) of a token histogram.
+    pub token_type: Option<&'static str>,
+    /// `error.type` of a failed call's duration.
+    pub error: Option<&'static str>,
+}
+
+/// The two histograms, per data point.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Metrics {
+    /// `gen_ai.client.token.usage`.
+    pub tokens: IndexMap<Point, Histogram>,
+    /// `gen_ai.client.operation.duration`.
+    pub duration: IndexMap<Point, Histogram>,
+    /// When recording started (ns since the epoch).
+    pub start_ns: u64,
+}
+
+impl Metrics {
+    /// Empty, recording from `start_ns`.
+    pub fn new(start_ns: u64) -> Metrics {
+        Metrics {
+            start_ns,
+            ..Metrics::default()
+        }
+    }
+
+    /// One call: its duration, and its tokens when the backend reported them.
+    pub fn call(&mut self, point: Point, seconds: f64, tokens: Option<(u64, u64)>) {
+        if let Some((input, output)) = tokens {
+            for (ty, n) in [("input", input), ("output", output)] {
+                let p = Point {
+                    token_type: Some(ty),
+                    error: None,
+                    ..point.clone()
+                };
+                self.tokens
+                    .entry(p)
+                    .or_insert_with(|| Histogram::new(TOKEN_BOUNDS))
+                    .record(n as f64);
+            }
+        }
+        self.duration
+            .entry(point)
+            .or_insert_with(|| Histogram::new(DURATION_BOUNDS))
+            .record(seconds.max(0.0));
+    }
+
+    /// Nothing recorded yet.
+    pub fn is_empty(&self) -> bool {
+        self.duration.is_empty() && self.tokens.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point() -> Point {
+        Point {
+            operation: "invoke_agent",
+            provider: "claude".into(),
+            model: Some("sonnet".into()),
+            token_type: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn buckets_hold_values_up_to_their_bound() {
+        let mut h = Histogram::new(&[1.0, 4.0]);
+        for v in [0.5, 1.0, 1.5, 4.0, 9.0] {
+            h.record(v);
+        }
+        assert_eq!(h.counts, vec![2, 2, 1]);
+        assert_eq!((h.count, h.sum, h.min, h.max), (5, 16.0, 0.5, 9.0));
+    }
+
+    #[test]
+    fn calls_are_kept_per_point_and_token_type() {
+        let mut m = Metrics::new(7);
+        m.call(point(), 1.5, Some((100, 20)));
+        m.call(point(), 0.5, None);
+        assert_eq!(m.duration.len(), 1);
+        assert_eq!(m.duration[&point()].count, 2);
+        assert_eq!(m.tokens.len(), 2);
+        let input = Point {
+            token_type: Some("input"),
+            ..point()
+        };
+        assert_eq!(m.tokens[&input].sum, 100.0);
+    }
+}
