@@ -103,6 +103,9 @@ pub struct Request {
     /// For `output: "json"` phases: a minimal value satisfying the phase's `expect` contract,
     /// which the dry-run backend answers with (SPEC §9.9).
     pub json_stub: Option<crate::value::Value>,
+    /// W3C `traceparent` of the call's span when the run is traced: command agents receive
+    /// it as `TRACEPARENT`, so their own spans join the run's trace.
+    pub traceparent: Option<String>,
 }
 
 impl Request {
@@ -129,6 +132,7 @@ impl Request {
             iteration: None,
             item_index: None,
             json_stub: None,
+            traceparent: None,
         }
     }
 }

@@ -93,6 +93,9 @@ pub(crate) fn call_vars(request: &Request) -> Vec<(&'static str, String)> {
     if let Some(m) = &request.model {
         vars.push(("TFC_MODEL", m.clone()));
     }
+    if let Some(tp) = &request.traceparent {
+        vars.push(("TRACEPARENT", tp.clone()));
+    }
     vars
 }
 

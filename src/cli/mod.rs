@@ -36,6 +36,7 @@ mod run;
 mod runs;
 mod schema;
 mod show;
+mod telemetry;
 mod worker;
 
 use std::io::Write;

@@ -79,6 +79,9 @@ pub struct ResumeArgs {
     /// With `--engine temporal`: the Temporal service and queue.
     #[command(flatten)]
     remote: super::worker::TemporalArgs,
+    /// With OpenTelemetry export on: put prompts and outputs on the agent call spans.
+    #[arg(long = "otel-content")]
+    otel_content: bool,
     /// The child run's id (internal: `tfc mcp` names a run before starting its process).
     #[arg(long = "run-id", value_name = "ID", hide = true)]
     run_id: Option<String>,
@@ -173,6 +176,7 @@ pub fn run(a: ResumeArgs) -> ExitCode {
         quiet: a.quiet,
         color: a.color,
         run_id: a.run_id.clone(),
+        otel_content: a.otel_content,
         engine: a.engine,
         remote: a.remote.clone(),
         ..RunArgs::default()

@@ -109,6 +109,10 @@ pub struct RunArgs {
     /// With `--engine temporal`: the Temporal service and queue.
     #[command(flatten)]
     pub(super) remote: super::worker::TemporalArgs,
+    /// With OpenTelemetry export on: put prompts and outputs on the agent call spans (cut
+    /// to [telemetry] content_max_chars). Off by default: they may hold secrets and code.
+    #[arg(long = "otel-content")]
+    pub(super) otel_content: bool,
     /// The run id to use (internal: `tfc mcp` names a run before starting its process).
     #[arg(long = "run-id", value_name = "ID", hide = true)]
     pub(super) run_id: Option<String>,
@@ -308,6 +312,15 @@ pub(super) fn launch(
             );
         }
     }
+    // Export (off unless an endpoint is set); a dry run calls nothing and exports nothing.
+    let export = if dry_run {
+        super::telemetry::Export {
+            telemetry: None,
+            parent: None,
+        }
+    } else {
+        super::telemetry::start(&roster.config().telemetry, a.otel_content, a.quiet)
+    };
     let view = super::progress::View::start(color, a.quiet);
     let cancel = tfc::agent::CancelSource::new();
     let token = cancel.token();
@@ -339,6 +352,8 @@ pub(super) fn launch(
         },
         resume,
         launch: Some(launch_value(&a)),
+        telemetry: export.telemetry.clone(),
+        trace_parent: export.parent,
     };
     let interp = Interpreter::new(Arc::new(roster))
         .options(opts)
@@ -353,6 +368,7 @@ pub(super) fn launch(
     if engine == Engine::Temporal {
         let ran = temporal_run(&a, &interp, source, invocation, &view, token);
         view.finish();
+        super::telemetry::flush(&export);
         let record = match ran {
             Ok(r) => r,
             Err(code) => return code,
@@ -361,6 +377,7 @@ pub(super) fn launch(
     }
     let ran = smol::block_on(interp.run(source, invocation));
     view.finish();
+    super::telemetry::flush(&export);
     let record = match ran {
         Ok(r) => r,
         Err(RunError::Invalid {

@@ -36,6 +36,10 @@ pub struct RunOptions {
     pub resume: Option<Arc<super::resume::Carried>>,
     /// How the caller chose backends, kept in `run.json` as `launch` (resume uses it again).
     pub launch: Option<crate::value::Value>,
+    /// Export the run as an OpenTelemetry trace (`None`: nothing is recorded or sent).
+    pub telemetry: Option<Arc<crate::telemetry::Telemetry>>,
+    /// The caller's span (`TRACEPARENT`): the run's trace is a child of it.
+    pub trace_parent: Option<crate::telemetry::SpanContext>,
 }
 
 impl RunOptions {

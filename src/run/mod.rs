@@ -23,6 +23,7 @@ pub mod runs;
 mod scope;
 pub mod store;
 pub mod summary;
+mod trace;
 mod verdict;
 pub(crate) mod workdir;
 
@@ -383,7 +384,8 @@ impl Interpreter {
             max_output: opts.max_output(),
             max_prompt: opts.max_prompt(),
             journaling,
-            progress: opts.progress.is_some(),
+            // The trace is built from the progress notes too.
+            progress: opts.progress.is_some() || opts.telemetry.is_some(),
             replay: agents
                 .values()
                 .any(|a| a.backend_name.starts_with("replay")),

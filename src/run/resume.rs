@@ -34,6 +34,8 @@ pub struct Carried {
     pub items: IndexMap<String, (String, String)>,
     /// How it was planned: another process (a Temporal worker) plans it again from this.
     pub origin: Option<Origin>,
+    /// The parent's trace, which the resumed run's trace links to.
+    pub parent_trace: Option<crate::telemetry::SpanContext>,
 }
 
 /// How a resumed run's [`Carried`] was planned: the parent's directory, its effective
@@ -162,6 +164,8 @@ pub struct Parent {
     pub warnings: Vec<String>,
     /// Its finished map items (`item-end` journal lines): node → (key, output).
     pub items: IndexMap<String, (String, String)>,
+    /// Its trace's root span (`traceId`, `rootSpanId`), when it was exported.
+    pub trace: Option<crate::telemetry::SpanContext>,
 }
 
 /// Read a run directory: `run.json`, and the journal when the record may lag behind it.
@@ -223,6 +227,14 @@ pub fn open(dir: &Path) -> Result<Parent, String> {
         launch: m.get("launch").cloned(),
         warnings: Vec::new(),
         items: IndexMap::new(),
+        trace: text_of("traceId")
+            .and_then(|t| crate::telemetry::TraceId::parse(&t))
+            .zip(text_of("rootSpanId").and_then(|s| crate::telemetry::SpanId::parse(&s)))
+            .map(|(trace, span)| crate::telemetry::SpanContext {
+                trace,
+                span,
+                sampled: true,
+            }),
     };
     match stored {
         Some(phases) => {
@@ -412,6 +424,7 @@ pub fn plan(
     let mut carried = Carried {
         parent_run_id: parent.run_id.clone(),
         spent_before: Some(spent),
+        parent_trace: parent.trace,
         origin: Some(Origin {
             dir: parent.dir.clone(),
             status: status.to_owned(),

@@ -241,6 +241,7 @@ impl TfcRun {
                             paths,
                             limit,
                             base,
+                            ..
                         } => {
                             let fut = ctx.execute_activity(
                                 TfcActivities::pre_read,

@@ -25,7 +25,7 @@ pub(crate) struct PreparedCall {
     backend_name: String,
     model: Option<String>,
     warnings: Vec<String>,
-    request: Request,
+    pub request: Request,
 }
 
 /// Turn the machine's request into a backend request: the agent's backend (`resolved`), the
@@ -91,6 +91,7 @@ pub(crate) fn prepare_call(
         iteration: req.iteration,
         item_index: req.item_index,
         json_stub: req.json_stub,
+        traceparent: None,
     };
     Ok(PreparedCall {
         backend: resolved.backend.clone(),
@@ -156,6 +157,9 @@ pub(crate) async fn run_script(s: ScriptRequest, token: crate::agent::Cancel) ->
             ("TFC_PHASE_ID", s.phase_id.as_str()),
         ],
     );
+    if let Some(tp) = &s.traceparent {
+        env::set(&mut spec.env, [("TRACEPARENT", tp.as_str())]);
+    }
     spec.stdin = s.input.map(String::into_bytes);
     spec.wall_timeout = Some(Duration::from_millis(s.timeout_ms));
     spec.kill_on_cancel = true;

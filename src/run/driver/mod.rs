@@ -79,6 +79,8 @@ pub(crate) struct Driver {
     line: String,
     /// Each phase's last `run.json` text, reused while its record is unchanged.
     texts: PhaseTexts,
+    /// The run's OpenTelemetry trace, when it is exported.
+    trace: Option<super::trace::RunTrace>,
 }
 
 impl Driver {
@@ -116,6 +118,7 @@ impl Driver {
             cmds: Vec::new(),
             line: String::new(),
             texts: PhaseTexts::default(),
+            trace: None,
         }
     }
 
@@ -127,6 +130,7 @@ impl Driver {
             what: Event::Start,
         };
         self.keep(&input);
+        self.start_trace();
         let mut cmds = self.machine.handle(input);
         if let Some(root) = root {
             if let Some(l) = &self.opts.launch {
@@ -160,6 +164,46 @@ impl Driver {
         self.execute(cmds);
         self.flush_journal();
         Ok(())
+    }
+
+    /// Start the run's trace when it is exported; its ids go into `run.json`.
+    fn start_trace(&mut self) {
+        let Some(tel) = self.opts.telemetry.clone() else {
+            return;
+        };
+        let cfg = self.machine.config();
+        let link = self.opts.resume.as_ref().and_then(|r| r.parent_trace);
+        let models: HashMap<String, String> = cfg
+            .models
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let flow = self.machine.flow_name().to_owned();
+        let trace = super::trace::RunTrace::start(
+            tel.clone(),
+            super::trace::RunIdentity {
+                run_id: &cfg.run_id,
+                flow: &flow,
+                parent_run_id: cfg.parent_run_id.as_deref(),
+                backends: &cfg.backends,
+                models: &models,
+            },
+            self.opts.trace_parent,
+            link,
+            crate::telemetry::now_ns(),
+        );
+        let root = trace.root();
+        self.meta
+            .insert("traceId".into(), Value::from(root.trace.to_string()));
+        self.meta
+            .insert("rootSpanId".into(), Value::from(root.span.to_string()));
+        if let Some(url) = &tel.settings().trace_url {
+            self.meta.insert(
+                "traceUrl".into(),
+                Value::from(url.replace("{traceId}", &root.trace.to_string())),
+            );
+        }
+        self.trace = Some(trace);
     }
 
     fn keep(&mut self, input: &Input) {
@@ -258,11 +302,28 @@ impl Driver {
             r.clone()
         });
         self.close(&mut record);
+        if let Some(trace) = self.trace.take() {
+            trace.finish(&record, crate::telemetry::now_ns());
+        }
         (record, self.kept.take())
     }
 
     /// Hand one input to the machine and do what it says.
     fn feed(&mut self, input: Input) {
+        if let Some(trace) = self.trace.as_mut() {
+            match &input.what {
+                Event::CallEnded { op, end, .. } => {
+                    trace.call_ended(*op, end, crate::telemetry::now_ns());
+                }
+                Event::ScriptEnded { op, result } => {
+                    trace.script_ended(*op, result, crate::telemetry::now_ns());
+                }
+                Event::ContextRead { op, text } => {
+                    trace.read_ended(*op, text.chars().count(), crate::telemetry::now_ns());
+                }
+                _ => {}
+            }
+        }
         match &input.what {
             Event::CallEnded { op, .. } | Event::ScriptEnded { op, .. } => {
                 self.stops.remove(op);
@@ -388,7 +449,11 @@ impl Driver {
                 paths,
                 limit,
                 base,
+                node,
             } => {
+                if let Some(trace) = self.trace.as_mut() {
+                    trace.read_started(op, &node, paths.len(), crate::telemetry::now_ns());
+                }
                 let text = super::workdir::read_context(&base, &paths, limit);
                 self.now(Event::ContextRead { op, text });
             }
@@ -432,6 +497,9 @@ impl Driver {
             Command::Progress(p) => {
                 if let Some(sink) = &self.opts.progress {
                     sink.tell(&p);
+                }
+                if let Some(trace) = self.trace.as_mut() {
+                    trace.progress(&p, crate::telemetry::now_ns());
                 }
             }
             Command::CacheLookup {
@@ -528,13 +596,19 @@ impl Driver {
             attempt,
             end,
         };
-        let prepared = match prepare_call(self.agents.get(&req.agent), self.roster.as_ref(), req) {
-            Ok(p) => p,
-            Err(end) => {
-                self.now(ended(end));
-                return;
-            }
-        };
+        let traceparent = self
+            .trace
+            .as_mut()
+            .map(|t| t.call_started(op, &req, crate::telemetry::now_ns()));
+        let mut prepared =
+            match prepare_call(self.agents.get(&req.agent), self.roster.as_ref(), req) {
+                Ok(p) => p,
+                Err(end) => {
+                    self.now(ended(end));
+                    return;
+                }
+            };
+        prepared.request.traceparent = traceparent;
         // One stop per attempt: fired by the machine's cancel, or by the wall timeout.
         let stop = Arc::new(CancelSource::new());
         self.stops.insert(op, stop.clone());
@@ -543,9 +617,13 @@ impl Driver {
         }));
     }
 
-    fn script(&mut self, op: u64, s: ScriptRequest) {
+    fn script(&mut self, op: u64, mut s: ScriptRequest) {
         if s.argv.is_empty() {
             return;
+        }
+        if let Some(trace) = self.trace.as_mut() {
+            let now = crate::telemetry::now_ns();
+            s.traceparent = Some(trace.script_started(op, &s.node, &s.argv[0], now));
         }
         let stop = Arc::new(CancelSource::new());
         let token = stop.token();

@@ -130,11 +130,13 @@ impl Exec {
                 let limit = cx.flow().phases[self.index].context_limit.max(0.0) as usize;
                 self.stage = Stage::Context;
                 let base = cx.cfg().cwd.clone();
+                let node = cx.node(&cx.flow().phases[self.index].id);
                 cx.io(0, OpKind::Other, |op| Command::ReadContext {
                     op,
                     paths,
                     limit,
                     base,
+                    node,
                 });
                 Step::Wait
             }
@@ -192,6 +194,7 @@ impl Exec {
         let note = super::Progress {
             phase: cx.node(&phase.id),
             status: "running",
+            kind: Some(self.rec.ty),
             detail: None,
             attempts: self.rec.agent_calls(),
             tokens: self.rec.usage.billable_tokens(),

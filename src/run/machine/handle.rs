@@ -96,6 +96,16 @@ impl Machine {
         out.append(&mut self.out);
     }
 
+    /// What the machine was told up front.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// The flow's name.
+    pub fn flow_name(&self) -> &str {
+        &self.record.flow
+    }
+
     /// Whether the run is over ([`Command::Finish`] was emitted).
     pub fn is_finished(&self) -> bool {
         self.finished
@@ -246,6 +256,7 @@ impl Machine {
             self.out.push(Command::Progress(Progress {
                 phase,
                 status: "warning",
+                kind: None,
                 detail: Some(message.to_owned()),
                 attempts: 0,
                 tokens: 0,

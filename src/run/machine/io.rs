@@ -364,6 +364,8 @@ pub enum Command {
         limit: usize,
         /// The invocation directory they are relative to.
         base: PathBuf,
+        /// The node of the phase that reads them (its trace span).
+        node: String,
     },
     /// Compile a candidate ([`Event::ScorerEnded`]).
     RunScorer {
@@ -448,6 +450,8 @@ pub struct Progress {
     pub phase: String,
     /// `running`, `done`, `failed`, `skipped`, `pending` or `warning`.
     pub status: &'static str,
+    /// The phase's kind (`None` for a warning).
+    pub kind: Option<crate::flow::PhaseType>,
     /// Error, skip reason, short note or warning text.
     pub detail: Option<String>,
     /// Agent calls so far, as [`crate::run::summary`] counts them (a script's run is none).
@@ -628,6 +632,12 @@ pub struct ScriptRequest {
     pub run_id: String,
     /// `TFC_PHASE_ID`.
     pub phase_id: String,
+    /// The phase's node path (`id`, `flowPhase/id` in a sub-flow), for its trace span.
+    #[serde(default)]
+    pub node: String,
+    /// `TRACEPARENT` for the script, when the run is traced (set by the driver).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 /// A batch of one map's item calls, for a child to run.

@@ -264,6 +264,7 @@ impl Machine {
             let note = Progress {
                 phase: self.node(&self.flow.phases[i].id),
                 status: r.status.as_str(),
+                kind: Some(r.ty),
                 detail: r
                     .error
                     .clone()
@@ -382,6 +383,7 @@ impl Machine {
             let note = Progress {
                 phase: self.node(&self.flow.phases[d].id),
                 status: "running",
+                kind: Some(self.recs[d].ty),
                 detail: Some("re-run by a gate's rework".to_owned()),
                 attempts: self.recs[d].agent_calls(),
                 tokens: self.recs[d].usage.billable_tokens(),

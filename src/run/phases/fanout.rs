@@ -459,6 +459,7 @@ impl Fanout {
             let note = super::super::machine::Progress {
                 phase: cx.node(&phase.id),
                 status: "running",
+                kind: Some(ex.rec.ty),
                 detail: Some(format!("{}/{} items", self.finished, self.count)),
                 attempts: ex.rec.attempts,
                 tokens: self.usage.billable_tokens(),

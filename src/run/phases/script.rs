@@ -68,6 +68,8 @@ fn start(s: &mut Script, ex: &mut Exec, cx: &mut Cx<'_>, phase: &Phase, k: &kind
         timeout_ms: timeout_ms(phase),
         run_id: cx.cfg().run_id.clone(),
         phase_id: phase.id.clone(),
+        node: cx.node(&phase.id),
+        traceparent: None,
     };
     if cx.cfg().journaling {
         s.argv = script.argv.clone();
