@@ -29,6 +29,8 @@ pub(crate) mod workdir;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod trace_tests;
 
 pub use ctx::{ProgressNote, ProgressSink, RunOptions};
 pub use final_skip::FinalSkip;

@@ -146,54 +146,42 @@ impl RunTrace {
     /// A progress note of the machine: a phase starts, ends, or tells news.
     pub fn progress(&mut self, p: &Progress, now_ns: u64) {
         match p.status {
-            "running" => {
-                if !self.open.contains_key(&p.phase) {
-                    let (parent, _) = self.parent_of(&p.phase, now_ns, false);
-                    let mut attrs = vec![("tfc.phase.id", Value::Str(p.phase.clone()))];
-                    if let Some(k) = p.kind {
-                        attrs.push(("tfc.phase.kind", Value::Static(k.as_str())));
-                    }
-                    if p.detail.as_deref() == Some("re-run by a gate's rework") {
-                        attrs.push(("tfc.phase.rework", Value::Bool(true)));
-                    }
-                    let open = Open {
-                        id: self.ids.span(),
-                        parent,
-                        name: format!("phase {}", p.phase),
-                        start_ns: now_ns,
-                        group: false,
-                        last_ns: now_ns,
-                        attrs,
-                    };
-                    self.open.insert(p.phase.clone(), open);
-                }
+            "running" if !self.open.contains_key(&p.phase) => {
+                let open = self.phase_span(p, now_ns);
+                self.open.insert(p.phase.clone(), open);
             }
             "done" | "failed" | "skipped" => self.phase_ended(p, now_ns),
             _ => {}
         }
     }
 
+    /// A phase's span, starting now.
+    fn phase_span(&mut self, p: &Progress, now_ns: u64) -> Open {
+        let (parent, _) = self.parent_of(&p.phase, now_ns, false);
+        let mut attrs = vec![("tfc.phase.id", Value::Str(p.phase.clone()))];
+        if let Some(k) = p.kind {
+            attrs.push(("tfc.phase.kind", Value::Static(k.as_str())));
+        }
+        if p.detail.as_deref() == Some("re-run by a gate's rework") {
+            attrs.push(("tfc.phase.rework", Value::Bool(true)));
+        }
+        Open {
+            id: self.ids.span(),
+            parent,
+            name: format!("phase {}", p.phase),
+            start_ns: now_ns,
+            group: false,
+            last_ns: now_ns,
+            attrs,
+        }
+    }
+
     fn phase_ended(&mut self, p: &Progress, now_ns: u64) {
+        // Skipped (or answered from a cache) without ever running: a span of no length,
+        // where it would have been.
         let open = match self.open.remove(&p.phase) {
             Some(o) => o,
-            None => {
-                // Skipped (or answered from a cache) without ever running: a span of no
-                // length, where it would have been.
-                let (parent, _) = self.parent_of(&p.phase, now_ns, false);
-                let mut attrs = vec![("tfc.phase.id", Value::Str(p.phase.clone()))];
-                if let Some(k) = p.kind {
-                    attrs.push(("tfc.phase.kind", Value::Static(k.as_str())));
-                }
-                Open {
-                    id: self.ids.span(),
-                    parent,
-                    name: format!("phase {}", p.phase),
-                    start_ns: now_ns,
-                    group: false,
-                    last_ns: now_ns,
-                    attrs,
-                }
-            }
+            None => self.phase_span(p, now_ns),
         };
         self.close_groups(open.id, now_ns);
         let mut attrs = open.attrs;

@@ -246,7 +246,7 @@ mod tests {
         let s = sample();
         let body = traces(
             &[("service.name".into(), "tfc".into())],
-            &[s.clone()],
+            std::slice::from_ref(&s),
             Protocol::Protobuf,
         );
         let req = ExportTraceServiceRequest::decode(body.as_slice()).expect("valid protobuf");
@@ -270,7 +270,7 @@ mod tests {
     #[test]
     fn json_follows_the_otlp_mapping() {
         let s = sample();
-        let body = traces(&[], &[s.clone()], Protocol::Json);
+        let body = traces(&[], std::slice::from_ref(&s), Protocol::Json);
         let v: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
         let span = &v["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
         // Ids are lowercase hex, 64-bit integers strings, enums integers.

@@ -1,0 +1,473 @@
+//! The span tree of a run, for every phase kind, through an in-memory sink: what a tracing
+//! backend would show, and the laws every trace keeps (one trace, one root, parents exist,
+//! children inside their parents' time).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::*;
+use crate::agent::{FnAgent, Outcome, Request, Usage};
+use crate::telemetry::settings::{Protocol, Settings, Target};
+use crate::telemetry::{Collected, SpanContext, Telemetry};
+
+fn settings(content: Option<usize>) -> Settings {
+    let target = Target {
+        url: "http://127.0.0.1:9/v1/traces".into(),
+        protocol: Protocol::Protobuf,
+        headers: Vec::new(),
+    };
+    Settings {
+        traces: Some(target.clone()),
+        metrics: Some(target),
+        timeout: Duration::from_secs(1),
+        resource: Vec::new(),
+        content,
+        trace_url: None,
+    }
+}
+
+struct Traced {
+    record: RunRecord,
+    got: Arc<Mutex<Collected>>,
+}
+
+impl Traced {
+    fn spans(&self) -> Vec<Span> {
+        self.got.lock().unwrap().spans.clone()
+    }
+
+    fn named(&self, name: &str) -> Span {
+        let spans = self.spans();
+        let found: Vec<&Span> = spans.iter().filter(|s| s.name == name).collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "one span named {name:?} in {:#?}",
+            names(&spans)
+        );
+        found[0].clone()
+    }
+}
+
+fn names(spans: &[Span]) -> Vec<&str> {
+    spans.iter().map(|s| s.name.as_str()).collect()
+}
+
+fn traced_with(
+    flow: &str,
+    opts: RunOptions,
+    content: Option<usize>,
+    f: impl Fn(&Request) -> Outcome + Send + Sync + 'static,
+) -> Traced {
+    let (tel, got) = Telemetry::in_memory(settings(content));
+    let opts = RunOptions {
+        telemetry: Some(tel),
+        ..opts
+    };
+    let record = Interpreter::with_agent(FnAgent::new("fn", f))
+        .options(opts)
+        .eval_text("t", flow, Map::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let t = Traced { record, got };
+    laws(&t.spans());
+    t
+}
+
+fn traced(flow: &str, f: impl Fn(&Request) -> Outcome + Send + Sync + 'static) -> Traced {
+    traced_with(flow, RunOptions::default(), None, f)
+}
+
+use crate::telemetry::Span;
+
+/// What every trace keeps.
+fn laws(spans: &[Span]) {
+    assert!(!spans.is_empty(), "a traced run exports spans");
+    let trace = spans[0].trace;
+    assert!(spans.iter().all(|s| s.trace == trace), "one trace per run");
+    // The root's parent, if any, is the caller's span, in another process.
+    let roots: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.name.starts_with("run "))
+        .collect();
+    assert_eq!(roots.len(), 1, "one root: {:?}", names(spans));
+    let root = roots[0].id;
+    let mut ids = std::collections::HashSet::new();
+    for s in spans {
+        assert!(ids.insert(s.id), "span ids are unique");
+        assert!(s.end_ns >= s.start_ns, "{} ends after it starts", s.name);
+    }
+    for s in spans.iter().filter(|s| s.id != root) {
+        let p = s
+            .parent
+            .unwrap_or_else(|| panic!("{} has a parent", s.name));
+        {
+            let parent = spans
+                .iter()
+                .find(|o| o.id == p)
+                .unwrap_or_else(|| panic!("{}: its parent was exported", s.name));
+            assert!(
+                s.start_ns >= parent.start_ns && s.end_ns <= parent.end_ns,
+                "{} lies inside {}",
+                s.name,
+                parent.name
+            );
+        }
+    }
+}
+
+/// The spans as an indented tree, children by name (their order of ending varies).
+fn tree(spans: &[Span]) -> String {
+    fn walk(
+        spans: &[Span],
+        parent: Option<crate::telemetry::SpanId>,
+        depth: usize,
+        out: &mut String,
+    ) {
+        let mut kids: Vec<&Span> = spans.iter().filter(|s| s.parent == parent).collect();
+        kids.sort_by(|a, b| a.name.cmp(&b.name).then(a.start_ns.cmp(&b.start_ns)));
+        for k in kids {
+            out.push_str(&"  ".repeat(depth));
+            out.push_str(&k.name);
+            if let crate::telemetry::span::Status::Error(_) = k.status {
+                out.push_str(" !");
+            }
+            out.push('\n');
+            walk(spans, Some(k.id), depth + 1, out);
+        }
+    }
+    let mut out = String::new();
+    let root = spans
+        .iter()
+        .find(|s| s.name.starts_with("run "))
+        .map(|s| s.parent);
+    walk(spans, root.flatten(), 0, &mut out);
+    out
+}
+
+fn echo(req: &Request) -> Outcome {
+    Outcome::ok(format!("{} ok", req.node))
+}
+
+#[test]
+fn agent_and_chain() {
+    let t = traced(
+        r#"{"phases": [{"id": "a", "task": "one"}, {"id": "b", "dependsOn": ["a"], "task": "two {steps.a.output}"}]}"#,
+        |_| Outcome {
+            usage: Usage {
+                input: 12,
+                output: 5,
+                cost_usd: Some(0.01),
+                ..Usage::default()
+            },
+            ..Outcome::ok("x")
+        },
+    );
+    assert_eq!(
+        tree(&t.spans()),
+        "run t\n  phase a\n    invoke_agent default\n  phase b\n    invoke_agent default\n"
+    );
+    let call = t
+        .spans()
+        .into_iter()
+        .find(|s| s.name.starts_with("invoke_agent"))
+        .unwrap();
+    assert_eq!(call.kind, crate::telemetry::span::Kind::Client);
+    assert_eq!(call.attr_str("gen_ai.operation.name"), Some("invoke_agent"));
+    assert_eq!(call.attr_str("gen_ai.provider.name"), Some("fn"));
+    assert_eq!(call.attr_str("gen_ai.agent.name"), Some("default"));
+    assert_eq!(call.attr_int("gen_ai.usage.input_tokens"), Some(12));
+    assert_eq!(call.attr_int("gen_ai.usage.output_tokens"), Some(5));
+    assert_eq!(call.attr_int("tfc.attempt"), Some(1));
+    assert_eq!(
+        call.attr("gen_ai.input.messages"),
+        None,
+        "no prompts unless asked"
+    );
+    let phase = t.named("phase a");
+    assert_eq!(phase.attr_str("tfc.phase.kind"), Some("agent"));
+    assert_eq!(phase.attr_str("tfc.phase.status"), Some("done"));
+    assert_eq!(phase.attr_int("tfc.phase.attempts"), Some(1));
+    let root = t.named("run t");
+    assert_eq!(root.attr_str("tfc.run.status"), Some("completed"));
+    assert_eq!(root.attr_str("tfc.run.id"), Some(t.record.run_id.as_str()));
+    assert_eq!(root.attr_int("gen_ai.usage.input_tokens"), Some(24));
+    let m = t.got.lock().unwrap().metrics.clone().expect("metrics");
+    assert_eq!(m.duration.values().map(|h| h.count).sum::<u64>(), 2);
+    assert_eq!(m.tokens.len(), 2, "input and output token histograms");
+}
+
+#[test]
+fn map_items_and_a_retried_item() {
+    let tries = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let seen = tries.clone();
+    let t = traced(
+        r#"{"args": {"items": {"default": [1, 2]}}, "phases": [{"id": "m", "type": "map", "over": "{args.items}", "retry": {"max": 1, "backoffMs": 1}, "task": "do {item}"}]}"#,
+        move |req| {
+            if req.node == "m#1" && seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                return Outcome::failed(crate::agent::StopReason::Failed, "flaky");
+            }
+            echo(req)
+        },
+    );
+    assert_eq!(
+        tree(&t.spans()),
+        "run t\n  phase m\n    item m#0\n      invoke_agent default\n    item m#1\n      invoke_agent default !\n      invoke_agent default\n"
+    );
+    let phase = t.named("phase m");
+    assert_eq!(phase.attr_str("tfc.phase.kind"), Some("map"));
+    assert_eq!(phase.attr_int("tfc.phase.items"), Some(2));
+    let item = t.named("item m#1");
+    assert_eq!(item.attr_int("tfc.item.index"), Some(1));
+    let attempts: Vec<i64> = t
+        .spans()
+        .iter()
+        .filter(|s| s.attr_str("tfc.node") == Some("m#1"))
+        .filter_map(|s| s.attr_int("tfc.attempt"))
+        .collect();
+    assert_eq!(attempts.len(), 2);
+    assert!(attempts.contains(&1) && attempts.contains(&2));
+}
+
+#[test]
+fn parallel_reduce_and_script() {
+    let t = traced(
+        r#"{"phases": [
+            {"id": "p", "type": "parallel", "branches": [{"task": "x"}, {"task": "y"}]},
+            {"id": "s", "type": "script", "run": ["sh", "-c", "echo $TRACEPARENT"]},
+            {"id": "r", "type": "reduce", "from": ["p", "s"], "task": "merge {steps.p.output}"}
+        ]}"#,
+        echo,
+    );
+    assert_eq!(
+        tree(&t.spans()),
+        "run t\n  phase p\n    item p#0\n      invoke_agent default\n    item p#1\n      invoke_agent default\n  phase r\n    invoke_agent default\n  phase s\n    script s\n"
+    );
+    // The script got the traceparent of its own span.
+    let script = t.named("script s");
+    let got =
+        SpanContext::from_traceparent(t.record.phases["s"].output.trim()).expect("TRACEPARENT");
+    assert_eq!((got.trace, got.span), (script.trace, script.id));
+    assert_eq!(script.attr_int("process.exit.code"), Some(0));
+}
+
+#[test]
+fn gate_blocks_and_dependents_are_skipped() {
+    let t = traced(
+        r#"{"phases": [
+            {"id": "impl", "task": "build"},
+            {"id": "check", "type": "gate", "dependsOn": ["impl"], "task": "Review {steps.impl.output}"},
+            {"id": "ship", "dependsOn": ["check"], "task": "Ship."}
+        ]}"#,
+        |req| match req.phase_id.as_str() {
+            "check" => Outcome::ok("VERDICT: BLOCK\nnot yet"),
+            _ => echo(req),
+        },
+    );
+    assert_eq!(
+        tree(&t.spans()),
+        "run t !\n  phase check\n    invoke_agent default\n  phase impl\n    invoke_agent default\n  phase ship\n"
+    );
+    let gate = t.named("phase check");
+    assert_eq!(gate.attr_str("tfc.gate.verdict"), Some("block"));
+    let ship = t.named("phase ship");
+    assert_eq!(ship.attr_str("tfc.phase.status"), Some("skipped"));
+    assert!(ship.attr_str("tfc.phase.skip_reason").is_some());
+    assert_eq!(ship.end_ns, ship.start_ns, "a skipped phase never ran");
+}
+
+#[test]
+fn loop_iterations() {
+    let t = traced(
+        r#"{"phases": [{"id": "l", "type": "loop", "maxIterations": 4, "until": "{loop.iteration} >= 2", "task": "draft {loop.iteration}"}]}"#,
+        |req| Outcome::ok(format!("draft {}", req.iteration.unwrap_or(0))),
+    );
+    assert_eq!(
+        tree(&t.spans()),
+        "run t\n  phase l\n    iteration l@1\n      invoke_agent default\n    iteration l@2\n      invoke_agent default\n"
+    );
+    let phase = t.named("phase l");
+    assert_eq!(phase.attr_int("tfc.loop.iterations"), Some(2));
+    assert_eq!(phase.attr_str("tfc.loop.stop"), Some("until"));
+}
+
+#[test]
+fn tournament_variants_and_judge() {
+    let t = traced(
+        r#"{"phases": [{"id": "t", "type": "tournament", "variants": 2, "task": "Name it."}]}"#,
+        |req| {
+            if req.node == "t#judge" {
+                Outcome::ok(r#"{"winner": 1}"#)
+            } else {
+                echo(req)
+            }
+        },
+    );
+    assert_eq!(
+        tree(&t.spans()),
+        "run t\n  phase t\n    invoke_agent default\n    item t#0\n      invoke_agent default\n    item t#1\n      invoke_agent default\n"
+    );
+}
+
+#[test]
+fn race_losers_end_cancelled() {
+    let t = traced(
+        r#"{"phases": [{"id": "r", "type": "race", "branches": [{"task": "a"}, {"task": "b"}]}]}"#,
+        echo,
+    );
+    let spans = t.spans();
+    let calls = spans
+        .iter()
+        .filter(|s| s.name.starts_with("invoke_agent"))
+        .count();
+    assert!((1..=2).contains(&calls), "{}", tree(&spans));
+    assert_eq!(t.named("phase r").attr_str("tfc.phase.kind"), Some("race"));
+}
+
+#[test]
+fn sub_flow_phases_are_under_their_flow_phase() {
+    let t = traced(
+        r#"{"phases": [
+            {"id": "sub", "type": "flow", "def": {"phases": [{"id": "inner", "task": "About"}]}},
+            {"id": "after", "dependsOn": ["sub"], "task": "Got {steps.sub.output}"}
+        ]}"#,
+        echo,
+    );
+    assert_eq!(
+        tree(&t.spans()),
+        "run t\n  phase after\n    invoke_agent default\n  phase sub\n    phase sub/inner\n      invoke_agent default\n"
+    );
+}
+
+#[test]
+fn expand_grafts_phases_under_the_expand_phase() {
+    let t = traced(
+        r#"{"phases": [
+            {"id": "plan", "task": "plan"},
+            {"id": "x", "type": "expand", "expandMode": "graft", "dependsOn": ["plan"], "def": "{steps.plan.output}"}
+        ]}"#,
+        |req| match req.phase_id.as_str() {
+            "plan" => Outcome::ok(r#"[{"id": "one", "task": "first"}]"#),
+            _ => echo(req),
+        },
+    );
+    let text = tree(&t.spans());
+    assert!(text.starts_with("run t\n"), "{text}");
+    assert!(
+        text.contains("  phase plan\n    invoke_agent default\n"),
+        "{text}"
+    );
+    assert!(text.contains("phase x"), "{text}");
+    assert_eq!(
+        t.spans()
+            .iter()
+            .filter(|s| s.name.starts_with("invoke_agent"))
+            .count(),
+        2,
+        "{text}"
+    );
+}
+
+#[test]
+fn an_approval_that_waits_ends_with_the_paused_run() {
+    let t = traced(
+        r#"{"phases": [
+            {"id": "ok", "type": "approval", "task": "Deploy?"},
+            {"id": "deploy", "dependsOn": ["ok"], "task": "Deploy."}
+        ]}"#,
+        echo,
+    );
+    assert_eq!(t.record.status, RunStatus::Paused);
+    let root = t.named("run t");
+    assert_eq!(root.attr_str("tfc.run.status"), Some("paused"));
+    let text = tree(&t.spans());
+    assert!(text.contains("  phase ok"), "{text}");
+}
+
+#[test]
+fn a_failed_call_marks_its_span_phase_and_run() {
+    let t = traced(r#"{"phases": [{"id": "a", "task": "x"}]}"#, |_| {
+        Outcome::failed(crate::agent::StopReason::Failed, "the model is down")
+    });
+    assert_eq!(
+        tree(&t.spans()),
+        "run t !\n  phase a !\n    invoke_agent default !\n"
+    );
+    let call = t.named("invoke_agent default");
+    assert_eq!(
+        call.status,
+        crate::telemetry::span::Status::Error("the model is down".into())
+    );
+    assert_eq!(call.attr_str("error.type"), Some("error"));
+}
+
+#[test]
+fn content_is_opt_in_and_cut() {
+    let t = traced_with(
+        r#"{"phases": [{"id": "a", "task": "a long prompt"}]}"#,
+        RunOptions::default(),
+        Some(6),
+        |_| Outcome::ok("the answer"),
+    );
+    let call = t.named("invoke_agent default");
+    let input = call.attr_str("gen_ai.input.messages").expect("prompt kept");
+    let v = crate::value::parse_json(input).expect("JSON messages");
+    assert_eq!(
+        v.to_json(),
+        r#"[{"role":"user","parts":[{"type":"text","content":"a long… [7 more characters]"}]}]"#
+    );
+    assert!(
+        call.attr_str("gen_ai.output.messages")
+            .unwrap()
+            .contains("the an")
+    );
+}
+
+#[test]
+fn a_caller_traceparent_makes_the_run_its_child() {
+    let caller =
+        SpanContext::from_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+            .unwrap();
+    let t = traced_with(
+        r#"{"phases": [{"id": "a", "task": "x"}]}"#,
+        RunOptions {
+            trace_parent: Some(caller),
+            ..RunOptions::default()
+        },
+        None,
+        echo,
+    );
+    let root = t.named("run t");
+    assert_eq!(root.trace, caller.trace);
+    assert_eq!(root.parent, Some(caller.span));
+}
+
+#[test]
+fn command_agents_get_the_traceparent_of_their_call() {
+    let t = traced(r#"{"phases": [{"id": "a", "task": "x"}]}"#, echo);
+    drop(t);
+    // The request the backend receives carries it (TRACEPARENT for process backends).
+    let seen = Arc::new(Mutex::new(None));
+    let keep = seen.clone();
+    let t = traced(r#"{"phases": [{"id": "a", "task": "x"}]}"#, move |req| {
+        *keep.lock().unwrap() = req.traceparent.clone();
+        Outcome::ok("x")
+    });
+    let tp = seen.lock().unwrap().clone().expect("a traceparent");
+    let call = t.named("invoke_agent default");
+    assert_eq!(
+        SpanContext::from_traceparent(&tp).map(|c| (c.trace, c.span)),
+        Some((call.trace, call.id))
+    );
+}
+
+#[test]
+fn without_telemetry_nothing_is_recorded() {
+    let r = Interpreter::with_agent(FnAgent::new("fn", echo))
+        .eval_text(
+            "t",
+            r#"{"phases": [{"id": "a", "task": "x"}]}"#,
+            Map::default(),
+        )
+        .unwrap();
+    assert_eq!(r.status, RunStatus::Completed);
+}
