@@ -163,7 +163,8 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
     ]);
     let when = any(&["when_compiled", "when_parse_eval"]);
     let safeparse = any(&["safeparse_array", "safeparse_fenced", "safeparse_nojson"]);
-    let run = any(&["run_chain_1000", "run_map_100000"]);
+    let run = any(&["run_chain_1000", "run_chain_1000_otel", "run_map_100000"]);
+    let run_otel = wanted("run_chain_1000_otel");
     let check = any(&[
         "serde_parse_chain_10000",
         "check_chain_10000",
@@ -307,6 +308,41 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
                 assert_eq!(r.status, RunStatus::Completed);
             }),
         );
+        if run_otel {
+            // The same run exported as a trace to a live OTLP/HTTP endpoint (protobuf): at most
+            // 10 % slower than without export (the row above).
+            let tel = otel_to(&common::otlp_sink());
+            let chain = chain_flow(1_000);
+            let interp = instant().options(tfc::run::RunOptions {
+                telemetry: Some(tel.clone()),
+                ..tfc::run::RunOptions::default()
+            });
+            let r = interp
+                .eval_text("bench-chain", &chain, Map::default())
+                .expect("runs");
+            assert_eq!(r.status, RunStatus::Completed);
+            assert!(
+                tel.flush(Duration::from_secs(10)),
+                "the sink took the spans"
+            );
+            let stats = tel.stats();
+            assert!(
+                stats.sent == 2_001 && stats.failed == 0 && stats.dropped == 0,
+                "{stats:?}"
+            );
+            row(
+                "run_chain_1000_otel",
+                f64::NAN,
+                f64::NAN,
+                11,
+                Box::new(move || {
+                    let r = interp
+                        .eval_text("bench-chain", &chain, Map::default())
+                        .expect("runs");
+                    assert_eq!(r.status, RunStatus::Completed);
+                }),
+            );
+        }
         let args = map_args(100_000);
         let interp = instant();
         row(
@@ -373,10 +409,33 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
         r.per_floor = match r.key {
             "check_chain_10000" => Some(("serde_parse_chain_10000", 3.0)),
             "check_fanin_10000" => Some(("serde_parse_fanin_10000", 3.0)),
+            "run_chain_1000_otel" => Some(("run_chain_1000", 1.10)),
             _ => None,
         };
     }
     rows
+}
+
+/// Export on, to the endpoint at `base`, over protobuf.
+fn otel_to(base: &str) -> std::sync::Arc<tfc::telemetry::Telemetry> {
+    use tfc::telemetry::settings::{Protocol, Settings, Target};
+    let target = |path: &str| Target {
+        url: format!("{base}/v1/{path}"),
+        protocol: Protocol::Protobuf,
+        headers: Vec::new(),
+    };
+    let settings = Settings {
+        traces: Some(target("traces")),
+        metrics: Some(target("metrics")),
+        timeout: Duration::from_secs(10),
+        resource: vec![("service.name".into(), "tfc-bench".into())],
+        content: None,
+        trace_url: None,
+    };
+    tfc::telemetry::Telemetry::start(
+        settings,
+        std::sync::Arc::new(|line: &str| eprintln!("{line}")),
+    )
 }
 
 fn instant() -> Interpreter {

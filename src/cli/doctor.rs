@@ -108,6 +108,7 @@ pub fn run(_: DoctorArgs) -> Exit {
                     ),
                 }
             }
+            telemetry(&mut t, &config.telemetry);
         }
         Err(e) => {
             t.push_str(&format!("  error: {e}\n"));
@@ -122,6 +123,55 @@ pub fn run(_: DoctorArgs) -> Exit {
         sayln!("error: the configuration is invalid (see above); fix the file it names");
     }
     exit
+}
+
+/// Whether runs are exported as OpenTelemetry traces, where to, and whether the endpoint
+/// answers (one empty export request, 5 s at most).
+fn telemetry(t: &mut String, file: &tfc::agent::config::TelemetrySettings) {
+    use tfc::telemetry::Resolved;
+    t.push_str("\ntelemetry (OpenTelemetry export of runs):\n");
+    let var = |k: &str| std::env::var(k).ok();
+    match tfc::telemetry::settings::resolve(&var, file, false) {
+        Resolved::Off(why) => t.push_str(&format!("  off: {why}\n")),
+        Resolved::Invalid(m) => t.push_str(&format!("  off, the settings are wrong: {m}\n")),
+        Resolved::On(s) => {
+            for (signal, target) in [("traces", &s.traces), ("metrics", &s.metrics)] {
+                match target {
+                    Some(x) => t.push_str(&format!(
+                        "  {signal:<8} → {} ({})\n",
+                        x.url,
+                        x.protocol.as_str()
+                    )),
+                    None => t.push_str(&format!("  {signal:<8} off\n")),
+                }
+            }
+            let service = s.resource.first().map_or("tfc", |(_, v)| v.as_str());
+            t.push_str(&format!(
+                "  service.name={service}, timeout {} ms, prompts and outputs {}\n",
+                s.timeout.as_millis(),
+                if s.content.is_some() {
+                    "exported"
+                } else {
+                    "not exported"
+                }
+            ));
+            match tfc::telemetry::export::probe(&s) {
+                Ok(m) => t.push_str(&format!("  endpoint: {m}\n")),
+                Err(e) => t.push_str(&format!("  endpoint: not answering: {e}\n")),
+            }
+        }
+    }
+    if let Ok(tp) = std::env::var("TRACEPARENT") {
+        let valid = tfc::telemetry::SpanContext::from_traceparent(&tp).is_some();
+        t.push_str(&format!(
+            "  TRACEPARENT={tp} ({})\n",
+            if valid {
+                "runs join the caller's trace"
+            } else {
+                "not a W3C traceparent; ignored"
+            }
+        ));
+    }
 }
 
 /// The first line `BIN --version` prints, waited for at most [`VERSION_TIMEOUT`].

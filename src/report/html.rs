@@ -224,6 +224,14 @@ fn header(out: &mut String, rec: &Value, status: &str) {
     if let Some(p) = s("parentRunId") {
         item("parent", format!("<code>{}</code>", esc(p)));
     }
+    // An exported run: its trace id, and a link to it when `[telemetry] trace_url` is set.
+    if let Some(t) = s("traceId") {
+        let link = s("traceUrl")
+            .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+            .map(|u| format!(" <a class=\"trace\" href=\"{}\">open the trace</a>", esc(u)))
+            .unwrap_or_default();
+        item("trace", format!("<code>{}</code>{link}", esc(t)));
+    }
     let reason = s("reason")
         .map(|r| format!(" — {}", esc(r)))
         .unwrap_or_default();
@@ -671,6 +679,33 @@ mod tests {
         assert!(page.contains("<tr data-row=\"a\" data-status=\"failed\">"));
         assert_eq!(read.get(), 0, "a path out of the run folder is never read");
         assert!(!page.contains("secret"));
+    }
+
+    #[test]
+    fn an_exported_run_shows_its_trace_and_a_safe_link() {
+        let page = |extra: &str| {
+            let rec = crate::value::parse_json(&format!(
+                r#"{{"runId": "r-1", "flow": "f", "status": "completed",
+                    "traceId": "4bf92f3577b34da6a3ce929d0e0e4736"{extra}}}"#
+            ))
+            .expect("json");
+            html(&Input {
+                record: &rec,
+                journal: "",
+                status: None,
+                load: &|_: &str| None,
+            })
+        };
+        let linked = page(
+            r#", "traceUrl": "http://localhost:16686/trace/4bf92f3577b34da6a3ce929d0e0e4736?a=1&b=2""#,
+        );
+        assert!(linked.contains("<dt>trace</dt><dd><code>4bf92f3577b34da6a3ce929d0e0e4736</code>"));
+        assert!(linked.contains(
+            r#"<a class="trace" href="http://localhost:16686/trace/4bf92f3577b34da6a3ce929d0e0e4736?a=1&amp;b=2">open the trace</a>"#
+        ));
+        let unsafe_link = page(r#", "traceUrl": "javascript:alert(1)""#);
+        assert!(unsafe_link.contains("<dt>trace</dt>"));
+        assert!(!unsafe_link.contains("javascript:"));
     }
 
     #[test]
