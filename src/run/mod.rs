@@ -23,7 +23,7 @@ pub mod runs;
 mod scope;
 pub mod store;
 pub mod summary;
-mod trace;
+pub(crate) mod trace;
 mod verdict;
 pub(crate) mod workdir;
 
@@ -193,6 +193,12 @@ impl Interpreter {
     pub fn options(mut self, opts: RunOptions) -> Interpreter {
         self.opts = opts;
         self
+    }
+
+    /// The options runs are made with.
+    #[cfg(feature = "temporal")]
+    pub(crate) fn run_options(&self) -> &RunOptions {
+        &self.opts
     }
 
     /// How the run it makes resumes another, when it does.

@@ -17,7 +17,7 @@ use crate::telemetry::metrics::{Metrics, Point};
 use crate::telemetry::span::{Kind, Span, Status, Value};
 use crate::telemetry::{BATCH, IdGen, SpanContext, SpanId, Telemetry, TraceId};
 
-use super::machine::{CallEnd, CallRequest, Progress, ScriptEnd, ScriptOutcome};
+use super::machine::{CallEnd, CallRequest, Command, Event, Progress, ScriptEnd, ScriptOutcome};
 use super::record::RunRecord;
 
 /// `gen_ai.operation.name` of an agent call.
@@ -68,7 +68,7 @@ pub(crate) struct RunTrace {
     parent_run_id: Option<String>,
     /// Agents' backends and models, for calls' attributes.
     backends: indexmap::IndexMap<String, String>,
-    models: HashMap<String, String>,
+    models: indexmap::IndexMap<String, String>,
     /// Phase, item and iteration spans by node.
     open: HashMap<String, Open>,
     calls: HashMap<u64, Call>,
@@ -86,10 +86,43 @@ pub(crate) struct RunIdentity<'a> {
     pub flow: &'a str,
     pub parent_run_id: Option<&'a str>,
     pub backends: &'a indexmap::IndexMap<String, String>,
-    pub models: &'a HashMap<String, String>,
+    pub models: &'a indexmap::IndexMap<String, String>,
 }
 
 impl RunTrace {
+    /// The trace of the run `cfg` describes, when `opts` export it; its ids (and a link to it,
+    /// with `[telemetry] trace_url`) go into `meta`, the members `run.json` adds to the record.
+    pub fn for_run(
+        opts: &super::RunOptions,
+        cfg: &super::machine::Config,
+        flow: &str,
+        meta: &mut crate::value::Map,
+    ) -> Option<RunTrace> {
+        let tel = opts.telemetry.clone()?;
+        let link = opts.resume.as_ref().and_then(|r| r.parent_trace);
+        let trace = RunTrace::start(
+            tel.clone(),
+            RunIdentity {
+                run_id: &cfg.run_id,
+                flow,
+                parent_run_id: cfg.parent_run_id.as_deref(),
+                backends: &cfg.backends,
+                models: &cfg.models,
+            },
+            opts.trace_parent,
+            link,
+            crate::telemetry::now_ns(),
+        );
+        let root = trace.root();
+        let id = root.trace.to_string();
+        if let Some(url) = &tel.settings().trace_url {
+            meta.insert("traceUrl".into(), url.replace("{traceId}", &id).into());
+        }
+        meta.insert("traceId".into(), id.into());
+        meta.insert("rootSpanId".into(), root.span.to_string().into());
+        Some(trace)
+    }
+
     /// Start the run's trace at `now_ns`: a child of `caller` when given (its trace id is
     /// kept), linked to the trace of the run it resumes (`link`).
     pub fn start(
@@ -141,6 +174,37 @@ impl RunTrace {
             span,
             sampled: true,
         }
+    }
+
+    /// An input for the machine, before the machine has it: the end of a call, a script or
+    /// a pre-read.
+    pub fn input(&mut self, what: &Event, now_ns: u64) {
+        match what {
+            Event::CallEnded { op, end, .. } => self.call_ended(*op, end, now_ns),
+            Event::ScriptEnded { op, result } => self.script_ended(*op, result, now_ns),
+            Event::ContextRead { op, text } => self.read_ended(*op, text.chars().count(), now_ns),
+            _ => {}
+        }
+    }
+
+    /// A command of the machine, as it is carried out: progress, and the start of a call, a
+    /// script or a pre-read. The `traceparent` of the span it starts comes back.
+    pub fn command(&mut self, c: &Command, now_ns: u64) -> Option<String> {
+        match c {
+            Command::Progress(p) => self.progress(p, now_ns),
+            Command::StartCall { op, request } => {
+                return Some(self.call_started(*op, request, now_ns));
+            }
+            Command::StartScript { op, script } => {
+                let program = script.argv.first().map_or("", String::as_str);
+                return Some(self.script_started(*op, &script.node, program, now_ns));
+            }
+            Command::ReadContext {
+                op, paths, node, ..
+            } => self.read_started(*op, node, paths.len(), now_ns),
+            _ => {}
+        }
+        None
     }
 
     /// A progress note of the machine: a phase starts, ends, or tells news.

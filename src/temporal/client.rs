@@ -172,6 +172,14 @@ pub fn start_run(
     meta.insert("engine".into(), Value::Object(engine));
     let commit = crate::run::cache::fingerprint::head_commit(&prepared.cwd);
     meta.insert("gitCommit".into(), commit.map_or(Value::Null, Value::from));
+    // The trace is built here, by the follower, from the same machine inputs the workflow
+    // had: the same spans as a local run's (its ids go into `run.json`).
+    let trace = crate::run::trace::RunTrace::for_run(
+        interp.run_options(),
+        &config,
+        &prepared.flow.name,
+        &mut meta,
+    );
     let input = RunInput {
         run_id: config.run_id.clone(),
         flow_name: prepared.flow.name.clone(),
@@ -213,7 +221,7 @@ pub fn start_run(
                 }
             }
         });
-        let mut mirror = Mirror::new(setup, follow.progress, follow.asked);
+        let mut mirror = Mirror::new(setup, follow.progress, follow.asked, trace);
         let mut ended = Some(ended);
         let mut outcome: Option<Result<String, String>> = None;
         loop {
@@ -268,6 +276,9 @@ struct Mirror {
     asked: Option<Asked>,
     run_id: String,
     cmds: Vec<Command>,
+    /// The run's trace, when it is exported: fed the inputs and commands at their workflow
+    /// times.
+    trace: Option<crate::run::trace::RunTrace>,
 }
 
 impl Mirror {
@@ -275,9 +286,10 @@ impl Mirror {
         setup: super::host::Setup,
         progress: Option<ProgressSink>,
         asked: Option<Asked>,
+        trace: Option<crate::run::trace::RunTrace>,
     ) -> Mirror {
         let mut config = setup.config;
-        config.progress = progress.is_some();
+        config.progress = progress.is_some() || trace.is_some();
         let run_id = config.run_id.clone();
         Mirror {
             run_id,
@@ -288,6 +300,7 @@ impl Mirror {
             progress,
             asked,
             cmds: Vec::new(),
+            trace,
         }
     }
 
@@ -313,9 +326,16 @@ impl Mirror {
             else {
                 continue;
             };
+            let at = input.at.saturating_mul(1_000_000);
+            if let Some(trace) = self.trace.as_mut() {
+                trace.input(&input.what, at);
+            }
             self.machine.handle_into(input, &mut self.cmds);
             let mut done = None;
             for c in self.cmds.drain(..) {
+                if let Some(trace) = self.trace.as_mut() {
+                    trace.command(&c, at);
+                }
                 match c {
                     Command::Progress(p) => {
                         if let Some(sink) = &self.progress {
@@ -330,6 +350,11 @@ impl Mirror {
                     Command::Finish(r) => done = Some(*r),
                     _ => {}
                 }
+            }
+            if let Some(record) = &done
+                && let Some(trace) = self.trace.take()
+            {
+                trace.finish(record, at);
             }
             if done.is_some() {
                 return done;

@@ -168,42 +168,13 @@ impl Driver {
 
     /// Start the run's trace when it is exported; its ids go into `run.json`.
     fn start_trace(&mut self) {
-        let Some(tel) = self.opts.telemetry.clone() else {
-            return;
-        };
-        let cfg = self.machine.config();
-        let link = self.opts.resume.as_ref().and_then(|r| r.parent_trace);
-        let models: HashMap<String, String> = cfg
-            .models
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
         let flow = self.machine.flow_name().to_owned();
-        let trace = super::trace::RunTrace::start(
-            tel.clone(),
-            super::trace::RunIdentity {
-                run_id: &cfg.run_id,
-                flow: &flow,
-                parent_run_id: cfg.parent_run_id.as_deref(),
-                backends: &cfg.backends,
-                models: &models,
-            },
-            self.opts.trace_parent,
-            link,
-            crate::telemetry::now_ns(),
+        self.trace = super::trace::RunTrace::for_run(
+            &self.opts,
+            self.machine.config(),
+            &flow,
+            &mut self.meta,
         );
-        let root = trace.root();
-        self.meta
-            .insert("traceId".into(), Value::from(root.trace.to_string()));
-        self.meta
-            .insert("rootSpanId".into(), Value::from(root.span.to_string()));
-        if let Some(url) = &tel.settings().trace_url {
-            self.meta.insert(
-                "traceUrl".into(),
-                Value::from(url.replace("{traceId}", &root.trace.to_string())),
-            );
-        }
-        self.trace = Some(trace);
     }
 
     fn keep(&mut self, input: &Input) {
@@ -311,18 +282,7 @@ impl Driver {
     /// Hand one input to the machine and do what it says.
     fn feed(&mut self, input: Input) {
         if let Some(trace) = self.trace.as_mut() {
-            match &input.what {
-                Event::CallEnded { op, end, .. } => {
-                    trace.call_ended(*op, end, crate::telemetry::now_ns());
-                }
-                Event::ScriptEnded { op, result } => {
-                    trace.script_ended(*op, result, crate::telemetry::now_ns());
-                }
-                Event::ContextRead { op, text } => {
-                    trace.read_ended(*op, text.chars().count(), crate::telemetry::now_ns());
-                }
-                _ => {}
-            }
+            trace.input(&input.what, crate::telemetry::now_ns());
         }
         match &input.what {
             Event::CallEnded { op, .. } | Event::ScriptEnded { op, .. } => {
@@ -389,14 +349,20 @@ impl Driver {
         ) {
             self.flush_journal();
         }
+        // The trace sees each command as it is carried out; a span it starts gives the call or
+        // script its `TRACEPARENT`.
+        let traceparent = match self.trace.as_mut() {
+            Some(t) => t.command(&c, crate::telemetry::now_ns()),
+            None => None,
+        };
         match c {
-            Command::StartCall { op, request } => self.call(op, *request),
+            Command::StartCall { op, request } => self.call(op, *request, traceparent),
             Command::Cancel { op } => {
                 if let Some(s) = self.stops.get(&op) {
                     s.cancel();
                 }
             }
-            Command::StartScript { op, script } => self.script(op, *script),
+            Command::StartScript { op, script } => self.script(op, *script, traceparent),
             Command::StartTimer { op, ms } => {
                 let tx = self.tx.clone();
                 let task = self.executor.spawn(async move {
@@ -449,11 +415,8 @@ impl Driver {
                 paths,
                 limit,
                 base,
-                node,
+                ..
             } => {
-                if let Some(trace) = self.trace.as_mut() {
-                    trace.read_started(op, &node, paths.len(), crate::telemetry::now_ns());
-                }
                 let text = super::workdir::read_context(&base, &paths, limit);
                 self.now(Event::ContextRead { op, text });
             }
@@ -497,9 +460,6 @@ impl Driver {
             Command::Progress(p) => {
                 if let Some(sink) = &self.opts.progress {
                     sink.tell(&p);
-                }
-                if let Some(trace) = self.trace.as_mut() {
-                    trace.progress(&p, crate::telemetry::now_ns());
                 }
             }
             Command::CacheLookup {
@@ -587,7 +547,7 @@ impl Driver {
     }
 
     /// Start one attempt of a call.
-    fn call(&mut self, op: u64, req: CallRequest) {
+    fn call(&mut self, op: u64, req: CallRequest, traceparent: Option<String>) {
         let node = req.node.clone();
         let attempt = req.attempt;
         let ended = move |end: CallEnd| Event::CallEnded {
@@ -596,10 +556,6 @@ impl Driver {
             attempt,
             end,
         };
-        let traceparent = self
-            .trace
-            .as_mut()
-            .map(|t| t.call_started(op, &req, crate::telemetry::now_ns()));
         let mut prepared =
             match prepare_call(self.agents.get(&req.agent), self.roster.as_ref(), req) {
                 Ok(p) => p,
@@ -617,14 +573,11 @@ impl Driver {
         }));
     }
 
-    fn script(&mut self, op: u64, mut s: ScriptRequest) {
+    fn script(&mut self, op: u64, mut s: ScriptRequest, traceparent: Option<String>) {
         if s.argv.is_empty() {
             return;
         }
-        if let Some(trace) = self.trace.as_mut() {
-            let now = crate::telemetry::now_ns();
-            s.traceparent = Some(trace.script_started(op, &s.node, &s.argv[0], now));
-        }
+        s.traceparent = traceparent;
         let stop = Arc::new(CancelSource::new());
         let token = stop.token();
         self.stops.insert(op, stop);
