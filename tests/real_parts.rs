@@ -1,8 +1,8 @@
 //! Tests that need a real part (the agent CLIs and the mock model provider, chromium,
-//! Graphviz, the MCP Python SDK, a Temporal server, `script`) and do not find it must not pass
-//! silently: they go through `common::skip`, which prints `SKIPPED: <test>: <why>` on stderr
-//! on a developer's machine and fails the test in CI (`.ci/run` sets `TFC_REQUIRE_REAL_PARTS`),
-//! so a green CI means every one of them ran.
+//! Graphviz, the MCP Python SDK, a Temporal server, `script`, the OpenTelemetry receivers) and
+//! do not find it must not pass silently: they go through `common::skip`, which prints
+//! `SKIPPED: <test>: <why>` on stderr on a developer's machine and fails the test in CI
+//! (`.ci/run` sets `TFC_REQUIRE_REAL_PARTS`), so a green CI means every one of them ran.
 
 mod common;
 

@@ -98,10 +98,10 @@ pub fn printed_run_id(o: &Outcome) -> String {
 pub const REQUIRE_REAL_PARTS: &str = "TFC_REQUIRE_REAL_PARTS";
 
 /// A test that needs a real part — an agent CLI, the mock model provider, chromium, Graphviz,
-/// the MCP Python SDK, a Temporal server, `script` — found it missing. With
-/// `TFC_REQUIRE_REAL_PARTS` set (and not `0`), as in CI, the test fails here. Otherwise it
-/// prints `SKIPPED: <test>: <why>` on stderr — written past the test harness's capture, so the
-/// line shows even though the test then passes — and the caller returns.
+/// the MCP Python SDK, a Temporal server, `script`, an OpenTelemetry receiver — found it
+/// missing. With `TFC_REQUIRE_REAL_PARTS` set (and not `0`), as in CI, the test fails here.
+/// Otherwise it prints `SKIPPED: <test>: <why>` on stderr — written past the test harness's
+/// capture, so the line shows even though the test then passes — and the caller returns.
 #[track_caller]
 pub fn skip(why: &str) {
     let required = std::env::var_os(REQUIRE_REAL_PARTS).is_some_and(|v| !v.is_empty() && v != "0");
