@@ -165,8 +165,14 @@ fn serve(settings: &Settings, rx: &Receiver<Job>, shared: &Shared) {
                     continue;
                 };
                 let body = super::otlp::metrics(&settings.resource, &m, now, target.protocol);
-                if let Err(e) = send(target, &body, settings.timeout) {
-                    shared.warn_once(&format!("metrics could not be exported: {e}"));
+                match send(target, &body, settings.timeout) {
+                    Ok(()) => {}
+                    // Trace-only backends (Phoenix, Jaeger) have no metrics endpoint.
+                    Err(Failure::Status(404 | 405 | 415, _)) => shared.warn_once(&format!(
+                        "{} takes no metrics; set OTEL_METRICS_EXPORTER=none to send only traces",
+                        target.url
+                    )),
+                    Err(e) => shared.warn_once(&format!("metrics could not be exported: {e}")),
                 }
             }
             Job::Flush(done) => {
@@ -176,9 +182,26 @@ fn serve(settings: &Settings, rx: &Receiver<Job>, shared: &Shared) {
     }
 }
 
+/// Why an export request failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// The endpoint answered this status (with the text it said).
+    Status(u16, String),
+    /// No answer: connection, timeout, protocol.
+    Other(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Status(_, m) | Failure::Other(m) => f.write_str(m),
+        }
+    }
+}
+
 /// POST one body; any 2xx answer is success.
-pub fn send(target: &Target, body: &[u8], timeout: Duration) -> Result<(), String> {
-    let url = Url::parse(&target.url)?;
+pub fn send(target: &Target, body: &[u8], timeout: Duration) -> Result<(), Failure> {
+    let url = Url::parse(&target.url).map_err(Failure::Other)?;
     let mut headers: Vec<(&str, String)> = vec![
         ("Content-Type", target.protocol.content_type().to_owned()),
         ("User-Agent", format!("tfc/{}", env!("CARGO_PKG_VERSION"))),
@@ -189,14 +212,16 @@ pub fn send(target: &Target, body: &[u8], timeout: Duration) -> Result<(), Strin
         idle: None,
         deadline: Some(Instant::now() + timeout),
     };
-    let what = |e: HttpError| match e {
-        HttpError::Io(m) => format!("{m} ({})", target.url),
-        HttpError::Wall | HttpError::Idle => format!(
-            "{} did not answer within {} ms (OTEL_EXPORTER_OTLP_TIMEOUT)",
-            target.url,
-            timeout.as_millis()
-        ),
-        HttpError::Cancelled => "cancelled".into(),
+    let what = |e: HttpError| {
+        Failure::Other(match e {
+            HttpError::Io(m) => format!("{m} ({})", target.url),
+            HttpError::Wall | HttpError::Idle => format!(
+                "{} did not answer within {} ms (OTEL_EXPORTER_OTLP_TIMEOUT)",
+                target.url,
+                timeout.as_millis()
+            ),
+            HttpError::Cancelled => "cancelled".into(),
+        })
     };
     smol::block_on(async {
         let mut response = post(&url, &headers, body, &guard).await.map_err(what)?;
@@ -212,14 +237,17 @@ pub fn send(target: &Target, body: &[u8], timeout: Duration) -> Result<(), Strin
             let text = String::from_utf8_lossy(&text);
             let text = text.trim();
             let brief: String = text.chars().take(200).collect();
-            Err(format!(
-                "{} answered HTTP {status}{}",
-                target.url,
-                if brief.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {brief}")
-                }
+            Err(Failure::Status(
+                status,
+                format!(
+                    "{} answered HTTP {status}{}",
+                    target.url,
+                    if brief.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {brief}")
+                    }
+                ),
             ))
         }
     })
@@ -237,4 +265,184 @@ pub fn probe(settings: &Settings) -> Result<String, String> {
     };
     send(target, &body, settings.timeout.min(Duration::from_secs(5)))
         .map(|()| format!("{} answers", target.url))
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::telemetry::settings::Protocol;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::sync::Mutex;
+
+    /// An endpoint that answers every request with `status` after `delay`; returns its URL
+    /// and the paths it was sent.
+    fn endpoint(status: u16, delay: Duration) -> (String, Arc<Mutex<Vec<String>>>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let paths = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let paths = paths.clone();
+                std::thread::spawn(move || {
+                    let mut r = BufReader::new(stream);
+                    let (mut first, mut length) = (String::new(), 0usize);
+                    r.read_line(&mut first).ok();
+                    loop {
+                        let mut line = String::new();
+                        if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                            break;
+                        }
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    r.read_exact(&mut body).ok();
+                    paths
+                        .lock()
+                        .unwrap()
+                        .push(first.split(' ').nth(1).unwrap_or("").to_owned());
+                    std::thread::sleep(delay);
+                    let _ = write!(
+                        r.get_mut(),
+                        "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    );
+                });
+            }
+        });
+        (url, seen)
+    }
+
+    fn settings(url: &str, timeout: Duration) -> Arc<Settings> {
+        let target = |p: &str| Target {
+            url: format!("{url}/v1/{p}"),
+            protocol: Protocol::Protobuf,
+            headers: Vec::new(),
+        };
+        Arc::new(Settings {
+            traces: Some(target("traces")),
+            metrics: Some(target("metrics")),
+            timeout,
+            resource: vec![("service.name".into(), "t".into())],
+            content: None,
+            trace_url: None,
+        })
+    }
+
+    fn warnings() -> (Warn, Arc<Mutex<Vec<String>>>) {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let keep = lines.clone();
+        (
+            Arc::new(move |l: &str| keep.lock().unwrap().push(l.to_owned())),
+            lines,
+        )
+    }
+
+    #[test]
+    fn spans_and_metrics_reach_the_endpoint() {
+        let (url, paths) = endpoint(200, Duration::ZERO);
+        let (warn, lines) = warnings();
+        let e = Exporter::start(settings(&url, Duration::from_secs(5)), warn);
+        e.spans(Vec::new());
+        let mut m = Metrics::new(1);
+        m.call(
+            crate::telemetry::metrics::Point {
+                operation: "invoke_agent",
+                provider: "p".into(),
+                model: None,
+                token_type: None,
+                error: None,
+            },
+            1.0,
+            None,
+        );
+        e.metrics(m, 2);
+        assert!(e.flush(Duration::from_secs(5)));
+        assert_eq!(*paths.lock().unwrap(), ["/v1/traces", "/v1/metrics"]);
+        assert!(lines.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_slow_endpoint_costs_the_timeout_once_and_one_warning() {
+        let (url, _) = endpoint(200, Duration::from_secs(30));
+        let (warn, lines) = warnings();
+        let e = Exporter::start(settings(&url, Duration::from_millis(300)), warn);
+        let started = Instant::now();
+        e.spans(Vec::new());
+        e.spans(Vec::new());
+        e.flush(Duration::from_secs(5));
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        let lines = lines.lock().unwrap();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("did not answer within 300 ms"),
+            "{lines:?}"
+        );
+        assert_eq!(e.stats().failed, 0, "empty batches carry no spans");
+    }
+
+    #[test]
+    fn an_endpoint_without_metrics_is_named() {
+        let (url, _) = endpoint(405, Duration::ZERO);
+        let (warn, lines) = warnings();
+        let e = Exporter::start(settings(&url, Duration::from_secs(5)), warn);
+        let mut m = Metrics::new(1);
+        m.call(
+            crate::telemetry::metrics::Point {
+                operation: "invoke_agent",
+                provider: "p".into(),
+                model: None,
+                token_type: None,
+                error: None,
+            },
+            1.0,
+            None,
+        );
+        e.metrics(m, 2);
+        e.flush(Duration::from_secs(5));
+        let lines = lines.lock().unwrap();
+        assert!(
+            lines[0].contains("takes no metrics; set OTEL_METRICS_EXPORTER=none"),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_full_queue_drops_and_counts_instead_of_waiting() {
+        let (url, _) = endpoint(200, Duration::from_secs(30));
+        let (warn, lines) = warnings();
+        let e = Exporter::start(settings(&url, Duration::from_secs(20)), warn);
+        let span = crate::telemetry::Span {
+            trace: crate::telemetry::TraceId([1; 16]),
+            id: crate::telemetry::SpanId([1; 8]),
+            parent: None,
+            name: "s".into(),
+            kind: crate::telemetry::span::Kind::Internal,
+            start_ns: 1,
+            end_ns: 2,
+            attrs: Vec::new(),
+            status: crate::telemetry::span::Status::Unset,
+            links: Vec::new(),
+        };
+        let started = Instant::now();
+        for _ in 0..(QUEUE + 10) {
+            e.spans(vec![span.clone()]);
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "queueing never blocks"
+        );
+        assert!(e.stats().dropped >= 9, "{:?}", e.stats());
+        assert!(lines.lock().unwrap()[0].contains("spans were dropped"));
+        assert!(
+            !e.flush(Duration::from_millis(200)),
+            "the flush gives up in time"
+        );
+    }
 }
