@@ -297,6 +297,22 @@ mod tests {
                 "cfg.toml: unknown key 'engine.adress' (did you mean 'address'?); allowed here: kind, address, namespace, task_queue, shard_items",
             ),
             (
+                "[telemetry]\nprotocol = \"grpc\"",
+                "cfg.toml: telemetry.protocol: unknown protocol 'grpc' (expected \"http/protobuf\" or \"http/json\"; tfc exports over HTTP)",
+            ),
+            (
+                "[telemetry]\nendpoint = \"collector:4318\"",
+                "cfg.toml: telemetry.endpoint: invalid URL 'collector:4318': expected http:// or https://",
+            ),
+            (
+                "[telemetry]\ntimeout_ms = 0",
+                "cfg.toml: telemetry.timeout_ms: expected a positive number of milliseconds, e.g. 10000",
+            ),
+            (
+                "[telemetry]\nendpont = \"http://h:4318\"",
+                "cfg.toml: unknown key 'telemetry.endpont' (did you mean 'endpoint'?); allowed here: enabled, endpoint, traces_endpoint, metrics_endpoint, protocol, headers, service_name, resource_attributes, timeout_ms, content, content_max_chars, trace_url",
+            ),
+            (
                 "zzz = 1\n[limits]\nmax_prompt_bytes = 7",
                 "cfg.toml: unknown key 'zzz'; allowed here: default_backend, backends, agents, roles, safety, defaults, limits, engine, telemetry",
             ),
@@ -304,6 +320,41 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(parse(text).unwrap_err(), want, "{text}");
         }
+    }
+
+    #[test]
+    fn the_telemetry_table_is_read_and_merged_key_by_key() {
+        let project = parse(
+            "[telemetry]\nendpoint = \"http://collector:4318\"\nprotocol = \"http/json\"\n\
+             content = true\ntrace_url = \"http://jaeger:16686/trace/{traceId}\"\n\
+             [telemetry.headers]\napi-key = \"k1\"\n[telemetry.resource_attributes]\nteam = \"infra\"",
+        )
+        .expect("project file");
+        let t = &project.telemetry;
+        assert_eq!(t.endpoint.as_deref(), Some("http://collector:4318"));
+        assert_eq!(t.protocol.as_deref(), Some("http/json"));
+        assert_eq!(t.content, Some(true));
+        assert_eq!(t.headers.get("api-key").map(String::as_str), Some("k1"));
+        let user = parse(
+            "[telemetry]\nendpoint = \"http://other:4318\"\nservice_name = \"me\"\n\
+             [telemetry.headers]\napi-key = \"k0\"\nx-tenant = \"t\"",
+        )
+        .expect("user file");
+        let merged = project.over(user).telemetry;
+        assert_eq!(merged.endpoint.as_deref(), Some("http://collector:4318"));
+        assert_eq!(merged.service_name.as_deref(), Some("me"));
+        assert_eq!(
+            merged.headers.get("api-key").map(String::as_str),
+            Some("k1")
+        );
+        assert_eq!(
+            merged.headers.get("x-tenant").map(String::as_str),
+            Some("t")
+        );
+        assert_eq!(
+            merged.resource_attributes.get("team").map(String::as_str),
+            Some("infra")
+        );
     }
 
     #[test]
