@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::agent::StopReason;
-use crate::telemetry::metrics::{Metrics, Point};
+use crate::telemetry::metrics::{Call as CallPoint, Metrics};
 use crate::telemetry::span::{Kind, Span, Status, Value};
 use crate::telemetry::{BATCH, IdGen, SpanContext, SpanId, Telemetry, TraceId};
 
@@ -152,7 +152,7 @@ impl RunTrace {
             open: HashMap::new(),
             calls: HashMap::new(),
             work: HashMap::new(),
-            batch: Vec::new(),
+            batch: Vec::with_capacity(BATCH),
             handed_ns: now_ns,
             metrics: Metrics::new(now_ns),
             content,
@@ -185,6 +185,25 @@ impl RunTrace {
             Event::ContextRead { op, text } => self.read_ended(*op, text.chars().count(), now_ns),
             _ => {}
         }
+    }
+
+    /// Whether [`RunTrace::command`] looks at `c` (the others cost no clock reading).
+    pub fn wants(c: &Command) -> bool {
+        matches!(
+            c,
+            Command::Progress(_)
+                | Command::StartCall { .. }
+                | Command::StartScript { .. }
+                | Command::ReadContext { .. }
+        )
+    }
+
+    /// Whether [`RunTrace::input`] looks at `what`.
+    pub fn wants_input(what: &Event) -> bool {
+        matches!(
+            what,
+            Event::CallEnded { .. } | Event::ScriptEnded { .. } | Event::ContextRead { .. }
+        )
     }
 
     /// A command of the machine, as it is carried out: progress, and the start of a call, a
@@ -232,7 +251,7 @@ impl RunTrace {
         Open {
             id: self.ids.span(),
             parent,
-            name: format!("phase {}", p.phase),
+            name: name("phase", &p.phase),
             start_ns: now_ns,
             group: false,
             last_ns: now_ns,
@@ -382,7 +401,7 @@ impl RunTrace {
             Open {
                 id,
                 parent: phase,
-                name: format!("{word} {n}"),
+                name: name(word, n),
                 start_ns: now_ns,
                 group: true,
                 last_ns: now_ns,
@@ -479,9 +498,20 @@ impl RunTrace {
             }
         };
         let provider = provider.unwrap_or_else(|| "unknown".into());
-        attrs.push(("gen_ai.provider.name", Value::Str(provider.clone())));
-        if let Some(m) = &c.model {
-            attrs.push(("gen_ai.request.model", Value::Str(m.clone())));
+        let seconds = now_ns.saturating_sub(start_ns) as f64 / 1e9;
+        self.metrics.call(
+            CallPoint {
+                operation: INVOKE_AGENT,
+                provider: &provider,
+                model: c.model.as_deref(),
+                error: error_type,
+            },
+            seconds,
+            tokens,
+        );
+        attrs.push(("gen_ai.provider.name", Value::Str(provider)));
+        if let Some(m) = c.model {
+            attrs.push(("gen_ai.request.model", Value::Str(m)));
         }
         if let Some((input, output)) = tokens {
             attrs.push(("gen_ai.usage.input_tokens", Value::from(input)));
@@ -495,18 +525,6 @@ impl RunTrace {
         if let Some(p) = c.prompt {
             attrs.push(("gen_ai.input.messages", Value::Str(messages("user", &p))));
         }
-        let seconds = now_ns.saturating_sub(start_ns) as f64 / 1e9;
-        self.metrics.call(
-            Point {
-                operation: INVOKE_AGENT,
-                provider,
-                model: c.model,
-                token_type: None,
-                error: error_type,
-            },
-            seconds,
-            tokens,
-        );
         if let Some(g) = c.group.and_then(|g| self.open.get_mut(&g)) {
             g.last_ns = g.last_ns.max(now_ns);
         }
@@ -514,7 +532,7 @@ impl RunTrace {
             trace: self.trace,
             id: c.id,
             parent: Some(c.parent),
-            name: format!("{INVOKE_AGENT} {}", c.agent),
+            name: name(INVOKE_AGENT, &c.agent),
             kind: Kind::Client,
             start_ns,
             end_ns: now_ns.max(start_ns),
@@ -538,7 +556,7 @@ impl RunTrace {
             Open {
                 id,
                 parent,
-                name: format!("script {node}"),
+                name: name("script", node),
                 start_ns: now_ns,
                 group: false,
                 last_ns: now_ns,
@@ -589,7 +607,7 @@ impl RunTrace {
             Open {
                 id,
                 parent,
-                name: format!("pre_read {node}"),
+                name: name("pre_read", node),
                 start_ns: now_ns,
                 group: false,
                 last_ns: now_ns,
@@ -632,7 +650,7 @@ impl RunTrace {
 
     fn hand_over(&mut self, now_ns: u64) {
         self.handed_ns = now_ns;
-        let batch = std::mem::take(&mut self.batch);
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
         self.tel.spans(batch);
     }
 
@@ -650,7 +668,7 @@ impl RunTrace {
                     trace: self.trace,
                     id: c.id,
                     parent: Some(c.parent),
-                    name: format!("{INVOKE_AGENT} {}", c.agent),
+                    name: name(INVOKE_AGENT, &c.agent),
                     kind: Kind::Client,
                     start_ns: c.start_ns,
                     end_ns: now_ns.max(c.start_ns),
@@ -740,6 +758,15 @@ impl RunTrace {
         self.hand_over(now_ns);
         self.tel.metrics(&self.metrics, now_ns);
     }
+}
+
+/// A span's name: what it is, then which (`phase build`, `invoke_agent reviewer`).
+fn name(what: &str, which: &str) -> String {
+    let mut s = String::with_capacity(what.len() + 1 + which.len());
+    s.push_str(what);
+    s.push(' ');
+    s.push_str(which);
+    s
 }
 
 /// The first `n` characters of `s`, with a note when cut.

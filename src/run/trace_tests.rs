@@ -192,7 +192,7 @@ fn agent_and_chain() {
     assert_eq!(root.attr_str("tfc.run.id"), Some(t.record.run_id.as_str()));
     assert_eq!(root.attr_int("gen_ai.usage.input_tokens"), Some(24));
     let m = t.got.lock().unwrap().metrics.clone().expect("metrics");
-    assert_eq!(m.duration.values().map(|h| h.count).sum::<u64>(), 2);
+    assert_eq!(m.duration.iter().map(|(_, h)| h.count).sum::<u64>(), 2);
     assert_eq!(m.tokens.len(), 2, "input and output token histograms");
 }
 

@@ -348,11 +348,10 @@ mod tests {
         e.spans(Vec::new());
         let mut m = Metrics::new(1);
         m.call(
-            crate::telemetry::metrics::Point {
+            crate::telemetry::metrics::Call {
                 operation: "invoke_agent",
-                provider: "p".into(),
+                provider: "p",
                 model: None,
-                token_type: None,
                 error: None,
             },
             1.0,
@@ -394,11 +393,10 @@ mod tests {
         let e = Exporter::start(settings(&url, Duration::from_secs(5)), warn);
         let mut m = Metrics::new(1);
         m.call(
-            crate::telemetry::metrics::Point {
+            crate::telemetry::metrics::Call {
                 operation: "invoke_agent",
-                provider: "p".into(),
+                provider: "p",
                 model: None,
-                token_type: None,
                 error: None,
             },
             1.0,

@@ -24,10 +24,20 @@ impl fmt::Display for SpanId {
 }
 
 fn hex(bytes: &[u8], f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    for b in bytes {
-        write!(f, "{b:02x}")?;
+    let mut buf = [0u8; 32];
+    f.write_str(hex_into(bytes, &mut buf))
+}
+
+/// Lowercase hex of `bytes` (at most 16) in `buf`: a table, not the formatter (ids are
+/// written on the run's path, once per call and script).
+fn hex_into<'b>(bytes: &[u8], buf: &'b mut [u8; 32]) -> &'b str {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let n = bytes.len().min(16);
+    for (i, b) in bytes[..n].iter().enumerate() {
+        buf[2 * i] = DIGITS[usize::from(b >> 4)];
+        buf[2 * i + 1] = DIGITS[usize::from(b & 15)];
     }
-    Ok(())
+    std::str::from_utf8(&buf[..2 * n]).unwrap_or_default()
 }
 
 /// Lowercase hex of exactly `N` bytes, not all zero.
@@ -101,12 +111,14 @@ impl SpanContext {
 
     /// The `traceparent` value naming this span (version 00).
     pub fn traceparent(&self) -> String {
-        format!(
-            "00-{}-{}-{:02x}",
-            self.trace,
-            self.span,
-            u8::from(self.sampled)
-        )
+        let mut out = String::with_capacity(55);
+        let mut buf = [0u8; 32];
+        out.push_str("00-");
+        out.push_str(hex_into(&self.trace.0, &mut buf));
+        out.push('-');
+        out.push_str(hex_into(&self.span.0, &mut buf));
+        out.push_str(if self.sampled { "-01" } else { "-00" });
+        out
     }
 }
 

@@ -4,8 +4,6 @@
 //! operation, provider (the backend) and model. Cumulative: each export carries the totals
 //! since the process started recording.
 
-use indexmap::IndexMap;
-
 /// Advised boundaries of `gen_ai.client.token.usage`.
 pub const TOKEN_BOUNDS: &[f64] = &[
     1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0,
@@ -72,13 +70,14 @@ pub struct Point {
     pub error: Option<&'static str>,
 }
 
-/// The two histograms, per data point.
+/// The two histograms, per data point (a run has few: a linear search finds one without
+/// building a key).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Metrics {
     /// `gen_ai.client.token.usage`.
-    pub tokens: IndexMap<Point, Histogram>,
+    pub tokens: Vec<(Point, Histogram)>,
     /// `gen_ai.client.operation.duration`.
-    pub duration: IndexMap<Point, Histogram>,
+    pub duration: Vec<(Point, Histogram)>,
     /// When recording started (ns since the epoch).
     pub start_ns: u64,
 }
@@ -93,23 +92,13 @@ impl Metrics {
     }
 
     /// One call: its duration, and its tokens when the backend reported them.
-    pub fn call(&mut self, point: Point, seconds: f64, tokens: Option<(u64, u64)>) {
+    pub fn call(&mut self, call: Call<'_>, seconds: f64, tokens: Option<(u64, u64)>) {
         if let Some((input, output)) = tokens {
             for (ty, n) in [("input", input), ("output", output)] {
-                let p = Point {
-                    token_type: Some(ty),
-                    error: None,
-                    ..point.clone()
-                };
-                self.tokens
-                    .entry(p)
-                    .or_insert_with(|| Histogram::new(TOKEN_BOUNDS))
-                    .record(n as f64);
+                point(&mut self.tokens, &call, Some(ty), None, TOKEN_BOUNDS).record(n as f64);
             }
         }
-        self.duration
-            .entry(point)
-            .or_insert_with(|| Histogram::new(DURATION_BOUNDS))
+        point(&mut self.duration, &call, None, call.error, DURATION_BOUNDS)
             .record(seconds.max(0.0));
     }
 
@@ -119,16 +108,59 @@ impl Metrics {
     }
 }
 
+/// What one call's data points are kept by, borrowed.
+#[derive(Clone, Copy, Debug)]
+pub struct Call<'a> {
+    /// `gen_ai.operation.name`.
+    pub operation: &'static str,
+    /// `gen_ai.provider.name`.
+    pub provider: &'a str,
+    /// `gen_ai.request.model`.
+    pub model: Option<&'a str>,
+    /// `error.type`, when it failed.
+    pub error: Option<&'static str>,
+}
+
+/// The histogram of `call`'s point in `list`, made when new.
+fn point<'l>(
+    list: &'l mut Vec<(Point, Histogram)>,
+    call: &Call<'_>,
+    token_type: Option<&'static str>,
+    error: Option<&'static str>,
+    bounds: &'static [f64],
+) -> &'l mut Histogram {
+    let found = list.iter().position(|(p, _)| {
+        p.operation == call.operation
+            && p.provider == call.provider
+            && p.model.as_deref() == call.model
+            && p.token_type == token_type
+            && p.error == error
+    });
+    let i = found.unwrap_or_else(|| {
+        list.push((
+            Point {
+                operation: call.operation,
+                provider: call.provider.to_owned(),
+                model: call.model.map(str::to_owned),
+                token_type,
+                error,
+            },
+            Histogram::new(bounds),
+        ));
+        list.len() - 1
+    });
+    &mut list[i].1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn point() -> Point {
-        Point {
+    fn call() -> Call<'static> {
+        Call {
             operation: "invoke_agent",
-            provider: "claude".into(),
-            model: Some("sonnet".into()),
-            token_type: None,
+            provider: "claude",
+            model: Some("sonnet"),
             error: None,
         }
     }
@@ -146,15 +178,25 @@ mod tests {
     #[test]
     fn calls_are_kept_per_point_and_token_type() {
         let mut m = Metrics::new(7);
-        m.call(point(), 1.5, Some((100, 20)));
-        m.call(point(), 0.5, None);
-        assert_eq!(m.duration.len(), 1);
-        assert_eq!(m.duration[&point()].count, 2);
+        m.call(call(), 1.5, Some((100, 20)));
+        m.call(call(), 0.5, None);
+        m.call(
+            Call {
+                error: Some("timeout"),
+                ..call()
+            },
+            0.5,
+            None,
+        );
+        assert_eq!(
+            m.duration.len(),
+            2,
+            "a failed call's duration is its own point"
+        );
+        assert_eq!(m.duration[0].1.count, 2);
+        assert_eq!(m.duration[0].0.model.as_deref(), Some("sonnet"));
         assert_eq!(m.tokens.len(), 2);
-        let input = Point {
-            token_type: Some("input"),
-            ..point()
-        };
-        assert_eq!(m.tokens[&input].sum, 100.0);
+        assert_eq!(m.tokens[0].0.token_type, Some("input"));
+        assert_eq!(m.tokens[0].1.sum, 100.0);
     }
 }

@@ -55,7 +55,7 @@ pub fn metrics(
         })),
         ..pm::Metric::default()
     };
-    let points = |of: &indexmap::IndexMap<Point, Histogram>| {
+    let points = |of: &[(Point, Histogram)]| {
         of.iter()
             .map(|(p, h)| data_point(p, h, m.start_ns, now_ns))
             .collect::<Vec<_>>()
@@ -292,11 +292,10 @@ mod tests {
     fn metrics_carry_both_histograms() {
         let mut m = Metrics::new(5);
         m.call(
-            Point {
+            crate::telemetry::metrics::Call {
                 operation: "invoke_agent",
-                provider: "claude".into(),
+                provider: "claude",
                 model: None,
-                token_type: None,
                 error: None,
             },
             2.0,

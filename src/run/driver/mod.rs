@@ -281,7 +281,9 @@ impl Driver {
 
     /// Hand one input to the machine and do what it says.
     fn feed(&mut self, input: Input) {
-        if let Some(trace) = self.trace.as_mut() {
+        if let Some(trace) = self.trace.as_mut()
+            && super::trace::RunTrace::wants_input(&input.what)
+        {
             trace.input(&input.what, crate::telemetry::now_ns());
         }
         match &input.what {
@@ -352,8 +354,10 @@ impl Driver {
         // The trace sees each command as it is carried out; a span it starts gives the call or
         // script its `TRACEPARENT`.
         let traceparent = match self.trace.as_mut() {
-            Some(t) => t.command(&c, crate::telemetry::now_ns()),
-            None => None,
+            Some(t) if super::trace::RunTrace::wants(&c) => {
+                t.command(&c, crate::telemetry::now_ns())
+            }
+            _ => None,
         };
         match c {
             Command::StartCall { op, request } => self.call(op, *request, traceparent),
