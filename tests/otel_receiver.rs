@@ -6,6 +6,10 @@
 //! - Arize Phoenix (PyPI `arize-phoenix`), an LLM-tracing server with an OTLP/HTTP endpoint,
 //!   queried through its REST API.
 //!
+//! Small flows written in the tests and run with command agents (`--agent-cmd`) show what the
+//! changelog example cannot: the TRACEPARENT agents and scripts get, a resumed run's link to
+//! its parent's trace, a failure, `--otel-content`; and `tfc doctor` probes the endpoint.
+//!
 //! The harness itself (both receivers, the query code and the shape assertions) is proven on a
 //! trace the official OpenTelemetry Python SDK sends (tests/otel/send_sample.py) and on
 //! hand-written requests. Both receivers run on the Python of `target/otel-venv` that `.ci/run`
@@ -16,12 +20,14 @@ mod common;
 #[path = "otel/mod.rs"]
 mod otel;
 
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use otel::{
     Expect, Phoenix, Receiver, Span, assert_changelog_trace, assert_clean, assert_genai_metrics,
-    extra_stderr_lines, http, run_changelog, send_sample,
+    dump, extra_stderr_lines, http, of_trace, one, parse_traceparent, run_changelog, run_tfc,
+    send_sample,
 };
 use serde_json::{Value, json};
 
@@ -111,6 +117,20 @@ fn the_validator_is_strict() {
     let parsed = Span::from_validator(line);
     assert_eq!(parsed.parent, None);
     assert_eq!(parsed.start, Some(1_700_000_000_000_000_000));
+    assert_eq!(parsed.links, []);
+    // Links are recorded with their ids as hex, checked as a span's are.
+    let (linked_trace, linked_span) = ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331");
+    let link = json!({"links": [{"traceId": linked_trace, "spanId": linked_span,
+        "attributes": [{"key": "why", "value": {"stringValue": "resumed"}}]}]});
+    let (status, _) = post(rx.port, &span(good, link));
+    assert_eq!(status, 200);
+    assert!(rx.errors().is_empty(), "{:#?}", rx.errors());
+    let line = &rx.span_lines()[1];
+    assert_eq!(line["links"][0]["attributes"], json!({"why": "resumed"}));
+    assert_eq!(
+        Span::from_validator(line).links,
+        [(linked_trace.to_owned(), linked_span.to_owned())]
+    );
 
     // What it refuses (a status other than 200) or takes but records as an error.
     let check = |content_type: &str, path: &str, body: &[u8], want: u16, error: &str| {
@@ -143,6 +163,22 @@ fn the_validator_is_strict() {
     check(JSON, traces, unknown.as_bytes(), 400, "no field named");
     let zeros = span(&"0".repeat(32), json!({}));
     check(JSON, traces, zeros.as_bytes(), 200, "all zeros");
+    let zero_link = span(
+        good,
+        json!({"links": [{"traceId": good, "spanId": "0".repeat(16)}]}),
+    );
+    check(
+        JSON,
+        traces,
+        zero_link.as_bytes(),
+        200,
+        "links[0].spanId: all zeros",
+    );
+    let short_link = span(
+        good,
+        json!({"links": [{"traceId": "abcd", "spanId": "b7ad6b7169203331"}]}),
+    );
+    check(JSON, traces, short_link.as_bytes(), 400, "is not 16 bytes");
     let unspecified = span(good, json!({"kind": 0}));
     check(JSON, traces, unspecified.as_bytes(), 200, "UNSPECIFIED");
     check(JSON, traces, b"[1]", 400, "not a JSON object");
@@ -385,4 +421,347 @@ fn phoenix_shows_the_run() {
     let expect = Expect::from_record(&run.record);
     let spans = phoenix.wait_for_spans(&expect.trace_id, SPANS, Duration::from_secs(60));
     assert_changelog_trace(&spans, &expect);
+}
+
+// ---- small flows written here, run with command agents ----
+
+/// A scratch project with this `flow.json` and an empty `.tfc/`.
+fn project(name: &str, flow: &str) -> PathBuf {
+    let dir = common::scratch(name);
+    std::fs::create_dir_all(dir.join(".tfc")).expect(".tfc");
+    std::fs::write(dir.join("flow.json"), flow).expect("flow.json");
+    dir
+}
+
+/// `run.json`'s id `key` (`traceId`, `rootSpanId`).
+fn id_of<'a>(record: &'a Value, key: &str) -> &'a str {
+    record[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("run.json has no {key}: {record}"))
+}
+
+fn under(child: &Span, parent: &Span, spans: &[Span]) {
+    assert_eq!(
+        child.parent.as_deref(),
+        Some(parent.span_id.as_str()),
+        "{:?} is under {:?}\n{}",
+        child.name,
+        parent.name,
+        dump(spans)
+    );
+}
+
+/// An agent command that answers with the TRACEPARENT it was given.
+const ECHO_TRACEPARENT: &str = r#"sh -c 'cat > /dev/null; echo "$TRACEPARENT"'"#;
+
+/// A command agent gets its call span as TRACEPARENT and a script phase its script span: what
+/// each prints names the run's trace and exactly the span the validator received for it.
+#[test]
+fn command_agents_and_scripts_get_their_own_span_as_traceparent() {
+    let Some(py) = otel::require_python() else {
+        return;
+    };
+    let dir = project(
+        "otel-traceparent-env",
+        r#"{"name": "tp", "phases": [
+            {"id": "ask", "task": "Say your TRACEPARENT."},
+            {"id": "sh", "type": "script", "dependsOn": ["ask"], "run": "echo \"$TRACEPARENT\""}]}"#,
+    );
+    let rx = Receiver::start(&py, &dir.join(".otel"), &[]);
+    let endpoint = rx.endpoint();
+    let run = run_tfc(
+        &dir,
+        &["run", "flow.json", "--agent-cmd", ECHO_TRACEPARENT],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
+    );
+    assert_eq!(run.outcome.code, 0, "{:?}", run.outcome);
+    let trace_id = id_of(&run.record, "traceId");
+    let spans = rx.spans();
+    assert!(
+        spans.iter().all(|s| s.trace_id == trace_id),
+        "one trace, run.json's\n{}",
+        dump(&spans)
+    );
+    let root = one(&spans, "run tp");
+    assert_eq!(root.span_id, id_of(&run.record, "rootSpanId"));
+    let call = one(&spans, "invoke_agent default");
+    let script = one(&spans, "script sh");
+    under(call, one(&spans, "phase ask"), &spans);
+    under(script, one(&spans, "phase sh"), &spans);
+    for (phase, span) in [("ask", call), ("sh", script)] {
+        let printed = run.record["phases"][phase]["output"]
+            .as_str()
+            .unwrap_or_else(|| panic!("phase {phase}'s output in {}", run.record));
+        let (trace, span_id, flags) = parse_traceparent(printed);
+        assert_eq!(
+            trace, trace_id,
+            "{phase}: TRACEPARENT names the run's trace"
+        );
+        assert_eq!(
+            span_id,
+            span.span_id,
+            "{phase}: TRACEPARENT names the span of {:?}\n{}",
+            span.name,
+            dump(&spans)
+        );
+        assert_eq!(flags, "01", "{phase}: sampled");
+    }
+    assert_clean(&rx);
+}
+
+/// A resumed run is a trace of its own whose root links to the root of the run it resumes
+/// (run.json's `traceId` / `rootSpanId` of the parent) and names the parent run.
+#[test]
+fn a_resumed_run_links_to_the_parent_runs_trace() {
+    let Some(py) = otel::require_python() else {
+        return;
+    };
+    let dir = project(
+        "otel-resume-link",
+        r#"{"name": "gated", "phases": [
+            {"id": "a", "task": "first"},
+            {"id": "ok", "type": "approval", "dependsOn": ["a"], "task": "go?"},
+            {"id": "b", "dependsOn": ["ok"], "task": "second {steps.a.output}"}]}"#,
+    );
+    let rx = Receiver::start(&py, &dir.join(".otel"), &[]);
+    let endpoint = rx.endpoint();
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())];
+
+    let first = run_tfc(&dir, &["run", "flow.json", "--agent-cmd", "cat"], &env);
+    assert_eq!(first.outcome.code, 5, "paused: {:?}", first.outcome);
+    assert_eq!(first.record["status"], "paused");
+    let first_id = first.run_id.clone().expect("the first run's id");
+    let (first_trace, first_root) = (
+        id_of(&first.record, "traceId"),
+        id_of(&first.record, "rootSpanId"),
+    );
+    let spans = of_trace(&rx.spans(), first_trace);
+    let root = one(&spans, "run gated");
+    assert_eq!(root.span_id, first_root);
+    attr(root, "tfc.run.status", "paused", &spans);
+    assert_eq!(root.links, [], "a fresh run links to nothing");
+    assert_eq!(root.attributes.get("tfc.run.parent_id"), None);
+
+    let second = run_tfc(&dir, &["resume", &first_id, "--approve", "ok"], &env);
+    assert_eq!(second.outcome.code, 0, "{:?}", second.outcome);
+    assert_eq!(second.record["parentRunId"], first_id.as_str());
+    let second_trace = id_of(&second.record, "traceId");
+    assert_ne!(
+        second_trace, first_trace,
+        "a resumed run is a trace of its own"
+    );
+    let all = rx.spans();
+    let spans = of_trace(&all, second_trace);
+    let root = one(&spans, "run gated");
+    assert_eq!(root.span_id, id_of(&second.record, "rootSpanId"));
+    assert_eq!(root.parent, None, "linked, not a child\n{}", dump(&all));
+    assert_eq!(
+        root.links,
+        [(first_trace.to_owned(), first_root.to_owned())],
+        "the root links to the parent run's root\n{}",
+        dump(&all)
+    );
+    attr(root, "tfc.run.parent_id", &first_id, &spans);
+    attr(root, "tfc.run.status", "completed", &spans);
+    for s in spans.iter().filter(|s| s.span_id != root.span_id) {
+        assert!(
+            spans.iter().any(|p| Some(&p.span_id) == s.parent.as_ref()),
+            "{:?} has its parent in the resumed run's trace\n{}",
+            s.name,
+            dump(&all)
+        );
+        assert_eq!(s.links, [], "only the root links\n{}", dump(&all));
+    }
+    assert_eq!(
+        all.len(),
+        of_trace(&all, first_trace).len() + spans.len(),
+        "two traces\n{}",
+        dump(&all)
+    );
+    assert_clean(&rx);
+}
+
+/// The text attribute `key` of `span` is `want`.
+fn attr(span: &Span, key: &str, want: &str, spans: &[Span]) {
+    assert_eq!(
+        span.attributes.get(key).and_then(Value::as_str),
+        Some(want),
+        "{:?}: {key}\n{}",
+        span.name,
+        dump(spans)
+    );
+}
+
+const ERROR: i64 = 2;
+
+/// An agent command that fails: its call span and its phase span are errors that say what
+/// went wrong, and the run's root says the run failed.
+#[test]
+fn a_failed_agent_call_is_an_error_in_the_trace() {
+    let Some(py) = otel::require_python() else {
+        return;
+    };
+    let dir = project(
+        "otel-failed-phase",
+        r#"{"name": "broken", "phases": [{"id": "work", "task": "do it"}]}"#,
+    );
+    let rx = Receiver::start(&py, &dir.join(".otel"), &[]);
+    let endpoint = rx.endpoint();
+    let failing = r#"sh -c 'cat > /dev/null; echo "the agent broke down" >&2; exit 3'"#;
+    let run = run_tfc(
+        &dir,
+        &["run", "flow.json", "--agent-cmd", failing],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
+    );
+    assert_eq!(run.outcome.code, 1, "{:?}", run.outcome);
+    assert_eq!(run.record["status"], "failed");
+    let error = run.record["phases"]["work"]["error"]
+        .as_str()
+        .expect("the phase's error in run.json");
+    assert!(error.contains("the agent broke down"), "{error}");
+    let spans = rx.spans();
+    let tree = dump(&spans);
+
+    let call = one(&spans, "invoke_agent default");
+    assert_eq!(call.status, Some(ERROR), "the call is an error\n{tree}");
+    assert!(
+        call.status_message
+            .as_deref()
+            .is_some_and(|m| m.contains("the agent broke down")),
+        "the call's status says what went wrong\n{tree}"
+    );
+    attr(call, "error.type", "error", &spans);
+
+    let phase = one(&spans, "phase work");
+    under(call, phase, &spans);
+    assert_eq!(phase.status, Some(ERROR), "the phase is an error\n{tree}");
+    assert_eq!(
+        phase.status_message.as_deref(),
+        Some(error),
+        "the phase's status message is run.json's error\n{tree}"
+    );
+    attr(phase, "tfc.phase.status", "failed", &spans);
+
+    let root = one(&spans, "run broken");
+    attr(root, "tfc.run.status", "failed", &spans);
+    assert_eq!(root.status, Some(ERROR), "a failed run is an error\n{tree}");
+    assert_clean(&rx);
+}
+
+/// Prompts and answers are span attributes only with `--otel-content`: then the call span has
+/// `gen_ai.input.messages` and `gen_ai.output.messages` (GenAI message lists as JSON text);
+/// without it neither, and no attribute anywhere holds the prompt or the answer.
+#[test]
+fn prompts_and_answers_are_exported_only_with_otel_content() {
+    let Some(py) = otel::require_python() else {
+        return;
+    };
+    let (prompt, answer) = ("Summarize PROMPT-MARKER-42.", "ANSWER-MARKER-7");
+    let flow = format!(r#"{{"name": "content", "phases": [{{"id": "ask", "task": "{prompt}"}}]}}"#);
+    let agent = format!("sh -c 'cat > /dev/null; echo {answer}'");
+    for with_content in [true, false] {
+        let dir = project(&format!("otel-content-{with_content}"), &flow);
+        let rx = Receiver::start(&py, &dir.join(".otel"), &[]);
+        let endpoint = rx.endpoint();
+        let mut args = vec!["run", "flow.json", "--agent-cmd", &agent];
+        if with_content {
+            args.push("--otel-content");
+        }
+        let run = run_tfc(&dir, &args, &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)]);
+        assert_eq!(run.outcome.code, 0, "{:?}", run.outcome);
+        assert_eq!(run.outcome.stdout.trim(), answer);
+        let spans = rx.spans();
+        let tree = dump(&spans);
+        let call = one(&spans, "invoke_agent default");
+        let messages = |key: &str| -> Option<Value> {
+            let text = call.attributes.get(key)?.as_str();
+            let text = text.unwrap_or_else(|| panic!("{key} is a string\n{tree}"));
+            Some(serde_json::from_str(text).unwrap_or_else(|e| panic!("{key}: {e}\n{tree}")))
+        };
+        let (input, output) = (
+            messages("gen_ai.input.messages"),
+            messages("gen_ai.output.messages"),
+        );
+        if with_content {
+            let text_of = |m: Option<Value>, role: &str| -> String {
+                let m = m.unwrap_or_else(|| panic!("{role}'s messages\n{tree}"));
+                assert_eq!(m[0]["role"], role, "{m}");
+                assert_eq!(m[0]["parts"][0]["type"], "text", "{m}");
+                m[0]["parts"][0]["content"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{m}"))
+                    .to_owned()
+            };
+            let asked = text_of(input, "user");
+            assert!(asked.contains(prompt), "the prompt in {asked:?}");
+            let answered = text_of(output, "assistant");
+            assert_eq!(answered.trim(), answer);
+        } else {
+            assert_eq!((input, output), (None, None), "no content\n{tree}");
+            for s in &spans {
+                let all = Value::Object(s.attributes.clone()).to_string();
+                assert!(
+                    !all.contains("PROMPT-MARKER") && !all.contains(answer),
+                    "{:?} holds content: {all}",
+                    s.name
+                );
+            }
+        }
+        assert_clean(&rx);
+    }
+}
+
+/// `tfc doctor` says where runs go and whether the endpoint answers: a validator that is
+/// running answers (and gets the probe), a closed port does not; without a variable, off.
+#[test]
+fn doctor_tells_where_runs_go_and_whether_the_endpoint_answers() {
+    let Some(py) = otel::require_python() else {
+        return;
+    };
+    let dir = project("otel-doctor", "{}");
+    let doctor = |env: &[(&str, &str)]| {
+        let run = run_tfc(&dir, &["doctor"], env);
+        run.outcome.stdout
+    };
+
+    let rx = Receiver::start(&py, &dir.join(".otel"), &[]);
+    let endpoint = rx.endpoint();
+    let out = doctor(&[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)]);
+    let traces = format!("{endpoint}/v1/traces");
+    assert!(
+        out.lines()
+            .any(|l| l.trim() == format!("traces   → {traces} (http/protobuf)")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.trim() == format!("endpoint: {traces} answers")),
+        "{out}"
+    );
+    let probes: Vec<Value> = rx.requests();
+    assert_eq!(probes.len(), 1, "one probe: {probes:#?}");
+    assert_eq!(probes[0]["path"], "/v1/traces");
+    assert_eq!(probes[0]["contentType"], PROTOBUF);
+    assert_eq!(probes[0]["status"], 200);
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port")
+        .port();
+    let out = doctor(&[(
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        &format!("http://127.0.0.1:{closed}"),
+    )]);
+    assert!(
+        out.lines()
+            .any(|l| l.trim().starts_with("endpoint: not answering")),
+        "{out}"
+    );
+
+    let out = doctor(&[]);
+    assert!(out.lines().any(|l| l.trim().starts_with("off: ")), "{out}");
+    assert!(
+        !out.lines().any(|l| l.trim().starts_with("endpoint:")),
+        "no endpoint probed: {out}"
+    );
 }

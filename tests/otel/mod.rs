@@ -157,6 +157,11 @@ pub struct Span {
     pub end: Option<u128>,
     /// OTLP status code (0 unset, 1 ok, 2 error).
     pub status: Option<i64>,
+    /// The status message (`None` where the receiver does not keep it, or it is empty).
+    pub status_message: Option<String>,
+    /// The spans of other traces it links to: (trace id, span id); empty where the receiver
+    /// does not keep links (Phoenix).
+    pub links: Vec<(String, String)>,
     pub attributes: Map<String, Value>,
     /// The resource's attributes; `None` where the receiver does not keep them (Phoenix).
     pub resource: Option<Map<String, Value>>,
@@ -184,6 +189,19 @@ impl Span {
             start: v["startTimeUnixNano"].as_u64().map(u128::from),
             end: v["endTimeUnixNano"].as_u64().map(u128::from),
             status: v["status"]["code"].as_i64(),
+            status_message: v["status"]["message"]
+                .as_str()
+                .filter(|m| !m.is_empty())
+                .map(str::to_owned),
+            links: v["links"]
+                .as_array()
+                .map(|links| {
+                    links
+                        .iter()
+                        .map(|l| (str_of(l, "traceId"), str_of(l, "spanId")))
+                        .collect()
+                })
+                .unwrap_or_default(),
             attributes: v["attributes"].as_object().cloned().unwrap_or_default(),
             resource: v["resource"].as_object().cloned(),
             content_type: v["contentType"].as_str().map(str::to_owned),
@@ -205,6 +223,11 @@ impl Span {
                 Some("ERROR") => Some(2),
                 _ => Some(0),
             },
+            status_message: v["status_message"]
+                .as_str()
+                .filter(|m| !m.is_empty())
+                .map(str::to_owned),
+            links: Vec::new(),
             attributes: v["attributes"].as_object().cloned().unwrap_or_default(),
             resource: None,
             content_type: None,
@@ -450,12 +473,14 @@ impl Drop for Phoenix {
     }
 }
 
-/// One `tfc run` of the changelog example.
+/// One `tfc` command that runs a flow (`run`, `resume`).
 pub struct TfcRun {
     pub outcome: common::Outcome,
     pub elapsed: Duration,
     /// Before the process started and after it ended, ns since the epoch.
     pub window: (u128, u128),
+    /// The run id it printed last (`run <id> …` on stderr), if any.
+    pub run_id: Option<String>,
     /// Its run.json, `Null` if none was written.
     pub record: Value,
 }
@@ -463,16 +488,26 @@ pub struct TfcRun {
 /// Run `tfc run examples/changelog/flow.json --replay …` in `dir` (a [`common::with_examples`]
 /// project) with no OpenTelemetry variable of the test's environment but these.
 pub fn run_changelog(dir: &Path, env: &[(&str, &str)]) -> TfcRun {
+    run_tfc(
+        dir,
+        &[
+            "run",
+            "examples/changelog/flow.json",
+            "--replay",
+            "examples/changelog/replay.jsonl",
+        ],
+        env,
+    )
+}
+
+/// Run `tfc args…` in `dir` with no OpenTelemetry variable of the test's environment but
+/// these; the record of the run it printed, from `dir/.tfc/runs/<flow>/<id>/run.json`.
+pub fn run_tfc(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> TfcRun {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tfc"));
-    cmd.args([
-        "run",
-        "examples/changelog/flow.json",
-        "--replay",
-        "examples/changelog/replay.jsonl",
-    ])
-    .current_dir(dir)
-    .env("NO_COLOR", "1")
-    .stdin(Stdio::null());
+    cmd.args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
     clear_otel_env(&mut cmd);
     cmd.envs(env.iter().copied());
     let before = now_ns();
@@ -485,23 +520,33 @@ pub fn run_changelog(dir: &Path, env: &[(&str, &str)]) -> TfcRun {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     };
-    let record = outcome
+    let run_id = outcome
         .stderr
         .lines()
         .rev()
         .find_map(|l| l.strip_prefix("run "))
         .and_then(|l| l.split_whitespace().next())
-        .and_then(|id| {
-            std::fs::read(dir.join(".tfc/runs/changelog").join(id).join("run.json")).ok()
-        })
-        .map(|b| serde_json::from_slice(&b).expect("run.json"))
+        .map(str::to_owned);
+    let record = run_id
+        .as_deref()
+        .and_then(|id| run_record(dir, id))
         .unwrap_or(Value::Null);
     TfcRun {
         outcome,
         elapsed,
         window: (before, after),
+        run_id,
         record,
     }
+}
+
+/// The run.json of run `id` of any flow under `dir/.tfc/runs/`.
+pub fn run_record(dir: &Path, id: &str) -> Option<Value> {
+    std::fs::read_dir(dir.join(".tfc/runs"))
+        .ok()?
+        .flatten()
+        .find_map(|flow| std::fs::read(flow.path().join(id).join("run.json")).ok())
+        .map(|b| serde_json::from_slice(&b).expect("run.json"))
 }
 
 /// The stderr lines of a `tfc run` that are not its progress (`▶ …`, `✓ …`) nor its end line
@@ -845,4 +890,37 @@ pub fn send_sample(
     );
     let line = stdout.lines().last().expect("a line");
     (serde_json::from_str(line).expect("JSON"), (before, after))
+}
+
+/// The one span named `name`, else a failure showing the tree.
+pub fn one<'a>(spans: &'a [Span], name: &str) -> &'a Span {
+    let found: Vec<&Span> = spans.iter().filter(|s| s.name == name).collect();
+    assert_eq!(found.len(), 1, "one span {name:?}\n{}", dump(spans));
+    found[0]
+}
+
+/// The spans of trace `trace_id`.
+pub fn of_trace(spans: &[Span], trace_id: &str) -> Vec<Span> {
+    spans
+        .iter()
+        .filter(|s| s.trace_id == trace_id)
+        .cloned()
+        .collect()
+}
+
+/// A W3C traceparent `00-<trace id>-<span id>-<flags>`: (trace id, span id, flags).
+pub fn parse_traceparent(tp: &str) -> (String, String, String) {
+    let parts: Vec<&str> = tp.trim().split('-').collect();
+    let hex = |s: &str, len: usize| {
+        s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    assert!(
+        parts.len() == 4
+            && parts[0] == "00"
+            && hex(parts[1], 32)
+            && hex(parts[2], 16)
+            && hex(parts[3], 2),
+        "{tp:?} is not a W3C traceparent"
+    );
+    (parts[1].into(), parts[2].into(), parts[3].into())
 }

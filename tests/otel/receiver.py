@@ -19,7 +19,7 @@ answered as asked). Everything lands in OUT_DIR, one JSON object a line:
 
 - requests.jsonl: path, contentType, contentEncoding, bytes, status answered;
 - spans.jsonl: one line a span (ids as lowercase hex, parentSpanId "" for none, attributes
-  and resource attributes flattened to objects, the content type it came in);
+  and resource attributes flattened to objects, its links, the content type it came in);
 - metrics.jsonl: one line a data point (metric name, type, unit, data point attributes,
   count/sum/value);
 - errors.jsonl: path, contentType, error.
@@ -135,6 +135,23 @@ def check_id(raw, size, where, errors, allow_empty=False):
     return raw.hex()
 
 
+def links_of(span, where, errors):
+    """A span's links as plain JSON; a link's ids are checked as a span's are."""
+    out = []
+    for k, link in enumerate(span.links):
+        at = f"{where}.links[{k}]"
+        out.append(
+            {
+                "traceId": check_id(link.trace_id, 16, f"{at}.traceId", errors),
+                "spanId": check_id(link.span_id, 8, f"{at}.spanId", errors),
+                "traceState": link.trace_state,
+                "flags": link.flags,
+                "attributes": attributes(link.attributes, at, errors),
+            }
+        )
+    return out
+
+
 def json_to_message(body, message, errors):
     """Parse an OTLP/JSON body into `message`, checking what ParseDict lets through."""
     try:
@@ -195,6 +212,7 @@ def spans_of(req, errors, extra):
                     "endTimeUnixNano": span.end_time_unix_nano,
                     "attributes": attributes(span.attributes, at, errors),
                     "status": {"code": span.status.code, "message": span.status.message},
+                    "links": links_of(span, at, errors),
                     "resource": resource,
                     "scope": ss.scope.name,
                 }

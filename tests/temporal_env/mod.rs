@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 #[path = "../common/mod.rs"]
-mod common;
+pub mod common;
 pub use common::skip;
 
 use std::net::{TcpListener, TcpStream};

@@ -1,0 +1,230 @@
+//! A run on Temporal is traced by the client that follows it, from the journal's inputs: its
+//! trace, received by the strict OTLP validator (tests/otel/receiver.py), has the same shape
+//! as the trace of the same flow run locally — the same spans by name, kind and status, under
+//! parents of the same names, with the same phase kinds and statuses — and run.json's
+//! `traceId` / `rootSpanId` are those of the trace exported.
+//!
+//! Needs the `temporal` binary (tests/temporal_env) and the Python of the validator
+//! (`TFC_OTEL_PYTHON`, else `target/otel-venv`); without them the test says SKIPPED (or fails,
+//! with `TFC_REQUIRE_REAL_PARTS=1`, as in CI).
+#![cfg(feature = "temporal")]
+
+mod temporal_env;
+// tests/common, once: the harness of tests/otel reaches it as `crate::common`.
+use temporal_env::common;
+#[path = "otel/mod.rs"]
+mod otel;
+
+use std::collections::BTreeMap;
+
+use otel::{Receiver, Span, TfcRun, assert_clean, dump, of_trace, one, run_tfc};
+use serde_json::Value;
+use temporal_env::{Worker, project, server_in};
+
+/// Agent phases, a map (item spans), a loop (iteration spans) and a script, answered by the
+/// fake agent of tests/temporal_env (`LIST` answers a JSON array).
+const FLOW: &str = r#"{"name": "shape", "phases": [
+    {"id": "list", "output": "json", "task": "LIST files"},
+    {"id": "each", "type": "map", "over": "{steps.list.json}", "dependsOn": ["list"],
+     "concurrency": 2, "task": "look at {item}"},
+    {"id": "s", "type": "script", "dependsOn": ["list"], "run": "echo hi from $TFC_PHASE_ID"},
+    {"id": "refine", "type": "loop", "maxIterations": 4, "until": "{loop.iteration} >= 2",
+     "task": "Iteration {loop.iteration}. Previous: {loop.lastOutput}"},
+    {"id": "sum", "dependsOn": ["each", "s", "refine"],
+     "task": "sum up {steps.each.output} {steps.s.output} {steps.refine.output}"}]}"#;
+
+/// What a span is, without ids and times: its name, its parent's name (`""` for none), its
+/// kind, its status code, and the attributes that say what it did (values as JSON text).
+type Shape = (String, String, i64, i64, BTreeMap<String, String>);
+
+/// The attributes compared between the two runs.
+const COMPARED: &[&str] = &[
+    "tfc.phase.id",
+    "tfc.phase.kind",
+    "tfc.phase.status",
+    "tfc.phase.attempts",
+    "tfc.phase.items",
+    "tfc.phase.items_done",
+    "tfc.phase.items_failed",
+    "tfc.item.index",
+    "tfc.loop.iteration",
+    "tfc.loop.iterations",
+    "tfc.loop.stop",
+    "tfc.flow.name",
+    "tfc.run.status",
+    "gen_ai.operation.name",
+    "gen_ai.agent.name",
+    "gen_ai.provider.name",
+    "tfc.call.outcome",
+    "tfc.attempt",
+    "tfc.node",
+    "process.exit.code",
+];
+
+fn shapes(spans: &[Span]) -> Vec<Shape> {
+    let name_of = |id: &Option<String>| -> String {
+        id.as_ref()
+            .and_then(|id| spans.iter().find(|s| &s.span_id == id))
+            .map_or_else(String::new, |p| p.name.clone())
+    };
+    let mut out: Vec<Shape> = spans
+        .iter()
+        .map(|s| {
+            let attrs = COMPARED
+                .iter()
+                .filter_map(|k| Some(((*k).to_owned(), s.attributes.get(*k)?.to_string())))
+                .collect();
+            (
+                s.name.clone(),
+                name_of(&s.parent),
+                s.kind.unwrap_or(-1),
+                s.status.unwrap_or(-1),
+                attrs,
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The spans of `run`'s trace; its root is run.json's `rootSpanId`, with no parent, and every
+/// other span has its parent in the trace.
+fn trace_of(all: &[Span], run: &TfcRun, what: &str) -> Vec<Span> {
+    let trace_id = run.record["traceId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{what}: run.json has no traceId: {}", run.record));
+    let spans = of_trace(all, trace_id);
+    let tree = dump(&spans);
+    assert!(!spans.is_empty(), "{what}: no span of trace {trace_id}");
+    let root = one(&spans, "run shape");
+    assert_eq!(
+        Some(root.span_id.as_str()),
+        run.record["rootSpanId"].as_str(),
+        "{what}: the root is run.json's rootSpanId\n{tree}"
+    );
+    assert_eq!(root.parent, None, "{what}\n{tree}");
+    assert_eq!(
+        root.attributes.get("tfc.run.id").and_then(Value::as_str),
+        run.run_id.as_deref(),
+        "{what}\n{tree}"
+    );
+    for s in spans.iter().filter(|s| s.span_id != root.span_id) {
+        assert!(
+            spans.iter().any(|p| Some(&p.span_id) == s.parent.as_ref()),
+            "{what}: {:?} has its parent in the trace\n{tree}",
+            s.name
+        );
+    }
+    // Each phase span says what run.json says of the phase.
+    for (id, phase) in run.record["phases"].as_object().expect("phases") {
+        let span = one(&spans, &format!("phase {id}"));
+        for (key, field) in [("tfc.phase.kind", "type"), ("tfc.phase.status", "status")] {
+            assert_eq!(
+                span.attributes.get(key),
+                phase.get(field),
+                "{what}: phase {id}: {key}\n{tree}"
+            );
+        }
+    }
+    spans
+}
+
+#[test]
+fn a_run_on_temporal_has_the_trace_of_the_same_run_done_locally() {
+    let Some(py) = otel::require_python() else {
+        return;
+    };
+    let Some((server, base)) = server_in("otel") else {
+        return;
+    };
+    let rx = Receiver::start(&py, &base.join("otel"), &[]);
+    let endpoint = rx.endpoint();
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())];
+    let (local_dir, remote_dir) = (base.join("local"), base.join("remote"));
+    let local_agent = project(&local_dir);
+    let remote_agent = project(&remote_dir);
+    std::fs::write(local_dir.join("flow.json"), FLOW).expect("flow");
+    std::fs::write(remote_dir.join("flow.json"), FLOW).expect("flow");
+    // The worker runs the calls and the script; it exports nothing (no OTEL variable).
+    let _worker = Worker::start(&server, &remote_dir, &remote_agent, "1");
+
+    let local_agent = local_agent.display().to_string();
+    let local = run_tfc(
+        &local_dir,
+        &["run", "flow.json", "--agent-cmd", &local_agent],
+        &env,
+    );
+    assert_eq!(local.outcome.code, 0, "local: {:?}", local.outcome);
+    let remote_agent = remote_agent.display().to_string();
+    let address = server.address();
+    let remote = run_tfc(
+        &remote_dir,
+        &[
+            "run",
+            "flow.json",
+            "--agent-cmd",
+            &remote_agent,
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
+        ],
+        &env,
+    );
+    assert_eq!(remote.outcome.code, 0, "temporal: {:?}", remote.outcome);
+    assert_eq!(remote.record["engine"]["kind"], "temporal");
+    assert_eq!(
+        local.outcome.stdout, remote.outcome.stdout,
+        "the same output"
+    );
+
+    let all = rx.spans();
+    let a = trace_of(&all, &local, "local");
+    let b = trace_of(&all, &remote, "temporal");
+    assert_ne!(a[0].trace_id, b[0].trace_id, "two runs, two traces");
+    assert_eq!(
+        a.len() + b.len(),
+        all.len(),
+        "no span of another trace\n{}",
+        dump(&all)
+    );
+    // The flow's spans are all there: a non-empty shape that is the same twice proves little
+    // if both runs lost the same spans.
+    for name in [
+        "phase each",
+        "item each#2",
+        "script s",
+        "iteration refine@2",
+        "invoke_agent default",
+    ] {
+        assert!(
+            b.iter().any(|s| s.name == name),
+            "the Temporal run has {name:?}\n{}",
+            dump(&b)
+        );
+    }
+    let (local_shape, remote_shape) = (shapes(&a), shapes(&b));
+    let missing = |from: &[Shape], of: &[Shape]| -> Vec<Shape> {
+        let mut left = of.to_vec();
+        from.iter()
+            .filter(|s| match left.iter().position(|x| x == *s) {
+                Some(i) => {
+                    left.remove(i);
+                    false
+                }
+                None => true,
+            })
+            .cloned()
+            .collect()
+    };
+    assert!(
+        local_shape == remote_shape,
+        "the same spans under the same parents\nonly local: {:#?}\nonly on Temporal: {:#?}\n\
+         local:\n{}\ntemporal:\n{}",
+        missing(&local_shape, &remote_shape),
+        missing(&remote_shape, &local_shape),
+        dump(&a),
+        dump(&b)
+    );
+    assert_clean(&rx);
+}
