@@ -21,16 +21,18 @@ use otel::{Receiver, Span, TfcRun, assert_clean, dump, of_trace, one, run_tfc};
 use serde_json::Value;
 use temporal_env::{Worker, project, server_in};
 
-/// Agent phases, a map (item spans), a loop (iteration spans) and a script, answered by the
-/// fake agent of tests/temporal_env (`LIST` answers a JSON array).
+/// Agent phases, a map (item spans), a loop (iteration spans) and scripts, answered by the
+/// fake agent of tests/temporal_env (`LIST` answers a JSON array); script `tp` prints the
+/// `TRACEPARENT` it was given (on Temporal, by the worker).
 const FLOW: &str = r#"{"name": "shape", "phases": [
     {"id": "list", "output": "json", "task": "LIST files"},
     {"id": "each", "type": "map", "over": "{steps.list.json}", "dependsOn": ["list"],
      "concurrency": 2, "task": "look at {item}"},
     {"id": "s", "type": "script", "dependsOn": ["list"], "run": "echo hi from $TFC_PHASE_ID"},
+    {"id": "tp", "type": "script", "run": "echo $TRACEPARENT"},
     {"id": "refine", "type": "loop", "maxIterations": 4, "until": "{loop.iteration} >= 2",
      "task": "Iteration {loop.iteration}. Previous: {loop.lastOutput}"},
-    {"id": "sum", "dependsOn": ["each", "s", "refine"],
+    {"id": "sum", "dependsOn": ["each", "s", "refine"], "final": true,
      "task": "sum up {steps.each.output} {steps.s.output} {steps.refine.output}"}]}"#;
 
 /// What a span is, without ids and times: its name, its parent's name (`""` for none), its
@@ -226,5 +228,22 @@ fn a_run_on_temporal_has_the_trace_of_the_same_run_done_locally() {
         dump(&a),
         dump(&b)
     );
+    // Each run's script got the traceparent of the span recorded for it: on Temporal the
+    // worker names the span the follower records, though neither tells the other.
+    for (run, spans, what) in [(&local, &a, "local"), (&remote, &b, "temporal")] {
+        let printed = run.record["phases"]["tp"]["output"]
+            .as_str()
+            .unwrap_or("")
+            .trim()
+            .to_owned();
+        let script = one(spans, "script tp");
+        assert_eq!(
+            printed,
+            format!("00-{}-{}-01", script.trace_id, script.span_id),
+            "{what}: TRACEPARENT of script tp
+{}",
+            dump(spans)
+        );
+    }
     assert_clean(&rx);
 }

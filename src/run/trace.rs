@@ -415,7 +415,7 @@ impl RunTrace {
     pub fn call_started(&mut self, op: u64, req: &CallRequest, now_ns: u64) -> String {
         let (parent, group) = self.parent_of(&req.node, now_ns, true);
         let group = group.map(|len| req.node[..len].to_owned());
-        let id = self.ids.span();
+        let id = SpanId::of_op(self.trace, op);
         let model = req
             .model
             .clone()
@@ -546,7 +546,7 @@ impl RunTrace {
     /// A script phase's command starts; its `traceparent` comes back.
     pub fn script_started(&mut self, op: u64, node: &str, program: &str, now_ns: u64) -> String {
         let (parent, _) = self.parent_of(node, now_ns, true);
-        let id = self.ids.span();
+        let id = SpanId::of_op(self.trace, op);
         let attrs = vec![
             ("tfc.phase.id", Value::Str(node.to_owned())),
             ("process.executable.name", Value::Str(program.to_owned())),
@@ -758,6 +758,22 @@ impl RunTrace {
         self.hand_over(now_ns);
         self.tel.metrics(&self.metrics, now_ns);
     }
+}
+
+/// The `traceparent` a call or script of operation `op` gets in a run traced as `trace_id`
+/// (32 hex digits, as `run.json`'s `traceId`): what a Temporal worker hands its agents and
+/// scripts, naming the span the run's follower records for the operation.
+#[cfg(feature = "temporal")]
+pub(crate) fn op_traceparent(trace_id: &str, op: u64) -> Option<String> {
+    let trace = TraceId::parse(trace_id)?;
+    Some(
+        SpanContext {
+            trace,
+            span: SpanId::of_op(trace, op),
+            sampled: true,
+        }
+        .traceparent(),
+    )
 }
 
 /// A span's name: what it is, then which (`phase build`, `invoke_agent reviewer`).

@@ -122,6 +122,21 @@ impl SpanContext {
     }
 }
 
+impl SpanId {
+    /// The span id of operation `op` of the run traced as `trace`: a function of the two, so
+    /// that another process (a Temporal worker running the operation) names the same span
+    /// as the process recording it.
+    pub fn of_op(trace: TraceId, op: u64) -> SpanId {
+        let (hi, lo) = trace.0.split_at(8);
+        let mut ids = IdGen(
+            u64::from_be_bytes(hi.try_into().unwrap_or_default())
+                ^ u64::from_be_bytes(lo.try_into().unwrap_or_default()).rotate_left(29)
+                ^ op.wrapping_mul(0xd6e8_feb8_6659_fd93),
+        );
+        ids.span()
+    }
+}
+
 /// Random ids: splitmix64 seeded from the clock, the process id and an address. Not for
 /// secrets; unique enough for traces (128 and 64 random bits).
 #[derive(Clone, Debug)]
@@ -212,6 +227,16 @@ mod tests {
         // A later version may carry more fields.
         let future = "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-more";
         assert!(SpanContext::from_traceparent(future).is_some());
+    }
+
+    #[test]
+    fn operation_span_ids_are_the_same_everywhere_and_distinct() {
+        let t = TraceId([7; 16]);
+        assert_eq!(SpanId::of_op(t, 3), SpanId::of_op(t, 3));
+        let ids: std::collections::HashSet<SpanId> =
+            (0..10_000).map(|op| SpanId::of_op(t, op)).collect();
+        assert_eq!(ids.len(), 10_000);
+        assert_ne!(SpanId::of_op(t, 3), SpanId::of_op(TraceId([8; 16]), 3));
     }
 
     #[test]

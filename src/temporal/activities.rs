@@ -89,12 +89,15 @@ impl TfcActivities {
         ctx: ActivityContext,
         call: CallWire,
     ) -> Result<CallEnd, ActivityError> {
+        let traceparent = call.traceparent.clone();
         let req = call.into_request();
         let resolved = self.resolve(&req.agent).ok();
-        let prepared = match driver::prepare_call(resolved.as_ref(), self.roster.as_ref(), req) {
+        let mut prepared = match driver::prepare_call(resolved.as_ref(), self.roster.as_ref(), req)
+        {
             Ok(p) => p,
             Err(end) => return Ok(end),
         };
+        prepared.request.traceparent = traceparent;
         let stop = Arc::new(CancelSource::new());
         supervised(
             &ctx,

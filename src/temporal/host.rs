@@ -51,6 +51,7 @@ pub(super) fn call_flight<'a, W>(
     run_id: &str,
     op: u64,
     request: CallRequest,
+    trace_id: Option<&str>,
 ) -> Flying<'a> {
     let node = request.node.clone();
     let attempt = request.attempt;
@@ -62,11 +63,9 @@ pub(super) fn call_flight<'a, W>(
         .cancellation_token(token.clone())
         .retry_policy(once())
         .build();
-    let fut = ctx.execute_activity(
-        TfcActivities::agent_call,
-        CallWire::from_request(request),
-        opts,
-    );
+    let mut wire = CallWire::from_request(request);
+    wire.traceparent = trace_id.and_then(|t| crate::run::trace::op_traceparent(t, op));
+    let fut = ctx.execute_activity(TfcActivities::agent_call, wire, opts);
     let flight = Box::pin(async move {
         let end = match fut.await {
             Ok(end) => end,

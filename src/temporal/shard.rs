@@ -56,7 +56,7 @@ impl TfcShard {
                 for c in machine.handle(Input { at, what }) {
                     match c {
                         Command::StartCall { op, request } => {
-                            flights.insert(op, call_flight(ctx, &run_id, op, *request));
+                            flights.insert(op, call_flight(ctx, &run_id, op, *request, None));
                         }
                         Command::StartTimer { op, ms } => {
                             flights.insert(op, timer_flight(ctx, op, ms));

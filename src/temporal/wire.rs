@@ -81,6 +81,9 @@ pub struct CallWire {
     pub iteration: Option<u32>,
     pub item_index: Option<usize>,
     pub json_stub: Option<String>,
+    /// `TRACEPARENT` for the agent when the run is traced (the follower records the span).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 impl CallWire {
@@ -116,6 +119,7 @@ impl CallWire {
             iteration: r.iteration,
             item_index: r.item_index,
             json_stub: r.json_stub.map(|v| v.to_json()),
+            traceparent: None,
         }
     }
 

@@ -53,6 +53,12 @@ impl TfcRun {
             dir,
         } = setup;
         let run_id = config.run_id.clone();
+        // A traced run's agents and scripts get `TRACEPARENT` naming the spans its follower
+        // records for their operations.
+        let trace_id = meta
+            .get("traceId")
+            .and_then(crate::value::Value::as_str)
+            .map(str::to_owned);
         let cwd = config.cwd.clone();
         let project_root = config.settings.project_root.clone();
         // What a shard is built from: the flow and the configuration, without what only
@@ -102,7 +108,10 @@ impl TfcRun {
                 for c in cmds.drain(..) {
                     match c {
                         Command::StartCall { op, request } => {
-                            flights.insert(op, call_flight(ctx, &run_id, op, *request));
+                            flights.insert(
+                                op,
+                                call_flight(ctx, &run_id, op, *request, trace_id.as_deref()),
+                            );
                         }
                         Command::Cancel { op } => {
                             if let Some((_, Some(t))) = flights.get(&op) {
@@ -120,7 +129,11 @@ impl TfcRun {
                             .cancellation_token(token.clone())
                             .retry_policy(once())
                             .build();
-                            let fut = ctx.execute_activity(TfcActivities::script, *script, opts);
+                            let mut script = *script;
+                            script.traceparent = trace_id
+                                .as_deref()
+                                .and_then(|t| crate::run::trace::op_traceparent(t, op));
+                            let fut = ctx.execute_activity(TfcActivities::script, script, opts);
                             flights.insert(
                                 op,
                                 (
