@@ -163,7 +163,12 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
     ]);
     let when = any(&["when_compiled", "when_parse_eval"]);
     let safeparse = any(&["safeparse_array", "safeparse_fenced", "safeparse_nojson"]);
-    let run = any(&["run_chain_1000", "run_chain_1000_otel", "run_map_100000"]);
+    let run = any(&[
+        "run_chain_1000",
+        "run_chain_1000_otel",
+        "run_chain_1000_rec",
+        "run_map_100000",
+    ]);
     let run_otel = wanted("run_chain_1000_otel");
     let check = any(&[
         "serde_parse_chain_10000",
@@ -332,6 +337,53 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
             );
             row(
                 "run_chain_1000_otel",
+                f64::NAN,
+                f64::NAN,
+                11,
+                Box::new(move || {
+                    let r = interp
+                        .eval_text("bench-chain", &chain, Map::default())
+                        .expect("runs");
+                    assert_eq!(r.status, RunStatus::Completed);
+                }),
+            );
+        }
+        // Where the export's cost lies: the trace recorded but nothing sent (`_rec`), and the
+        // progress notes alone, which the trace is built from (`_progress`).
+        if wanted("run_chain_1000_rec") {
+            let settings = tfc::telemetry::settings::Settings {
+                traces: None,
+                metrics: None,
+                timeout: Duration::from_secs(1),
+                resource: Vec::new(),
+                content: None,
+                trace_url: None,
+            };
+            let (tel, _) = tfc::telemetry::Telemetry::in_memory(settings);
+            let chain = chain_flow(1_000);
+            let interp = instant().options(tfc::run::RunOptions {
+                telemetry: Some(tel),
+                ..tfc::run::RunOptions::default()
+            });
+            row(
+                "run_chain_1000_rec",
+                f64::NAN,
+                f64::NAN,
+                11,
+                Box::new(move || {
+                    let r = interp
+                        .eval_text("bench-chain", &chain, Map::default())
+                        .expect("runs");
+                    assert_eq!(r.status, RunStatus::Completed);
+                }),
+            );
+            let chain = chain_flow(1_000);
+            let interp = instant().options(tfc::run::RunOptions {
+                progress: Some(tfc::run::ProgressSink(std::sync::Arc::new(|_| {}))),
+                ..tfc::run::RunOptions::default()
+            });
+            row(
+                "run_chain_1000_progress",
                 f64::NAN,
                 f64::NAN,
                 11,

@@ -10,6 +10,9 @@
 //! conventions (`invoke_agent {agent}`, `gen_ai.*`); tfc's own facts are `tfc.*`.
 
 use std::collections::HashMap;
+
+/// Maps keyed by node or operation, with a fast hash (keys are ours, not an attacker's).
+type Fast<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 use std::sync::Arc;
 
 use crate::agent::StopReason;
@@ -70,11 +73,11 @@ pub(crate) struct RunTrace {
     backends: indexmap::IndexMap<String, String>,
     models: indexmap::IndexMap<String, String>,
     /// Phase, item and iteration spans by node.
-    open: HashMap<String, Open>,
-    calls: HashMap<u64, Call>,
+    open: Fast<String, Open>,
+    calls: Fast<u64, Call>,
     /// Scripts and pre-reads by operation.
-    work: HashMap<u64, Open>,
-    batch: Vec<Span>,
+    work: Fast<u64, Open>,
+    batch: crate::telemetry::Batch,
     handed_ns: u64,
     metrics: Metrics,
     content: Option<usize>,
@@ -136,6 +139,7 @@ impl RunTrace {
         let trace = caller.map_or_else(|| ids.trace(), |c| c.trace);
         let root = ids.span();
         let content = tel.settings().content;
+        let batch = tel.batch();
         RunTrace {
             tel,
             ids,
@@ -149,10 +153,10 @@ impl RunTrace {
             parent_run_id: who.parent_run_id.map(str::to_owned),
             backends: who.backends.clone(),
             models: who.models.clone(),
-            open: HashMap::new(),
-            calls: HashMap::new(),
-            work: HashMap::new(),
-            batch: Vec::with_capacity(BATCH),
+            open: Fast::default(),
+            calls: Fast::default(),
+            work: Fast::default(),
+            batch,
             handed_ns: now_ns,
             metrics: Metrics::new(now_ns),
             content,
@@ -185,25 +189,6 @@ impl RunTrace {
             Event::ContextRead { op, text } => self.read_ended(*op, text.chars().count(), now_ns),
             _ => {}
         }
-    }
-
-    /// Whether [`RunTrace::command`] looks at `c` (the others cost no clock reading).
-    pub fn wants(c: &Command) -> bool {
-        matches!(
-            c,
-            Command::Progress(_)
-                | Command::StartCall { .. }
-                | Command::StartScript { .. }
-                | Command::ReadContext { .. }
-        )
-    }
-
-    /// Whether [`RunTrace::input`] looks at `what`.
-    pub fn wants_input(what: &Event) -> bool {
-        matches!(
-            what,
-            Event::CallEnded { .. } | Event::ScriptEnded { .. } | Event::ContextRead { .. }
-        )
     }
 
     /// A command of the machine, as it is carried out: progress, and the start of a call, a
@@ -241,7 +226,8 @@ impl RunTrace {
     /// A phase's span, starting now.
     fn phase_span(&mut self, p: &Progress, now_ns: u64) -> Open {
         let (parent, _) = self.parent_of(&p.phase, now_ns, false);
-        let mut attrs = vec![("tfc.phase.id", Value::Str(p.phase.clone()))];
+        let mut attrs = Vec::with_capacity(12);
+        attrs.push(("tfc.phase.id", Value::Str(p.phase.clone())));
         if let Some(k) = p.kind {
             attrs.push(("tfc.phase.kind", Value::Static(k.as_str())));
         }
@@ -650,8 +636,7 @@ impl RunTrace {
 
     fn hand_over(&mut self, now_ns: u64) {
         self.handed_ns = now_ns;
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
-        self.tel.spans(batch);
+        self.tel.hand_over(&mut self.batch);
     }
 
     /// The run ended: whatever is still open ends now (a stopped run's phases and calls

@@ -12,7 +12,6 @@ use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
 
 use super::metrics::Metrics;
 use super::settings::{Settings, Target};
-use super::span::Span;
 use crate::agent::http::{Guard, HttpError, Url, post};
 
 /// Batches waiting for the exporter thread, at most (each up to [`super::BATCH`] spans).
@@ -22,7 +21,8 @@ const QUEUE: usize = 64;
 pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
 
 enum Job {
-    Spans(Vec<Span>),
+    /// Spans as `otlp::encode_span` wrote them, and how many.
+    Spans(Vec<u8>, u64),
     Metrics(Box<Metrics>, u64),
     Flush(Sender<()>),
 }
@@ -86,10 +86,10 @@ impl Exporter {
         Exporter { tx, shared }
     }
 
-    /// Queue finished spans (never blocks).
-    pub fn spans(&self, batch: Vec<Span>) {
-        let n = batch.len() as u64;
-        self.queue(Job::Spans(batch), n);
+    /// Queue `count` finished spans, encoded (never blocks).
+    pub fn spans(&self, encoded: Vec<u8>, count: usize) {
+        let n = count as u64;
+        self.queue(Job::Spans(encoded, n), n);
     }
 
     /// Queue the metrics' current totals, as of `now_ns`.
@@ -145,12 +145,11 @@ impl Exporter {
 fn serve(settings: &Settings, rx: &Receiver<Job>, shared: &Shared) {
     for job in rx {
         match job {
-            Job::Spans(spans) => {
+            Job::Spans(spans, n) => {
                 let Some(target) = &settings.traces else {
                     continue;
                 };
                 let body = super::otlp::traces(&settings.resource, &spans, target.protocol);
-                let n = spans.len() as u64;
                 drop(spans);
                 match send(target, &body, settings.timeout) {
                     Ok(()) => shared.sent.fetch_add(n, Ordering::Relaxed),
@@ -345,7 +344,7 @@ mod tests {
         let (url, paths) = endpoint(200, Duration::ZERO);
         let (warn, lines) = warnings();
         let e = Exporter::start(settings(&url, Duration::from_secs(5)), warn);
-        e.spans(Vec::new());
+        e.spans(Vec::new(), 0);
         let mut m = Metrics::new(1);
         m.call(
             crate::telemetry::metrics::Call {
@@ -369,8 +368,8 @@ mod tests {
         let (warn, lines) = warnings();
         let e = Exporter::start(settings(&url, Duration::from_millis(300)), warn);
         let started = Instant::now();
-        e.spans(Vec::new());
-        e.spans(Vec::new());
+        e.spans(Vec::new(), 0);
+        e.spans(Vec::new(), 0);
         e.flush(Duration::from_secs(5));
         assert!(
             started.elapsed() < Duration::from_secs(3),
@@ -416,7 +415,7 @@ mod tests {
         let (url, _) = endpoint(200, Duration::from_secs(30));
         let (warn, lines) = warnings();
         let e = Exporter::start(settings(&url, Duration::from_secs(20)), warn);
-        let span = crate::telemetry::Span {
+        let one = crate::telemetry::Span {
             trace: crate::telemetry::TraceId([1; 16]),
             id: crate::telemetry::SpanId([1; 8]),
             parent: None,
@@ -429,8 +428,10 @@ mod tests {
             links: Vec::new(),
         };
         let started = Instant::now();
+        let (mut scratch, mut span) = (Vec::new(), Vec::new());
+        crate::telemetry::otlp::encode_span(&one, &mut scratch, &mut span);
         for _ in 0..(QUEUE + 10) {
-            e.spans(vec![span.clone()]);
+            e.spans(span.clone(), 1);
         }
         assert!(
             started.elapsed() < Duration::from_secs(1),

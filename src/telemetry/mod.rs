@@ -23,7 +23,7 @@ pub use settings::{Resolved, Settings};
 pub use span::Span;
 
 /// Spans a run hands over at once, at most.
-pub const BATCH: usize = 512;
+pub const BATCH: usize = 2048;
 
 /// Where finished spans go.
 enum Sink {
@@ -81,14 +81,31 @@ impl Telemetry {
         &self.settings
     }
 
-    /// Hand over finished spans.
-    pub fn spans(&self, batch: Vec<Span>) {
-        if batch.is_empty() || self.settings.traces.is_none() {
+    /// An empty batch for this sink: spans are encoded as they are added when they go to a
+    /// collector (on the recording thread, without a message per span), kept as they are in
+    /// memory.
+    pub fn batch(&self) -> Batch {
+        Batch {
+            keep: matches!(self.sink, Sink::Memory(_)),
+            spans: Vec::new(),
+            encoded: Vec::new(),
+            scratch: Vec::new(),
+            count: 0,
+        }
+    }
+
+    /// Hand over the spans of `batch` (which is then empty).
+    pub fn hand_over(&self, batch: &mut Batch) {
+        let count = std::mem::take(&mut batch.count);
+        let capacity = batch.encoded.capacity();
+        let encoded = std::mem::replace(&mut batch.encoded, Vec::with_capacity(capacity));
+        let spans = std::mem::take(&mut batch.spans);
+        if count == 0 || self.settings.traces.is_none() {
             return;
         }
         match &self.sink {
-            Sink::Otlp(e) => e.spans(batch),
-            Sink::Memory(c) => lock(c).spans.extend(batch),
+            Sink::Otlp(e) => e.spans(encoded, count),
+            Sink::Memory(c) => lock(c).spans.extend(spans),
         }
     }
 
@@ -122,6 +139,37 @@ impl Telemetry {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Finished spans waiting to be handed over ([`Telemetry::batch`]).
+pub struct Batch {
+    keep: bool,
+    spans: Vec<Span>,
+    encoded: Vec<u8>,
+    scratch: Vec<u8>,
+    count: usize,
+}
+
+impl Batch {
+    /// Add a finished span.
+    pub fn push(&mut self, span: Span) {
+        self.count += 1;
+        if self.keep {
+            self.spans.push(span);
+        } else {
+            otlp::encode_span(&span, &mut self.scratch, &mut self.encoded);
+        }
+    }
+
+    /// Spans added since the last hand-over.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Nothing added since the last hand-over.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
 }
 
 /// Nanoseconds since the Unix epoch, now.

@@ -22,20 +22,138 @@ const SCOPE: &str = "tfc";
 /// W3C trace flags of a sampled span (OTLP `flags` keep them in the low byte).
 const SAMPLED: u32 = 1;
 
-/// The body of one traces export.
-pub fn traces(resource: &[(String, String)], spans: &[Span], protocol: Protocol) -> Vec<u8> {
-    let req = ExportTraceServiceRequest {
-        resource_spans: vec![pt::ResourceSpans {
-            resource: Some(resource_of(resource)),
-            scope_spans: vec![pt::ScopeSpans {
-                scope: Some(scope()),
-                spans: spans.iter().map(span).collect(),
-                schema_url: String::new(),
-            }],
-            schema_url: String::new(),
-        }],
+/// The body of one traces export: `spans` are spans as [`encode_span`] wrote them.
+pub fn traces(resource: &[(String, String)], spans: &[u8], protocol: Protocol) -> Vec<u8> {
+    let resource = resource_of(resource).encode_to_vec();
+    let scope = scope().encode_to_vec();
+    let mut scope_spans = Vec::with_capacity(scope.len() + spans.len() + 8);
+    bytes_field(&mut scope_spans, 1, &scope);
+    scope_spans.extend_from_slice(spans);
+    let mut resource_spans = Vec::with_capacity(resource.len() + scope_spans.len() + 16);
+    bytes_field(&mut resource_spans, 1, &resource);
+    bytes_field(&mut resource_spans, 2, &scope_spans);
+    let mut request = Vec::with_capacity(resource_spans.len() + 8);
+    bytes_field(&mut request, 1, &resource_spans);
+    match protocol {
+        Protocol::Protobuf => request,
+        // The JSON mapping from the official types: the request read back, then written.
+        Protocol::Json => ExportTraceServiceRequest::decode(request.as_slice())
+            .ok()
+            .and_then(|r| serde_json::to_vec(&r).ok())
+            .unwrap_or_default(),
+    }
+}
+
+/// Append `s` to `out` as one `ScopeSpans.spans` entry (protobuf), written straight from the
+/// span: no message structs, so recording a span on a run's thread costs a few copies.
+/// `scratch` is reused between calls.
+pub fn encode_span(s: &Span, scratch: &mut Vec<u8>, out: &mut Vec<u8>) {
+    let b = scratch;
+    b.clear();
+    bytes_field(b, 1, &s.trace.0);
+    bytes_field(b, 2, &s.id.0);
+    if let Some(p) = s.parent {
+        bytes_field(b, 4, &p.0);
+    }
+    bytes_field(b, 5, s.name.as_bytes());
+    let kind = match s.kind {
+        Kind::Internal => pt::span::SpanKind::Internal,
+        Kind::Client => pt::span::SpanKind::Client,
+    } as u64;
+    key(b, 6, VARINT);
+    varint(b, kind);
+    key(b, 7, FIXED64);
+    b.extend_from_slice(&s.start_ns.to_le_bytes());
+    key(b, 8, FIXED64);
+    b.extend_from_slice(&s.end_ns.max(s.start_ns).to_le_bytes());
+    for (k, v) in &s.attrs {
+        key_value(b, 9, k, v);
+    }
+    for l in &s.links {
+        // trace_id (2 + 16) + span_id (2 + 8) + flags (1 + 4)
+        key(b, 13, LEN);
+        varint(b, 18 + 10 + 5);
+        bytes_field(b, 1, &l.trace.0);
+        bytes_field(b, 2, &l.span.0);
+        key(b, 6, FIXED32);
+        b.extend_from_slice(&u32::from(l.sampled).to_le_bytes());
+    }
+    if let Status::Error(m) = &s.status {
+        let code = pt::status::StatusCode::Error as u64;
+        key(b, 15, LEN);
+        varint(b, (len_of_bytes(m.len()) + 2) as u64);
+        bytes_field(b, 2, m.as_bytes());
+        key(b, 3, VARINT);
+        varint(b, code);
+    }
+    key(b, 16, FIXED32);
+    b.extend_from_slice(&SAMPLED.to_le_bytes());
+    bytes_field(out, 2, b);
+}
+
+const VARINT: u8 = 0;
+const FIXED64: u8 = 1;
+const LEN: u8 = 2;
+const FIXED32: u8 = 5;
+
+fn key(b: &mut Vec<u8>, field: u32, wire: u8) {
+    varint(b, u64::from(field << 3 | u32::from(wire)));
+}
+
+fn varint(b: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        b.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    b.push(v as u8);
+}
+
+fn varint_len(v: u64) -> usize {
+    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+}
+
+/// The length of a length-delimited field of `n` bytes, after its key (one byte).
+fn len_of_bytes(n: usize) -> usize {
+    1 + varint_len(n as u64) + n
+}
+
+fn bytes_field(b: &mut Vec<u8>, field: u32, data: &[u8]) {
+    key(b, field, LEN);
+    varint(b, data.len() as u64);
+    b.extend_from_slice(data);
+}
+
+/// A `KeyValue` as field `field` (fields below 16: one-byte keys).
+fn key_value(b: &mut Vec<u8>, field: u32, k: &str, v: &Value) {
+    let text = |s: &str| len_of_bytes(s.len());
+    let any = match v {
+        Value::Str(s) => text(s),
+        Value::Static(s) => text(s),
+        Value::Int(n) => 1 + varint_len(*n as u64),
+        Value::F64(_) => 1 + 8,
+        Value::Bool(_) => 2,
     };
-    encode(&req, protocol)
+    key(b, field, LEN);
+    varint(b, (text(k) + len_of_bytes(any)) as u64);
+    bytes_field(b, 1, k.as_bytes());
+    key(b, 2, LEN);
+    varint(b, any as u64);
+    match v {
+        Value::Str(s) => bytes_field(b, 1, s.as_bytes()),
+        Value::Static(s) => bytes_field(b, 1, s.as_bytes()),
+        Value::Int(n) => {
+            key(b, 3, VARINT);
+            varint(b, *n as u64);
+        }
+        Value::F64(x) => {
+            key(b, 4, FIXED64);
+            b.extend_from_slice(&x.to_le_bytes());
+        }
+        Value::Bool(x) => {
+            key(b, 2, VARINT);
+            b.push(u8::from(*x));
+        }
+    }
 }
 
 /// The body of one metrics export (`now_ns`: the data points' time).
@@ -125,52 +243,6 @@ fn kv(key: &str, v: any_value::Value) -> KeyValue {
     }
 }
 
-fn value(v: &Value) -> any_value::Value {
-    match v {
-        Value::Str(s) => any_value::Value::StringValue(s.clone()),
-        Value::Static(s) => any_value::Value::StringValue((*s).to_owned()),
-        Value::Int(n) => any_value::Value::IntValue(*n),
-        Value::F64(n) => any_value::Value::DoubleValue(*n),
-        Value::Bool(b) => any_value::Value::BoolValue(*b),
-    }
-}
-
-fn span(s: &Span) -> pt::Span {
-    let (code, message) = match &s.status {
-        Status::Unset => (pt::status::StatusCode::Unset, String::new()),
-        Status::Error(m) => (pt::status::StatusCode::Error, m.clone()),
-    };
-    pt::Span {
-        trace_id: s.trace.0.to_vec(),
-        span_id: s.id.0.to_vec(),
-        parent_span_id: s.parent.map(|p| p.0.to_vec()).unwrap_or_default(),
-        flags: SAMPLED,
-        name: s.name.clone(),
-        kind: match s.kind {
-            Kind::Internal => pt::span::SpanKind::Internal,
-            Kind::Client => pt::span::SpanKind::Client,
-        } as i32,
-        start_time_unix_nano: s.start_ns,
-        end_time_unix_nano: s.end_ns.max(s.start_ns),
-        attributes: s.attrs.iter().map(|(k, v)| kv(k, value(v))).collect(),
-        links: s
-            .links
-            .iter()
-            .map(|l| pt::span::Link {
-                trace_id: l.trace.0.to_vec(),
-                span_id: l.span.0.to_vec(),
-                flags: u32::from(l.sampled),
-                ..pt::span::Link::default()
-            })
-            .collect(),
-        status: Some(pt::Status {
-            message,
-            code: code as i32,
-        }),
-        ..pt::Span::default()
-    }
-}
-
 fn data_point(p: &Point, h: &Histogram, start_ns: u64, now_ns: u64) -> pm::HistogramDataPoint {
     let mut attributes = vec![
         kv(
@@ -241,12 +313,79 @@ mod tests {
         }
     }
 
+    fn encoded(spans: &[Span]) -> Vec<u8> {
+        let (mut scratch, mut out) = (Vec::new(), Vec::new());
+        for s in spans {
+            encode_span(s, &mut scratch, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn every_field_decodes_with_the_official_types() {
+        let mut s = sample();
+        s.attrs.push(("neg", Value::Int(-5)));
+        s.attrs.push(("big", Value::Str("x".repeat(300))));
+        s.attrs.push(("yes", Value::Bool(true)));
+        let body = traces(&[], &encoded(&[s.clone(), s.clone()]), Protocol::Protobuf);
+        let req = ExportTraceServiceRequest::decode(body.as_slice()).expect("valid protobuf");
+        let spans = &req.resource_spans[0].scope_spans[0].spans;
+        assert_eq!(spans.len(), 2);
+        let got = &spans[1];
+        assert_eq!(got.span_id, s.id.0.to_vec());
+        assert_eq!(got.name, "invoke_agent reviewer");
+        assert_eq!(got.flags, SAMPLED);
+        assert_eq!(got.start_time_unix_nano, s.start_ns);
+        let attr = |k: &str| {
+            got.attributes
+                .iter()
+                .find(|a| a.key == k)
+                .and_then(|a| a.value.clone())
+                .and_then(|v| v.value)
+        };
+        assert_eq!(attr("neg"), Some(any_value::Value::IntValue(-5)));
+        assert_eq!(
+            attr("tfc.cost_usd"),
+            Some(any_value::Value::DoubleValue(0.25))
+        );
+        assert_eq!(attr("yes"), Some(any_value::Value::BoolValue(true)));
+        assert_eq!(
+            attr("big"),
+            Some(any_value::Value::StringValue("x".repeat(300)))
+        );
+        let link = &got.links[0];
+        assert_eq!(
+            (link.trace_id.len(), link.span_id.len(), link.flags),
+            (16, 8, 1)
+        );
+        // A span with neither parent nor error has no such fields.
+        let bare = Span {
+            parent: None,
+            status: Status::Unset,
+            links: Vec::new(),
+            ..sample()
+        };
+        let body = traces(&[], &encoded(&[bare]), Protocol::Protobuf);
+        let req = ExportTraceServiceRequest::decode(body.as_slice()).expect("valid protobuf");
+        let got = &req.resource_spans[0].scope_spans[0].spans[0];
+        assert!(got.parent_span_id.is_empty() && got.status.is_none() && got.links.is_empty());
+    }
+
+    #[test]
+    fn varint_lengths() {
+        for v in [0u64, 1, 127, 128, 16383, 16384, u64::MAX] {
+            let mut b = Vec::new();
+            varint(&mut b, v);
+            assert_eq!(b.len(), varint_len(v), "{v}");
+        }
+    }
+
     #[test]
     fn protobuf_decodes_back_to_the_same_span() {
         let s = sample();
         let body = traces(
             &[("service.name".into(), "tfc".into())],
-            std::slice::from_ref(&s),
+            &encoded(std::slice::from_ref(&s)),
             Protocol::Protobuf,
         );
         let req = ExportTraceServiceRequest::decode(body.as_slice()).expect("valid protobuf");
@@ -270,7 +409,7 @@ mod tests {
     #[test]
     fn json_follows_the_otlp_mapping() {
         let s = sample();
-        let body = traces(&[], std::slice::from_ref(&s), Protocol::Json);
+        let body = traces(&[], &encoded(std::slice::from_ref(&s)), Protocol::Json);
         let v: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
         let span = &v["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
         // Ids are lowercase hex, 64-bit integers strings, enums integers.

@@ -81,6 +81,8 @@ pub(crate) struct Driver {
     texts: PhaseTexts,
     /// The run's OpenTelemetry trace, when it is exported.
     trace: Option<super::trace::RunTrace>,
+    /// The clock, read once per input for the trace: the commands of one input share it.
+    trace_now: u64,
 }
 
 impl Driver {
@@ -119,6 +121,7 @@ impl Driver {
             line: String::new(),
             texts: PhaseTexts::default(),
             trace: None,
+            trace_now: 0,
         }
     }
 
@@ -131,6 +134,9 @@ impl Driver {
         };
         self.keep(&input);
         self.start_trace();
+        if self.trace.is_some() {
+            self.trace_now = crate::telemetry::now_ns();
+        }
         let mut cmds = self.machine.handle(input);
         if let Some(root) = root {
             if let Some(l) = &self.opts.launch {
@@ -281,10 +287,9 @@ impl Driver {
 
     /// Hand one input to the machine and do what it says.
     fn feed(&mut self, input: Input) {
-        if let Some(trace) = self.trace.as_mut()
-            && super::trace::RunTrace::wants_input(&input.what)
-        {
-            trace.input(&input.what, crate::telemetry::now_ns());
+        if let Some(trace) = self.trace.as_mut() {
+            self.trace_now = crate::telemetry::now_ns();
+            trace.input(&input.what, self.trace_now);
         }
         match &input.what {
             Event::CallEnded { op, .. } | Event::ScriptEnded { op, .. } => {
@@ -354,10 +359,8 @@ impl Driver {
         // The trace sees each command as it is carried out; a span it starts gives the call or
         // script its `TRACEPARENT`.
         let traceparent = match self.trace.as_mut() {
-            Some(t) if super::trace::RunTrace::wants(&c) => {
-                t.command(&c, crate::telemetry::now_ns())
-            }
-            _ => None,
+            Some(t) => t.command(&c, self.trace_now),
+            None => None,
         };
         match c {
             Command::StartCall { op, request } => self.call(op, *request, traceparent),
