@@ -109,7 +109,7 @@ fn varint(b: &mut Vec<u8>, mut v: u64) {
 }
 
 fn varint_len(v: u64) -> usize {
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// The length of a length-delimited field of `n` bytes, after its key (one byte).
