@@ -415,9 +415,9 @@ mod tests {
         let (url, _) = endpoint(200, Duration::from_secs(30));
         let (warn, lines) = warnings();
         let e = Exporter::start(settings(&url, Duration::from_secs(20)), warn);
-        let one = crate::telemetry::Span {
-            trace: crate::telemetry::TraceId([1; 16]),
-            id: crate::telemetry::SpanId([1; 8]),
+        let one = crate::telemetry::span::Span {
+            trace: crate::telemetry::ids::TraceId([1; 16]),
+            id: crate::telemetry::ids::SpanId([1; 8]),
             parent: None,
             name: "s".into(),
             kind: crate::telemetry::span::Kind::Internal,
