@@ -299,20 +299,8 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
     }
     if run {
         // Whole runs with an instant in-process agent.
-        let chain = chain_flow(1_000);
         let interp = instant();
-        row(
-            "run_chain_1000",
-            2.29e9,
-            10e6,
-            11,
-            Box::new(move || {
-                let r = interp
-                    .eval_text("bench-chain", &chain, Map::default())
-                    .expect("runs");
-                assert_eq!(r.status, RunStatus::Completed);
-            }),
-        );
+        row("run_chain_1000", 2.29e9, 10e6, 11, chain_run(interp));
         if run_otel {
             // The same run exported as a trace to a live OTLP/HTTP endpoint (protobuf): at most
             // 10 % slower than without export (the row above).
@@ -340,12 +328,7 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
                 f64::NAN,
                 f64::NAN,
                 11,
-                Box::new(move || {
-                    let r = interp
-                        .eval_text("bench-chain", &chain, Map::default())
-                        .expect("runs");
-                    assert_eq!(r.status, RunStatus::Completed);
-                }),
+                chain_run(interp),
             );
         }
         // Where the export's cost lies: the trace recorded but nothing sent (`_rec`), and the
@@ -360,7 +343,6 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
                 trace_url: None,
             };
             let (tel, _) = tfc::telemetry::Telemetry::in_memory(settings);
-            let chain = chain_flow(1_000);
             let interp = instant().options(tfc::run::RunOptions {
                 telemetry: Some(tel),
                 ..tfc::run::RunOptions::default()
@@ -370,14 +352,8 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
                 f64::NAN,
                 f64::NAN,
                 11,
-                Box::new(move || {
-                    let r = interp
-                        .eval_text("bench-chain", &chain, Map::default())
-                        .expect("runs");
-                    assert_eq!(r.status, RunStatus::Completed);
-                }),
+                chain_run(interp),
             );
-            let chain = chain_flow(1_000);
             let interp = instant().options(tfc::run::RunOptions {
                 progress: Some(tfc::run::ProgressSink(std::sync::Arc::new(|_| {}))),
                 ..tfc::run::RunOptions::default()
@@ -387,12 +363,7 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
                 f64::NAN,
                 f64::NAN,
                 11,
-                Box::new(move || {
-                    let r = interp
-                        .eval_text("bench-chain", &chain, Map::default())
-                        .expect("runs");
-                    assert_eq!(r.status, RunStatus::Completed);
-                }),
+                chain_run(interp),
             );
         }
         let args = map_args(100_000);
@@ -488,6 +459,17 @@ fn otel_to(base: &str) -> std::sync::Arc<tfc::telemetry::Telemetry> {
         settings,
         std::sync::Arc::new(|line: &str| eprintln!("{line}")),
     )
+}
+
+/// One whole run of the 1,000-phase chain per call, with `interp`.
+fn chain_run(interp: Interpreter) -> Box<dyn FnMut()> {
+    let chain = chain_flow(1_000);
+    Box::new(move || {
+        let r = interp
+            .eval_text("bench-chain", &chain, Map::default())
+            .expect("runs");
+        assert_eq!(r.status, RunStatus::Completed);
+    })
 }
 
 fn instant() -> Interpreter {

@@ -37,9 +37,29 @@ struct Open {
     start_ns: u64,
     /// An item or iteration span: ends with its phase, at its last child's end.
     group: bool,
+    /// Item and iteration spans opened under it (a phase's groups are looked for only then).
+    groups: u32,
     /// The latest end of its children (groups).
     last_ns: u64,
     attrs: Vec<(&'static str, Value)>,
+}
+
+impl Open {
+    /// The finished span, ended at `end_ns` (never before its start).
+    fn into_span(self, trace: TraceId, kind: Kind, end_ns: u64, status: Status) -> Span {
+        Span {
+            trace,
+            id: self.id,
+            parent: Some(self.parent),
+            name: self.name,
+            kind,
+            start_ns: self.start_ns,
+            end_ns: end_ns.max(self.start_ns),
+            attrs: self.attrs,
+            status,
+            links: Vec::new(),
+        }
+    }
 }
 
 /// An agent call in flight.
@@ -240,6 +260,7 @@ impl RunTrace {
             name: name("phase", &p.phase),
             start_ns: now_ns,
             group: false,
+            groups: 0,
             last_ns: now_ns,
             attrs,
         }
@@ -248,12 +269,14 @@ impl RunTrace {
     fn phase_ended(&mut self, p: &Progress, now_ns: u64) {
         // Skipped (or answered from a cache) without ever running: a span of no length,
         // where it would have been.
-        let open = match self.open.remove(&p.phase) {
+        let mut open = match self.open.remove(&p.phase) {
             Some(o) => o,
             None => self.phase_span(p, now_ns),
         };
-        self.close_groups(open.id, now_ns);
-        let mut attrs = open.attrs;
+        if open.groups > 0 {
+            self.close_groups(open.id, now_ns);
+        }
+        let mut attrs = std::mem::take(&mut open.attrs);
         attrs.push(("tfc.phase.status", Value::Static(p.status)));
         attrs.push(("tfc.phase.attempts", Value::from(p.attempts)));
         let f = &p.facts;
@@ -297,26 +320,12 @@ impl RunTrace {
             ("failed", None) => status = Status::Error("the phase failed".into()),
             _ => {}
         }
-        let span = Span {
-            trace: self.trace,
-            id: open.id,
-            parent: Some(open.parent),
-            name: open.name,
-            kind: Kind::Internal,
-            start_ns: open.start_ns,
-            end_ns: now_ns.max(open.start_ns),
-            attrs,
-            status,
-            links: Vec::new(),
-        };
+        let span = Open { attrs, ..open }.into_span(self.trace, Kind::Internal, now_ns, status);
         self.finished(span, now_ns);
     }
 
     /// End the item and iteration spans of the phase span `phase`.
     fn close_groups(&mut self, phase: SpanId, now_ns: u64) {
-        if !self.open.values().any(|o| o.group && o.parent == phase) {
-            return;
-        }
         let nodes: Vec<String> = self
             .open
             .iter()
@@ -325,18 +334,8 @@ impl RunTrace {
             .collect();
         for node in nodes {
             if let Some(g) = self.open.remove(&node) {
-                let span = Span {
-                    trace: self.trace,
-                    id: g.id,
-                    parent: Some(g.parent),
-                    name: g.name,
-                    kind: Kind::Internal,
-                    start_ns: g.start_ns,
-                    end_ns: g.last_ns.max(g.start_ns),
-                    attrs: g.attrs,
-                    status: Status::Unset,
-                    links: Vec::new(),
-                };
+                let end = g.last_ns;
+                let span = g.into_span(self.trace, Kind::Internal, end, Status::Unset);
                 self.finished(span, now_ns);
             }
         }
@@ -371,7 +370,9 @@ impl RunTrace {
         if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
-        let phase = self.open.get(prefix).filter(|o| !o.group)?.id;
+        let phase = self.open.get_mut(prefix).filter(|o| !o.group)?;
+        phase.groups += 1;
+        let phase = phase.id;
         let (word, key) = if n.as_bytes()[k] == b'@' {
             ("iteration", "tfc.loop.iteration")
         } else {
@@ -390,6 +391,7 @@ impl RunTrace {
                 name: name(word, n),
                 start_ns: now_ns,
                 group: true,
+                groups: 0,
                 last_ns: now_ns,
                 attrs,
             },
@@ -545,6 +547,7 @@ impl RunTrace {
                 name: name("script", node),
                 start_ns: now_ns,
                 group: false,
+                groups: 0,
                 last_ns: now_ns,
                 attrs,
             },
@@ -596,6 +599,7 @@ impl RunTrace {
                 name: name("pre_read", node),
                 start_ns: now_ns,
                 group: false,
+                groups: 0,
                 last_ns: now_ns,
                 attrs,
             },
@@ -612,18 +616,7 @@ impl RunTrace {
     }
 
     fn end_work(&mut self, w: Open, status: Status, now_ns: u64) {
-        let span = Span {
-            trace: self.trace,
-            id: w.id,
-            parent: Some(w.parent),
-            name: w.name,
-            kind: Kind::Client,
-            start_ns: w.start_ns,
-            end_ns: now_ns.max(w.start_ns),
-            attrs: w.attrs,
-            status,
-            links: Vec::new(),
-        };
+        let span = w.into_span(self.trace, Kind::Client, now_ns, status);
         self.finished(span, now_ns);
     }
 
@@ -680,22 +673,12 @@ impl RunTrace {
         nodes.sort_by_key(|n| std::cmp::Reverse(n.len()));
         for node in nodes {
             if let Some(o) = self.open.remove(&node) {
-                let span = Span {
-                    trace: self.trace,
-                    id: o.id,
-                    parent: Some(o.parent),
-                    name: o.name,
-                    kind: Kind::Internal,
-                    start_ns: o.start_ns,
-                    end_ns: now_ns.max(o.start_ns),
-                    attrs: o.attrs,
-                    status: if o.group {
-                        Status::Unset
-                    } else {
-                        interrupted.clone()
-                    },
-                    links: Vec::new(),
+                let status = if o.group {
+                    Status::Unset
+                } else {
+                    interrupted.clone()
                 };
+                let span = o.into_span(self.trace, Kind::Internal, now_ns, status);
                 self.finished(span, now_ns);
             }
         }

@@ -339,12 +339,8 @@ mod tests {
         )
     }
 
-    #[test]
-    fn spans_and_metrics_reach_the_endpoint() {
-        let (url, paths) = endpoint(200, Duration::ZERO);
-        let (warn, lines) = warnings();
-        let e = Exporter::start(settings(&url, Duration::from_secs(5)), warn);
-        e.spans(Vec::new(), 0);
+    /// The metrics of one call.
+    fn one_call() -> Metrics {
         let mut m = Metrics::new(1);
         m.call(
             crate::telemetry::metrics::Call {
@@ -356,6 +352,16 @@ mod tests {
             1.0,
             None,
         );
+        m
+    }
+
+    #[test]
+    fn spans_and_metrics_reach_the_endpoint() {
+        let (url, paths) = endpoint(200, Duration::ZERO);
+        let (warn, lines) = warnings();
+        let e = Exporter::start(settings(&url, Duration::from_secs(5)), warn);
+        e.spans(Vec::new(), 0);
+        let m = one_call();
         e.metrics(m, 2);
         assert!(e.flush(Duration::from_secs(5)));
         assert_eq!(*paths.lock().unwrap(), ["/v1/traces", "/v1/metrics"]);
@@ -390,17 +396,7 @@ mod tests {
         let (url, _) = endpoint(405, Duration::ZERO);
         let (warn, lines) = warnings();
         let e = Exporter::start(settings(&url, Duration::from_secs(5)), warn);
-        let mut m = Metrics::new(1);
-        m.call(
-            crate::telemetry::metrics::Call {
-                operation: "invoke_agent",
-                provider: "p",
-                model: None,
-                error: None,
-            },
-            1.0,
-            None,
-        );
+        let m = one_call();
         e.metrics(m, 2);
         e.flush(Duration::from_secs(5));
         let lines = lines.lock().unwrap();

@@ -127,8 +127,7 @@ fn bytes_field(b: &mut Vec<u8>, field: u32, data: &[u8]) {
 fn key_value(b: &mut Vec<u8>, field: u32, k: &str, v: &Value) {
     let text = |s: &str| len_of_bytes(s.len());
     let any = match v {
-        Value::Str(s) => text(s),
-        Value::Static(s) => text(s),
+        Value::Str(_) | Value::Static(_) => text(v.as_str().unwrap_or_default()),
         Value::Int(n) => 1 + varint_len(*n as u64),
         Value::F64(_) => 1 + 8,
         Value::Bool(_) => 2,
@@ -139,8 +138,9 @@ fn key_value(b: &mut Vec<u8>, field: u32, k: &str, v: &Value) {
     key(b, 2, LEN);
     varint(b, any as u64);
     match v {
-        Value::Str(s) => bytes_field(b, 1, s.as_bytes()),
-        Value::Static(s) => bytes_field(b, 1, s.as_bytes()),
+        Value::Str(_) | Value::Static(_) => {
+            bytes_field(b, 1, v.as_str().unwrap_or_default().as_bytes());
+        }
         Value::Int(n) => {
             key(b, 3, VARINT);
             varint(b, *n as u64);
