@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use crate::agent::StopReason;
 use crate::telemetry::metrics::{Call as CallPoint, Metrics};
-use crate::telemetry::span::{Kind, Span, Status, Value};
-use crate::telemetry::{BATCH, IdGen, SpanContext, SpanId, Telemetry, TraceId};
+use crate::telemetry::span::Kind;
+use crate::telemetry::{Attr, Head, IdGen, SpanContext, SpanId, Telemetry, TraceId};
 
 use super::machine::{CallEnd, CallRequest, Command, Event, Progress, ScriptEnd, ScriptOutcome};
 use super::record::RunRecord;
@@ -29,51 +29,80 @@ const INVOKE_AGENT: &str = "invoke_agent";
 /// Finished spans wait at most this long (ns) before they are handed over.
 const HANDOVER_NS: u64 = 1_000_000_000;
 
-/// A span that has started.
+/// A phase, item or iteration span that has started (keyed by its node in `RunTrace::open`).
+/// Only what the node's name and the end cannot tell is kept: attributes are written once,
+/// when the span ends.
 struct Open {
     id: SpanId,
     parent: SpanId,
-    name: String,
     start_ns: u64,
-    /// An item or iteration span: ends with its phase, at its last child's end.
-    group: bool,
+    /// `Some` for an item (`P#i`) or iteration (`P@i`) span: ends with its phase, at its last
+    /// child's end.
+    group: Option<Group>,
+    /// A phase's kind.
+    kind: Option<crate::flow::PhaseType>,
+    /// A phase re-run by a gate's rework.
+    rework: bool,
     /// Item and iteration spans opened under it (a phase's groups are looked for only then).
     groups: u32,
     /// The latest end of its children (groups).
     last_ns: u64,
-    attrs: Vec<(&'static str, Value)>,
 }
 
-impl Open {
-    /// The finished span, ended at `end_ns` (never before its start).
-    fn into_span(self, trace: TraceId, kind: Kind, end_ns: u64, status: Status) -> Span {
-        Span {
-            trace,
-            id: self.id,
-            parent: Some(self.parent),
-            name: self.name,
-            kind,
-            start_ns: self.start_ns,
-            end_ns: end_ns.max(self.start_ns),
-            attrs: self.attrs,
-            status,
-            links: Vec::new(),
-        }
-    }
+/// What an item or iteration span is.
+#[derive(Clone, Copy)]
+struct Group {
+    /// `item` or `iteration`.
+    word: &'static str,
+    /// `tfc.item.index` or `tfc.loop.iteration`.
+    key: &'static str,
+    /// The phase's node: this many bytes of the group's node.
+    phase_len: usize,
+    index: i64,
 }
 
 /// An agent call in flight.
 struct Call {
     id: SpanId,
     parent: SpanId,
-    group: Option<String>,
+    /// The item or iteration span it is under: this many bytes of `node`.
+    group: Option<usize>,
     start_ns: u64,
     node: String,
-    agent: String,
+    /// Its agent, by index in `RunTrace::agents`.
+    agent: usize,
     attempt: u32,
+    /// The model the call asked for, when it is not its agent's.
     model: Option<String>,
     prompt: Option<String>,
 }
+
+/// A script or pre-read in flight.
+struct Work {
+    id: SpanId,
+    parent: SpanId,
+    start_ns: u64,
+    node: String,
+    what: WorkKind,
+}
+
+enum WorkKind {
+    Script { program: String },
+    PreRead { files: usize },
+}
+
+/// An agent's backend and model, for its calls' attributes.
+#[derive(Clone, Default)]
+struct AgentInfo {
+    backend: Option<String>,
+    model: Option<String>,
+}
+
+/// What is known of an agent no run declared.
+const NO_AGENT: AgentInfo = AgentInfo {
+    backend: None,
+    model: None,
+};
 
 /// The trace of one run.
 pub(crate) struct RunTrace {
@@ -89,14 +118,13 @@ pub(crate) struct RunTrace {
     run_id: String,
     flow: String,
     parent_run_id: Option<String>,
-    /// Agents' backends and models, for calls' attributes.
-    backends: indexmap::IndexMap<String, String>,
-    models: indexmap::IndexMap<String, String>,
+    /// Agents by name (calls keep an index).
+    agents: indexmap::IndexMap<String, AgentInfo>,
     /// Phase, item and iteration spans by node.
     open: Fast<String, Open>,
     calls: Fast<u64, Call>,
     /// Scripts and pre-reads by operation.
-    work: Fast<u64, Open>,
+    work: Fast<u64, Work>,
     batch: crate::telemetry::Batch,
     handed_ns: u64,
     metrics: Metrics,
@@ -160,6 +188,20 @@ impl RunTrace {
         let root = ids.span();
         let content = tel.settings().content;
         let batch = tel.batch();
+        let mut agents: indexmap::IndexMap<String, AgentInfo> = who
+            .backends
+            .iter()
+            .map(|(a, b)| {
+                let info = AgentInfo {
+                    backend: Some(b.clone()),
+                    model: None,
+                };
+                (a.clone(), info)
+            })
+            .collect();
+        for (a, m) in who.models {
+            agents.entry(a.clone()).or_default().model = Some(m.clone());
+        }
         RunTrace {
             tel,
             ids,
@@ -171,8 +213,7 @@ impl RunTrace {
             run_id: who.run_id.to_owned(),
             flow: who.flow.to_owned(),
             parent_run_id: who.parent_run_id.map(str::to_owned),
-            backends: who.backends.clone(),
-            models: who.models.clone(),
+            agents,
             open: Fast::default(),
             calls: Fast::default(),
             work: Fast::default(),
@@ -185,11 +226,7 @@ impl RunTrace {
 
     /// The run's root span (its trace id goes into `run.json`).
     pub fn root(&self) -> SpanContext {
-        SpanContext {
-            trace: self.trace,
-            span: self.root,
-            sampled: true,
-        }
+        self.context(self.root)
     }
 
     fn context(&self, span: SpanId) -> SpanContext {
@@ -197,6 +234,18 @@ impl RunTrace {
             trace: self.trace,
             span,
             sampled: true,
+        }
+    }
+
+    /// A span's head: under `parent`, from `start_ns` to `end_ns`.
+    fn head(&self, id: SpanId, parent: SpanId, kind: Kind, start_ns: u64, end_ns: u64) -> Head {
+        Head {
+            trace: self.trace,
+            id,
+            parent: Some(parent),
+            kind,
+            start_ns,
+            end_ns,
         }
     }
 
@@ -212,8 +261,9 @@ impl RunTrace {
     }
 
     /// A command of the machine, as it is carried out: progress, and the start of a call, a
-    /// script or a pre-read. The `traceparent` of the span it starts comes back.
-    pub fn command(&mut self, c: &Command, now_ns: u64) -> Option<String> {
+    /// script or a pre-read. The span a call or script starts comes back (its
+    /// `TRACEPARENT`).
+    pub fn command(&mut self, c: &Command, now_ns: u64) -> Option<SpanContext> {
         match c {
             Command::Progress(p) => self.progress(p, now_ns),
             Command::StartCall { op, request } => {
@@ -246,82 +296,63 @@ impl RunTrace {
     /// A phase's span, starting now.
     fn phase_span(&mut self, p: &Progress, now_ns: u64) -> Open {
         let (parent, _) = self.parent_of(&p.phase, now_ns, false);
-        let mut attrs = Vec::with_capacity(12);
-        attrs.push(("tfc.phase.id", Value::Str(p.phase.clone())));
-        if let Some(k) = p.kind {
-            attrs.push(("tfc.phase.kind", Value::Static(k.as_str())));
-        }
-        if p.detail.as_deref() == Some("re-run by a gate's rework") {
-            attrs.push(("tfc.phase.rework", Value::Bool(true)));
-        }
         Open {
             id: self.ids.span(),
             parent,
-            name: name("phase", &p.phase),
             start_ns: now_ns,
-            group: false,
+            group: None,
+            kind: p.kind,
+            rework: p.detail.as_deref() == Some("re-run by a gate's rework"),
             groups: 0,
             last_ns: now_ns,
-            attrs,
         }
     }
 
     fn phase_ended(&mut self, p: &Progress, now_ns: u64) {
         // Skipped (or answered from a cache) without ever running: a span of no length,
         // where it would have been.
-        let mut open = match self.open.remove(&p.phase) {
+        let open = match self.open.remove(&p.phase) {
             Some(o) => o,
             None => self.phase_span(p, now_ns),
         };
         if open.groups > 0 {
             self.close_groups(open.id, now_ns);
         }
-        let mut attrs = std::mem::take(&mut open.attrs);
-        attrs.push(("tfc.phase.status", Value::Static(p.status)));
-        attrs.push(("tfc.phase.attempts", Value::from(p.attempts)));
+        let head = self.head(open.id, open.parent, Kind::Internal, open.start_ns, now_ns);
+        let mut w = self.batch.span(head, ("phase", &p.phase));
+        w.attr("tfc.phase.id", &p.phase)
+            .attr_opt("tfc.phase.kind", open.kind.map(|k| k.as_str()))
+            .attr_opt("tfc.phase.rework", open.rework.then_some(true))
+            .attr("tfc.phase.status", p.status)
+            .attr("tfc.phase.attempts", p.attempts);
         let f = &p.facts;
-        if let Some(hit) = f.cache_hit {
-            attrs.push(("tfc.phase.cache_hit", Value::Static(hit)));
-        }
-        if let Some((_, total)) = f.items {
-            attrs.push(("tfc.phase.items", Value::from(total as u64)));
-        }
+        w.attr_opt("tfc.phase.cache_hit", f.cache_hit)
+            .attr_opt("tfc.phase.items", f.items.map(|(_, total)| total));
         if let Some(t) = &f.tally {
-            attrs.push(("tfc.phase.items_done", Value::from(t.done as u64)));
-            attrs.push(("tfc.phase.items_failed", Value::from(t.failed as u64)));
+            w.attr("tfc.phase.items_done", t.done)
+                .attr("tfc.phase.items_failed", t.failed);
         }
-        if let Some((n, _)) = f.iteration {
-            attrs.push(("tfc.loop.iterations", Value::from(n)));
-        }
-        if let Some(stop) = f.stop {
-            attrs.push(("tfc.loop.stop", Value::Static(stop)));
-        }
-        if let Some(v) = f.verdict {
-            attrs.push(("tfc.gate.verdict", Value::Static(v)));
-        }
-        if let Some(r) = &f.reason {
-            attrs.push(("tfc.gate.reason", Value::Str(r.clone())));
-        }
-        if let Some((round, _)) = f.rework {
-            attrs.push(("tfc.gate.rework_rounds", Value::from(round)));
-        }
-        if p.tokens > 0 {
-            attrs.push(("tfc.usage.tokens", Value::from(p.tokens)));
-        }
-        if let Some(c) = p.cost_usd {
-            attrs.push(("tfc.usage.cost_usd", Value::F64(c)));
-        }
-        let mut status = Status::Unset;
+        w.attr_opt("tfc.loop.iterations", f.iteration.map(|(n, _)| n))
+            .attr_opt("tfc.loop.stop", f.stop)
+            .attr_opt("tfc.gate.verdict", f.verdict)
+            .attr_opt("tfc.gate.reason", f.reason.as_ref())
+            .attr_opt("tfc.gate.rework_rounds", f.rework.map(|(round, _)| round))
+            .attr_opt("tfc.usage.tokens", (p.tokens > 0).then_some(p.tokens))
+            .attr_opt("tfc.usage.cost_usd", p.cost_usd);
         match (p.status, &p.detail) {
             ("skipped", Some(why)) => {
-                attrs.push(("tfc.phase.skip_reason", Value::Str(why.clone())))
+                w.attr("tfc.phase.skip_reason", why);
             }
-            ("failed", Some(e)) => status = Status::Error(e.clone()),
-            ("failed", None) => status = Status::Error("the phase failed".into()),
+            ("failed", Some(e)) => {
+                w.error(e);
+            }
+            ("failed", None) => {
+                w.error("the phase failed");
+            }
             _ => {}
         }
-        let span = Open { attrs, ..open }.into_span(self.trace, Kind::Internal, now_ns, status);
-        self.finished(span, now_ns);
+        w.end();
+        self.finished(now_ns);
     }
 
     /// End the item and iteration spans of the phase span `phase`.
@@ -329,16 +360,42 @@ impl RunTrace {
         let nodes: Vec<String> = self
             .open
             .iter()
-            .filter(|(_, o)| o.group && o.parent == phase)
+            .filter(|(_, o)| o.group.is_some() && o.parent == phase)
             .map(|(n, _)| n.clone())
             .collect();
         for node in nodes {
             if let Some(g) = self.open.remove(&node) {
                 let end = g.last_ns;
-                let span = g.into_span(self.trace, Kind::Internal, end, Status::Unset);
-                self.finished(span, now_ns);
+                self.end_open(&node, g, end, None, now_ns);
             }
         }
+    }
+
+    /// End the phase, item or iteration span `o` of `node` at `end_ns`, failed with `error`
+    /// when given (a phase's own attributes are those it had when it started: a phase ended
+    /// by its progress note is written by `phase_ended`).
+    fn end_open(&mut self, node: &str, o: Open, end_ns: u64, error: Option<&str>, now_ns: u64) {
+        let head = self.head(o.id, o.parent, Kind::Internal, o.start_ns, end_ns);
+        match o.group {
+            Some(g) => {
+                let mut w = self.batch.span(head, (g.word, node));
+                w.attr("tfc.phase.id", &node[..g.phase_len])
+                    .attr(g.key, g.index);
+                w.end();
+            }
+            None => {
+                let mut w = self.batch.span(head, ("phase", node));
+                w.attr("tfc.phase.id", node)
+                    .attr_opt("tfc.phase.kind", o.kind.map(|k| k.as_str()))
+                    .attr_opt("tfc.phase.rework", o.rework.then_some(true))
+                    .attr_opt("error.type", error.map(|_| "interrupted"));
+                if let Some(e) = error {
+                    w.error(e);
+                }
+                w.end();
+            }
+        }
+        self.finished(now_ns);
     }
 
     /// The span a node's work belongs under: its own span (`with_self`), else the nearest
@@ -363,14 +420,14 @@ impl RunTrace {
     /// an open phase `P` (made now if new).
     fn enclosing(&mut self, n: &str, now_ns: u64) -> Option<(SpanId, Option<usize>)> {
         if let Some(o) = self.open.get(n) {
-            return Some((o.id, o.group.then_some(n.len())));
+            return Some((o.id, o.group.map(|_| n.len())));
         }
         let k = n.rfind(['#', '@'])?;
         let (prefix, index) = (&n[..k], &n[k + 1..]);
         if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
-        let phase = self.open.get_mut(prefix).filter(|o| !o.group)?;
+        let phase = self.open.get_mut(prefix).filter(|o| o.group.is_none())?;
         phase.groups += 1;
         let phase = phase.id;
         let (word, key) = if n.as_bytes()[k] == b'@' {
@@ -378,36 +435,46 @@ impl RunTrace {
         } else {
             ("item", "tfc.item.index")
         };
-        let attrs = vec![
-            ("tfc.phase.id", Value::Str(prefix.to_owned())),
-            (key, Value::Int(index.parse().unwrap_or(i64::MAX))),
-        ];
         let id = self.ids.span();
+        let group = Group {
+            word,
+            key,
+            phase_len: k,
+            index: index.parse().unwrap_or(i64::MAX),
+        };
         self.open.insert(
             n.to_owned(),
             Open {
                 id,
                 parent: phase,
-                name: name(word, n),
                 start_ns: now_ns,
-                group: true,
+                group: Some(group),
+                kind: None,
+                rework: false,
                 groups: 0,
                 last_ns: now_ns,
-                attrs,
             },
         );
         Some((id, Some(n.len())))
     }
 
-    /// An agent call's attempt starts; its `traceparent` (for `TRACEPARENT`) comes back.
-    pub fn call_started(&mut self, op: u64, req: &CallRequest, now_ns: u64) -> String {
+    /// An agent call's attempt starts; its span comes back (for `TRACEPARENT`).
+    pub fn call_started(&mut self, op: u64, req: &CallRequest, now_ns: u64) -> SpanContext {
         let (parent, group) = self.parent_of(&req.node, now_ns, true);
-        let group = group.map(|len| req.node[..len].to_owned());
         let id = SpanId::of_op(self.trace, op);
+        let agent = match self.agents.get_index_of(&req.agent) {
+            Some(i) => i,
+            None => {
+                self.agents
+                    .insert_full(req.agent.clone(), AgentInfo::default())
+                    .0
+            }
+        };
         let model = req
             .model
-            .clone()
-            .or_else(|| self.models.get(&req.agent).cloned());
+            .as_ref()
+            .filter(|m| self.agents[agent].model.as_ref() != Some(*m))
+            .cloned();
         self.calls.insert(
             op,
             Call {
@@ -416,13 +483,13 @@ impl RunTrace {
                 group,
                 start_ns: now_ns,
                 node: req.node.clone(),
-                agent: req.agent.clone(),
+                agent,
                 attempt: req.attempt,
                 model,
                 prompt: self.content.map(|n| cut(&req.prompt, n)),
             },
         );
-        self.context(id).traceparent()
+        self.context(id)
     }
 
     /// An agent call's attempt ended.
@@ -430,199 +497,190 @@ impl RunTrace {
         let Some(c) = self.calls.remove(&op) else {
             return;
         };
-        let backend = self.backends.get(&c.agent).cloned();
-        let mut attrs: Vec<(&'static str, Value)> = Vec::with_capacity(14);
-        attrs.push(("gen_ai.operation.name", Value::Static(INVOKE_AGENT)));
-        attrs.push(("gen_ai.agent.name", Value::Str(c.agent.clone())));
-        let mut status = Status::Unset;
+        let (agent, info) = self
+            .agents
+            .get_index(c.agent)
+            .map_or(("", &NO_AGENT), |(a, i)| (a.as_str(), i));
+        let model = c.model.as_deref().or(info.model.as_deref());
+        let head = self.head(c.id, c.parent, Kind::Client, c.start_ns, now_ns);
+        let mut w = self.batch.span(head, (INVOKE_AGENT, agent));
+        w.attr("gen_ai.operation.name", INVOKE_AGENT)
+            .attr("gen_ai.agent.name", agent);
         let mut error_type = None;
         let mut tokens = None;
-        let start_ns = c.start_ns;
         let provider = match end {
             CallEnd::Outcome(o) => {
                 if o.usage.input > 0 || o.usage.output > 0 {
                     tokens = Some((o.usage.input, o.usage.output));
                 }
                 let stop = o.stop();
-                attrs.push(("tfc.call.outcome", Value::Static(stop.as_str())));
-                if let Some(m) = &o.model {
-                    attrs.push(("gen_ai.response.model", Value::Str(m.clone())));
-                }
+                w.attr("tfc.call.outcome", stop.as_str())
+                    .attr_opt("gen_ai.response.model", o.model.as_ref());
                 if !o.is_ok() {
-                    let kind = match stop {
+                    error_type = Some(match stop {
                         StopReason::WallTimeout => "timeout",
                         StopReason::IdleTimeout => "idle_timeout",
                         StopReason::Cancelled => "cancelled",
                         _ => "error",
+                    });
+                    match &o.error {
+                        Some(e) => w.error(e),
+                        None => w.error(&format!("the call stopped: {}", stop.as_str())),
                     };
-                    error_type = Some(kind);
-                    status = Status::Error(
-                        o.error
-                            .clone()
-                            .unwrap_or_else(|| format!("the call stopped: {}", stop.as_str())),
-                    );
                 }
-                if let Some(cost) = o.usage.cost_usd {
-                    attrs.push(("tfc.cost_usd", Value::F64(cost)));
-                }
+                w.attr_opt("tfc.cost_usd", o.usage.cost_usd);
                 if let (Some(n), true) = (self.content, o.is_ok() || !o.output.is_empty()) {
-                    attrs.push((
-                        "gen_ai.output.messages",
-                        Value::Str(messages("assistant", &cut(&o.output, n))),
-                    ));
+                    let text = messages("assistant", &cut(&o.output, n));
+                    w.attr("gen_ai.output.messages", &text);
                 }
-                if o.backend.is_empty() {
-                    backend
-                } else {
-                    Some(o.backend.clone())
-                }
+                Some(o.backend.as_str()).filter(|b| !b.is_empty())
             }
             CallEnd::NoBackend { message }
             | CallEnd::Refused { message }
             | CallEnd::Panicked { message } => {
                 error_type = Some("error");
-                status = Status::Error(message.clone());
-                backend
+                w.error(message);
+                None
             }
         };
-        let provider = provider.unwrap_or_else(|| "unknown".into());
-        let seconds = now_ns.saturating_sub(start_ns) as f64 / 1e9;
+        let provider = provider.or(info.backend.as_deref()).unwrap_or("unknown");
+        w.attr("gen_ai.provider.name", provider)
+            .attr_opt("gen_ai.request.model", model);
+        if let Some((input, output)) = tokens {
+            w.attr("gen_ai.usage.input_tokens", input)
+                .attr("gen_ai.usage.output_tokens", output);
+        }
+        w.attr_opt("error.type", error_type)
+            .attr("tfc.attempt", c.attempt)
+            .attr("tfc.node", &c.node);
+        if let Some(p) = &c.prompt {
+            w.attr("gen_ai.input.messages", &messages("user", p));
+        }
+        w.end();
+        let seconds = now_ns.saturating_sub(c.start_ns) as f64 / 1e9;
         self.metrics.call(
             CallPoint {
                 operation: INVOKE_AGENT,
-                provider: &provider,
-                model: c.model.as_deref(),
+                provider,
+                model,
                 error: error_type,
             },
             seconds,
             tokens,
         );
-        attrs.push(("gen_ai.provider.name", Value::Str(provider)));
-        if let Some(m) = c.model {
-            attrs.push(("gen_ai.request.model", Value::Str(m)));
-        }
-        if let Some((input, output)) = tokens {
-            attrs.push(("gen_ai.usage.input_tokens", Value::from(input)));
-            attrs.push(("gen_ai.usage.output_tokens", Value::from(output)));
-        }
-        if let Some(e) = error_type {
-            attrs.push(("error.type", Value::Static(e)));
-        }
-        attrs.push(("tfc.attempt", Value::from(c.attempt)));
-        attrs.push(("tfc.node", Value::Str(c.node)));
-        if let Some(p) = c.prompt {
-            attrs.push(("gen_ai.input.messages", Value::Str(messages("user", &p))));
-        }
-        if let Some(g) = c.group.and_then(|g| self.open.get_mut(&g)) {
+        if let Some(g) = c.group.and_then(|len| self.open.get_mut(&c.node[..len])) {
             g.last_ns = g.last_ns.max(now_ns);
         }
-        let span = Span {
-            trace: self.trace,
-            id: c.id,
-            parent: Some(c.parent),
-            name: name(INVOKE_AGENT, &c.agent),
-            kind: Kind::Client,
-            start_ns,
-            end_ns: now_ns.max(start_ns),
-            attrs,
-            status,
-            links: Vec::new(),
-        };
-        self.finished(span, now_ns);
+        self.finished(now_ns);
     }
 
-    /// A script phase's command starts; its `traceparent` comes back.
-    pub fn script_started(&mut self, op: u64, node: &str, program: &str, now_ns: u64) -> String {
-        let (parent, _) = self.parent_of(node, now_ns, true);
+    /// A script phase's command starts; its span comes back (for `TRACEPARENT`).
+    pub fn script_started(
+        &mut self,
+        op: u64,
+        node: &str,
+        program: &str,
+        now_ns: u64,
+    ) -> SpanContext {
         let id = SpanId::of_op(self.trace, op);
-        let attrs = vec![
-            ("tfc.phase.id", Value::Str(node.to_owned())),
-            ("process.executable.name", Value::Str(program.to_owned())),
-        ];
-        self.work.insert(
-            op,
-            Open {
-                id,
-                parent,
-                name: name("script", node),
-                start_ns: now_ns,
-                group: false,
-                groups: 0,
-                last_ns: now_ns,
-                attrs,
-            },
-        );
-        self.context(id).traceparent()
-    }
-
-    /// A script ended.
-    pub fn script_ended(&mut self, op: u64, r: &ScriptOutcome, now_ns: u64) {
-        let Some(mut w) = self.work.remove(&op) else {
-            return;
-        };
-        let mut status = Status::Unset;
-        if let Some(e) = &r.spawn_error {
-            status = Status::Error(format!("the script could not start: {e}"));
-        } else {
-            w.attrs
-                .push(("process.exit.code", Value::Int(i64::from(r.code))));
-            match r.end {
-                ScriptEnd::Timeout => {
-                    w.attrs.push(("error.type", Value::Static("timeout")));
-                    status = Status::Error("the script's timeout stopped it".into());
-                }
-                ScriptEnd::Cancelled => {
-                    status = Status::Error("the run's abort stopped the script".into());
-                }
-                ScriptEnd::Exited if r.code != 0 => {
-                    status = Status::Error(format!("the script exited with code {}", r.code));
-                }
-                ScriptEnd::Exited => {}
-            }
-        }
-        self.end_work(w, status, now_ns);
+        let program = program.to_owned();
+        self.work_started(op, id, node, WorkKind::Script { program }, now_ns);
+        self.context(id)
     }
 
     /// A phase's context files are read (its pre-read).
     pub fn read_started(&mut self, op: u64, node: &str, files: usize, now_ns: u64) {
-        let (parent, _) = self.parent_of(node, now_ns, true);
-        let attrs = vec![
-            ("tfc.phase.id", Value::Str(node.to_owned())),
-            ("tfc.context.files", Value::from(files as u64)),
-        ];
         let id = self.ids.span();
-        self.work.insert(
-            op,
-            Open {
-                id,
-                parent,
-                name: name("pre_read", node),
-                start_ns: now_ns,
-                group: false,
-                groups: 0,
-                last_ns: now_ns,
-                attrs,
-            },
+        self.work_started(op, id, node, WorkKind::PreRead { files }, now_ns);
+    }
+
+    fn work_started(&mut self, op: u64, id: SpanId, node: &str, what: WorkKind, now_ns: u64) {
+        let (parent, _) = self.parent_of(node, now_ns, true);
+        let work = Work {
+            id,
+            parent,
+            start_ns: now_ns,
+            node: node.to_owned(),
+            what,
+        };
+        self.work.insert(op, work);
+    }
+
+    /// A script ended.
+    pub fn script_ended(&mut self, op: u64, r: &ScriptOutcome, now_ns: u64) {
+        let Some(w) = self.work.remove(&op) else {
+            return;
+        };
+        let error = match (&r.spawn_error, r.end) {
+            (Some(e), _) => Some(format!("the script could not start: {e}")),
+            (None, ScriptEnd::Timeout) => Some("the script's timeout stopped it".into()),
+            (None, ScriptEnd::Cancelled) => Some("the run's abort stopped the script".into()),
+            (None, ScriptEnd::Exited) if r.code != 0 => {
+                Some(format!("the script exited with code {}", r.code))
+            }
+            (None, ScriptEnd::Exited) => None,
+        };
+        let exit = r
+            .spawn_error
+            .is_none()
+            .then_some(Attr::Int(i64::from(r.code)));
+        let timeout = (r.spawn_error.is_none() && r.end == ScriptEnd::Timeout).then_some("timeout");
+        self.end_work(
+            w,
+            &[
+                ("process.exit.code", exit),
+                ("error.type", timeout.map(Attr::Str)),
+            ],
+            error.as_deref(),
+            now_ns,
         );
     }
 
     /// The pre-read is done: `chars` characters go before the phase's prompts.
     pub fn read_ended(&mut self, op: u64, chars: usize, now_ns: u64) {
-        if let Some(mut w) = self.work.remove(&op) {
-            w.attrs
-                .push(("tfc.context.chars", Value::from(chars as u64)));
-            self.end_work(w, Status::Unset, now_ns);
+        if let Some(w) = self.work.remove(&op) {
+            self.end_work(
+                w,
+                &[("tfc.context.chars", Some(Attr::from(chars)))],
+                None,
+                now_ns,
+            );
         }
     }
 
-    fn end_work(&mut self, w: Open, status: Status, now_ns: u64) {
-        let span = w.into_span(self.trace, Kind::Client, now_ns, status);
-        self.finished(span, now_ns);
+    /// End a script or pre-read with the attributes of its end, failed with `error` when
+    /// given.
+    fn end_work(
+        &mut self,
+        w: Work,
+        ended: &[(&'static str, Option<Attr<'_>>)],
+        error: Option<&str>,
+        now_ns: u64,
+    ) {
+        let head = self.head(w.id, w.parent, Kind::Client, w.start_ns, now_ns);
+        let word = match w.what {
+            WorkKind::Script { .. } => "script",
+            WorkKind::PreRead { .. } => "pre_read",
+        };
+        let mut s = self.batch.span(head, (word, &w.node));
+        s.attr("tfc.phase.id", &w.node);
+        match &w.what {
+            WorkKind::Script { program } => s.attr("process.executable.name", program),
+            WorkKind::PreRead { files } => s.attr("tfc.context.files", *files),
+        };
+        for (k, v) in ended {
+            s.attr_opt(k, *v);
+        }
+        if let Some(e) = error {
+            s.error(e);
+        }
+        s.end();
+        self.finished(now_ns);
     }
 
-    fn finished(&mut self, span: Span, now_ns: u64) {
-        self.batch.push(span);
-        if self.batch.len() >= BATCH || now_ns.saturating_sub(self.handed_ns) >= HANDOVER_NS {
+    /// A span was added to the batch: hand the batch over when it is full or old.
+    fn finished(&mut self, now_ns: u64) {
+        if self.batch.is_full() || now_ns.saturating_sub(self.handed_ns) >= HANDOVER_NS {
             self.hand_over(now_ns);
         }
     }
@@ -635,37 +693,29 @@ impl RunTrace {
     /// The run ended: whatever is still open ends now (a stopped run's phases and calls
     /// say they were interrupted), then the root span with the run's outcome and totals.
     pub fn finish(mut self, record: &RunRecord, now_ns: u64) {
-        let interrupted = Status::Error(match record.status {
+        let interrupted = match record.status {
             super::RunStatus::Running => "the run was interrupted".to_owned(),
             s => format!("the run ended ({}) before this finished", s.as_str()),
-        });
+        };
         let ops: Vec<u64> = self.calls.keys().copied().collect();
         for op in ops {
             if let Some(c) = self.calls.remove(&op) {
-                let span = Span {
-                    trace: self.trace,
-                    id: c.id,
-                    parent: Some(c.parent),
-                    name: name(INVOKE_AGENT, &c.agent),
-                    kind: Kind::Client,
-                    start_ns: c.start_ns,
-                    end_ns: now_ns.max(c.start_ns),
-                    attrs: vec![
-                        ("gen_ai.operation.name", Value::Static(INVOKE_AGENT)),
-                        ("gen_ai.agent.name", Value::Str(c.agent)),
-                        ("tfc.attempt", Value::from(c.attempt)),
-                        ("tfc.node", Value::Str(c.node)),
-                    ],
-                    status: interrupted.clone(),
-                    links: Vec::new(),
-                };
-                self.finished(span, now_ns);
+                let agent = self.agents.get_index(c.agent).map_or("", |(a, _)| a);
+                let head = self.head(c.id, c.parent, Kind::Client, c.start_ns, now_ns);
+                let mut w = self.batch.span(head, (INVOKE_AGENT, agent));
+                w.attr("gen_ai.operation.name", INVOKE_AGENT)
+                    .attr("gen_ai.agent.name", agent)
+                    .attr("tfc.attempt", c.attempt)
+                    .attr("tfc.node", &c.node)
+                    .error(&interrupted);
+                w.end();
+                self.finished(now_ns);
             }
         }
         let ops: Vec<u64> = self.work.keys().copied().collect();
         for op in ops {
             if let Some(w) = self.work.remove(&op) {
-                self.end_work(w, interrupted.clone(), now_ns);
+                self.end_work(w, &[], Some(&interrupted), now_ns);
             }
         }
         // Innermost first, so a phase's groups end with it.
@@ -673,56 +723,40 @@ impl RunTrace {
         nodes.sort_by_key(|n| std::cmp::Reverse(n.len()));
         for node in nodes {
             if let Some(o) = self.open.remove(&node) {
-                let status = if o.group {
-                    Status::Unset
-                } else {
-                    interrupted.clone()
-                };
-                let span = o.into_span(self.trace, Kind::Internal, now_ns, status);
-                self.finished(span, now_ns);
+                self.end_open(&node, o, now_ns, Some(&interrupted), now_ns);
             }
         }
-        let mut attrs = vec![
-            ("tfc.run.id", Value::Str(self.run_id.clone())),
-            ("tfc.flow.name", Value::Str(self.flow.clone())),
-            ("tfc.run.status", Value::Static(record.status.as_str())),
-            ("tfc.run.agent_calls", Value::from(record.agent_calls())),
-            ("gen_ai.usage.input_tokens", Value::from(record.usage.input)),
-            (
-                "gen_ai.usage.output_tokens",
-                Value::from(record.usage.output),
-            ),
-        ];
-        if let Some(p) = &self.parent_run_id {
-            attrs.push(("tfc.run.parent_id", Value::Str(p.clone())));
-        }
-        if let Some(c) = record.usage.cost_usd {
-            attrs.push(("tfc.usage.cost_usd", Value::F64(c)));
-        }
-        if let Some(p) = &record.output_phase {
-            attrs.push(("tfc.run.output_phase", Value::Str(p.clone())));
-        }
         let status = match (record.status, &record.reason) {
-            (super::RunStatus::Completed, _) => Status::Unset,
-            (s, Some(r)) => Status::Error(format!("{}: {r}", s.as_str())),
-            (s, None) => Status::Error(format!("the run ended {}", s.as_str())),
+            (super::RunStatus::Completed, _) => None,
+            (s, Some(r)) => Some(format!("{}: {r}", s.as_str())),
+            (s, None) => Some(format!("the run ended {}", s.as_str())),
         };
-        if let Some(r) = &record.reason {
-            attrs.push(("tfc.run.reason", Value::Str(r.clone())));
-        }
-        let root = Span {
+        let head = Head {
             trace: self.trace,
             id: self.root,
             parent: self.caller,
-            name: format!("run {}", self.flow),
             kind: Kind::Internal,
             start_ns: self.start_ns,
-            end_ns: now_ns.max(self.start_ns),
-            attrs,
-            status,
-            links: self.link.into_iter().collect(),
+            end_ns: now_ns,
         };
-        self.batch.push(root);
+        let mut w = self.batch.span(head, ("run", &self.flow));
+        w.attr("tfc.run.id", &self.run_id)
+            .attr("tfc.flow.name", &self.flow)
+            .attr("tfc.run.status", record.status.as_str())
+            .attr("tfc.run.agent_calls", record.agent_calls())
+            .attr("gen_ai.usage.input_tokens", record.usage.input)
+            .attr("gen_ai.usage.output_tokens", record.usage.output)
+            .attr_opt("tfc.run.parent_id", self.parent_run_id.as_ref())
+            .attr_opt("tfc.usage.cost_usd", record.usage.cost_usd)
+            .attr_opt("tfc.run.output_phase", record.output_phase.as_ref())
+            .attr_opt("tfc.run.reason", record.reason.as_ref());
+        if let Some(l) = self.link {
+            w.link(l);
+        }
+        if let Some(e) = &status {
+            w.error(e);
+        }
+        w.end();
         self.hand_over(now_ns);
         self.tel.metrics(&self.metrics, now_ns);
     }
@@ -742,15 +776,6 @@ pub(crate) fn op_traceparent(trace_id: &str, op: u64) -> Option<String> {
         }
         .traceparent(),
     )
-}
-
-/// A span's name: what it is, then which (`phase build`, `invoke_agent reviewer`).
-fn name(what: &str, which: &str) -> String {
-    let mut s = String::with_capacity(what.len() + 1 + which.len());
-    s.push_str(what);
-    s.push(' ');
-    s.push_str(which);
-    s
 }
 
 /// The first `n` characters of `s`, with a note when cut.

@@ -14,14 +14,21 @@ use super::metrics::Metrics;
 use super::settings::{Settings, Target};
 use crate::agent::http::{Guard, HttpError, Url, post};
 
-/// Batches waiting for the exporter thread, at most (each up to [`super::BATCH`] spans).
+/// Batches waiting for the exporter thread, at most (each up to [`super::BATCH`] spans or
+/// [`super::CHUNK`] bytes).
 const QUEUE: usize = 64;
+
+/// One request carries at most this many bytes of spans (queued batches are joined up to it).
+const REQUEST_BYTES: usize = 4 << 20;
+
+/// Spans wait at most this long for others to join their request.
+const LINGER: Duration = Duration::from_secs(1);
 
 /// A warning line's sink.
 pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
 
 enum Job {
-    /// Spans as `otlp::encode_span` wrote them, and how many.
+    /// Spans as a batch wrote them, and how many.
     Spans(Vec<u8>, u64),
     Metrics(Box<Metrics>, u64),
     Flush(Sender<()>),
@@ -35,6 +42,9 @@ struct Shared {
     dropped: AtomicU64,
     sent: AtomicU64,
     failed: AtomicU64,
+    /// Emptied span buffers, for the next batches (a run writes into memory that is already
+    /// there).
+    buffers: std::sync::Mutex<Vec<Vec<u8>>>,
 }
 
 impl Shared {
@@ -75,6 +85,7 @@ impl Exporter {
             dropped: AtomicU64::new(0),
             sent: AtomicU64::new(0),
             failed: AtomicU64::new(0),
+            buffers: std::sync::Mutex::new(Vec::new()),
         });
         let thread_shared = shared.clone();
         let spawned = std::thread::Builder::new()
@@ -84,6 +95,12 @@ impl Exporter {
             shared.warn_once(&format!("cannot start the exporter thread: {e}"));
         }
         Exporter { tx, shared }
+    }
+
+    /// An empty buffer for a batch's spans: one the thread is done with when there is one.
+    pub fn buffer(&self) -> Vec<u8> {
+        let reused = super::lock(&self.shared.buffers).pop();
+        reused.unwrap_or_else(|| Vec::with_capacity(super::CHUNK + super::CHUNK / 4))
     }
 
     /// Queue `count` finished spans, encoded (never blocks).
@@ -141,23 +158,39 @@ impl Exporter {
     }
 }
 
-/// The thread: one request per job, in order.
+/// The thread: jobs in order. Span batches are joined into one request until it holds
+/// [`super::BATCH`] spans or [`REQUEST_BYTES`], [`LINGER`] has passed since the first, or
+/// another job (a flush, metrics) comes.
 fn serve(settings: &Settings, rx: &Receiver<Job>, shared: &Shared) {
-    for job in rx {
+    let mut next = None;
+    while let Some(job) = next.take().or_else(|| rx.recv().ok()) {
         match job {
-            Job::Spans(spans, n) => {
-                let Some(target) = &settings.traces else {
-                    continue;
-                };
-                let body = super::otlp::traces(&settings.resource, &spans, target.protocol);
-                drop(spans);
-                match send(target, &body, settings.timeout) {
-                    Ok(()) => shared.sent.fetch_add(n, Ordering::Relaxed),
-                    Err(e) => {
-                        shared.warn_once(&format!("spans could not be exported: {e}"));
-                        shared.failed.fetch_add(n, Ordering::Relaxed)
+            Job::Spans(first, n) => {
+                let until = Instant::now() + LINGER;
+                let (mut chunks, mut count, mut bytes) = (vec![first], n, 0);
+                bytes += chunks[0].len();
+                while bytes < REQUEST_BYTES && (count as usize) < super::BATCH {
+                    match rx.recv_deadline(until) {
+                        Ok(Job::Spans(more, n)) => {
+                            bytes += more.len();
+                            count += n;
+                            chunks.push(more);
+                        }
+                        Ok(other) => {
+                            next = Some(other);
+                            break;
+                        }
+                        Err(_) => break,
                     }
-                };
+                }
+                export_spans(settings, shared, &chunks, count);
+                let mut free = super::lock(&shared.buffers);
+                for mut c in chunks {
+                    if free.len() < QUEUE {
+                        c.clear();
+                        free.push(c);
+                    }
+                }
             }
             Job::Metrics(m, now) => {
                 let Some(target) = &settings.metrics else {
@@ -179,6 +212,21 @@ fn serve(settings: &Settings, rx: &Receiver<Job>, shared: &Shared) {
             }
         }
     }
+}
+
+/// Post `count` spans, written in `chunks`, in one request.
+fn export_spans(settings: &Settings, shared: &Shared, chunks: &[Vec<u8>], count: u64) {
+    let Some(target) = &settings.traces else {
+        return;
+    };
+    let body = super::otlp::traces(&settings.resource, chunks, target.protocol);
+    match send(target, &body, settings.timeout) {
+        Ok(()) => shared.sent.fetch_add(count, Ordering::Relaxed),
+        Err(e) => {
+            shared.warn_once(&format!("spans could not be exported: {e}"));
+            shared.failed.fetch_add(count, Ordering::Relaxed)
+        }
+    };
 }
 
 /// Why an export request failed.
@@ -258,7 +306,7 @@ pub fn probe(settings: &Settings) -> Result<String, String> {
         return Err("no endpoint".into());
     };
     let body = if settings.traces.is_some() {
-        super::otlp::traces(&settings.resource, &[], target.protocol)
+        super::otlp::traces::<&[u8]>(&settings.resource, &[], target.protocol)
     } else {
         super::otlp::metrics(&settings.resource, &Metrics::default(), 0, target.protocol)
     };
@@ -426,14 +474,19 @@ mod tests {
         let started = Instant::now();
         let (mut scratch, mut span) = (Vec::new(), Vec::new());
         crate::telemetry::otlp::encode_span(&one, &mut scratch, &mut span);
+        // Each as big as a batch gets, so that none are joined.
         for _ in 0..(QUEUE + 10) {
-            e.spans(span.clone(), 1);
+            e.spans(span.clone(), crate::telemetry::BATCH);
         }
         assert!(
             started.elapsed() < Duration::from_secs(1),
             "queueing never blocks"
         );
-        assert!(e.stats().dropped >= 9, "{:?}", e.stats());
+        assert!(
+            e.stats().dropped >= 9 * crate::telemetry::BATCH as u64,
+            "{:?}",
+            e.stats()
+        );
         assert!(lines.lock().unwrap()[0].contains("spans were dropped"));
         assert!(
             !e.flush(Duration::from_millis(200)),

@@ -20,10 +20,14 @@ use std::time::Duration;
 
 pub use ids::{IdGen, SpanContext, SpanId, TraceId};
 pub use settings::{Resolved, Settings};
-pub use span::Span;
+pub use span::{Attr, Head, Span};
 
 /// Spans a run hands over at once, at most.
 pub const BATCH: usize = 2048;
+
+/// A run hands its spans over once they take this many bytes: the buffer it writes into
+/// stays small enough to stay in cache, and is used again once sent.
+pub const CHUNK: usize = 64 << 10;
 
 /// Where finished spans go.
 enum Sink {
@@ -88,21 +92,28 @@ impl Telemetry {
         Batch {
             keep: matches!(self.sink, Sink::Memory(_)),
             spans: Vec::new(),
-            encoded: Vec::new(),
+            encoded: self.buffer(),
             scratch: Vec::new(),
             count: 0,
+        }
+    }
+
+    fn buffer(&self) -> Vec<u8> {
+        match &self.sink {
+            Sink::Otlp(e) => e.buffer(),
+            Sink::Memory(_) => Vec::new(),
         }
     }
 
     /// Hand over the spans of `batch` (which is then empty).
     pub fn hand_over(&self, batch: &mut Batch) {
         let count = std::mem::take(&mut batch.count);
-        let capacity = batch.encoded.capacity();
-        let encoded = std::mem::replace(&mut batch.encoded, Vec::with_capacity(capacity));
         let spans = std::mem::take(&mut batch.spans);
         if count == 0 || self.settings.traces.is_none() {
+            batch.encoded.clear();
             return;
         }
+        let encoded = std::mem::replace(&mut batch.encoded, self.buffer());
         match &self.sink {
             Sink::Otlp(e) => e.spans(encoded, count),
             Sink::Memory(c) => lock(c).spans.extend(spans),
@@ -151,14 +162,37 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// Add a finished span.
-    pub fn push(&mut self, span: Span) {
-        self.count += 1;
-        if self.keep {
-            self.spans.push(span);
+    /// Write a finished span named `what which` (`phase build`): set its attributes and
+    /// status on the writer, then [`SpanWriter::end`] it.
+    pub fn span(&mut self, head: Head, (what, which): (&str, &str)) -> SpanWriter<'_> {
+        let kept = if self.keep {
+            let name = if which.is_empty() {
+                what.to_owned()
+            } else {
+                format!("{what} {which}")
+            };
+            Some(Span {
+                trace: head.trace,
+                id: head.id,
+                parent: head.parent,
+                name,
+                kind: head.kind,
+                start_ns: head.start_ns,
+                end_ns: head.end_ns.max(head.start_ns),
+                attrs: Vec::new(),
+                status: span::Status::Unset,
+                links: Vec::new(),
+            })
         } else {
-            otlp::encode_span(&span, &mut self.scratch, &mut self.encoded);
-        }
+            otlp::span_start(&mut self.scratch, &head, (what, which));
+            None
+        };
+        SpanWriter { batch: self, kept }
+    }
+
+    /// Time to hand the batch over: it holds [`BATCH`] spans or [`CHUNK`] bytes.
+    pub fn is_full(&self) -> bool {
+        self.count >= BATCH || self.encoded.len() >= CHUNK
     }
 
     /// Spans added since the last hand-over.
@@ -169,6 +203,67 @@ impl Batch {
     /// Nothing added since the last hand-over.
     pub fn is_empty(&self) -> bool {
         self.count == 0
+    }
+}
+
+/// A span being written into a [`Batch`]: encoded as it goes for a collector, built as a
+/// [`Span`] for an in-memory sink. Only [`SpanWriter::end`] adds it to the batch.
+pub struct SpanWriter<'b> {
+    batch: &'b mut Batch,
+    kept: Option<Span>,
+}
+
+impl SpanWriter<'_> {
+    /// Set attribute `key`.
+    #[inline]
+    pub fn attr<'v>(&mut self, key: &'static str, value: impl Into<Attr<'v>>) -> &mut Self {
+        let value = value.into();
+        match &mut self.kept {
+            Some(s) => s.attrs.push((key, value.into())),
+            None => otlp::span_attr(&mut self.batch.scratch, key, value),
+        }
+        self
+    }
+
+    /// Set attribute `key` when there is a value.
+    #[inline]
+    pub fn attr_opt<'v, V: Into<Attr<'v>>>(
+        &mut self,
+        key: &'static str,
+        value: Option<V>,
+    ) -> &mut Self {
+        if let Some(v) = value {
+            self.attr(key, v);
+        }
+        self
+    }
+
+    /// The span's operation failed with `message`.
+    pub fn error(&mut self, message: &str) -> &mut Self {
+        match &mut self.kept {
+            Some(s) => s.status = span::Status::Error(message.to_owned()),
+            None => otlp::span_error(&mut self.batch.scratch, message),
+        }
+        self
+    }
+
+    /// The span follows from `to`, a span of another trace.
+    pub fn link(&mut self, to: SpanContext) -> &mut Self {
+        match &mut self.kept {
+            Some(s) => s.links.push(to),
+            None => otlp::span_link(&mut self.batch.scratch, &to),
+        }
+        self
+    }
+
+    /// The span is complete: add it to the batch.
+    pub fn end(self) {
+        let b = self.batch;
+        b.count += 1;
+        match self.kept {
+            Some(s) => b.spans.push(s),
+            None => otlp::span_end(&mut b.scratch, &mut b.encoded),
+        }
     }
 }
 

@@ -12,9 +12,12 @@ use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1 as pt;
 use prost::Message;
 
+use super::ids::SpanContext;
 use super::metrics::{Histogram, Metrics, Point};
 use super::settings::Protocol;
-use super::span::{Kind, Span, Status, Value};
+use super::span::{Attr, Head, Kind};
+#[cfg(test)]
+use super::span::{Span, Status};
 
 /// The instrumentation scope every span and metric is reported under.
 const SCOPE: &str = "tfc";
@@ -22,18 +25,30 @@ const SCOPE: &str = "tfc";
 /// W3C trace flags of a sampled span (OTLP `flags` keep them in the low byte).
 const SAMPLED: u32 = 1;
 
-/// The body of one traces export: `spans` are spans as [`encode_span`] wrote them.
-pub fn traces(resource: &[(String, String)], spans: &[u8], protocol: Protocol) -> Vec<u8> {
+/// The body of one traces export: `chunks` hold spans as a batch wrote them
+/// ([`span_end`]), joined in order. The spans are copied once, into the body.
+pub fn traces<C: AsRef<[u8]>>(
+    resource: &[(String, String)],
+    chunks: &[C],
+    protocol: Protocol,
+) -> Vec<u8> {
     let resource = resource_of(resource).encode_to_vec();
     let scope = scope().encode_to_vec();
-    let mut scope_spans = Vec::with_capacity(scope.len() + spans.len() + 8);
-    bytes_field(&mut scope_spans, 1, &scope);
-    scope_spans.extend_from_slice(spans);
-    let mut resource_spans = Vec::with_capacity(resource.len() + scope_spans.len() + 16);
-    bytes_field(&mut resource_spans, 1, &resource);
-    bytes_field(&mut resource_spans, 2, &scope_spans);
-    let mut request = Vec::with_capacity(resource_spans.len() + 8);
-    bytes_field(&mut request, 1, &resource_spans);
+    let spans: usize = chunks.iter().map(|c| c.as_ref().len()).sum();
+    // ExportTraceServiceRequest { resource_spans: [ResourceSpans { resource, scope_spans:
+    // [ScopeSpans { scope, spans }] }] }, lengths first.
+    let scope_spans = len_of_bytes(scope.len()) + spans;
+    let resource_spans = len_of_bytes(resource.len()) + len_of_bytes(scope_spans);
+    let mut request = Vec::with_capacity(len_of_bytes(resource_spans));
+    key(&mut request, 1, LEN);
+    varint(&mut request, resource_spans as u64);
+    bytes_field(&mut request, 1, &resource);
+    key(&mut request, 2, LEN);
+    varint(&mut request, scope_spans as u64);
+    bytes_field(&mut request, 1, &scope);
+    for c in chunks {
+        request.extend_from_slice(c.as_ref());
+    }
     match protocol {
         Protocol::Protobuf => request,
         // The JSON mapping from the official types: the request read back, then written.
@@ -44,48 +59,111 @@ pub fn traces(resource: &[(String, String)], spans: &[u8], protocol: Protocol) -
     }
 }
 
-/// Append `s` to `out` as one `ScopeSpans.spans` entry (protobuf), written straight from the
-/// span: no message structs, so recording a span on a run's thread costs a few copies.
-/// `scratch` is reused between calls.
+/// Append `s` to `out` as one `ScopeSpans.spans` entry, as a run's batch writes it.
+#[cfg(test)]
 pub fn encode_span(s: &Span, scratch: &mut Vec<u8>, out: &mut Vec<u8>) {
-    let b = scratch;
-    b.clear();
-    bytes_field(b, 1, &s.trace.0);
-    bytes_field(b, 2, &s.id.0);
-    if let Some(p) = s.parent {
-        bytes_field(b, 4, &p.0);
-    }
-    bytes_field(b, 5, s.name.as_bytes());
-    let kind = match s.kind {
-        Kind::Internal => pt::span::SpanKind::Internal,
-        Kind::Client => pt::span::SpanKind::Client,
-    } as u64;
-    key(b, 6, VARINT);
-    varint(b, kind);
-    key(b, 7, FIXED64);
-    b.extend_from_slice(&s.start_ns.to_le_bytes());
-    key(b, 8, FIXED64);
-    b.extend_from_slice(&s.end_ns.max(s.start_ns).to_le_bytes());
+    let (what, which) = s.name.split_once(' ').unwrap_or((&s.name, ""));
+    span_start(scratch, &s.head(), (what, which));
     for (k, v) in &s.attrs {
-        key_value(b, 9, k, v);
+        span_attr(scratch, k, v.as_attr());
     }
     for l in &s.links {
-        // trace_id (2 + 16) + span_id (2 + 8) + flags (1 + 4)
-        key(b, 13, LEN);
-        varint(b, 18 + 10 + 5);
-        bytes_field(b, 1, &l.trace.0);
-        bytes_field(b, 2, &l.span.0);
-        key(b, 6, FIXED32);
-        b.extend_from_slice(&u32::from(l.sampled).to_le_bytes());
+        span_link(scratch, l);
     }
     if let Status::Error(m) = &s.status {
-        let code = pt::status::StatusCode::Error as u64;
-        key(b, 15, LEN);
-        varint(b, (len_of_bytes(m.len()) + 2) as u64);
-        bytes_field(b, 2, m.as_bytes());
-        key(b, 3, VARINT);
-        varint(b, code);
+        span_error(scratch, m);
     }
+    span_end(scratch, out);
+}
+
+// A span is written field by field into a scratch buffer as the run records it (protobuf
+// allows fields in any order), then appended to the batch with its length: no message
+// structs, no copies of the run's strings.
+
+/// Start a span in `b` (emptied first): its ids, name (`what which`), kind and times.
+pub fn span_start(b: &mut Vec<u8>, h: &Head, (what, which): (&str, &str)) {
+    b.clear();
+    b.reserve(256);
+    bytes_field(b, 1, &h.trace.0);
+    bytes_field(b, 2, &h.id.0);
+    if let Some(p) = h.parent {
+        bytes_field(b, 4, &p.0);
+    }
+    let name = if which.is_empty() {
+        what.len()
+    } else {
+        what.len() + 1 + which.len()
+    };
+    key(b, 5, LEN);
+    varint(b, name as u64);
+    b.extend_from_slice(what.as_bytes());
+    if !which.is_empty() {
+        b.push(b' ');
+        b.extend_from_slice(which.as_bytes());
+    }
+    let kind = match h.kind {
+        Kind::Internal => pt::span::SpanKind::Internal,
+        Kind::Client => pt::span::SpanKind::Client,
+    } as u8;
+    b.extend_from_slice(&[6 << 3 | VARINT, kind, 7 << 3 | FIXED64]);
+    b.extend_from_slice(&h.start_ns.to_le_bytes());
+    b.push(8 << 3 | FIXED64);
+    b.extend_from_slice(&h.end_ns.max(h.start_ns).to_le_bytes());
+}
+
+/// An attribute of the span in `b` (a `KeyValue`, field 9).
+#[inline]
+pub fn span_attr(b: &mut Vec<u8>, k: &str, v: Attr<'_>) {
+    let any = match v {
+        Attr::Str(s) => len_of_bytes(s.len()),
+        Attr::Int(n) => 1 + varint_len(n as u64),
+        Attr::F64(_) => 1 + 8,
+        Attr::Bool(_) => 2,
+    };
+    let kv = len_of_bytes(k.len()) + len_of_bytes(any);
+    b.reserve(1 + varint_len(kv as u64) + kv);
+    key(b, 9, LEN);
+    varint(b, kv as u64);
+    bytes_field(b, 1, k.as_bytes());
+    key(b, 2, LEN);
+    varint(b, any as u64);
+    match v {
+        Attr::Str(s) => bytes_field(b, 1, s.as_bytes()),
+        Attr::Int(n) => {
+            key(b, 3, VARINT);
+            varint(b, n as u64);
+        }
+        Attr::F64(x) => {
+            key(b, 4, FIXED64);
+            b.extend_from_slice(&x.to_le_bytes());
+        }
+        Attr::Bool(x) => b.extend_from_slice(&[2 << 3 | VARINT, u8::from(x)]),
+    }
+}
+
+/// A link of the span in `b` to a span of another trace (field 13).
+pub fn span_link(b: &mut Vec<u8>, l: &SpanContext) {
+    // trace_id (2 + 16) + span_id (2 + 8) + flags (1 + 4)
+    key(b, 13, LEN);
+    varint(b, 18 + 10 + 5);
+    bytes_field(b, 1, &l.trace.0);
+    bytes_field(b, 2, &l.span.0);
+    key(b, 6, FIXED32);
+    b.extend_from_slice(&u32::from(l.sampled).to_le_bytes());
+}
+
+/// The span in `b` failed with `message` (its `Status`, field 15).
+pub fn span_error(b: &mut Vec<u8>, message: &str) {
+    let code = pt::status::StatusCode::Error as u64;
+    key(b, 15, LEN);
+    varint(b, (len_of_bytes(message.len()) + 2) as u64);
+    bytes_field(b, 2, message.as_bytes());
+    key(b, 3, VARINT);
+    varint(b, code);
+}
+
+/// The span in `b` is complete: append it to `out` as one `ScopeSpans.spans` entry.
+pub fn span_end(b: &mut Vec<u8>, out: &mut Vec<u8>) {
     key(b, 16, FIXED32);
     b.extend_from_slice(&SAMPLED.to_le_bytes());
     bytes_field(out, 2, b);
@@ -96,10 +174,12 @@ const FIXED64: u8 = 1;
 const LEN: u8 = 2;
 const FIXED32: u8 = 5;
 
+#[inline]
 fn key(b: &mut Vec<u8>, field: u32, wire: u8) {
     varint(b, u64::from(field << 3 | u32::from(wire)));
 }
 
+#[inline]
 fn varint(b: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         b.push(v as u8 | 0x80);
@@ -108,52 +188,22 @@ fn varint(b: &mut Vec<u8>, mut v: u64) {
     b.push(v as u8);
 }
 
+#[inline]
 fn varint_len(v: u64) -> usize {
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// The length of a length-delimited field of `n` bytes, after its key (one byte).
+#[inline]
 fn len_of_bytes(n: usize) -> usize {
     1 + varint_len(n as u64) + n
 }
 
+#[inline]
 fn bytes_field(b: &mut Vec<u8>, field: u32, data: &[u8]) {
     key(b, field, LEN);
     varint(b, data.len() as u64);
     b.extend_from_slice(data);
-}
-
-/// A `KeyValue` as field `field` (fields below 16: one-byte keys).
-fn key_value(b: &mut Vec<u8>, field: u32, k: &str, v: &Value) {
-    let text = |s: &str| len_of_bytes(s.len());
-    let any = match v {
-        Value::Str(_) | Value::Static(_) => text(v.as_str().unwrap_or_default()),
-        Value::Int(n) => 1 + varint_len(*n as u64),
-        Value::F64(_) => 1 + 8,
-        Value::Bool(_) => 2,
-    };
-    key(b, field, LEN);
-    varint(b, (text(k) + len_of_bytes(any)) as u64);
-    bytes_field(b, 1, k.as_bytes());
-    key(b, 2, LEN);
-    varint(b, any as u64);
-    match v {
-        Value::Str(_) | Value::Static(_) => {
-            bytes_field(b, 1, v.as_str().unwrap_or_default().as_bytes());
-        }
-        Value::Int(n) => {
-            key(b, 3, VARINT);
-            varint(b, *n as u64);
-        }
-        Value::F64(x) => {
-            key(b, 4, FIXED64);
-            b.extend_from_slice(&x.to_le_bytes());
-        }
-        Value::Bool(x) => {
-            key(b, 2, VARINT);
-            b.push(u8::from(*x));
-        }
-    }
 }
 
 /// The body of one metrics export (`now_ns`: the data points' time).
@@ -286,7 +336,8 @@ fn data_point(p: &Point, h: &Histogram, start_ns: u64, now_ns: u64) -> pm::Histo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::ids::{IdGen, SpanContext};
+    use crate::telemetry::ids::IdGen;
+    use crate::telemetry::span::Value;
 
     fn sample() -> Span {
         let mut ids = IdGen::seeded(1);
@@ -299,7 +350,7 @@ mod tests {
             start_ns: 1_700_000_000_000_000_000,
             end_ns: 1_700_000_001_500_000_000,
             attrs: vec![
-                ("gen_ai.operation.name", Value::Static("invoke_agent")),
+                ("gen_ai.operation.name", Value::from("invoke_agent")),
                 ("gen_ai.usage.input_tokens", Value::Int(120)),
                 ("tfc.cost_usd", Value::F64(0.25)),
                 ("tfc.cache_hit", Value::Bool(false)),
@@ -327,7 +378,11 @@ mod tests {
         s.attrs.push(("neg", Value::Int(-5)));
         s.attrs.push(("big", Value::Str("x".repeat(300))));
         s.attrs.push(("yes", Value::Bool(true)));
-        let body = traces(&[], &encoded(&[s.clone(), s.clone()]), Protocol::Protobuf);
+        let body = traces(
+            &[],
+            &[encoded(&[s.clone()]), encoded(&[s.clone()])],
+            Protocol::Protobuf,
+        );
         let req = ExportTraceServiceRequest::decode(body.as_slice()).expect("valid protobuf");
         let spans = &req.resource_spans[0].scope_spans[0].spans;
         assert_eq!(spans.len(), 2);
@@ -365,7 +420,7 @@ mod tests {
             links: Vec::new(),
             ..sample()
         };
-        let body = traces(&[], &encoded(&[bare]), Protocol::Protobuf);
+        let body = traces(&[], &[encoded(&[bare])], Protocol::Protobuf);
         let req = ExportTraceServiceRequest::decode(body.as_slice()).expect("valid protobuf");
         let got = &req.resource_spans[0].scope_spans[0].spans[0];
         assert!(got.parent_span_id.is_empty() && got.status.is_none() && got.links.is_empty());
@@ -385,7 +440,7 @@ mod tests {
         let s = sample();
         let body = traces(
             &[("service.name".into(), "tfc".into())],
-            &encoded(std::slice::from_ref(&s)),
+            &[encoded(std::slice::from_ref(&s))],
             Protocol::Protobuf,
         );
         let req = ExportTraceServiceRequest::decode(body.as_slice()).expect("valid protobuf");
@@ -409,7 +464,7 @@ mod tests {
     #[test]
     fn json_follows_the_otlp_mapping() {
         let s = sample();
-        let body = traces(&[], &encoded(std::slice::from_ref(&s)), Protocol::Json);
+        let body = traces(&[], &[encoded(std::slice::from_ref(&s))], Protocol::Json);
         let v: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
         let span = &v["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
         // Ids are lowercase hex, 64-bit integers strings, enums integers.

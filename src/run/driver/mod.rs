@@ -21,6 +21,7 @@ use super::machine::{CallEnd, CallRequest, Command, Event, Input, Line, Machine,
 use super::record::RunRecord;
 use super::store::RunStore;
 use crate::agent::{Cancel, CancelSource, ResolvedAgent, Roster};
+use crate::telemetry::SpanContext;
 use crate::value::Value;
 use persist::stored_value_with_errors;
 use tty::ask;
@@ -554,7 +555,7 @@ impl Driver {
     }
 
     /// Start one attempt of a call.
-    fn call(&mut self, op: u64, req: CallRequest, traceparent: Option<String>) {
+    fn call(&mut self, op: u64, req: CallRequest, traceparent: Option<SpanContext>) {
         let node = req.node.clone();
         let attempt = req.attempt;
         let ended = move |end: CallEnd| Event::CallEnded {
@@ -580,11 +581,11 @@ impl Driver {
         }));
     }
 
-    fn script(&mut self, op: u64, mut s: ScriptRequest, traceparent: Option<String>) {
+    fn script(&mut self, op: u64, mut s: ScriptRequest, traceparent: Option<SpanContext>) {
         if s.argv.is_empty() {
             return;
         }
-        s.traceparent = traceparent;
+        s.traceparent = traceparent.map(|t| t.traceparent());
         let stop = Arc::new(CancelSource::new());
         let token = stop.token();
         self.stops.insert(op, stop);
