@@ -757,8 +757,8 @@ impl RunTrace {
             w.error(e);
         }
         w.end();
-        self.hand_over(now_ns);
-        self.tel.metrics(&self.metrics, now_ns);
+        self.tel.close(self.batch);
+        self.tel.metrics(&self.metrics);
     }
 }
 

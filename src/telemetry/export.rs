@@ -1,15 +1,20 @@
 //! The exporter: one background thread that encodes batches and posts them, so that a run
 //! never waits on the network. The queue is bounded (a batch that does not fit is dropped and
 //! counted), every request is bounded by the export timeout, and the first problem is told in
-//! one warning line — a dead or slow collector never slows or fails a run. [`Exporter::flush`]
-//! waits, at most a given time, until what was queued before it has been sent.
+//! one warning line — a dead or slow collector never slows or fails a run. Handing a batch
+//! over does not wake the thread: it wakes every [`LINGER`], when the queue is half full, or
+//! for a flush, and sends what gathered in as few requests as the limits allow.
+//! [`Exporter::flush`] waits, at most a given time, until what was queued before it has been
+//! sent.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
+use crossbeam_channel::{Sender, bounded};
 
+use super::lock;
 use super::metrics::Metrics;
 use super::settings::{Settings, Target};
 use crate::agent::http::{Guard, HttpError, Url, post};
@@ -18,11 +23,14 @@ use crate::agent::http::{Guard, HttpError, Url, post};
 /// [`super::CHUNK`] bytes).
 const QUEUE: usize = 64;
 
-/// One request carries at most this many bytes of spans (queued batches are joined up to it).
+/// One request carries at most this many bytes of spans (queued batches are joined up to it)…
 const REQUEST_BYTES: usize = 4 << 20;
 
-/// Spans wait at most this long for others to join their request.
-const LINGER: Duration = Duration::from_secs(1);
+/// … and at most this many spans.
+const REQUEST_SPANS: u64 = 8192;
+
+/// Spans wait at most this long before they are sent (unless the queue fills first).
+const LINGER: Duration = Duration::from_millis(500);
 
 /// A warning line's sink.
 pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
@@ -30,7 +38,6 @@ pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
 enum Job {
     /// Spans as a batch wrote them, and how many.
     Spans(Vec<u8>, u64),
-    Metrics(Box<Metrics>, u64),
     Flush(Sender<()>),
 }
 
@@ -44,7 +51,21 @@ struct Shared {
     failed: AtomicU64,
     /// Emptied span buffers, for the next batches (a run writes into memory that is already
     /// there).
-    buffers: std::sync::Mutex<Vec<Vec<u8>>>,
+    buffers: Mutex<Vec<Vec<u8>>>,
+    queue: Mutex<Queue>,
+    /// The process's metrics totals, and whether they changed since they were last sent.
+    metrics: Mutex<(Metrics, bool)>,
+    /// The thread waits on it (woken only when needed: see [`Queue::asleep`]).
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    jobs: VecDeque<Job>,
+    /// The thread is waiting for jobs.
+    asleep: bool,
+    /// Every handle is gone: send what is left, then stop.
+    closed: bool,
 }
 
 impl Shared {
@@ -60,8 +81,18 @@ impl Shared {
 /// The handle of the exporter thread (cheap to clone).
 #[derive(Clone)]
 pub struct Exporter {
-    tx: Sender<Job>,
     shared: Arc<Shared>,
+    _owner: Arc<Owner>,
+}
+
+/// Closes the queue when the last handle goes.
+struct Owner(Arc<Shared>);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        lock(&self.0.queue).closed = true;
+        self.0.wake.notify_one();
+    }
 }
 
 /// What the exporter did so far.
@@ -78,54 +109,77 @@ pub struct Stats {
 impl Exporter {
     /// Start the thread for `settings`; problems go to `warn` (one line).
     pub fn start(settings: Arc<Settings>, warn: Warn) -> Exporter {
-        let (tx, rx) = bounded(QUEUE);
         let shared = Arc::new(Shared {
             warn,
             warned: AtomicBool::new(false),
             dropped: AtomicU64::new(0),
             sent: AtomicU64::new(0),
             failed: AtomicU64::new(0),
-            buffers: std::sync::Mutex::new(Vec::new()),
+            buffers: Mutex::new(Vec::new()),
+            queue: Mutex::new(Queue::default()),
+            metrics: Mutex::new((Metrics::default(), false)),
+            wake: Condvar::new(),
         });
         let thread_shared = shared.clone();
         let spawned = std::thread::Builder::new()
             .name("tfc-otlp".into())
-            .spawn(move || serve(&settings, &rx, &thread_shared));
+            .spawn(move || serve(&settings, &thread_shared));
         if let Err(e) = spawned {
             shared.warn_once(&format!("cannot start the exporter thread: {e}"));
+            lock(&shared.queue).closed = true;
         }
-        Exporter { tx, shared }
+        Exporter {
+            _owner: Arc::new(Owner(shared.clone())),
+            shared,
+        }
     }
 
     /// An empty buffer for a batch's spans: one the thread is done with when there is one.
     pub fn buffer(&self) -> Vec<u8> {
-        let reused = super::lock(&self.shared.buffers).pop();
+        let reused = lock(&self.shared.buffers).pop();
         reused.unwrap_or_else(|| Vec::with_capacity(super::CHUNK + super::CHUNK / 4))
+    }
+
+    /// A buffer a batch did not use, for the next one.
+    pub fn give_back(&self, mut buffer: Vec<u8>) {
+        let mut free = lock(&self.shared.buffers);
+        if free.len() < QUEUE && buffer.capacity() > 0 {
+            buffer.clear();
+            free.push(buffer);
+        }
     }
 
     /// Queue `count` finished spans, encoded (never blocks).
     pub fn spans(&self, encoded: Vec<u8>, count: usize) {
         let n = count as u64;
-        self.queue(Job::Spans(encoded, n), n);
+        self.queue(Job::Spans(encoded, n), n, false);
     }
 
-    /// Queue the metrics' current totals, as of `now_ns`.
-    pub fn metrics(&self, m: Metrics, now_ns: u64) {
-        self.queue(Job::Metrics(Box::new(m), now_ns), 0);
+    /// Add a run's metrics to the process's totals, which the thread sends when it wakes.
+    pub fn metrics(&self, m: &Metrics) {
+        let mut totals = lock(&self.shared.metrics);
+        totals.0.merge(m);
+        totals.1 = true;
     }
 
-    fn queue(&self, job: Job, spans: u64) {
-        match self.tx.try_send(job) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                self.shared.dropped.fetch_add(spans, Ordering::Relaxed);
-                self.shared
-                    .warn_once("the collector is not keeping up, so some spans were dropped");
-            }
-            Err(TrySendError::Disconnected(_)) => {
-                self.shared.dropped.fetch_add(spans, Ordering::Relaxed);
-            }
+    /// Queue `job` (`spans` spans); the thread is woken when `urgent`, or when the queue is
+    /// half full.
+    fn queue(&self, job: Job, spans: u64, urgent: bool) -> bool {
+        let mut q = lock(&self.shared.queue);
+        if q.closed || q.jobs.len() >= QUEUE {
+            drop(q);
+            self.shared.dropped.fetch_add(spans, Ordering::Relaxed);
+            self.shared
+                .warn_once("the collector is not keeping up, so some spans were dropped");
+            return false;
         }
+        q.jobs.push_back(job);
+        let wake = q.asleep && (urgent || q.jobs.len() >= QUEUE / 2);
+        drop(q);
+        if wake {
+            self.shared.wake.notify_one();
+        }
+        true
     }
 
     /// Wait until everything queued so far was sent (or failed), for at most `within`.
@@ -133,18 +187,22 @@ impl Exporter {
     pub fn flush(&self, within: Duration) -> bool {
         let until = Instant::now() + within;
         let (done_tx, done_rx) = bounded(1);
-        if self.tx.send_deadline(Job::Flush(done_tx), until).is_err() {
+        let late = || {
             self.shared
                 .warn_once("the collector did not take the last spans in time");
-            return false;
+            false
+        };
+        // A full queue makes room within the time, or the flush gives up.
+        while !self.queue(Job::Flush(done_tx.clone()), 0, true) {
+            if Instant::now() >= until || lock(&self.shared.queue).closed {
+                return late();
+            }
+            self.shared.wake.notify_one();
+            std::thread::sleep(Duration::from_millis(5));
         }
         match done_rx.recv_deadline(until) {
             Ok(()) => true,
-            Err(_) => {
-                self.shared
-                    .warn_once("the collector did not take the last spans in time");
-                false
-            }
+            Err(_) => late(),
         }
     }
 
@@ -158,58 +216,57 @@ impl Exporter {
     }
 }
 
-/// The thread: jobs in order. Span batches are joined into one request until it holds
-/// [`super::BATCH`] spans or [`REQUEST_BYTES`], [`LINGER`] has passed since the first, or
-/// another job (a flush, metrics) comes.
-fn serve(settings: &Settings, rx: &Receiver<Job>, shared: &Shared) {
-    let mut next = None;
-    while let Some(job) = next.take().or_else(|| rx.recv().ok()) {
-        match job {
-            Job::Spans(first, n) => {
-                let until = Instant::now() + LINGER;
-                let (mut chunks, mut count, mut bytes) = (vec![first], n, 0);
-                bytes += chunks[0].len();
-                while bytes < REQUEST_BYTES && (count as usize) < super::BATCH {
-                    match rx.recv_deadline(until) {
-                        Ok(Job::Spans(more, n)) => {
-                            bytes += more.len();
-                            count += n;
-                            chunks.push(more);
-                        }
-                        Ok(other) => {
-                            next = Some(other);
+/// The thread: jobs in order, taken when it wakes. Span batches queued one after another go
+/// in one request, up to [`REQUEST_SPANS`] and [`REQUEST_BYTES`].
+fn serve(settings: &Settings, shared: &Shared) {
+    loop {
+        let (jobs, closed) = {
+            let mut q = lock(&shared.queue);
+            if q.jobs.is_empty() && !q.closed {
+                q.asleep = true;
+                q = shared
+                    .wake
+                    .wait_timeout(q, LINGER)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                q.asleep = false;
+            }
+            (std::mem::take(&mut q.jobs), q.closed)
+        };
+        let mut jobs = jobs.into_iter().peekable();
+        while let Some(job) = jobs.next() {
+            match job {
+                Job::Spans(first, n) => {
+                    let (mut chunks, mut count, mut bytes) = (vec![first], n, 0);
+                    bytes += chunks[0].len();
+                    while let Some(Job::Spans(more, n)) = jobs.peek() {
+                        if bytes + more.len() > REQUEST_BYTES || count + n > REQUEST_SPANS {
                             break;
                         }
-                        Err(_) => break,
+                        bytes += more.len();
+                        count += n;
+                        if let Some(Job::Spans(more, _)) = jobs.next() {
+                            chunks.push(more);
+                        }
+                    }
+                    export_spans(settings, shared, &chunks, count);
+                    let mut free = lock(&shared.buffers);
+                    for mut c in chunks {
+                        if free.len() < QUEUE {
+                            c.clear();
+                            free.push(c);
+                        }
                     }
                 }
-                export_spans(settings, shared, &chunks, count);
-                let mut free = super::lock(&shared.buffers);
-                for mut c in chunks {
-                    if free.len() < QUEUE {
-                        c.clear();
-                        free.push(c);
-                    }
+                Job::Flush(done) => {
+                    export_metrics(settings, shared);
+                    let _ = done.send(());
                 }
             }
-            Job::Metrics(m, now) => {
-                let Some(target) = &settings.metrics else {
-                    continue;
-                };
-                let body = super::otlp::metrics(&settings.resource, &m, now, target.protocol);
-                match send(target, &body, settings.timeout) {
-                    Ok(()) => {}
-                    // Trace-only backends (Phoenix, Jaeger) have no metrics endpoint.
-                    Err(Failure::Status(404 | 405 | 415, _)) => shared.warn_once(&format!(
-                        "{} takes no metrics; set OTEL_METRICS_EXPORTER=none to send only traces",
-                        target.url
-                    )),
-                    Err(e) => shared.warn_once(&format!("metrics could not be exported: {e}")),
-                }
-            }
-            Job::Flush(done) => {
-                let _ = done.send(());
-            }
+        }
+        export_metrics(settings, shared);
+        if closed && lock(&shared.queue).jobs.is_empty() {
+            return;
         }
     }
 }
@@ -227,6 +284,34 @@ fn export_spans(settings: &Settings, shared: &Shared, chunks: &[Vec<u8>], count:
             shared.failed.fetch_add(count, Ordering::Relaxed)
         }
     };
+}
+
+/// Post the metrics' totals, as of now, when they changed since they were last sent.
+fn export_metrics(settings: &Settings, shared: &Shared) {
+    let Some(target) = &settings.metrics else {
+        return;
+    };
+    let body = {
+        let mut totals = lock(&shared.metrics);
+        if !std::mem::take(&mut totals.1) {
+            return;
+        }
+        super::otlp::metrics(
+            &settings.resource,
+            &totals.0,
+            super::now_ns(),
+            target.protocol,
+        )
+    };
+    match send(target, &body, settings.timeout) {
+        Ok(()) => {}
+        // Trace-only backends (Phoenix, Jaeger) have no metrics endpoint.
+        Err(Failure::Status(404 | 405 | 415, _)) => shared.warn_once(&format!(
+            "{} takes no metrics; set OTEL_METRICS_EXPORTER=none to send only traces",
+            target.url
+        )),
+        Err(e) => shared.warn_once(&format!("metrics could not be exported: {e}")),
+    }
 }
 
 /// Why an export request failed.
@@ -403,6 +488,73 @@ mod tests {
         m
     }
 
+    /// One encoded span.
+    fn one_span() -> Vec<u8> {
+        let (mut scratch, mut out) = (Vec::new(), Vec::new());
+        let s = crate::telemetry::span::Span {
+            trace: crate::telemetry::ids::TraceId([1; 16]),
+            id: crate::telemetry::ids::SpanId([1; 8]),
+            parent: None,
+            name: "s".into(),
+            kind: crate::telemetry::span::Kind::Internal,
+            start_ns: 1,
+            end_ns: 2,
+            attrs: Vec::new(),
+            status: crate::telemetry::span::Status::Unset,
+            links: Vec::new(),
+        };
+        crate::telemetry::otlp::encode_span(&s, &mut scratch, &mut out);
+        out
+    }
+
+    /// Wait up to `within` for `paths` to hold `n` entries.
+    fn seen(paths: &Mutex<Vec<String>>, n: usize, within: Duration) -> Vec<String> {
+        let until = Instant::now() + within;
+        while paths.lock().unwrap().len() < n && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        paths.lock().unwrap().clone()
+    }
+
+    #[test]
+    fn queued_batches_go_in_one_request() {
+        let (url, paths) = endpoint(200, Duration::ZERO);
+        let (warn, _) = warnings();
+        let e = Exporter::start(settings(&url, Duration::from_secs(5)), warn);
+        for _ in 0..3 {
+            e.spans(one_span(), 1);
+        }
+        assert!(e.flush(Duration::from_secs(5)));
+        assert_eq!(*paths.lock().unwrap(), ["/v1/traces"]);
+        assert_eq!(e.stats().sent, 3);
+    }
+
+    #[test]
+    fn spans_go_out_without_a_flush_within_the_linger() {
+        let (url, paths) = endpoint(200, Duration::ZERO);
+        let (warn, _) = warnings();
+        let e = Exporter::start(settings(&url, Duration::from_secs(5)), warn);
+        e.spans(one_span(), 1);
+        assert!(
+            paths.lock().unwrap().is_empty(),
+            "handing over wakes nobody"
+        );
+        assert_eq!(seen(&paths, 1, LINGER * 4), ["/v1/traces"]);
+    }
+
+    #[test]
+    fn what_is_queued_goes_out_when_the_last_handle_goes() {
+        let (url, paths) = endpoint(200, Duration::ZERO);
+        let (warn, _) = warnings();
+        let e = Exporter::start(settings(&url, Duration::from_secs(5)), warn);
+        let other = e.clone();
+        e.spans(one_span(), 1);
+        drop(e);
+        other.spans(one_span(), 1);
+        drop(other);
+        assert_eq!(seen(&paths, 1, Duration::from_secs(2)), ["/v1/traces"]);
+    }
+
     #[test]
     fn spans_and_metrics_reach_the_endpoint() {
         let (url, paths) = endpoint(200, Duration::ZERO);
@@ -410,7 +562,7 @@ mod tests {
         let e = Exporter::start(settings(&url, Duration::from_secs(5)), warn);
         e.spans(Vec::new(), 0);
         let m = one_call();
-        e.metrics(m, 2);
+        e.metrics(&m);
         assert!(e.flush(Duration::from_secs(5)));
         assert_eq!(*paths.lock().unwrap(), ["/v1/traces", "/v1/metrics"]);
         assert!(lines.lock().unwrap().is_empty());
@@ -445,7 +597,7 @@ mod tests {
         let (warn, lines) = warnings();
         let e = Exporter::start(settings(&url, Duration::from_secs(5)), warn);
         let m = one_call();
-        e.metrics(m, 2);
+        e.metrics(&m);
         e.flush(Duration::from_secs(5));
         let lines = lines.lock().unwrap();
         assert!(
@@ -474,8 +626,9 @@ mod tests {
         let started = Instant::now();
         let (mut scratch, mut span) = (Vec::new(), Vec::new());
         crate::telemetry::otlp::encode_span(&one, &mut scratch, &mut span);
-        // Each as big as a batch gets, so that none are joined.
-        for _ in 0..(QUEUE + 10) {
+        // The thread takes what is queued when it wakes (at most a full queue), then hangs on
+        // the endpoint: of four queues' worth, at least two cannot be kept.
+        for _ in 0..(4 * QUEUE) {
             e.spans(span.clone(), crate::telemetry::BATCH);
         }
         assert!(
@@ -483,7 +636,7 @@ mod tests {
             "queueing never blocks"
         );
         assert!(
-            e.stats().dropped >= 9 * crate::telemetry::BATCH as u64,
+            e.stats().dropped >= (2 * QUEUE * crate::telemetry::BATCH) as u64,
             "{:?}",
             e.stats()
         );

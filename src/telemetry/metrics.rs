@@ -44,6 +44,17 @@ impl Histogram {
         }
     }
 
+    /// Add the values `other` recorded (same bounds).
+    fn add(&mut self, other: &Histogram) {
+        for (c, o) in self.counts.iter_mut().zip(&other.counts) {
+            *c += o;
+        }
+        self.count += other.count;
+        self.sum += other.sum;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+    }
+
     /// Count `v` (a bucket holds values up to and including its bound).
     pub fn record(&mut self, v: f64) {
         let i = self.bounds.partition_point(|b| *b < v);
@@ -106,6 +117,25 @@ impl Metrics {
     pub fn is_empty(&self) -> bool {
         self.duration.is_empty() && self.tokens.is_empty()
     }
+
+    /// Add the calls `other` counted (another run's) to these totals.
+    pub fn merge(&mut self, other: &Metrics) {
+        if self.is_empty() {
+            self.start_ns = other.start_ns;
+        }
+        self.start_ns = self.start_ns.min(other.start_ns);
+        for (mine, theirs) in [
+            (&mut self.tokens, &other.tokens),
+            (&mut self.duration, &other.duration),
+        ] {
+            for (p, h) in theirs {
+                match mine.iter_mut().find(|(q, _)| q == p) {
+                    Some((_, total)) => total.add(h),
+                    None => mine.push((p.clone(), h.clone())),
+                }
+            }
+        }
+    }
 }
 
 /// What one call's data points are kept by, borrowed.
@@ -163,6 +193,34 @@ mod tests {
             model: Some("sonnet"),
             error: None,
         }
+    }
+
+    #[test]
+    fn merged_totals_are_those_of_both_runs() {
+        let (mut a, mut b) = (Metrics::new(5), Metrics::new(3));
+        a.call(call(), 0.5, Some((10, 2)));
+        b.call(call(), 1.5, Some((30, 4)));
+        b.call(
+            Call {
+                provider: "codex",
+                ..call()
+            },
+            2.0,
+            None,
+        );
+        a.merge(&b);
+        assert_eq!(a.start_ns, 3);
+        assert_eq!(a.duration.len(), 2, "one point per provider");
+        let claude = &a.duration[0].1;
+        assert_eq!(
+            (claude.count, claude.sum, claude.min, claude.max),
+            (2, 2.0, 0.5, 1.5)
+        );
+        let input = &a.tokens[0].1;
+        assert_eq!((input.count, input.sum), (2, 40.0));
+        let mut empty = Metrics::new(9);
+        empty.merge(&b);
+        assert_eq!(empty, b, "merged into nothing: the same totals");
     }
 
     #[test]

@@ -42,7 +42,7 @@ enum Sink {
 pub struct Collected {
     /// Every span, in the order they were handed over.
     pub spans: Vec<Span>,
-    /// The latest metrics.
+    /// The metrics' totals of every run so far.
     pub metrics: Option<metrics::Metrics>,
 }
 
@@ -120,14 +120,30 @@ impl Telemetry {
         }
     }
 
-    /// Hand over the metrics' totals as of `now_ns`.
-    pub fn metrics(&self, m: &metrics::Metrics, now_ns: u64) {
+    /// Add a run's metrics to the process's totals (sent with the next export).
+    pub fn metrics(&self, m: &metrics::Metrics) {
         if m.is_empty() || self.settings.metrics.is_none() {
             return;
         }
         match &self.sink {
-            Sink::Otlp(e) => e.metrics(m.clone(), now_ns),
-            Sink::Memory(c) => lock(c).metrics = Some(m.clone()),
+            Sink::Otlp(e) => e.metrics(m),
+            Sink::Memory(c) => lock(c).metrics.get_or_insert_default().merge(m),
+        }
+    }
+
+    /// The batch of a run that ended: its spans are handed over, its buffer kept for the
+    /// next run.
+    pub fn close(&self, mut batch: Batch) {
+        if batch.count > 0 && self.settings.traces.is_some() {
+            let encoded = std::mem::take(&mut batch.encoded);
+            let count = std::mem::take(&mut batch.count);
+            let spans = std::mem::take(&mut batch.spans);
+            match &self.sink {
+                Sink::Otlp(e) => e.spans(encoded, count),
+                Sink::Memory(c) => lock(c).spans.extend(spans),
+            }
+        } else if let Sink::Otlp(e) = &self.sink {
+            e.give_back(std::mem::take(&mut batch.encoded));
         }
     }
 
@@ -148,7 +164,7 @@ impl Telemetry {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 

@@ -114,6 +114,54 @@ pub fn span_start(b: &mut Vec<u8>, h: &Head, (what, which): (&str, &str)) {
 /// An attribute of the span in `b` (a `KeyValue`, field 9).
 #[inline]
 pub fn span_attr(b: &mut Vec<u8>, k: &str, v: Attr<'_>) {
+    let k = k.as_bytes();
+    // Nearly every attribute is short: all its lengths are one byte, written at once.
+    match v {
+        Attr::Str(s) if k.len() + s.len() <= SHORT => {
+            let s = s.as_bytes();
+            let any = 2 + s.len();
+            let kv = 2 + k.len() + 2 + any;
+            b.reserve(2 + kv);
+            b.extend_from_slice(&[9 << 3 | LEN, kv as u8, 1 << 3 | LEN, k.len() as u8]);
+            b.extend_from_slice(k);
+            b.extend_from_slice(&[2 << 3 | LEN, any as u8, 1 << 3 | LEN, s.len() as u8]);
+            b.extend_from_slice(s);
+        }
+        Attr::Int(n) if k.len() <= SHORT => {
+            let mut int = [0u8; 11];
+            int[0] = 3 << 3 | VARINT;
+            let n = write_varint(&mut int[1..], n as u64);
+            let any = 1 + n;
+            let kv = 2 + k.len() + 2 + any;
+            b.reserve(2 + kv);
+            b.extend_from_slice(&[9 << 3 | LEN, kv as u8, 1 << 3 | LEN, k.len() as u8]);
+            b.extend_from_slice(k);
+            b.extend_from_slice(&[2 << 3 | LEN, any as u8]);
+            b.extend_from_slice(&int[..any]);
+        }
+        _ => long_attr(b, k, v),
+    }
+}
+
+/// Keys and values up to this many bytes together make a [`span_attr`] whose lengths are
+/// all one byte.
+const SHORT: usize = 100;
+
+/// Write `v` as a varint at the start of `out` (at least 10 bytes); its length comes back.
+#[inline]
+fn write_varint(out: &mut [u8], mut v: u64) -> usize {
+    let mut i = 0;
+    while v >= 0x80 {
+        out[i] = v as u8 | 0x80;
+        v >>= 7;
+        i += 1;
+    }
+    out[i] = v as u8;
+    i + 1
+}
+
+/// An attribute with a long key or value, or a number that is not an integer.
+fn long_attr(b: &mut Vec<u8>, k: &[u8], v: Attr<'_>) {
     let any = match v {
         Attr::Str(s) => len_of_bytes(s.len()),
         Attr::Int(n) => 1 + varint_len(n as u64),
@@ -124,7 +172,7 @@ pub fn span_attr(b: &mut Vec<u8>, k: &str, v: Attr<'_>) {
     b.reserve(1 + varint_len(kv as u64) + kv);
     key(b, 9, LEN);
     varint(b, kv as u64);
-    bytes_field(b, 1, k.as_bytes());
+    bytes_field(b, 1, k);
     key(b, 2, LEN);
     varint(b, any as u64);
     match v {
@@ -190,7 +238,9 @@ fn varint(b: &mut Vec<u8>, mut v: u64) {
 
 #[inline]
 fn varint_len(v: u64) -> usize {
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+    // 7 bits a byte: (bits used + 6) / 7, with the multiply-shift for / 7 on 0..=70.
+    let bits = 64 - (v | 1).leading_zeros() as usize;
+    ((bits + 6) * 37) >> 8
 }
 
 /// The length of a length-delimited field of `n` bytes, after its key (one byte).
@@ -428,10 +478,37 @@ mod tests {
 
     #[test]
     fn varint_lengths() {
-        for v in [0u64, 1, 127, 128, 16383, 16384, u64::MAX] {
+        let edges = (0..64).flat_map(|bit| [(1u64 << bit) - 1, 1u64 << bit]);
+        for v in edges.chain([u64::MAX]) {
             let mut b = Vec::new();
             varint(&mut b, v);
             assert_eq!(b.len(), varint_len(v), "{v}");
+            let mut out = [0u8; 10];
+            let n = write_varint(&mut out, v);
+            assert_eq!(&out[..n], b.as_slice(), "{v}");
+        }
+    }
+
+    #[test]
+    fn short_attributes_are_written_as_long_ones_are() {
+        let text = "k".repeat(130);
+        for k in [1, 30, 99, 100, 101, 120] {
+            let key = &text[..k];
+            let mut values = vec![
+                Attr::Int(0),
+                Attr::Int(-1),
+                Attr::Int(i64::MAX),
+                Attr::Int(300),
+            ];
+            for n in [0, 1, 100 - k.min(100), 101 - k.min(101), 127] {
+                values.push(Attr::Str(&text[..n]));
+            }
+            for v in values {
+                let (mut short, mut long) = (Vec::new(), Vec::new());
+                span_attr(&mut short, key, v);
+                long_attr(&mut long, key.as_bytes(), v);
+                assert_eq!(short, long, "{k}-byte key, {v:?}");
+            }
         }
     }
 
