@@ -260,12 +260,13 @@ impl RunTrace {
         }
     }
 
-    /// A command of the machine, as it is carried out: progress, and the start of a call, a
+    /// A command of the machine, as it is carried out: progress (copied: the driver hands over
+    /// the notes it is done with through [`RunTrace::progress`]), and the start of a call, a
     /// script or a pre-read. The span a call or script starts comes back (its
     /// `TRACEPARENT`).
     pub fn command(&mut self, c: &Command, now_ns: u64) -> Option<SpanContext> {
         match c {
-            Command::Progress(p) => self.progress(p, now_ns),
+            Command::Progress(p) => self.progress(p.clone(), now_ns),
             Command::StartCall { op, request } => {
                 return Some(self.call_started(*op, request, now_ns));
             }
@@ -281,14 +282,15 @@ impl RunTrace {
         None
     }
 
-    /// A progress note of the machine: a phase starts, ends, or tells news.
-    pub fn progress(&mut self, p: &Progress, now_ns: u64) {
+    /// A progress note of the machine (the driver hands over those it is done with): a phase
+    /// starts, ends, or tells news.
+    pub fn progress(&mut self, p: Progress, now_ns: u64) {
         match p.status {
             "running" if !self.open.contains_key(&p.phase) => {
-                let open = self.phase_span(p, now_ns);
-                self.open.insert(p.phase.clone(), open);
+                let open = self.phase_span(&p, now_ns);
+                self.open.insert(p.phase, open);
             }
-            "done" | "failed" | "skipped" => self.phase_ended(p, now_ns),
+            "done" | "failed" | "skipped" => self.phase_ended(&p, now_ns),
             _ => {}
         }
     }

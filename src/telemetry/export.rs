@@ -490,7 +490,7 @@ mod tests {
 
     /// One encoded span.
     fn one_span() -> Vec<u8> {
-        let (mut scratch, mut out) = (Vec::new(), Vec::new());
+        let mut out = Vec::new();
         let s = crate::telemetry::span::Span {
             trace: crate::telemetry::ids::TraceId([1; 16]),
             id: crate::telemetry::ids::SpanId([1; 8]),
@@ -503,7 +503,7 @@ mod tests {
             status: crate::telemetry::span::Status::Unset,
             links: Vec::new(),
         };
-        crate::telemetry::otlp::encode_span(&s, &mut scratch, &mut out);
+        crate::telemetry::otlp::encode_span(&s, &mut out);
         out
     }
 
@@ -624,8 +624,8 @@ mod tests {
             links: Vec::new(),
         };
         let started = Instant::now();
-        let (mut scratch, mut span) = (Vec::new(), Vec::new());
-        crate::telemetry::otlp::encode_span(&one, &mut scratch, &mut span);
+        let mut span = Vec::new();
+        crate::telemetry::otlp::encode_span(&one, &mut span);
         // The thread takes what is queued when it wakes (at most a full queue), then hangs on
         // the endpoint: of four queues' worth, at least two cannot be kept.
         for _ in 0..(4 * QUEUE) {

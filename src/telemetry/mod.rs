@@ -93,7 +93,6 @@ impl Telemetry {
             keep: matches!(self.sink, Sink::Memory(_)),
             spans: Vec::new(),
             encoded: self.buffer(),
-            scratch: Vec::new(),
             count: 0,
         }
     }
@@ -173,7 +172,6 @@ pub struct Batch {
     keep: bool,
     spans: Vec<Span>,
     encoded: Vec<u8>,
-    scratch: Vec<u8>,
     count: usize,
 }
 
@@ -200,10 +198,18 @@ impl Batch {
                 links: Vec::new(),
             })
         } else {
-            otlp::span_start(&mut self.scratch, &head, (what, which));
-            None
+            let at = otlp::span_start(&mut self.encoded, &head, (what, which));
+            return SpanWriter {
+                batch: self,
+                kept: None,
+                at,
+            };
         };
-        SpanWriter { batch: self, kept }
+        SpanWriter {
+            batch: self,
+            kept,
+            at: 0,
+        }
     }
 
     /// Time to hand the batch over: it holds [`BATCH`] spans or [`CHUNK`] bytes.
@@ -223,10 +229,13 @@ impl Batch {
 }
 
 /// A span being written into a [`Batch`]: encoded as it goes for a collector, built as a
-/// [`Span`] for an in-memory sink. Only [`SpanWriter::end`] adds it to the batch.
+/// [`Span`] for an in-memory sink. The span is added to the batch when the writer ends
+/// ([`SpanWriter::end`], or dropped).
 pub struct SpanWriter<'b> {
     batch: &'b mut Batch,
     kept: Option<Span>,
+    /// Where the span being encoded starts in the batch.
+    at: usize,
 }
 
 impl SpanWriter<'_> {
@@ -236,7 +245,7 @@ impl SpanWriter<'_> {
         let value = value.into();
         match &mut self.kept {
             Some(s) => s.attrs.push((key, value.into())),
-            None => otlp::span_attr(&mut self.batch.scratch, key, value),
+            None => otlp::span_attr(&mut self.batch.encoded, key, value),
         }
         self
     }
@@ -258,7 +267,7 @@ impl SpanWriter<'_> {
     pub fn error(&mut self, message: &str) -> &mut Self {
         match &mut self.kept {
             Some(s) => s.status = span::Status::Error(message.to_owned()),
-            None => otlp::span_error(&mut self.batch.scratch, message),
+            None => otlp::span_error(&mut self.batch.encoded, message),
         }
         self
     }
@@ -267,18 +276,22 @@ impl SpanWriter<'_> {
     pub fn link(&mut self, to: SpanContext) -> &mut Self {
         match &mut self.kept {
             Some(s) => s.links.push(to),
-            None => otlp::span_link(&mut self.batch.scratch, &to),
+            None => otlp::span_link(&mut self.batch.encoded, &to),
         }
         self
     }
 
-    /// The span is complete: add it to the batch.
-    pub fn end(self) {
-        let b = self.batch;
+    /// The span is complete: add it to the batch (a writer that is dropped ends too).
+    pub fn end(self) {}
+}
+
+impl Drop for SpanWriter<'_> {
+    fn drop(&mut self) {
+        let b = &mut *self.batch;
         b.count += 1;
-        match self.kept {
+        match self.kept.take() {
             Some(s) => b.spans.push(s),
-            None => otlp::span_end(&mut b.scratch, &mut b.encoded),
+            None => otlp::span_end(&mut b.encoded, self.at),
         }
     }
 }

@@ -61,29 +61,32 @@ pub fn traces<C: AsRef<[u8]>>(
 
 /// Append `s` to `out` as one `ScopeSpans.spans` entry, as a run's batch writes it.
 #[cfg(test)]
-pub fn encode_span(s: &Span, scratch: &mut Vec<u8>, out: &mut Vec<u8>) {
+pub fn encode_span(s: &Span, out: &mut Vec<u8>) {
     let (what, which) = s.name.split_once(' ').unwrap_or((&s.name, ""));
-    span_start(scratch, &s.head(), (what, which));
+    let at = span_start(out, &s.head(), (what, which));
     for (k, v) in &s.attrs {
-        span_attr(scratch, k, v.as_attr());
+        span_attr(out, k, v.as_attr());
     }
     for l in &s.links {
-        span_link(scratch, l);
+        span_link(out, l);
     }
     if let Status::Error(m) = &s.status {
-        span_error(scratch, m);
+        span_error(out, m);
     }
-    span_end(scratch, out);
+    span_end(out, at);
 }
 
-// A span is written field by field into a scratch buffer as the run records it (protobuf
-// allows fields in any order), then appended to the batch with its length: no message
-// structs, no copies of the run's strings.
+// A span is written field by field at the end of its batch as the run records it (protobuf
+// allows fields in any order): no message structs, no copies of the run's strings. Its
+// length, unknown until it ends, gets a two-byte slot that [`span_end`] fills (and resizes
+// in the rare span shorter than 128 or longer than 16,383 bytes).
 
-/// Start a span in `b` (emptied first): its ids, name (`what which`), kind and times.
-pub fn span_start(b: &mut Vec<u8>, h: &Head, (what, which): (&str, &str)) {
-    b.clear();
+/// Start a `ScopeSpans.spans` entry at the end of `b`: its ids, name (`what which`), kind
+/// and times. What comes back marks it for [`span_end`].
+pub fn span_start(b: &mut Vec<u8>, h: &Head, (what, which): (&str, &str)) -> usize {
     b.reserve(256);
+    b.extend_from_slice(&[2 << 3 | LEN, 0, 0]);
+    let at = b.len();
     bytes_field(b, 1, &h.trace.0);
     bytes_field(b, 2, &h.id.0);
     if let Some(p) = h.parent {
@@ -109,6 +112,7 @@ pub fn span_start(b: &mut Vec<u8>, h: &Head, (what, which): (&str, &str)) {
     b.extend_from_slice(&h.start_ns.to_le_bytes());
     b.push(8 << 3 | FIXED64);
     b.extend_from_slice(&h.end_ns.max(h.start_ns).to_le_bytes());
+    at
 }
 
 /// An attribute of the span in `b` (a `KeyValue`, field 9).
@@ -211,10 +215,22 @@ pub fn span_error(b: &mut Vec<u8>, message: &str) {
 }
 
 /// The span in `b` is complete: append it to `out` as one `ScopeSpans.spans` entry.
-pub fn span_end(b: &mut Vec<u8>, out: &mut Vec<u8>) {
+pub fn span_end(b: &mut Vec<u8>, at: usize) {
     key(b, 16, FIXED32);
     b.extend_from_slice(&SAMPLED.to_le_bytes());
-    bytes_field(out, 2, b);
+    let len = b.len() - at;
+    let mut slot = [0u8; 10];
+    let n = write_varint(&mut slot, len as u64);
+    if n != 2 {
+        // Move the span so that its length fits before it.
+        let old = b.len();
+        if n > 2 {
+            b.resize(old + n - 2, 0);
+        }
+        b.copy_within(at..old, at - 2 + n);
+        b.truncate(at - 2 + n + len);
+    }
+    b[at - 2..at - 2 + n].copy_from_slice(&slot[..n]);
 }
 
 const VARINT: u8 = 0;
@@ -415,9 +431,9 @@ mod tests {
     }
 
     fn encoded(spans: &[Span]) -> Vec<u8> {
-        let (mut scratch, mut out) = (Vec::new(), Vec::new());
+        let mut out = Vec::new();
         for s in spans {
-            encode_span(s, &mut scratch, &mut out);
+            encode_span(s, &mut out);
         }
         out
     }
@@ -486,6 +502,33 @@ mod tests {
             let mut out = [0u8; 10];
             let n = write_varint(&mut out, v);
             assert_eq!(&out[..n], b.as_slice(), "{v}");
+        }
+    }
+
+    #[test]
+    fn spans_of_every_length_decode() {
+        // Under 128 bytes (a one-byte length), the usual two bytes, and over 16,383 (three).
+        for extra in [None, Some(10), Some(20_000)] {
+            let mut s = Span {
+                attrs: Vec::new(),
+                links: Vec::new(),
+                status: Status::Unset,
+                name: "s".into(),
+                parent: None,
+                ..sample()
+            };
+            if let Some(n) = extra {
+                s.attrs.push(("big", Value::Str("x".repeat(n))));
+            }
+            let mut body = vec![0xAA];
+            encode_span(&s, &mut body);
+            encode_span(&s, &mut body);
+            let spans = traces(&[], &[&body[1..]], Protocol::Protobuf);
+            let req = ExportTraceServiceRequest::decode(spans.as_slice()).expect("valid protobuf");
+            let got = &req.resource_spans[0].scope_spans[0].spans;
+            assert_eq!(got.len(), 2, "{extra:?}");
+            assert_eq!(got[1].attributes.len(), usize::from(extra.is_some()));
+            assert_eq!(body[0], 0xAA, "what came before is kept");
         }
     }
 

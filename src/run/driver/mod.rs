@@ -357,11 +357,11 @@ impl Driver {
         ) {
             self.flush_journal();
         }
-        // The trace sees each command as it is carried out; a span it starts gives the call or
-        // script its `TRACEPARENT`.
+        // The trace sees each command as it is carried out (a progress note once the sink has
+        // seen it); a span it starts gives the call or script its `TRACEPARENT`.
         let traceparent = match self.trace.as_mut() {
-            Some(t) => t.command(&c, self.trace_now),
-            None => None,
+            Some(t) if !matches!(c, Command::Progress(_)) => t.command(&c, self.trace_now),
+            _ => None,
         };
         match c {
             Command::StartCall { op, request } => self.call(op, *request, traceparent),
@@ -468,6 +468,9 @@ impl Driver {
             Command::Progress(p) => {
                 if let Some(sink) = &self.opts.progress {
                     sink.tell(&p);
+                }
+                if let Some(t) = self.trace.as_mut() {
+                    t.progress(p, self.trace_now);
                 }
             }
             Command::CacheLookup {
