@@ -1,7 +1,8 @@
 //! A run on Temporal is traced by the client that follows it, from the journal's inputs: its
 //! trace, received by the strict OTLP validator (tests/otel/receiver.py), has the same shape
 //! as the trace of the same flow run locally — the same spans by name, kind and status, under
-//! parents of the same names, with the same phase kinds and statuses — and run.json's
+//! parents of the same names, with the same phase kinds and statuses, its map's item calls
+//! included although they run in shards (child workflows of their own) — and run.json's
 //! `traceId` / `rootSpanId` are those of the trace exported.
 //!
 //! Needs the `temporal` binary (tests/temporal_env) and the Python of the validator
@@ -147,6 +148,13 @@ fn a_run_on_temporal_has_the_trace_of_the_same_run_done_locally() {
     let remote_agent = project(&remote_dir);
     std::fs::write(local_dir.join("flow.json"), FLOW).expect("flow");
     std::fs::write(remote_dir.join("flow.json"), FLOW).expect("flow");
+    // The map's three items go in shards of two: the follower sees their calls only in the
+    // shards' results.
+    std::fs::write(
+        remote_dir.join(".tfc").join("config.toml"),
+        "[engine]\nshard_items = 2\n",
+    )
+    .expect("config");
     // The worker runs the calls and the script; it exports nothing (no OTEL variable).
     let _worker = Worker::start(&server, &remote_dir, &remote_agent, "1");
 

@@ -20,8 +20,13 @@ use crate::telemetry::metrics::{Call as CallPoint, Metrics};
 use crate::telemetry::span::Kind;
 use crate::telemetry::{Attr, Head, IdGen, SpanContext, SpanId, Telemetry, TraceId};
 
-use super::machine::{CallEnd, CallRequest, Command, Event, Progress, ScriptEnd, ScriptOutcome};
+use super::machine::{
+    CallEnd, CallOutcome, CallRequest, Command, Event, Progress, ScriptEnd, ScriptOutcome,
+    ShardResult,
+};
 use super::record::RunRecord;
+use super::runs::parse_timestamp;
+use crate::agent::record::AgentCallRecord;
 
 /// `gen_ai.operation.name` of an agent call.
 const INVOKE_AGENT: &str = "invoke_agent";
@@ -256,6 +261,7 @@ impl RunTrace {
             Event::CallEnded { op, end, .. } => self.call_ended(*op, end, now_ns),
             Event::ScriptEnded { op, result } => self.script_ended(*op, result, now_ns),
             Event::ContextRead { op, text } => self.read_ended(*op, text.chars().count(), now_ns),
+            Event::ShardEnded { result, .. } => self.shard_ended(result, now_ns),
             _ => {}
         }
     }
@@ -496,15 +502,72 @@ impl RunTrace {
 
     /// An agent call's attempt ended.
     pub fn call_ended(&mut self, op: u64, end: &CallEnd, now_ns: u64) {
-        let Some(c) = self.calls.remove(&op) else {
-            return;
-        };
+        if let Some(c) = self.calls.remove(&op) {
+            self.end_call(c, end, now_ns, now_ns);
+        }
+    }
+
+    /// A shard of a map's calls ended (on Temporal, a workflow of its own, whose calls the
+    /// run never saw start): each attempt its journal lines tell of becomes a span under its
+    /// item, at the times the line gives.
+    fn shard_ended(&mut self, r: &ShardResult, now_ns: u64) {
+        for line in &r.lines {
+            let Some(rec) = crate::value::parse_json(line)
+                .ok()
+                .and_then(|v| AgentCallRecord::from_value(&v).ok())
+            else {
+                continue;
+            };
+            let end_ns = parse_timestamp(&rec.ts).map_or(now_ns, |ms| ms.saturating_mul(1_000_000));
+            let start_ns = end_ns.saturating_sub(rec.duration_ms.saturating_mul(1_000_000));
+            // An item's span starts with its first call.
+            let (parent, group) = self.parent_of(&rec.node, start_ns, true);
+            let agent = self.agent(&rec.agent);
+            let call = Call {
+                id: SpanId::of_call(self.trace, &rec.node, rec.attempt),
+                parent,
+                group,
+                start_ns,
+                node: rec.node,
+                agent,
+                attempt: rec.attempt,
+                model: None,
+                prompt: None,
+            };
+            let end = CallEnd::Outcome(Box::new(CallOutcome {
+                output: rec.output,
+                usage: rec.usage.into(),
+                model: rec.model,
+                stop: rec.stop_reason.as_str().to_owned(),
+                error: rec.error,
+                stderr: String::new(),
+                warnings: Vec::new(),
+                backend: rec.backend,
+                elapsed_ms: rec.duration_ms,
+            }));
+            self.end_call(call, &end, end_ns, now_ns);
+        }
+    }
+
+    /// The index of `agent` in `agents` (added if new).
+    fn agent(&mut self, agent: &str) -> usize {
+        match self.agents.get_index_of(agent) {
+            Some(i) => i,
+            None => {
+                let info = AgentInfo::default();
+                self.agents.insert_full(agent.to_owned(), info).0
+            }
+        }
+    }
+
+    /// The span of call `c`, which ended at `end_ns` as `end` says.
+    fn end_call(&mut self, c: Call, end: &CallEnd, end_ns: u64, now_ns: u64) {
         let (agent, info) = self
             .agents
             .get_index(c.agent)
             .map_or(("", &NO_AGENT), |(a, i)| (a.as_str(), i));
         let model = c.model.as_deref().or(info.model.as_deref());
-        let head = self.head(c.id, c.parent, Kind::Client, c.start_ns, now_ns);
+        let head = self.head(c.id, c.parent, Kind::Client, c.start_ns, end_ns);
         let mut w = self.batch.span(head, (INVOKE_AGENT, agent));
         w.attr("gen_ai.operation.name", INVOKE_AGENT)
             .attr("gen_ai.agent.name", agent);
@@ -559,7 +622,7 @@ impl RunTrace {
             w.attr("gen_ai.input.messages", &messages("user", p));
         }
         w.end();
-        let seconds = now_ns.saturating_sub(c.start_ns) as f64 / 1e9;
+        let seconds = end_ns.saturating_sub(c.start_ns) as f64 / 1e9;
         self.metrics.call(
             CallPoint {
                 operation: INVOKE_AGENT,
@@ -571,7 +634,7 @@ impl RunTrace {
             tokens,
         );
         if let Some(g) = c.group.and_then(|len| self.open.get_mut(&c.node[..len])) {
-            g.last_ns = g.last_ns.max(now_ns);
+            g.last_ns = g.last_ns.max(end_ns);
         }
         self.finished(now_ns);
     }
@@ -769,15 +832,26 @@ impl RunTrace {
 /// scripts, naming the span the run's follower records for the operation.
 #[cfg(feature = "temporal")]
 pub(crate) fn op_traceparent(trace_id: &str, op: u64) -> Option<String> {
+    traceparent(trace_id, |trace| SpanId::of_op(trace, op))
+}
+
+/// The `traceparent` attempt `attempt` of node `node`'s call gets in a run traced as
+/// `trace_id` when the call is not one of the run's operations (a Temporal shard's): the
+/// span the run's follower records for it from the shard's result.
+#[cfg(feature = "temporal")]
+pub(crate) fn call_traceparent(trace_id: &str, node: &str, attempt: u32) -> Option<String> {
+    traceparent(trace_id, |trace| SpanId::of_call(trace, node, attempt))
+}
+
+#[cfg(feature = "temporal")]
+fn traceparent(trace_id: &str, span: impl FnOnce(TraceId) -> SpanId) -> Option<String> {
     let trace = TraceId::parse(trace_id)?;
-    Some(
-        SpanContext {
-            trace,
-            span: SpanId::of_op(trace, op),
-            sampled: true,
-        }
-        .traceparent(),
-    )
+    let context = SpanContext {
+        trace,
+        span: span(trace),
+        sampled: true,
+    };
+    Some(context.traceparent())
 }
 
 /// The first `n` characters of `s`, with a note when cut.

@@ -471,3 +471,168 @@ fn without_telemetry_nothing_is_recorded() {
         .unwrap();
     assert_eq!(r.status, RunStatus::Completed);
 }
+
+/// The answer of an agent that fails the first attempt of a `FLAKY` item and answers
+/// everything else at once.
+fn sharded_answer(r: &machine::CallRequest) -> machine::CallEnd {
+    let flaky = r.prompt.contains("FLAKY") && r.attempt == 1;
+    machine::CallEnd::Outcome(Box::new(machine::CallOutcome {
+        output: "ok".into(),
+        usage: machine::UsageData {
+            input: 10,
+            output: 5,
+            ..machine::UsageData::default()
+        },
+        model: Some("m1".into()),
+        stop: if flaky { "failed" } else { "completed" }.into(),
+        error: flaky.then(|| "connection reset".to_owned()),
+        stderr: String::new(),
+        warnings: Vec::new(),
+        backend: "test".into(),
+        elapsed_ms: 1,
+    }))
+}
+
+/// What a machine was given or said.
+enum Step<'a> {
+    In(&'a machine::Event),
+    Out(&'a machine::Command),
+}
+
+/// Drive `m`, answering calls and timers first in, first out, from time `at` (ms) on; shards
+/// run in machines of their own, as child workflows do. `seen` is told every input and
+/// command; the last command comes back.
+fn drive(
+    m: &mut machine::Machine,
+    run: &(Arc<crate::flow::Flow>, machine::Config),
+    at: &mut u64,
+    seen: &mut dyn FnMut(Step<'_>, u64),
+) -> machine::Command {
+    use machine::{Command, Event, Input};
+    let mut queue = std::collections::VecDeque::from([Event::Start]);
+    while let Some(what) = queue.pop_front() {
+        *at += 1;
+        seen(Step::In(&what), *at);
+        for c in m.handle(Input { at: *at, what }) {
+            seen(Step::Out(&c), *at);
+            match c {
+                Command::StartCall { op, request } => queue.push_back(Event::CallEnded {
+                    op,
+                    node: request.node.clone(),
+                    attempt: request.attempt,
+                    end: sharded_answer(&request),
+                }),
+                Command::StartTimer { op, .. } => queue.push_back(Event::TimerFired { op }),
+                Command::StartShard { op, shard } => {
+                    // The child's calls are not the run's: its trace never sees them start.
+                    let mut child = machine::Machine::shard(run.0.clone(), run.1.clone(), *shard);
+                    let Command::EndShard(result) = drive(&mut child, run, at, &mut |_, _| {})
+                    else {
+                        panic!("a shard ends with its result");
+                    };
+                    queue.push_back(Event::ShardEnded { op, result });
+                }
+                c @ (Command::Finish(_) | Command::EndShard(_)) => return c,
+                _ => {}
+            }
+        }
+    }
+    panic!("the machine stopped asking before it finished");
+}
+
+/// The spans of a run of `flow` as a Temporal run's follower records them: the run's inputs
+/// and commands, with large maps sharded (`shard_items`) into child machines.
+fn followed(flow: &str, shard_items: Option<usize>) -> Vec<Span> {
+    let checked = crate::check::check_source(
+        flow,
+        &crate::flow::LowerOptions::default(),
+        &crate::check::CheckOptions::default(),
+    );
+    let flow = Arc::new(checked.flow.expect("flow"));
+    let args = crate::flow::effective_args(&flow, Map::default());
+    let cfg = machine::Config {
+        run_id: "r".into(),
+        max_output: 1 << 20,
+        max_prompt: 1 << 20,
+        journaling: true,
+        progress: true,
+        cwd: "/t".into(),
+        shard_items,
+        ..machine::Config::default()
+    };
+    let (tel, got) = Telemetry::in_memory(settings(None));
+    let who = trace::RunIdentity {
+        run_id: "r",
+        flow: "m",
+        parent_run_id: None,
+        backends: &cfg.backends,
+        models: &cfg.models,
+    };
+    let ms = |at: u64| at * 1_000_000;
+    let mut at = 1_700_000_000_000;
+    let mut t = trace::RunTrace::start(tel, who, None, None, ms(at));
+    let mut m = machine::Machine::new(flow.clone(), args, cfg.clone());
+    let end = drive(&mut m, &(flow, cfg), &mut at, &mut |step, at| match step {
+        Step::In(i) => t.input(i, ms(at)),
+        Step::Out(c) => {
+            t.command(c, ms(at));
+        }
+    });
+    let machine::Command::Finish(record) = end else {
+        panic!("a run ends with its record");
+    };
+    t.finish(&record, ms(at));
+    let spans = got.lock().unwrap().spans.clone();
+    laws(&spans);
+    spans
+}
+
+#[test]
+fn a_sharded_maps_calls_are_spans_under_their_items() {
+    let flow = r#"{"name": "m",
+        "args": {"items": {"default": [1, "FLAKY 2", 3, 4, 5]}},
+        "phases": [{"id": "each", "type": "map", "retry": {"max": 1, "backoffMs": 5},
+                    "over": "{args.items}", "task": "do {item}"}]}"#;
+    let sorted = |spans: &[Span]| {
+        let mut v: Vec<String> = spans.iter().map(|s| s.name.clone()).collect();
+        v.sort();
+        v
+    };
+    let plain = followed(flow, None);
+    for size in [1, 2, 10] {
+        let sharded = followed(flow, Some(size));
+        assert_eq!(sorted(&plain), sorted(&sharded), "shards of {size}");
+        let calls: Vec<&Span> = sharded
+            .iter()
+            .filter(|s| s.name.starts_with("invoke_agent"))
+            .collect();
+        assert_eq!(calls.len(), 6, "five items, one retried");
+        for c in &calls {
+            let item = sharded
+                .iter()
+                .find(|s| Some(s.id) == c.parent)
+                .expect("a parent");
+            assert!(item.name.starts_with("item each#"), "{}", item.name);
+            assert_eq!(c.attr_str("gen_ai.provider.name"), Some("test"));
+            assert_eq!(c.attr_int("gen_ai.usage.input_tokens"), Some(10));
+            assert_eq!(c.attr_str("gen_ai.response.model"), Some("m1"));
+            if size < 10 {
+                // The span a shard's worker names in the call's TRACEPARENT.
+                let (node, attempt) = (c.attr_str("tfc.node"), c.attr_int("tfc.attempt"));
+                let named = crate::telemetry::SpanId::of_call(
+                    c.trace,
+                    node.expect("node"),
+                    u32::try_from(attempt.expect("attempt")).expect("small"),
+                );
+                assert_eq!(c.id, named, "{}", c.name);
+            }
+        }
+        let failed: Vec<&&Span> = calls
+            .iter()
+            .filter(|c| c.status != crate::telemetry::span::Status::Unset)
+            .collect();
+        assert_eq!(failed.len(), 1, "the flaky item's first attempt");
+        assert_eq!(failed[0].attr_int("tfc.attempt"), Some(1));
+        assert_eq!(failed[0].attr_str("tfc.node"), Some("each#1"));
+    }
+}

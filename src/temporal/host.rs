@@ -45,13 +45,14 @@ pub(super) enum Out {
 }
 
 /// One attempt of an agent call as activity `agent-call` (no retries: the machine owns
-/// them; a lost worker is a transient failure).
+/// them; a lost worker is a transient failure), with the `traceparent` of its span when the
+/// run is traced.
 pub(super) fn call_flight<'a, W>(
     ctx: &'a WorkflowContext<W>,
     run_id: &str,
     op: u64,
     request: CallRequest,
-    trace_id: Option<&str>,
+    traceparent: Option<String>,
 ) -> Flying<'a> {
     let node = request.node.clone();
     let attempt = request.attempt;
@@ -64,7 +65,7 @@ pub(super) fn call_flight<'a, W>(
         .retry_policy(once())
         .build();
     let mut wire = CallWire::from_request(request);
-    wire.traceparent = trace_id.and_then(|t| crate::run::trace::op_traceparent(t, op));
+    wire.traceparent = traceparent;
     let fut = ctx.execute_activity(TfcActivities::agent_call, wire, opts);
     let flight = Box::pin(async move {
         let end = match fut.await {

@@ -43,6 +43,13 @@ impl TfcShard {
             ));
         };
         let run_id = setup.config.run_id.clone();
+        // A traced run's shard calls get `TRACEPARENT` naming the spans the run's follower
+        // records for them from the shard's result.
+        let trace_id = setup
+            .meta
+            .get("traceId")
+            .and_then(crate::value::Value::as_str)
+            .map(str::to_owned);
         let mut machine = Machine::shard(setup.flow, setup.config, input.shard);
         let mut pending = VecDeque::from([Event::Start]);
         let mut flights: BTreeMap<u64, Flying<'_>> = BTreeMap::new();
@@ -56,7 +63,14 @@ impl TfcShard {
                 for c in machine.handle(Input { at, what }) {
                     match c {
                         Command::StartCall { op, request } => {
-                            flights.insert(op, call_flight(ctx, &run_id, op, *request, None));
+                            let tp = trace_id.as_deref().and_then(|t| {
+                                crate::run::trace::call_traceparent(
+                                    t,
+                                    &request.node,
+                                    request.attempt,
+                                )
+                            });
+                            flights.insert(op, call_flight(ctx, &run_id, op, *request, tp));
                         }
                         Command::StartTimer { op, ms } => {
                             flights.insert(op, timer_flight(ctx, op, ms));

@@ -62,10 +62,15 @@ impl TfcRun {
         let cwd = config.cwd.clone();
         let project_root = config.settings.project_root.clone();
         // What a shard is built from: the flow and the configuration, without what only
-        // the run needs (its arguments, the reusable items of a resumed run).
+        // the run needs (its arguments, the reusable items of a resumed run); the trace id,
+        // for its calls' `TRACEPARENT`.
+        let mut shard_meta = crate::value::Map::default();
+        if let Some(t) = &trace_id {
+            shard_meta.insert("traceId".into(), t.as_str().into());
+        }
         let shard_base = RunInput {
             args: "{}".to_owned(),
-            meta: "{}".to_owned(),
+            meta: crate::value::Value::Object(shard_meta).to_json(),
             config: Config {
                 item_states: Default::default(),
                 ..config.clone()
@@ -108,10 +113,10 @@ impl TfcRun {
                 for c in cmds.drain(..) {
                     match c {
                         Command::StartCall { op, request } => {
-                            flights.insert(
-                                op,
-                                call_flight(ctx, &run_id, op, *request, trace_id.as_deref()),
-                            );
+                            let tp = trace_id
+                                .as_deref()
+                                .and_then(|t| crate::run::trace::op_traceparent(t, op));
+                            flights.insert(op, call_flight(ctx, &run_id, op, *request, tp));
                         }
                         Command::Cancel { op } => {
                             if let Some((_, Some(t))) = flights.get(&op) {
