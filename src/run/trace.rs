@@ -66,6 +66,17 @@ struct Group {
     index: i64,
 }
 
+/// How a span that is still open ends.
+#[derive(Clone, Copy)]
+enum Cut<'a> {
+    /// As it is (an item or iteration span whose phase ended).
+    Ended,
+    /// Failed with this message: the run stopped before it finished.
+    Interrupted(&'a str),
+    /// Marked `tfc.detached`: the trace stops following it.
+    Detached,
+}
+
 /// An agent call in flight.
 struct Call {
     id: SpanId,
@@ -374,15 +385,14 @@ impl RunTrace {
         for node in nodes {
             if let Some(g) = self.open.remove(&node) {
                 let end = g.last_ns;
-                self.end_open(&node, g, end, None, now_ns);
+                self.end_open(&node, g, end, Cut::Ended, now_ns);
             }
         }
     }
 
-    /// End the phase, item or iteration span `o` of `node` at `end_ns`, failed with `error`
-    /// when given (a phase's own attributes are those it had when it started: a phase ended
+    /// End the phase, item or iteration span `o` of `node` at `end_ns`, as `cut` says (a phase's own attributes are those it had when it started: a phase ended
     /// by its progress note is written by `phase_ended`).
-    fn end_open(&mut self, node: &str, o: Open, end_ns: u64, error: Option<&str>, now_ns: u64) {
+    fn end_open(&mut self, node: &str, o: Open, end_ns: u64, cut: Cut<'_>, now_ns: u64) {
         let head = self.head(o.id, o.parent, Kind::Internal, o.start_ns, end_ns);
         match o.group {
             Some(g) => {
@@ -395,10 +405,15 @@ impl RunTrace {
                 let mut w = self.batch.span(head, ("phase", node));
                 w.attr("tfc.phase.id", node)
                     .attr_opt("tfc.phase.kind", o.kind.map(|k| k.as_str()))
-                    .attr_opt("tfc.phase.rework", o.rework.then_some(true))
-                    .attr_opt("error.type", error.map(|_| "interrupted"));
-                if let Some(e) = error {
-                    w.error(e);
+                    .attr_opt("tfc.phase.rework", o.rework.then_some(true));
+                match cut {
+                    Cut::Ended => {}
+                    Cut::Interrupted(e) => {
+                        w.attr("error.type", "interrupted").error(e);
+                    }
+                    Cut::Detached => {
+                        w.attr("tfc.detached", true);
+                    }
                 }
                 w.end();
             }
@@ -755,13 +770,13 @@ impl RunTrace {
         self.tel.hand_over(&mut self.batch);
     }
 
-    /// The run ended: whatever is still open ends now (a stopped run's phases and calls
-    /// say they were interrupted), then the root span with the run's outcome and totals.
-    pub fn finish(mut self, record: &RunRecord, now_ns: u64) {
-        let interrupted = match record.status {
-            super::RunStatus::Running => "the run was interrupted".to_owned(),
-            s => format!("the run ended ({}) before this finished", s.as_str()),
+    /// End every span still open at `now_ns`, as `cut` says.
+    fn close_all(&mut self, cut: Cut<'_>, now_ns: u64) {
+        let error = match cut {
+            Cut::Interrupted(e) => Some(e),
+            _ => None,
         };
+        let detached = matches!(cut, Cut::Detached).then_some(true);
         let ops: Vec<u64> = self.calls.keys().copied().collect();
         for op in ops {
             if let Some(c) = self.calls.remove(&op) {
@@ -772,15 +787,19 @@ impl RunTrace {
                     .attr("gen_ai.agent.name", agent)
                     .attr("tfc.attempt", c.attempt)
                     .attr("tfc.node", &c.node)
-                    .error(&interrupted);
+                    .attr_opt("tfc.detached", detached);
+                if let Some(e) = error {
+                    w.error(e);
+                }
                 w.end();
                 self.finished(now_ns);
             }
         }
+        let marks = [("tfc.detached", detached.map(Attr::Bool))];
         let ops: Vec<u64> = self.work.keys().copied().collect();
         for op in ops {
             if let Some(w) = self.work.remove(&op) {
-                self.end_work(w, &[], Some(&interrupted), now_ns);
+                self.end_work(w, &marks, error, now_ns);
             }
         }
         // Innermost first, so a phase's groups end with it.
@@ -788,23 +807,57 @@ impl RunTrace {
         nodes.sort_by_key(|n| std::cmp::Reverse(n.len()));
         for node in nodes {
             if let Some(o) = self.open.remove(&node) {
-                self.end_open(&node, o, now_ns, Some(&interrupted), now_ns);
+                self.end_open(&node, o, now_ns, cut, now_ns);
             }
         }
-        let status = match (record.status, &record.reason) {
-            (super::RunStatus::Completed, _) => None,
-            (s, Some(r)) => Some(format!("{}: {r}", s.as_str())),
-            (s, None) => Some(format!("the run ended {}", s.as_str())),
-        };
-        let head = Head {
+    }
+
+    /// The caller stops following a run that goes on elsewhere (a detached run on
+    /// Temporal): the trace ends here, as far as it saw the run. What is still open ends
+    /// now, unfailed and marked `tfc.detached`; the root says the run was running.
+    #[cfg_attr(not(feature = "temporal"), allow(dead_code))]
+    pub fn detach(mut self, now_ns: u64) {
+        self.close_all(Cut::Detached, now_ns);
+        let mut w = self.batch.span(self.root_head(now_ns), ("run", &self.flow));
+        w.attr("tfc.run.id", &self.run_id)
+            .attr("tfc.flow.name", &self.flow)
+            .attr("tfc.run.status", super::RunStatus::Running.as_str())
+            .attr("tfc.run.detached", true)
+            .attr_opt("tfc.run.parent_id", self.parent_run_id.as_ref());
+        if let Some(l) = self.link {
+            w.link(l);
+        }
+        w.end();
+        self.tel.close(self.batch);
+        self.tel.metrics(&self.metrics);
+    }
+
+    /// The root span's head, ending at `end_ns`.
+    fn root_head(&self, end_ns: u64) -> Head {
+        Head {
             trace: self.trace,
             id: self.root,
             parent: self.caller,
             kind: Kind::Internal,
             start_ns: self.start_ns,
-            end_ns: now_ns,
+            end_ns,
+        }
+    }
+
+    /// The run ended: whatever is still open ends now (a stopped run's phases and calls
+    /// say they were interrupted), then the root span with the run's outcome and totals.
+    pub fn finish(mut self, record: &RunRecord, now_ns: u64) {
+        let interrupted = match record.status {
+            super::RunStatus::Running => "the run was interrupted".to_owned(),
+            s => format!("the run ended ({}) before this finished", s.as_str()),
         };
-        let mut w = self.batch.span(head, ("run", &self.flow));
+        self.close_all(Cut::Interrupted(&interrupted), now_ns);
+        let status = match (record.status, &record.reason) {
+            (super::RunStatus::Completed, _) => None,
+            (s, Some(r)) => Some(format!("{}: {r}", s.as_str())),
+            (s, None) => Some(format!("the run ended {}", s.as_str())),
+        };
+        let mut w = self.batch.span(self.root_head(now_ns), ("run", &self.flow));
         w.attr("tfc.run.id", &self.run_id)
             .attr("tfc.flow.name", &self.flow)
             .attr("tfc.run.status", record.status.as_str())

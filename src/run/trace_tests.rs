@@ -540,9 +540,18 @@ fn drive(
     panic!("the machine stopped asking before it finished");
 }
 
-/// The spans of a run of `flow` as a Temporal run's follower records them: the run's inputs
-/// and commands, with large maps sharded (`shard_items`) into child machines.
-fn followed(flow: &str, shard_items: Option<usize>) -> Vec<Span> {
+/// The machine of a run of `flow` (large maps sharded by `shard_items`) and a trace of it
+/// started at `at` (ms), as a Temporal run's follower has them.
+fn follower(
+    flow: &str,
+    shard_items: Option<usize>,
+    at: u64,
+) -> (
+    machine::Machine,
+    (Arc<crate::flow::Flow>, machine::Config),
+    trace::RunTrace,
+    Arc<Mutex<Collected>>,
+) {
     let checked = crate::check::check_source(
         flow,
         &crate::flow::LowerOptions::default(),
@@ -568,11 +577,18 @@ fn followed(flow: &str, shard_items: Option<usize>) -> Vec<Span> {
         backends: &cfg.backends,
         models: &cfg.models,
     };
+    let t = trace::RunTrace::start(tel, who, None, None, at * 1_000_000);
+    let m = machine::Machine::new(flow.clone(), args, cfg.clone());
+    (m, (flow, cfg), t, got)
+}
+
+/// The spans of a run of `flow` as a Temporal run's follower records them: the run's inputs
+/// and commands, with large maps sharded (`shard_items`) into child machines.
+fn followed(flow: &str, shard_items: Option<usize>) -> Vec<Span> {
     let ms = |at: u64| at * 1_000_000;
     let mut at = 1_700_000_000_000;
-    let mut t = trace::RunTrace::start(tel, who, None, None, ms(at));
-    let mut m = machine::Machine::new(flow.clone(), args, cfg.clone());
-    let end = drive(&mut m, &(flow, cfg), &mut at, &mut |step, at| match step {
+    let (mut m, run, mut t, got) = follower(flow, shard_items, at);
+    let end = drive(&mut m, &run, &mut at, &mut |step, at| match step {
         Step::In(i) => t.input(i, ms(at)),
         Step::Out(c) => {
             t.command(c, ms(at));
@@ -585,6 +601,38 @@ fn followed(flow: &str, shard_items: Option<usize>) -> Vec<Span> {
     let spans = got.lock().unwrap().spans.clone();
     laws(&spans);
     spans
+}
+
+#[test]
+fn a_detached_trace_ends_where_its_follower_left() {
+    use crate::telemetry::span::{Status, Value};
+    let flow = r#"{"name": "m", "phases": [
+        {"id": "a", "task": "x"}, {"id": "b", "dependsOn": ["a"], "task": "y"}]}"#;
+    let at = 1_700_000_000_000;
+    let (mut m, _, mut t, got) = follower(flow, None, at);
+    // The run starts `a`'s call; the caller detaches before it ends.
+    for c in m.handle(machine::Input {
+        at,
+        what: machine::Event::Start,
+    }) {
+        t.command(&c, at * 1_000_000);
+    }
+    t.detach((at + 5) * 1_000_000);
+    let spans = got.lock().unwrap().spans.clone();
+    laws(&spans);
+    let root = spans.iter().find(|s| s.name == "run m").expect("the root");
+    assert_eq!(root.attr_str("tfc.run.status"), Some("running"));
+    assert_eq!(root.attr("tfc.run.detached"), Some(&Value::Bool(true)));
+    for name in ["phase a", "invoke_agent default"] {
+        let s = spans.iter().find(|s| s.name == name).expect(name);
+        assert_eq!(s.attr("tfc.detached"), Some(&Value::Bool(true)), "{name}");
+        assert_eq!(s.status, Status::Unset, "{name}: not failed");
+        assert_eq!(s.end_ns, (at + 5) * 1_000_000, "{name}");
+    }
+    assert!(
+        !spans.iter().any(|s| s.name == "phase b"),
+        "b never started"
+    );
 }
 
 #[test]

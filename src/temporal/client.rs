@@ -239,6 +239,10 @@ pub fn start_run(
                 });
             }
             if follow.detach.is_cancelled() {
+                // The trace covers the run as far as this follower saw it.
+                if let Some(trace) = mirror.trace.take() {
+                    trace.detach(crate::telemetry::now_ns());
+                }
                 return Ok(Followed::Detached { run_id });
             }
             if let Some(h) = ended.as_mut()
