@@ -540,18 +540,18 @@ fn drive(
     panic!("the machine stopped asking before it finished");
 }
 
-/// The machine of a run of `flow` (large maps sharded by `shard_items`) and a trace of it
-/// started at `at` (ms), as a Temporal run's follower has them.
-fn follower(
-    flow: &str,
-    shard_items: Option<usize>,
-    at: u64,
-) -> (
-    machine::Machine,
-    (Arc<crate::flow::Flow>, machine::Config),
-    trace::RunTrace,
-    Arc<Mutex<Collected>>,
-) {
+/// What a Temporal run's follower has: the run's machine, what it was built from, the
+/// run's trace and where its spans go.
+struct Follower {
+    machine: machine::Machine,
+    run: (Arc<crate::flow::Flow>, machine::Config),
+    trace: trace::RunTrace,
+    got: Arc<Mutex<Collected>>,
+}
+
+/// The follower of a run of `flow` (large maps sharded by `shard_items`), its trace started
+/// at `at` (ms).
+fn follower(flow: &str, shard_items: Option<usize>, at: u64) -> Follower {
     let checked = crate::check::check_source(
         flow,
         &crate::flow::LowerOptions::default(),
@@ -577,9 +577,14 @@ fn follower(
         backends: &cfg.backends,
         models: &cfg.models,
     };
-    let t = trace::RunTrace::start(tel, who, None, None, at * 1_000_000);
-    let m = machine::Machine::new(flow.clone(), args, cfg.clone());
-    (m, (flow, cfg), t, got)
+    let trace = trace::RunTrace::start(tel, who, None, None, at * 1_000_000);
+    let machine = machine::Machine::new(flow.clone(), args, cfg.clone());
+    Follower {
+        machine,
+        run: (flow, cfg),
+        trace,
+        got,
+    }
 }
 
 /// The spans of a run of `flow` as a Temporal run's follower records them: the run's inputs
@@ -587,8 +592,13 @@ fn follower(
 fn followed(flow: &str, shard_items: Option<usize>) -> Vec<Span> {
     let ms = |at: u64| at * 1_000_000;
     let mut at = 1_700_000_000_000;
-    let (mut m, run, mut t, got) = follower(flow, shard_items, at);
-    let end = drive(&mut m, &run, &mut at, &mut |step, at| match step {
+    let Follower {
+        mut machine,
+        run,
+        trace: mut t,
+        got,
+    } = follower(flow, shard_items, at);
+    let end = drive(&mut machine, &run, &mut at, &mut |step, at| match step {
         Step::In(i) => t.input(i, ms(at)),
         Step::Out(c) => {
             t.command(c, ms(at));
@@ -609,9 +619,14 @@ fn a_detached_trace_ends_where_its_follower_left() {
     let flow = r#"{"name": "m", "phases": [
         {"id": "a", "task": "x"}, {"id": "b", "dependsOn": ["a"], "task": "y"}]}"#;
     let at = 1_700_000_000_000;
-    let (mut m, _, mut t, got) = follower(flow, None, at);
+    let Follower {
+        mut machine,
+        trace: mut t,
+        got,
+        ..
+    } = follower(flow, None, at);
     // The run starts `a`'s call; the caller detaches before it ends.
-    for c in m.handle(machine::Input {
+    for c in machine.handle(machine::Input {
         at,
         what: machine::Event::Start,
     }) {
