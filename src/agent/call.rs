@@ -105,7 +105,7 @@ pub struct Request {
     pub json_stub: Option<crate::value::Value>,
     /// W3C `traceparent` of the call's span when the run is traced: command agents receive
     /// it as `TRACEPARENT`, so their own spans join the run's trace.
-    pub traceparent: Option<crate::telemetry::SpanContext>,
+    pub traceparent: Option<String>,
 }
 
 impl Request {

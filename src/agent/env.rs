@@ -94,7 +94,7 @@ pub(crate) fn call_vars(request: &Request) -> Vec<(&'static str, String)> {
         vars.push(("TFC_MODEL", m.clone()));
     }
     if let Some(tp) = &request.traceparent {
-        vars.push(("TRACEPARENT", tp.traceparent()));
+        vars.push(("TRACEPARENT", tp.clone()));
     }
     vars
 }

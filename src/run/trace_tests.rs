@@ -449,13 +449,13 @@ fn command_agents_get_the_traceparent_of_their_call() {
     let seen = Arc::new(Mutex::new(None));
     let keep = seen.clone();
     let t = traced(r#"{"phases": [{"id": "a", "task": "x"}]}"#, move |req| {
-        *keep.lock().unwrap() = req.traceparent;
+        *keep.lock().unwrap() = req.traceparent.clone();
         Outcome::ok("x")
     });
-    let tp = (*seen.lock().unwrap()).expect("a traceparent");
+    let tp = seen.lock().unwrap().clone().expect("a traceparent");
     let call = t.named("invoke_agent default");
     assert_eq!(
-        SpanContext::from_traceparent(&tp.traceparent()).map(|c| (c.trace, c.span)),
+        SpanContext::from_traceparent(&tp).map(|c| (c.trace, c.span)),
         Some((call.trace, call.id))
     );
 }

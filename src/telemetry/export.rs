@@ -14,13 +14,19 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Sender, bounded};
 
-use super::lock;
 use super::metrics::Metrics;
 use super::settings::{Settings, Target};
 use crate::agent::http::{Guard, HttpError, Url, post};
 
-/// Batches waiting for the exporter thread, at most (each up to [`super::BATCH`] spans or
-/// [`super::CHUNK`] bytes).
+/// Spans a run hands over at once, at most.
+pub const BATCH: usize = 2048;
+
+/// A run hands its spans over once they take this many bytes: the buffer it writes into
+/// stays small enough to stay in cache, and is used again once sent.
+pub const CHUNK: usize = 64 << 10;
+
+/// Batches waiting for the exporter thread, at most (each up to [`BATCH`] spans or
+/// [`CHUNK`] bytes).
 const QUEUE: usize = 64;
 
 /// One request carries at most this many bytes of spans (queued batches are joined up to it)…
@@ -137,7 +143,7 @@ impl Exporter {
     /// An empty buffer for a batch's spans: one the thread is done with when there is one.
     pub fn buffer(&self) -> Vec<u8> {
         let reused = lock(&self.shared.buffers).pop();
-        reused.unwrap_or_else(|| Vec::with_capacity(super::CHUNK + super::CHUNK / 4))
+        reused.unwrap_or_else(|| Vec::with_capacity(CHUNK + CHUNK / 4))
     }
 
     /// A buffer a batch did not use, for the next one.
@@ -299,7 +305,7 @@ fn export_metrics(settings: &Settings, shared: &Shared) {
         super::otlp::metrics(
             &settings.resource,
             &totals.0,
-            super::now_ns(),
+            super::span::now_ns(),
             target.protocol,
         )
     };
@@ -312,6 +318,11 @@ fn export_metrics(settings: &Settings, shared: &Shared) {
         )),
         Err(e) => shared.warn_once(&format!("metrics could not be exported: {e}")),
     }
+}
+
+/// `m`, locked (a panic elsewhere while it was held does not matter here).
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Why an export request failed.
@@ -629,14 +640,14 @@ mod tests {
         // The thread takes what is queued when it wakes (at most a full queue), then hangs on
         // the endpoint: of four queues' worth, at least two cannot be kept.
         for _ in 0..(4 * QUEUE) {
-            e.spans(span.clone(), crate::telemetry::BATCH);
+            e.spans(span.clone(), BATCH);
         }
         assert!(
             started.elapsed() < Duration::from_secs(1),
             "queueing never blocks"
         );
         assert!(
-            e.stats().dropped >= (2 * QUEUE * crate::telemetry::BATCH) as u64,
+            e.stats().dropped >= (2 * QUEUE * BATCH) as u64,
             "{:?}",
             e.stats()
         );

@@ -22,12 +22,9 @@ pub use ids::{IdGen, SpanContext, SpanId, TraceId};
 pub use settings::{Resolved, Settings};
 pub use span::{Attr, Head, Span};
 
-/// Spans a run hands over at once, at most.
-pub const BATCH: usize = 2048;
-
-/// A run hands its spans over once they take this many bytes: the buffer it writes into
-/// stays small enough to stay in cache, and is used again once sent.
-pub const CHUNK: usize = 64 << 10;
+use export::lock;
+pub use export::{BATCH, CHUNK};
+pub use span::now_ns;
 
 /// Where finished spans go.
 enum Sink {
@@ -163,10 +160,6 @@ impl Telemetry {
     }
 }
 
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Finished spans waiting to be handed over ([`Telemetry::batch`]).
 pub struct Batch {
     keep: bool,
@@ -294,11 +287,4 @@ impl Drop for SpanWriter<'_> {
             None => otlp::span_end(&mut b.encoded, self.at),
         }
     }
-}
-
-/// Nanoseconds since the Unix epoch, now.
-pub fn now_ns() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
 }

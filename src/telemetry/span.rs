@@ -245,3 +245,10 @@ impl Span {
         }
     }
 }
+
+/// Nanoseconds since the Unix epoch, now (a span's times).
+pub fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}

@@ -89,10 +89,7 @@ impl TfcActivities {
         ctx: ActivityContext,
         call: CallWire,
     ) -> Result<CallEnd, ActivityError> {
-        let traceparent = call
-            .traceparent
-            .as_deref()
-            .and_then(crate::telemetry::SpanContext::from_traceparent);
+        let traceparent = call.traceparent.clone();
         let req = call.into_request();
         let resolved = self.resolve(&req.agent).ok();
         let mut prepared = match driver::prepare_call(resolved.as_ref(), self.roster.as_ref(), req)

@@ -575,7 +575,7 @@ impl Driver {
                     return;
                 }
             };
-        prepared.request.traceparent = traceparent;
+        prepared.request.traceparent = traceparent.map(|t| t.traceparent());
         // One stop per attempt: fired by the machine's cancel, or by the wall timeout.
         let stop = Arc::new(CancelSource::new());
         self.stops.insert(op, stop.clone());
