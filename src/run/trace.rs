@@ -4,10 +4,11 @@
 //! under its phase, item or iteration; and spans of their own for scripts and pre-reads.
 //!
 //! [`RunTrace`] is fed what the driver sees — the machine's progress notes, the calls,
-//! scripts and pre-reads it starts and their ends — and hands finished spans to the
-//! [`Telemetry`] sink in batches. It only records plain data on the run's thread; encoding and
-//! sending happen on the exporter's. Names and attributes follow the OpenTelemetry GenAI
-//! conventions (`invoke_agent {agent}`, `gen_ai.*`); tfc's own facts are `tfc.*`.
+//! scripts and pre-reads it starts and their ends, a Temporal shard's calls from its result —
+//! and writes each span into a [`Telemetry`] batch as it ends (only what the span's end
+//! needs is kept while it is open); sending happens on the exporter's thread. Names and
+//! attributes follow the OpenTelemetry GenAI conventions (`invoke_agent {agent}`,
+//! `gen_ai.*`); tfc's own facts are `tfc.*`.
 
 use std::collections::HashMap;
 

@@ -2,7 +2,7 @@
 //! never waits on the network. The queue is bounded (a batch that does not fit is dropped and
 //! counted), every request is bounded by the export timeout, and the first problem is told in
 //! one warning line — a dead or slow collector never slows or fails a run. Handing a batch
-//! over does not wake the thread: it wakes every [`LINGER`], when the queue is half full, or
+//! over does not wake the thread: it wakes every `LINGER`, when the queue is half full, or
 //! for a flush, and sends what gathered in as few requests as the limits allow.
 //! [`Exporter::flush`] waits, at most a given time, until what was queued before it has been
 //! sent.

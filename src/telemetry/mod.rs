@@ -1,12 +1,13 @@
 //! OpenTelemetry export of runs: spans and GenAI metrics sent as OTLP over HTTP to the
 //! collector a team already runs (Jaeger, Tempo, Honeycomb, Phoenix, Langfuse, …).
 //!
-//! Off unless an endpoint is configured ([`settings`]). A run records finished spans as plain
-//! data ([`span::Span`]) and hands them over in batches; the [`export`] thread encodes them
-//! ([`otlp`], with the official protocol types) and posts them, off the run's path. What a
-//! run's spans are — the run, its phases, items, agent calls, scripts — is the run's business
-//! (`run::trace`); this module knows only spans, ids ([`ids`], W3C `traceparent`) and
-//! [`metrics`].
+//! Off unless an endpoint is configured ([`settings`]). A run writes each finished span
+//! straight into a [`Batch`] as OTLP protobuf (`otlp`; values borrowed from the run, no
+//! message structs) and hands full batches over; the [`export`] thread joins them into
+//! requests and posts them, off the run's path, with the metrics' totals. An in-memory sink
+//! keeps spans as plain data ([`span::Span`]) instead. What a run's spans are — the run, its
+//! phases, items, agent calls, scripts — is the run's business (`run::trace`); this module
+//! knows only spans, ids ([`ids`], W3C `traceparent`) and [`metrics`].
 
 pub mod export;
 pub mod ids;

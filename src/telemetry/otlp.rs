@@ -1,8 +1,9 @@
 //! Spans and metrics as OTLP requests (`ExportTraceServiceRequest`,
 //! `ExportMetricsServiceRequest`), with the official OpenTelemetry protocol types
 //! (`opentelemetry-proto`): binary protobuf for `http/protobuf`, the OTLP JSON mapping (hex
-//! ids, integer enums, 64-bit integers as strings) for `http/json`. Runs on the exporter's
-//! thread, never on a run's.
+//! ids, integer enums, 64-bit integers as strings) for `http/json`. A span is written field
+//! by field by the run that records it ([`span_start`] … [`span_end`]); the requests are
+//! built on the exporter's thread.
 
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
