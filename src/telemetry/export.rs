@@ -622,21 +622,8 @@ mod tests {
         let (url, _) = endpoint(200, Duration::from_secs(30));
         let (warn, lines) = warnings();
         let e = Exporter::start(settings(&url, Duration::from_secs(20)), warn);
-        let one = crate::telemetry::span::Span {
-            trace: crate::telemetry::ids::TraceId([1; 16]),
-            id: crate::telemetry::ids::SpanId([1; 8]),
-            parent: None,
-            name: "s".into(),
-            kind: crate::telemetry::span::Kind::Internal,
-            start_ns: 1,
-            end_ns: 2,
-            attrs: Vec::new(),
-            status: crate::telemetry::span::Status::Unset,
-            links: Vec::new(),
-        };
+        let span = one_span();
         let started = Instant::now();
-        let mut span = Vec::new();
-        crate::telemetry::otlp::encode_span(&one, &mut span);
         // The thread takes what is queued when it wakes (at most a full queue), then hangs on
         // the endpoint: of four queues' worth, at least two cannot be kept.
         for _ in 0..(4 * QUEUE) {
