@@ -37,6 +37,9 @@ struct Row {
     per_floor: Option<(&'static str, f64)>,
     /// Samples to take (whole runs are slow) and the time one sample should at least last.
     samples: usize,
+    /// Run after each of its samples, untimed, when it is sampled in turn with its floor: so
+    /// that work it left running in the background (an export) is not charged to the floor.
+    settle: Option<Box<dyn FnMut()>>,
 }
 
 fn main() {
@@ -53,16 +56,31 @@ fn main() {
         "workload", "tfc median", "original", "ratio", "goal"
     );
     let mut out = Vec::new();
-    let mut medians: Vec<(&'static str, f64)> = Vec::new();
-    for row in &mut rows {
-        let median = median_ns(&mut row.run, row.samples);
-        medians.push((row.key, median));
-        if let Some((floor, factor)) = row.per_floor {
-            row.goal_ns = medians
-                .iter()
-                .find(|(k, _)| *k == floor)
-                .map_or(f64::NAN, |(_, m)| m * factor);
-        }
+    for i in 0..rows.len() {
+        let floor = rows[i]
+            .per_floor
+            .and_then(|(key, factor)| Some((rows.iter().position(|r| r.key == key)?, factor)));
+        let median = match floor {
+            // Against its floor, sampled in turn with it: a machine that gets slower or faster
+            // meanwhile moves both alike.
+            Some((f, factor)) if f < i => {
+                let (before, after) = rows.split_at_mut(i);
+                let row = &mut after[0];
+                let (floor_median, median) = paired_median_ns(
+                    &mut before[f].run,
+                    &mut row.run,
+                    row.settle.as_mut(),
+                    row.samples,
+                );
+                row.goal_ns = floor_median * factor;
+                median
+            }
+            _ => {
+                let samples = rows[i].samples;
+                median_ns(&mut rows[i].run, samples)
+            }
+        };
+        let row = &rows[i];
         let ok = match row.goal_ns {
             g if g.is_nan() => "-",
             g if median <= g => "met",
@@ -102,6 +120,41 @@ fn median_ns(f: &mut dyn FnMut(), samples: usize) -> f64 {
         .collect();
     times.sort_by(f64::total_cmp);
     times[times.len() / 2]
+}
+
+/// The medians of one call of `floor` and of `f`, sampled in turn (each sample as
+/// [`median_ns`] takes it).
+fn paired_median_ns(
+    floor: &mut dyn FnMut(),
+    f: &mut dyn FnMut(),
+    mut settle: Option<&mut Box<dyn FnMut()>>,
+    samples: usize,
+) -> (f64, f64) {
+    let batch = |f: &mut dyn FnMut()| {
+        let start = Instant::now();
+        f();
+        let once = start.elapsed().max(Duration::from_nanos(1));
+        (Duration::from_millis(20).as_nanos() / once.as_nanos()).clamp(1, 1_000_000) as u32
+    };
+    let (nf, n) = (batch(floor), batch(f));
+    let sample = |f: &mut dyn FnMut(), n: u32| {
+        let start = Instant::now();
+        for _ in 0..n {
+            f();
+        }
+        start.elapsed().as_nanos() as f64 / f64::from(n)
+    };
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..samples {
+        a.push(sample(floor, nf));
+        b.push(sample(f, n));
+        if let Some(settle) = settle.as_mut() {
+            settle();
+        }
+    }
+    a.sort_by(f64::total_cmp);
+    b.sort_by(f64::total_cmp);
+    (a[a.len() / 2], b[b.len() / 2])
 }
 
 fn show(ns: f64) -> String {
@@ -170,6 +223,7 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
         "run_map_100000",
     ]);
     let run_otel = wanted("run_chain_1000_otel");
+    let mut otel_settle = None;
     let check = any(&[
         "serde_parse_chain_10000",
         "check_chain_10000",
@@ -184,6 +238,7 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
             run,
             per_floor: None,
             samples,
+            settle: None,
         })
     };
 
@@ -330,6 +385,8 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
                 11,
                 chain_run(interp),
             );
+            // Its spans are sent in the background: sent before the next plain run starts.
+            otel_settle = Some(tel);
         }
         // Where the export's cost lies: the trace recorded but nothing sent (`_rec`), and the
         // progress notes alone, which the trace is built from (`_progress`).
@@ -429,6 +486,13 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
         }
     }
     for r in &mut rows {
+        if r.key == "run_chain_1000_otel"
+            && let Some(tel) = otel_settle.take()
+        {
+            r.settle = Some(Box::new(move || {
+                tel.flush(Duration::from_secs(10));
+            }));
+        }
         r.per_floor = match r.key {
             "check_chain_10000" => Some(("serde_parse_chain_10000", 3.0)),
             "check_fanin_10000" => Some(("serde_parse_fanin_10000", 3.0)),

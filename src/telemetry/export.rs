@@ -188,14 +188,19 @@ impl Exporter {
         true
     }
 
+    /// The last spans could not be sent in time (a warning says so, once).
+    pub fn late(&self) {
+        self.shared
+            .warn_once("the collector did not take the last spans in time");
+    }
+
     /// Wait until everything queued so far was sent (or failed), for at most `within`.
     /// `false`: the time ran out first (a warning says so).
     pub fn flush(&self, within: Duration) -> bool {
         let until = Instant::now() + within;
         let (done_tx, done_rx) = bounded(1);
         let late = || {
-            self.shared
-                .warn_once("the collector did not take the last spans in time");
+            self.late();
             false
         };
         // A full queue makes room within the time, or the flush gives up.

@@ -1,16 +1,19 @@
 //! OpenTelemetry export of runs: spans and GenAI metrics sent as OTLP over HTTP to the
 //! collector a team already runs (Jaeger, Tempo, Honeycomb, Phoenix, Langfuse, …).
 //!
-//! Off unless an endpoint is configured ([`settings`]). A run writes each finished span
-//! straight into a [`Batch`] as OTLP protobuf (`otlp`; values borrowed from the run, no
-//! message structs) and hands full batches over; the [`export`] thread joins them into
-//! requests and posts them, off the run's path, with the metrics' totals. An in-memory sink
-//! keeps spans as plain data ([`span::Span`]) instead. What a run's spans are — the run, its
+//! Off unless an endpoint is configured ([`settings`]). A run hands what happened to the
+//! deferred-work thread ([`later`], [`Telemetry::defer`]), which writes each finished span
+//! straight into a [`Batch`] as OTLP protobuf (`otlp`; no message structs) and hands full
+//! batches over; the [`export`] thread joins them into requests and posts them with the
+//! metrics' totals. Neither is on the run's path, and neither is woken for each hand-over
+//! (waking a thread costs the run more than the work). An in-memory sink keeps spans as
+//! plain data ([`span::Span`]) instead, made at once on the run's thread. What a run's spans are — the run, its
 //! phases, items, agent calls, scripts — is the run's business (`run::trace`); this module
 //! knows only spans, ids ([`ids`], W3C `traceparent`) and [`metrics`].
 
 pub mod export;
 pub mod ids;
+pub mod later;
 pub mod metrics;
 mod otlp;
 pub mod settings;
@@ -48,6 +51,8 @@ pub struct Collected {
 pub struct Telemetry {
     settings: Arc<Settings>,
     sink: Sink,
+    /// Where runs turn what happened into spans, off their path.
+    later: later::Later,
 }
 
 impl std::fmt::Debug for Telemetry {
@@ -65,6 +70,7 @@ impl Telemetry {
         Arc::new(Telemetry {
             sink: Sink::Otlp(export::Exporter::start(settings.clone(), warn)),
             settings,
+            later: later::Later::default(),
         })
     }
 
@@ -74,6 +80,7 @@ impl Telemetry {
         let t = Telemetry {
             settings: Arc::new(settings),
             sink: Sink::Memory(collected.clone()),
+            later: later::Later::default(),
         };
         (Arc::new(t), collected)
     }
@@ -144,10 +151,28 @@ impl Telemetry {
         }
     }
 
-    /// Wait, at most `within`, until what was handed over has been sent.
-    pub fn flush(&self, within: Duration) -> bool {
+    /// Do `work` off the caller's path, after the work deferred before it (on the
+    /// deferred-work thread; at once, here, for an in-memory sink, whose spans a caller
+    /// looks at as soon as its run returns).
+    pub fn defer(&self, work: later::Work) {
         match &self.sink {
-            Sink::Otlp(e) => e.flush(within),
+            Sink::Otlp(_) => self.later.run(work),
+            Sink::Memory(_) => work(),
+        }
+    }
+
+    /// Wait, at most `within`, until the deferred work is done and what was handed over has
+    /// been sent.
+    pub fn flush(&self, within: Duration) -> bool {
+        let until = std::time::Instant::now() + within;
+        match &self.sink {
+            Sink::Otlp(e) => {
+                if !self.later.wait(until) {
+                    e.late();
+                    return false;
+                }
+                e.flush(until.saturating_duration_since(std::time::Instant::now()))
+            }
             Sink::Memory(_) => true,
         }
     }
@@ -161,7 +186,9 @@ impl Telemetry {
     }
 }
 
-/// Finished spans waiting to be handed over ([`Telemetry::batch`]).
+/// Finished spans waiting to be handed over ([`Telemetry::batch`]; the default one holds no
+/// buffer).
+#[derive(Default)]
 pub struct Batch {
     keep: bool,
     spans: Vec<Span>,

@@ -470,7 +470,7 @@ impl Driver {
                     sink.tell(&p);
                 }
                 if let Some(t) = self.trace.as_mut() {
-                    t.progress(p, self.trace_now);
+                    t.progress(&p, self.trace_now);
                 }
             }
             Command::CacheLookup {

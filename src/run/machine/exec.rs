@@ -201,7 +201,7 @@ impl Exec {
             cost_usd: self.rec.usage.cost_usd,
             facts,
         };
-        cx.push(Command::Progress(note));
+        cx.push(Command::Progress(Box::new(note)));
     }
 
     /// Compute the phase's key; ask for a reusable state when one may exist (SPEC §10.4,

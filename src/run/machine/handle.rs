@@ -253,7 +253,7 @@ impl Machine {
     pub(crate) fn notice(&mut self, local: &str, message: &str) {
         if self.cfg.progress {
             let phase = self.node(local);
-            self.out.push(Command::Progress(Progress {
+            self.out.push(Command::Progress(Box::new(Progress {
                 phase,
                 status: "warning",
                 kind: None,
@@ -262,7 +262,7 @@ impl Machine {
                 tokens: 0,
                 cost_usd: None,
                 facts: Facts::default(),
-            }));
+            })));
         }
     }
 

@@ -422,8 +422,8 @@ pub enum Command {
         /// The phase record (SPEC §11.1 form).
         record: Value,
     },
-    /// A progress note.
-    Progress(Progress),
+    /// A progress note (boxed: a large one, and commands are moved often).
+    Progress(Box<Progress>),
     /// A journal line.
     Journal(Line),
     /// The record changed: rewrite `run.json` when the throttle allows.

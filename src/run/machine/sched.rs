@@ -275,7 +275,7 @@ impl Machine {
                 cost_usd: r.usage.cost_usd,
                 facts: super::Facts::of(&self.flow.phases[i], r, None),
             };
-            self.out.push(Command::Progress(note));
+            self.out.push(Command::Progress(Box::new(note)));
         }
     }
 
@@ -390,7 +390,7 @@ impl Machine {
                 cost_usd: self.recs[d].usage.cost_usd,
                 facts: super::Facts::default(),
             };
-            self.out.push(Command::Progress(note));
+            self.out.push(Command::Progress(Box::new(note)));
         }
         let scope = self.scope(d);
         let mut fresh = PhaseRecord::new(self.flow.phases[d].ty());

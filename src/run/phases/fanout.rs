@@ -469,7 +469,7 @@ impl Fanout {
                     ..Default::default()
                 },
             };
-            cx.push(super::super::machine::Command::Progress(note));
+            cx.push(super::super::machine::Command::Progress(Box::new(note)));
         }
     }
 }

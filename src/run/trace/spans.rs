@@ -1,14 +1,7 @@
-//! A run as an OpenTelemetry trace: one root span for the run; one span per phase under it
-//! (a sub-flow's phases under their flow phase); an `item` span per fan-out item and an
-//! `iteration` span per loop iteration where a phase has them; one GenAI span per agent call
-//! under its phase, item or iteration; and spans of their own for scripts and pre-reads.
-//!
-//! [`RunTrace`] is fed what the driver sees — the machine's progress notes, the calls,
-//! scripts and pre-reads it starts and their ends, a Temporal shard's calls from its result —
-//! and writes each span into a [`Telemetry`] batch as it ends (only what the span's end
-//! needs is kept while it is open); sending happens on the exporter's thread. Names and
-//! attributes follow the OpenTelemetry GenAI conventions (`invoke_agent {agent}`,
-//! `gen_ai.*`); tfc's own facts are `tfc.*`.
+//! The spans of one run, made from what its driver tells the trace ([`Note`]s, each with
+//! the time it happened): phase, item and iteration spans, one GenAI span per agent call,
+//! script and pre-read spans, and the run's root. Each span is written into a [`Telemetry`]
+//! batch as it ends; only what its end needs is kept while it is open.
 
 use std::collections::HashMap;
 
@@ -21,16 +14,14 @@ use crate::telemetry::metrics::{Call as CallPoint, Metrics};
 use crate::telemetry::span::Kind;
 use crate::telemetry::{Attr, Head, IdGen, SpanContext, SpanId, Telemetry, TraceId};
 
-use super::machine::{
-    CallEnd, CallOutcome, CallRequest, Command, Event, Progress, ScriptEnd, ScriptOutcome,
-    ShardResult,
-};
-use super::record::RunRecord;
-use super::runs::parse_timestamp;
+use super::super::RunStatus;
+use super::super::machine::{Progress, ScriptEnd};
+use super::super::runs::parse_timestamp;
 use crate::agent::record::AgentCallRecord;
+use crate::flow::PhaseType;
 
 /// `gen_ai.operation.name` of an agent call.
-const INVOKE_AGENT: &str = "invoke_agent";
+pub(super) const INVOKE_AGENT: &str = "invoke_agent";
 
 /// Finished spans wait at most this long (ns) before they are handed over.
 const HANDOVER_NS: u64 = 1_000_000_000;
@@ -46,7 +37,7 @@ struct Open {
     /// child's end.
     group: Option<Group>,
     /// A phase's kind.
-    kind: Option<crate::flow::PhaseType>,
+    kind: Option<PhaseType>,
     /// A phase re-run by a gate's rework.
     rework: bool,
     /// Item and iteration spans opened under it (a phase's groups are looked for only then).
@@ -121,8 +112,90 @@ const NO_AGENT: AgentInfo = AgentInfo {
     model: None,
 };
 
-/// The trace of one run.
-pub(crate) struct RunTrace {
+/// What the trace is told of a run, owned (it may be turned into spans on another thread),
+/// each with the time it happened.
+pub(crate) enum Note {
+    /// A phase starts (`rework`: again, re-run by a gate's rework).
+    PhaseStarted {
+        phase: String,
+        kind: Option<PhaseType>,
+        rework: bool,
+    },
+    /// A phase ended (done, failed or skipped), as its progress note tells.
+    PhaseEnded(Progress),
+    /// An agent call's attempt starts.
+    CallStarted(Box<Started>),
+    /// An agent call's attempt ended.
+    CallEnded { op: u64, end: Ended },
+    /// A script phase's command starts.
+    ScriptStarted {
+        op: u64,
+        node: String,
+        program: String,
+    },
+    /// A script ended: it exited (`code`), timed out or was stopped, or could not start.
+    ScriptEnded {
+        op: u64,
+        end: ScriptEnd,
+        code: i32,
+        spawn_error: Option<String>,
+    },
+    /// A phase's context files are read (its pre-read)…
+    ReadStarted { op: u64, node: String, files: usize },
+    /// … and `chars` characters go before its prompts.
+    ReadEnded { op: u64, chars: usize },
+    /// A shard of a map's calls ended (on Temporal): its `agent-call` journal lines.
+    ShardEnded(Vec<String>),
+    /// The run ended.
+    Finish(Box<RunEnd>),
+    /// The caller stops following the run (it goes on elsewhere).
+    Detach,
+}
+
+/// An agent call's attempt that starts.
+pub(crate) struct Started {
+    pub op: u64,
+    pub node: String,
+    pub agent: String,
+    pub attempt: u32,
+    /// The model asked for.
+    pub model: Option<String>,
+    /// The prompt, cut, when content is recorded.
+    pub prompt: Option<String>,
+}
+
+/// How an agent call's attempt ended.
+pub(crate) struct Ended {
+    /// How the agent stopped; `None` when the call never reached one (no backend, refused,
+    /// panicked).
+    pub stop: Option<StopReason>,
+    /// Completed without an error.
+    pub ok: bool,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: Option<f64>,
+    /// The model the backend says answered.
+    pub model: Option<String>,
+    pub error: Option<String>,
+    /// The backend that answered.
+    pub backend: Option<String>,
+    /// The output, cut, when content is recorded.
+    pub output: Option<String>,
+}
+
+/// How the run ended: what its root span says.
+pub(crate) struct RunEnd {
+    pub status: RunStatus,
+    pub reason: Option<String>,
+    pub agent_calls: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: Option<f64>,
+    pub output_phase: Option<String>,
+}
+
+/// The spans of one run.
+pub(super) struct Spans {
     tel: Arc<Telemetry>,
     ids: IdGen,
     trace: TraceId,
@@ -145,7 +218,10 @@ pub(crate) struct RunTrace {
     batch: crate::telemetry::Batch,
     handed_ns: u64,
     metrics: Metrics,
+    /// Prompts and outputs are recorded, cut to this many characters.
     content: Option<usize>,
+    /// The trace has ended (its root span is written).
+    ended: bool,
 }
 
 /// Who the run is: what the root span says about it.
@@ -157,54 +233,19 @@ pub(crate) struct RunIdentity<'a> {
     pub models: &'a indexmap::IndexMap<String, String>,
 }
 
-impl RunTrace {
-    /// The trace of the run `cfg` describes, when `opts` export it; its ids (and a link to it,
-    /// with `[telemetry] trace_url`) go into `meta`, the members `run.json` adds to the record.
-    pub fn for_run(
-        opts: &super::RunOptions,
-        cfg: &super::machine::Config,
-        flow: &str,
-        meta: &mut crate::value::Map,
-    ) -> Option<RunTrace> {
-        let tel = opts.telemetry.clone()?;
-        let link = opts.resume.as_ref().and_then(|r| r.parent_trace);
-        let trace = RunTrace::start(
-            tel.clone(),
-            RunIdentity {
-                run_id: &cfg.run_id,
-                flow,
-                parent_run_id: cfg.parent_run_id.as_deref(),
-                backends: &cfg.backends,
-                models: &cfg.models,
-            },
-            opts.trace_parent,
-            link,
-            crate::telemetry::now_ns(),
-        );
-        let root = trace.root();
-        let id = root.trace.to_string();
-        if let Some(url) = &tel.settings().trace_url {
-            meta.insert("traceUrl".into(), url.replace("{traceId}", &id).into());
-        }
-        meta.insert("traceId".into(), id.into());
-        meta.insert("rootSpanId".into(), root.span.to_string().into());
-        Some(trace)
-    }
-
-    /// Start the run's trace at `now_ns`: a child of `caller` when given (its trace id is
-    /// kept), linked to the trace of the run it resumes (`link`).
+impl Spans {
+    /// The spans of a run traced as `trace`, whose root is `root`, starting at `now_ns`: a
+    /// child of `caller` when given, linked to the trace of the run it resumes (`link`).
     pub fn start(
         tel: Arc<Telemetry>,
         who: RunIdentity<'_>,
-        caller: Option<SpanContext>,
+        (trace, root, ids): (TraceId, SpanId, IdGen),
+        caller: Option<SpanId>,
         link: Option<SpanContext>,
         now_ns: u64,
-    ) -> RunTrace {
-        let mut ids = IdGen::new();
-        let trace = caller.map_or_else(|| ids.trace(), |c| c.trace);
-        let root = ids.span();
-        let content = tel.settings().content;
+    ) -> Spans {
         let batch = tel.batch();
+        let content = tel.settings().content;
         let mut agents: indexmap::IndexMap<String, AgentInfo> = who
             .backends
             .iter()
@@ -219,12 +260,12 @@ impl RunTrace {
         for (a, m) in who.models {
             agents.entry(a.clone()).or_default().model = Some(m.clone());
         }
-        RunTrace {
+        Spans {
             tel,
             ids,
             trace,
             root,
-            caller: caller.map(|c| c.span),
+            caller,
             link,
             start_ns: now_ns,
             run_id: who.run_id.to_owned(),
@@ -238,19 +279,7 @@ impl RunTrace {
             handed_ns: now_ns,
             metrics: Metrics::new(now_ns),
             content,
-        }
-    }
-
-    /// The run's root span (its trace id goes into `run.json`).
-    pub fn root(&self) -> SpanContext {
-        self.context(self.root)
-    }
-
-    fn context(&self, span: SpanId) -> SpanContext {
-        SpanContext {
-            trace: self.trace,
-            span,
-            sampled: true,
+            ended: false,
         }
     }
 
@@ -266,63 +295,69 @@ impl RunTrace {
         }
     }
 
-    /// An input for the machine, before the machine has it: the end of a call, a script or
-    /// a pre-read.
-    pub fn input(&mut self, what: &Event, now_ns: u64) {
-        match what {
-            Event::CallEnded { op, end, .. } => self.call_ended(*op, end, now_ns),
-            Event::ScriptEnded { op, result } => self.script_ended(*op, result, now_ns),
-            Event::ContextRead { op, text } => self.read_ended(*op, text.chars().count(), now_ns),
-            Event::ShardEnded { result, .. } => self.shard_ended(result, now_ns),
-            _ => {}
+    /// Take in what happened at `now_ns` (nothing more, once the trace has ended).
+    pub fn apply(&mut self, note: Note, now_ns: u64) {
+        if self.ended {
+            return;
+        }
+        match note {
+            Note::PhaseStarted {
+                phase,
+                kind,
+                rework,
+            } => self.phase_started(phase, kind, rework, now_ns),
+            Note::PhaseEnded(p) => self.phase_ended(&p, now_ns),
+            Note::CallStarted(c) => self.call_started(*c, now_ns),
+            Note::CallEnded { op, end } => {
+                if let Some(c) = self.calls.remove(&op) {
+                    self.end_call(c, &end, now_ns, now_ns);
+                }
+            }
+            Note::ScriptStarted { op, node, program } => {
+                let id = SpanId::of_op(self.trace, op);
+                self.work_started(op, id, node, WorkKind::Script { program }, now_ns);
+            }
+            Note::ScriptEnded {
+                op,
+                end,
+                code,
+                spawn_error,
+            } => self.script_ended(op, end, code, spawn_error, now_ns),
+            Note::ReadStarted { op, node, files } => {
+                let id = self.ids.span();
+                self.work_started(op, id, node, WorkKind::PreRead { files }, now_ns);
+            }
+            Note::ReadEnded { op, chars } => self.read_ended(op, chars, now_ns),
+            Note::ShardEnded(lines) => self.shard_ended(lines, now_ns),
+            Note::Finish(end) => self.finish(&end, now_ns),
+            Note::Detach => self.detach(now_ns),
         }
     }
 
-    /// A command of the machine, as it is carried out: progress (copied: the driver hands over
-    /// the notes it is done with through [`RunTrace::progress`]), and the start of a call, a
-    /// script or a pre-read. The span a call or script starts comes back (its
-    /// `TRACEPARENT`).
-    pub fn command(&mut self, c: &Command, now_ns: u64) -> Option<SpanContext> {
-        match c {
-            Command::Progress(p) => self.progress(p.clone(), now_ns),
-            Command::StartCall { op, request } => {
-                return Some(self.call_started(*op, request, now_ns));
-            }
-            Command::StartScript { op, script } => {
-                let program = script.argv.first().map_or("", String::as_str);
-                return Some(self.script_started(*op, &script.node, program, now_ns));
-            }
-            Command::ReadContext {
-                op, paths, node, ..
-            } => self.read_started(*op, node, paths.len(), now_ns),
-            _ => {}
-        }
-        None
-    }
-
-    /// A progress note of the machine (the driver hands over those it is done with): a phase
-    /// starts, ends, or tells news.
-    pub fn progress(&mut self, p: Progress, now_ns: u64) {
-        match p.status {
-            "running" if !self.open.contains_key(&p.phase) => {
-                let open = self.phase_span(&p, now_ns);
-                self.open.insert(p.phase, open);
-            }
-            "done" | "failed" | "skipped" => self.phase_ended(&p, now_ns),
-            _ => {}
+    /// A phase starts (again, for a gate's rework): its span, unless it has one.
+    fn phase_started(&mut self, phase: String, kind: Option<PhaseType>, rework: bool, now_ns: u64) {
+        if !self.open.contains_key(&phase) {
+            let open = self.phase_span(&phase, kind, rework, now_ns);
+            self.open.insert(phase, open);
         }
     }
 
     /// A phase's span, starting now.
-    fn phase_span(&mut self, p: &Progress, now_ns: u64) -> Open {
-        let (parent, _) = self.parent_of(&p.phase, now_ns, false);
+    fn phase_span(
+        &mut self,
+        phase: &str,
+        kind: Option<PhaseType>,
+        rework: bool,
+        now_ns: u64,
+    ) -> Open {
+        let (parent, _) = self.parent_of(phase, now_ns, false);
         Open {
             id: self.ids.span(),
             parent,
             start_ns: now_ns,
             group: None,
-            kind: p.kind,
-            rework: p.detail.as_deref() == Some("re-run by a gate's rework"),
+            kind,
+            rework,
             groups: 0,
             last_ns: now_ns,
         }
@@ -333,7 +368,7 @@ impl RunTrace {
         // where it would have been.
         let open = match self.open.remove(&p.phase) {
             Some(o) => o,
-            None => self.phase_span(p, now_ns),
+            None => self.phase_span(&p.phase, p.kind, false, now_ns),
         };
         if open.groups > 0 {
             self.close_groups(open.id, now_ns);
@@ -482,52 +517,32 @@ impl RunTrace {
         Some((id, Some(n.len())))
     }
 
-    /// An agent call's attempt starts; its span comes back (for `TRACEPARENT`).
-    pub fn call_started(&mut self, op: u64, req: &CallRequest, now_ns: u64) -> SpanContext {
-        let (parent, group) = self.parent_of(&req.node, now_ns, true);
-        let id = SpanId::of_op(self.trace, op);
-        let agent = match self.agents.get_index_of(&req.agent) {
-            Some(i) => i,
-            None => {
-                self.agents
-                    .insert_full(req.agent.clone(), AgentInfo::default())
-                    .0
-            }
-        };
-        let model = req
+    /// An agent call's attempt starts.
+    fn call_started(&mut self, c: Started, now_ns: u64) {
+        let (parent, group) = self.parent_of(&c.node, now_ns, true);
+        let agent = self.agent(c.agent);
+        let model = c
             .model
-            .as_ref()
-            .filter(|m| self.agents[agent].model.as_ref() != Some(*m))
-            .cloned();
-        self.calls.insert(
-            op,
-            Call {
-                id,
-                parent,
-                group,
-                start_ns: now_ns,
-                node: req.node.clone(),
-                agent,
-                attempt: req.attempt,
-                model,
-                prompt: self.content.map(|n| cut(&req.prompt, n)),
-            },
-        );
-        self.context(id)
-    }
-
-    /// An agent call's attempt ended.
-    pub fn call_ended(&mut self, op: u64, end: &CallEnd, now_ns: u64) {
-        if let Some(c) = self.calls.remove(&op) {
-            self.end_call(c, end, now_ns, now_ns);
-        }
+            .filter(|m| self.agents[agent].model.as_ref() != Some(m));
+        let call = Call {
+            id: SpanId::of_op(self.trace, c.op),
+            parent,
+            group,
+            start_ns: now_ns,
+            node: c.node,
+            agent,
+            attempt: c.attempt,
+            model,
+            prompt: c.prompt,
+        };
+        self.calls.insert(c.op, call);
     }
 
     /// A shard of a map's calls ended (on Temporal, a workflow of its own, whose calls the
     /// run never saw start): each attempt its journal lines tell of becomes a span under its
     /// item, at the times the line gives.
-    fn shard_ended(&mut self, r: &ShardResult, now_ns: u64) {
-        for line in &r.lines {
+    fn shard_ended(&mut self, lines: Vec<String>, now_ns: u64) {
+        for line in &lines {
             let Some(rec) = crate::value::parse_json(line)
                 .ok()
                 .and_then(|v| AgentCallRecord::from_value(&v).ok())
@@ -538,7 +553,7 @@ impl RunTrace {
             let start_ns = end_ns.saturating_sub(rec.duration_ms.saturating_mul(1_000_000));
             // An item's span starts with its first call.
             let (parent, group) = self.parent_of(&rec.node, start_ns, true);
-            let agent = self.agent(&rec.agent);
+            let agent = self.agent(rec.agent);
             let call = Call {
                 id: SpanId::of_call(self.trace, &rec.node, rec.attempt),
                 parent,
@@ -550,34 +565,35 @@ impl RunTrace {
                 model: None,
                 prompt: None,
             };
-            let end = CallEnd::Outcome(Box::new(CallOutcome {
-                output: rec.output,
-                usage: rec.usage.into(),
+            let ok = rec.stop_reason == StopReason::Completed && rec.error.is_none();
+            let end = Ended {
+                stop: Some(rec.stop_reason),
+                ok,
+                input_tokens: rec.usage.input,
+                output_tokens: rec.usage.output,
+                cost_usd: rec.usage.cost_usd,
                 model: rec.model,
-                stop: rec.stop_reason.as_str().to_owned(),
+                output: self
+                    .content
+                    .filter(|_| ok || !rec.output.is_empty())
+                    .map(|n| cut(&rec.output, n)),
                 error: rec.error,
-                stderr: String::new(),
-                warnings: Vec::new(),
-                backend: rec.backend,
-                elapsed_ms: rec.duration_ms,
-            }));
+                backend: Some(rec.backend).filter(|b| !b.is_empty()),
+            };
             self.end_call(call, &end, end_ns, now_ns);
         }
     }
 
     /// The index of `agent` in `agents` (added if new).
-    fn agent(&mut self, agent: &str) -> usize {
-        match self.agents.get_index_of(agent) {
+    fn agent(&mut self, agent: String) -> usize {
+        match self.agents.get_index_of(&agent) {
             Some(i) => i,
-            None => {
-                let info = AgentInfo::default();
-                self.agents.insert_full(agent.to_owned(), info).0
-            }
+            None => self.agents.insert_full(agent, AgentInfo::default()).0,
         }
     }
 
     /// The span of call `c`, which ended at `end_ns` as `end` says.
-    fn end_call(&mut self, c: Call, end: &CallEnd, end_ns: u64, now_ns: u64) {
+    fn end_call(&mut self, c: Call, end: &Ended, end_ns: u64, now_ns: u64) {
         let (agent, info) = self
             .agents
             .get_index(c.agent)
@@ -587,43 +603,30 @@ impl RunTrace {
         let mut w = self.batch.span(head, (INVOKE_AGENT, agent));
         w.attr("gen_ai.operation.name", INVOKE_AGENT)
             .attr("gen_ai.agent.name", agent);
-        let mut error_type = None;
-        let mut tokens = None;
-        let provider = match end {
-            CallEnd::Outcome(o) => {
-                if o.usage.input > 0 || o.usage.output > 0 {
-                    tokens = Some((o.usage.input, o.usage.output));
-                }
-                let stop = o.stop();
-                w.attr("tfc.call.outcome", stop.as_str())
-                    .attr_opt("gen_ai.response.model", o.model.as_ref());
-                if !o.is_ok() {
-                    error_type = Some(match stop {
-                        StopReason::WallTimeout => "timeout",
-                        StopReason::IdleTimeout => "idle_timeout",
-                        StopReason::Cancelled => "cancelled",
-                        _ => "error",
-                    });
-                    match &o.error {
-                        Some(e) => w.error(e),
-                        None => w.error(&format!("the call stopped: {}", stop.as_str())),
-                    };
-                }
-                w.attr_opt("tfc.cost_usd", o.usage.cost_usd);
-                if let (Some(n), true) = (self.content, o.is_ok() || !o.output.is_empty()) {
-                    let text = messages("assistant", &cut(&o.output, n));
-                    w.attr("gen_ai.output.messages", &text);
-                }
-                Some(o.backend.as_str()).filter(|b| !b.is_empty())
-            }
-            CallEnd::NoBackend { message }
-            | CallEnd::Refused { message }
-            | CallEnd::Panicked { message } => {
-                error_type = Some("error");
-                w.error(message);
-                None
-            }
-        };
+        let tokens = (end.input_tokens > 0 || end.output_tokens > 0)
+            .then_some((end.input_tokens, end.output_tokens));
+        if let Some(stop) = end.stop {
+            w.attr("tfc.call.outcome", stop.as_str())
+                .attr_opt("gen_ai.response.model", end.model.as_ref());
+        }
+        let error_type = (!end.ok).then_some(match end.stop {
+            Some(StopReason::WallTimeout) => "timeout",
+            Some(StopReason::IdleTimeout) => "idle_timeout",
+            Some(StopReason::Cancelled) => "cancelled",
+            _ => "error",
+        });
+        if !end.ok {
+            match (&end.error, end.stop) {
+                (Some(e), _) => w.error(e),
+                (None, Some(stop)) => w.error(&format!("the call stopped: {}", stop.as_str())),
+                (None, None) => w.error("the call failed"),
+            };
+        }
+        w.attr_opt("tfc.cost_usd", end.cost_usd);
+        if let Some(text) = &end.output {
+            w.attr("gen_ai.output.messages", &messages("assistant", text));
+        }
+        let provider = end.backend.as_deref();
         let provider = provider.or(info.backend.as_deref()).unwrap_or("unknown");
         w.attr("gen_ai.provider.name", provider)
             .attr_opt("gen_ai.request.model", model);
@@ -655,57 +658,41 @@ impl RunTrace {
         self.finished(now_ns);
     }
 
-    /// A script phase's command starts; its span comes back (for `TRACEPARENT`).
-    pub fn script_started(
-        &mut self,
-        op: u64,
-        node: &str,
-        program: &str,
-        now_ns: u64,
-    ) -> SpanContext {
-        let id = SpanId::of_op(self.trace, op);
-        let program = program.to_owned();
-        self.work_started(op, id, node, WorkKind::Script { program }, now_ns);
-        self.context(id)
-    }
-
-    /// A phase's context files are read (its pre-read).
-    pub fn read_started(&mut self, op: u64, node: &str, files: usize, now_ns: u64) {
-        let id = self.ids.span();
-        self.work_started(op, id, node, WorkKind::PreRead { files }, now_ns);
-    }
-
-    fn work_started(&mut self, op: u64, id: SpanId, node: &str, what: WorkKind, now_ns: u64) {
-        let (parent, _) = self.parent_of(node, now_ns, true);
+    fn work_started(&mut self, op: u64, id: SpanId, node: String, what: WorkKind, now_ns: u64) {
+        let (parent, _) = self.parent_of(&node, now_ns, true);
         let work = Work {
             id,
             parent,
             start_ns: now_ns,
-            node: node.to_owned(),
+            node,
             what,
         };
         self.work.insert(op, work);
     }
 
     /// A script ended.
-    pub fn script_ended(&mut self, op: u64, r: &ScriptOutcome, now_ns: u64) {
+    fn script_ended(
+        &mut self,
+        op: u64,
+        end: ScriptEnd,
+        code: i32,
+        spawn_error: Option<String>,
+        now_ns: u64,
+    ) {
         let Some(w) = self.work.remove(&op) else {
             return;
         };
-        let error = match (&r.spawn_error, r.end) {
+        let error = match (&spawn_error, end) {
             (Some(e), _) => Some(format!("the script could not start: {e}")),
             (None, ScriptEnd::Timeout) => Some("the script's timeout stopped it".into()),
             (None, ScriptEnd::Cancelled) => Some("the run's abort stopped the script".into()),
-            (None, ScriptEnd::Exited) if r.code != 0 => {
-                Some(format!("the script exited with code {}", r.code))
+            (None, ScriptEnd::Exited) if code != 0 => {
+                Some(format!("the script exited with code {code}"))
             }
             (None, ScriptEnd::Exited) => None,
         };
-        let exit = r
-            .spawn_error
-            .is_none()
-            .then_some(Attr::Int(i64::from(r.code)));
-        let timeout = (r.spawn_error.is_none() && r.end == ScriptEnd::Timeout).then_some("timeout");
+        let exit = spawn_error.is_none().then_some(Attr::Int(i64::from(code)));
+        let timeout = (spawn_error.is_none() && end == ScriptEnd::Timeout).then_some("timeout");
         self.end_work(
             w,
             &[
@@ -718,7 +705,7 @@ impl RunTrace {
     }
 
     /// The pre-read is done: `chars` characters go before the phase's prompts.
-    pub fn read_ended(&mut self, op: u64, chars: usize, now_ns: u64) {
+    fn read_ended(&mut self, op: u64, chars: usize, now_ns: u64) {
         if let Some(w) = self.work.remove(&op) {
             self.end_work(
                 w,
@@ -816,21 +803,19 @@ impl RunTrace {
     /// The caller stops following a run that goes on elsewhere (a detached run on
     /// Temporal): the trace ends here, as far as it saw the run. What is still open ends
     /// now, unfailed and marked `tfc.detached`; the root says the run was running.
-    #[cfg_attr(not(feature = "temporal"), allow(dead_code))]
-    pub fn detach(mut self, now_ns: u64) {
+    fn detach(&mut self, now_ns: u64) {
         self.close_all(Cut::Detached, now_ns);
         let mut w = self.batch.span(self.root_head(now_ns), ("run", &self.flow));
         w.attr("tfc.run.id", &self.run_id)
             .attr("tfc.flow.name", &self.flow)
-            .attr("tfc.run.status", super::RunStatus::Running.as_str())
+            .attr("tfc.run.status", RunStatus::Running.as_str())
             .attr("tfc.run.detached", true)
             .attr_opt("tfc.run.parent_id", self.parent_run_id.as_ref());
         if let Some(l) = self.link {
             w.link(l);
         }
         w.end();
-        self.tel.close(self.batch);
-        self.tel.metrics(&self.metrics);
+        self.close();
     }
 
     /// The root span's head, ending at `end_ns`.
@@ -847,28 +832,28 @@ impl RunTrace {
 
     /// The run ended: whatever is still open ends now (a stopped run's phases and calls
     /// say they were interrupted), then the root span with the run's outcome and totals.
-    pub fn finish(mut self, record: &RunRecord, now_ns: u64) {
-        let interrupted = match record.status {
-            super::RunStatus::Running => "the run was interrupted".to_owned(),
+    fn finish(&mut self, end: &RunEnd, now_ns: u64) {
+        let interrupted = match end.status {
+            RunStatus::Running => "the run was interrupted".to_owned(),
             s => format!("the run ended ({}) before this finished", s.as_str()),
         };
         self.close_all(Cut::Interrupted(&interrupted), now_ns);
-        let status = match (record.status, &record.reason) {
-            (super::RunStatus::Completed, _) => None,
+        let status = match (end.status, &end.reason) {
+            (RunStatus::Completed, _) => None,
             (s, Some(r)) => Some(format!("{}: {r}", s.as_str())),
             (s, None) => Some(format!("the run ended {}", s.as_str())),
         };
         let mut w = self.batch.span(self.root_head(now_ns), ("run", &self.flow));
         w.attr("tfc.run.id", &self.run_id)
             .attr("tfc.flow.name", &self.flow)
-            .attr("tfc.run.status", record.status.as_str())
-            .attr("tfc.run.agent_calls", record.agent_calls())
-            .attr("gen_ai.usage.input_tokens", record.usage.input)
-            .attr("gen_ai.usage.output_tokens", record.usage.output)
+            .attr("tfc.run.status", end.status.as_str())
+            .attr("tfc.run.agent_calls", end.agent_calls)
+            .attr("gen_ai.usage.input_tokens", end.input_tokens)
+            .attr("gen_ai.usage.output_tokens", end.output_tokens)
             .attr_opt("tfc.run.parent_id", self.parent_run_id.as_ref())
-            .attr_opt("tfc.usage.cost_usd", record.usage.cost_usd)
-            .attr_opt("tfc.run.output_phase", record.output_phase.as_ref())
-            .attr_opt("tfc.run.reason", record.reason.as_ref());
+            .attr_opt("tfc.usage.cost_usd", end.cost_usd)
+            .attr_opt("tfc.run.output_phase", end.output_phase.as_ref())
+            .attr_opt("tfc.run.reason", end.reason.as_ref());
         if let Some(l) = self.link {
             w.link(l);
         }
@@ -876,40 +861,19 @@ impl RunTrace {
             w.error(e);
         }
         w.end();
-        self.tel.close(self.batch);
+        self.close();
+    }
+
+    /// The trace has ended: its last spans and the run's metrics go to the exporter.
+    fn close(&mut self) {
+        self.ended = true;
+        self.tel.close(std::mem::take(&mut self.batch));
         self.tel.metrics(&self.metrics);
     }
 }
 
-/// The `traceparent` a call or script of operation `op` gets in a run traced as `trace_id`
-/// (32 hex digits, as `run.json`'s `traceId`): what a Temporal worker hands its agents and
-/// scripts, naming the span the run's follower records for the operation.
-#[cfg(feature = "temporal")]
-pub(crate) fn op_traceparent(trace_id: &str, op: u64) -> Option<String> {
-    traceparent(trace_id, |trace| SpanId::of_op(trace, op))
-}
-
-/// The `traceparent` attempt `attempt` of node `node`'s call gets in a run traced as
-/// `trace_id` when the call is not one of the run's operations (a Temporal shard's): the
-/// span the run's follower records for it from the shard's result.
-#[cfg(feature = "temporal")]
-pub(crate) fn call_traceparent(trace_id: &str, node: &str, attempt: u32) -> Option<String> {
-    traceparent(trace_id, |trace| SpanId::of_call(trace, node, attempt))
-}
-
-#[cfg(feature = "temporal")]
-fn traceparent(trace_id: &str, span: impl FnOnce(TraceId) -> SpanId) -> Option<String> {
-    let trace = TraceId::parse(trace_id)?;
-    let context = SpanContext {
-        trace,
-        span: span(trace),
-        sampled: true,
-    };
-    Some(context.traceparent())
-}
-
 /// The first `n` characters of `s`, with a note when cut.
-fn cut(s: &str, n: usize) -> String {
+pub(super) fn cut(s: &str, n: usize) -> String {
     match s.char_indices().nth(n) {
         None => s.to_owned(),
         Some((i, _)) => format!("{}… [{} more characters]", &s[..i], s[i..].chars().count()),

@@ -1,0 +1,247 @@
+//! A run as an OpenTelemetry trace: one root span for the run; one span per phase under it
+//! (a sub-flow's phases under their flow phase); an `item` span per fan-out item and an
+//! `iteration` span per loop iteration where a phase has them; one GenAI span per agent call
+//! under its phase, item or iteration; and spans of their own for scripts and pre-reads.
+//!
+//! [`RunTrace`] is what the driver feeds: the machine's progress notes, the calls, scripts
+//! and pre-reads it starts and their ends, a Temporal shard's calls from its result. On the
+//! run's path it only notes down what happened, with the time, as plain data (`bunch`) and
+//! hands the notes over a bunch at a time; `spans` turns them into spans on the telemetry's
+//! deferred-work thread, and the exporter's thread sends them. Names and attributes follow
+//! the OpenTelemetry GenAI conventions (`invoke_agent {agent}`, `gen_ai.*`); tfc's own facts
+//! are `tfc.*`.
+
+mod bunch;
+mod spans;
+
+use std::sync::{Arc, Mutex};
+
+use crate::telemetry::{IdGen, SpanContext, SpanId, Telemetry, TraceId};
+
+use super::machine::{Command, Event, Progress};
+use super::record::RunRecord;
+use bunch::Bunch;
+pub(crate) use spans::RunIdentity;
+use spans::Spans;
+
+/// Notes handed over at once, at most…
+const BUNCH: usize = 256;
+
+/// … and the longest a note waits to be handed over (ns), when the run goes on.
+const BUNCH_NS: u64 = 250_000_000;
+
+/// The trace of one run, as its driver sees it.
+pub(crate) struct RunTrace {
+    tel: Arc<Telemetry>,
+    trace: TraceId,
+    root: SpanId,
+    /// Prompts and outputs are recorded, cut to this many characters.
+    content: Option<usize>,
+    /// What turns the notes into spans (on the deferred-work thread).
+    spans: Arc<Mutex<Spans>>,
+    /// Notes not handed over yet, with their times.
+    notes: Bunch,
+    /// When notes were last handed over.
+    handed_ns: u64,
+}
+
+impl RunTrace {
+    /// The trace of the run `cfg` describes, when `opts` export it; its ids (and a link to it,
+    /// with `[telemetry] trace_url`) go into `meta`, the members `run.json` adds to the record.
+    pub fn for_run(
+        opts: &super::RunOptions,
+        cfg: &super::machine::Config,
+        flow: &str,
+        meta: &mut crate::value::Map,
+    ) -> Option<RunTrace> {
+        let tel = opts.telemetry.clone()?;
+        let link = opts.resume.as_ref().and_then(|r| r.parent_trace);
+        let trace = RunTrace::start(
+            tel.clone(),
+            RunIdentity {
+                run_id: &cfg.run_id,
+                flow,
+                parent_run_id: cfg.parent_run_id.as_deref(),
+                backends: &cfg.backends,
+                models: &cfg.models,
+            },
+            opts.trace_parent,
+            link,
+            crate::telemetry::now_ns(),
+        );
+        let root = trace.root();
+        let id = root.trace.to_string();
+        if let Some(url) = &tel.settings().trace_url {
+            meta.insert("traceUrl".into(), url.replace("{traceId}", &id).into());
+        }
+        meta.insert("traceId".into(), id.into());
+        meta.insert("rootSpanId".into(), root.span.to_string().into());
+        Some(trace)
+    }
+
+    /// Start the run's trace at `now_ns`: a child of `caller` when given (its trace id is
+    /// kept), linked to the trace of the run it resumes (`link`).
+    pub fn start(
+        tel: Arc<Telemetry>,
+        who: RunIdentity<'_>,
+        caller: Option<SpanContext>,
+        link: Option<SpanContext>,
+        now_ns: u64,
+    ) -> RunTrace {
+        let mut ids = IdGen::new();
+        let trace = caller.map_or_else(|| ids.trace(), |c| c.trace);
+        let root = ids.span();
+        let spans = Spans::start(
+            tel.clone(),
+            who,
+            (trace, root, ids),
+            caller.map(|c| c.span),
+            link,
+            now_ns,
+        );
+        RunTrace {
+            content: tel.settings().content,
+            tel,
+            trace,
+            root,
+            spans: Arc::new(Mutex::new(spans)),
+            notes: Bunch::new(BUNCH),
+            handed_ns: now_ns,
+        }
+    }
+
+    /// The run's root span (its trace id goes into `run.json`).
+    pub fn root(&self) -> SpanContext {
+        self.context(self.root)
+    }
+
+    fn context(&self, span: SpanId) -> SpanContext {
+        SpanContext {
+            trace: self.trace,
+            span,
+            sampled: true,
+        }
+    }
+
+    /// An input for the machine, before the machine has it: the end of a call, a script or
+    /// a pre-read.
+    pub fn input(&mut self, what: &Event, now_ns: u64) {
+        let n = &mut self.notes;
+        match what {
+            Event::CallEnded { op, end, .. } => n.call_ended(now_ns, *op, end, self.content),
+            Event::ScriptEnded { op, result } => n.script_ended(now_ns, *op, result),
+            Event::ContextRead { op, text } => n.read_ended(now_ns, *op, text.chars().count()),
+            Event::ShardEnded { result, .. } => n.shard_ended(now_ns, &result.lines),
+            _ => return,
+        }
+        self.noted(now_ns);
+    }
+
+    /// A command of the machine, as it is carried out: progress (the driver tells its notes
+    /// through [`RunTrace::progress`] once its sink has seen them), and the start of a
+    /// call, a script or a pre-read. The span a call or script starts comes back (its
+    /// `TRACEPARENT`).
+    pub fn command(&mut self, c: &Command, now_ns: u64) -> Option<SpanContext> {
+        let n = &mut self.notes;
+        let span = match c {
+            Command::Progress(p) => {
+                self.progress(p, now_ns);
+                return None;
+            }
+            Command::StartCall { op, request } => {
+                n.call_started(now_ns, *op, request, self.content);
+                Some(*op)
+            }
+            Command::StartScript { op, script } => {
+                let program = script.argv.first().map_or("", String::as_str);
+                n.script_started(now_ns, *op, &script.node, program);
+                Some(*op)
+            }
+            Command::ReadContext {
+                op, paths, node, ..
+            } => {
+                n.read_started(now_ns, *op, node, paths.len());
+                None
+            }
+            _ => return None,
+        };
+        self.noted(now_ns);
+        // A call's or script's span is named by its operation: known before its start is.
+        span.map(|op| self.context(SpanId::of_op(self.trace, op)))
+    }
+
+    /// A progress note of the machine (the driver hands over those it is done with): a phase
+    /// starts, ends, or tells news.
+    pub fn progress(&mut self, p: &Progress, now_ns: u64) {
+        if matches!(p.status, "running" | "done" | "failed" | "skipped") {
+            self.notes.progress(now_ns, p);
+            self.noted(now_ns);
+        }
+    }
+
+    /// A note was added at `now_ns`: hand the notes over when there are enough of them or
+    /// the oldest has waited long enough.
+    fn noted(&mut self, now_ns: u64) {
+        if self.notes.len() >= BUNCH || now_ns.saturating_sub(self.handed_ns) >= BUNCH_NS {
+            self.hand_over(now_ns);
+        }
+    }
+
+    fn hand_over(&mut self, now_ns: u64) {
+        self.handed_ns = now_ns;
+        if self.notes.len() == 0 {
+            return;
+        }
+        let notes = std::mem::replace(&mut self.notes, Bunch::new(BUNCH));
+        let spans = self.spans.clone();
+        self.tel.defer(Box::new(move || {
+            let mut spans = spans
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            notes.read(|note, at| spans.apply(note, at));
+        }));
+    }
+
+    /// The caller stops following a run that goes on elsewhere (a detached run on
+    /// Temporal): the trace ends here, as far as it saw the run. What is still open ends
+    /// now, unfailed and marked `tfc.detached`; the root says the run was running.
+    #[cfg_attr(not(feature = "temporal"), allow(dead_code))]
+    pub fn detach(mut self, now_ns: u64) {
+        self.notes.detach(now_ns);
+        self.hand_over(now_ns);
+    }
+
+    /// The run ended: whatever is still open ends now (a stopped run's phases and calls
+    /// say they were interrupted), then the root span with the run's outcome and totals.
+    pub fn finish(mut self, record: &RunRecord, now_ns: u64) {
+        self.notes.finish(now_ns, record);
+        self.hand_over(now_ns);
+    }
+}
+
+/// The `traceparent` a call or script of operation `op` gets in a run traced as `trace_id`
+/// (32 hex digits, as `run.json`'s `traceId`): what a Temporal worker hands its agents and
+/// scripts, naming the span the run's follower records for the operation.
+#[cfg(feature = "temporal")]
+pub(crate) fn op_traceparent(trace_id: &str, op: u64) -> Option<String> {
+    traceparent(trace_id, |trace| SpanId::of_op(trace, op))
+}
+
+/// The `traceparent` attempt `attempt` of node `node`'s call gets in a run traced as
+/// `trace_id` when the call is not one of the run's operations (a Temporal shard's): the
+/// span the run's follower records for it from the shard's result.
+#[cfg(feature = "temporal")]
+pub(crate) fn call_traceparent(trace_id: &str, node: &str, attempt: u32) -> Option<String> {
+    traceparent(trace_id, |trace| SpanId::of_call(trace, node, attempt))
+}
+
+#[cfg(feature = "temporal")]
+fn traceparent(trace_id: &str, span: impl FnOnce(TraceId) -> SpanId) -> Option<String> {
+    let trace = TraceId::parse(trace_id)?;
+    let context = SpanContext {
+        trace,
+        span: span(trace),
+        sampled: true,
+    };
+    Some(context.traceparent())
+}
