@@ -21,6 +21,7 @@ mod common;
 mod otel;
 
 use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -579,6 +580,118 @@ fn a_resumed_run_links_to_the_parent_runs_trace() {
         dump(&all)
     );
     assert_clean(&rx);
+}
+
+/// A run killed with SIGKILL in the middle of an agent call sends nothing more (its root span
+/// never ends), but `run.json` kept its trace ids from the start: the run that resumes it is
+/// a whole trace of its own, its root linked to the killed run's.
+#[test]
+fn a_run_killed_mid_call_resumes_as_a_trace_linked_to_the_killed_one() {
+    let Some(py) = otel::require_python() else {
+        return;
+    };
+    let dir = project(
+        "otel-kill-resume",
+        r#"{"name": "killed", "phases": [
+            {"id": "a", "task": "first"},
+            {"id": "b", "dependsOn": ["a"], "task": "slow second"}]}"#,
+    );
+    // `b` hangs until the file `go` exists; `a` answers at once.
+    std::fs::write(
+        dir.join("agent.sh"),
+        "#!/bin/sh\np=$(cat)\ncase \"$p\" in *slow*) [ -f go ] || sleep 5;; esac\necho ok\n",
+    )
+    .expect("agent.sh");
+    let _ = Command::new("chmod")
+        .arg("+x")
+        .arg(dir.join("agent.sh"))
+        .status();
+    let rx = Receiver::start(&py, &dir.join(".otel"), &[]);
+    let endpoint = rx.endpoint();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tfc"));
+    cmd.args(["run", "flow.json", "--agent-cmd", "./agent.sh"])
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    otel::clear_otel_env(&mut cmd);
+    cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint);
+    let mut child = cmd.spawn().expect("spawn tfc run");
+    // Killed once `b`'s call is under way (its phase's start is in the journal: written
+    // before the call is made).
+    let started = std::time::Instant::now();
+    let run = loop {
+        let found = std::fs::read_dir(dir.join(".tfc/runs/killed"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                std::fs::read_to_string(p.join("journal.jsonl")).is_ok_and(|j| {
+                    j.contains(r#""type":"phase-start","#) && j.contains(r#""phase":"b""#)
+                })
+            });
+        if let Some(run) = found {
+            break run;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "b's call never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    let killed: Value = serde_json::from_str(
+        &std::fs::read_to_string(run.join("run.json")).expect("the killed run's run.json"),
+    )
+    .expect("run.json is whole");
+    let killed_id = killed["runId"].as_str().expect("runId").to_owned();
+    let (killed_trace, killed_root) = (id_of(&killed, "traceId"), id_of(&killed, "rootSpanId"));
+    std::fs::write(dir.join("go"), "").expect("go");
+
+    let second = run_tfc(
+        &dir,
+        &["resume", &killed_id],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())],
+    );
+    assert_eq!(second.outcome.code, 0, "{:?}", second.outcome);
+    assert_eq!(second.record["parentRunId"], killed_id.as_str());
+    let all = rx.spans();
+    assert!(
+        !of_trace(&all, killed_trace)
+            .iter()
+            .any(|s| s.name == "run killed"),
+        "the killed run never ended its root\n{}",
+        dump(&all)
+    );
+    let spans = of_trace(&all, id_of(&second.record, "traceId"));
+    let root = one(&spans, "run killed");
+    assert_eq!(
+        root.links,
+        [(killed_trace.to_owned(), killed_root.to_owned())],
+        "linked to the killed run's root\n{}",
+        dump(&all)
+    );
+    attr(root, "tfc.run.status", "completed", &spans);
+    attr(root, "tfc.run.parent_id", &killed_id, &spans);
+    let b = one(&spans, "phase b");
+    under(b, root, &spans);
+    attr(b, "tfc.phase.status", "done", &spans);
+    under(one(&spans, "invoke_agent default"), b, &spans);
+    // `a` finished before the kill: reused, not called again.
+    let a = one(&spans, "phase a");
+    under(a, root, &spans);
+    attr(a, "tfc.phase.status", "done", &spans);
+    assert!(
+        !spans
+            .iter()
+            .any(|s| s.parent.as_deref() == Some(a.span_id.as_str())),
+        "a is not called again\n{}",
+        dump(&all)
+    );
 }
 
 /// The text attribute `key` of `span` is `want`.
