@@ -3,6 +3,10 @@
 //! Before timing, every input's hash and every expected result is checked. Prints a table
 //! beside the original's medians and the goals; with `TFC_PERF_OUT=FILE` also writes
 //! `{"<workload>": median_ns, …}`. Run with `cargo bench --bench workloads [-- FILTER]`.
+//! A row whose goal is relative to another row (its floor: `check_*` to a bare parse,
+//! `run_chain_1000_otel` to the run without export) is sampled in turn with that floor, and
+//! its goal is the floor's median from those samples: a machine that drifts meanwhile moves
+//! both alike.
 
 mod common;
 
