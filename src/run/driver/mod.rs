@@ -62,8 +62,9 @@ pub(crate) struct Driver {
     /// The invocation directory, for `run.json`.
     pub cwd: PathBuf,
     pub executor: Arc<smol::Executor<'static>>,
-    /// Inputs to hand the machine before waiting for more.
-    pub pending: VecDeque<Input>,
+    /// Inputs to hand the machine before waiting for more, each with the moment (ns since the
+    /// epoch) it arrived: its `at`, and its time in the trace.
+    pub pending: VecDeque<(u64, Input)>,
     /// Every input, in order, when asked to keep them (replay tests).
     pub kept: Option<Vec<Input>>,
     tx: async_channel::Sender<Msg>,
@@ -195,8 +196,8 @@ impl Driver {
     pub(crate) async fn run(mut self) -> (RunRecord, Option<Vec<Input>>) {
         let mut interrupted = false;
         loop {
-            while let Some(input) = self.pending.pop_front() {
-                self.feed(input);
+            while let Some((ns, input)) = self.pending.pop_front() {
+                self.feed(input, ns);
             }
             self.flush_journal();
             if self.finished.is_some() {
@@ -245,9 +246,7 @@ impl Driver {
             .await;
             match next {
                 Next::Msg(m) => match m {
-                    Msg::Input(what) => {
-                        self.pending.push_back(Input { at: now_ms(), what });
-                    }
+                    Msg::Input(what) => self.now(what),
                     Msg::Dir(op, r) => {
                         let what = match r {
                             Ok((dir, warning)) => {
@@ -261,15 +260,12 @@ impl Driver {
                                 warning: None,
                             },
                         };
-                        self.pending.push_back(Input { at: now_ms(), what });
+                        self.now(what);
                     }
                 },
                 Next::Cancelled if !interrupted => {
                     interrupted = true;
-                    self.pending.push_back(Input {
-                        at: now_ms(),
-                        what: Event::Interrupt,
-                    });
+                    self.now(Event::Interrupt);
                 }
                 Next::Cancelled => {}
                 Next::Flush => self.save(true),
@@ -286,11 +282,11 @@ impl Driver {
         (record, self.kept.take())
     }
 
-    /// Hand one input to the machine and do what it says.
-    fn feed(&mut self, input: Input) {
+    /// Hand one input, which arrived at `arrived_ns`, to the machine and do what it says.
+    fn feed(&mut self, input: Input, arrived_ns: u64) {
         if let Some(trace) = self.trace.as_mut() {
-            self.trace_now = crate::telemetry::now_ns();
-            trace.input(&input.what, self.trace_now);
+            self.trace_now = arrived_ns;
+            trace.input(&input.what, arrived_ns);
         }
         match &input.what {
             Event::CallEnded { op, .. } | Event::ScriptEnded { op, .. } => {
@@ -339,8 +335,17 @@ impl Driver {
             .detach();
     }
 
+    /// An input that arrives now.
     fn now(&mut self, what: Event) {
-        self.pending.push_back(Input { at: now_ms(), what });
+        // One reading of the clock for the machine (ms) and the trace (ns).
+        let ns = crate::telemetry::now_ns();
+        self.pending.push_back((
+            ns,
+            Input {
+                at: ns / 1_000_000,
+                what,
+            },
+        ));
     }
 
     fn command(&mut self, c: Command) {
