@@ -6,31 +6,6 @@ mod temporal_env;
 
 use temporal_env::*;
 
-/// The pid of the worker that completed the workflow's last task (its identity is
-/// `tfc-<pid>@<host>`).
-fn holder(server: &Server, run_id: &str) -> Option<u32> {
-    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
-        match v {
-            serde_json::Value::Object(m) => {
-                if let Some(id) = m
-                    .get("workflowTaskCompletedEventAttributes")
-                    .and_then(|a| a.get("identity"))
-                    .and_then(|i| i.as_str())
-                {
-                    out.push(id.to_owned());
-                }
-                m.values().for_each(|v| walk(v, out));
-            }
-            serde_json::Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
-            _ => {}
-        }
-    }
-    let mut ids = Vec::new();
-    walk(&server.history(run_id), &mut ids);
-    let last = ids.last()?;
-    last.strip_prefix("tfc-")?.split('@').next()?.parse().ok()
-}
-
 const CHAIN: &str = r#"{"name": "steps", "phases": [
     {"id": "s1", "task": "SLOW:2 one"},
     {"id": "s2", "dependsOn": ["s1"], "task": "SLOW:2 two"},

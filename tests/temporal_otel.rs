@@ -1,9 +1,11 @@
-//! A run on Temporal is traced by the client that follows it, from the journal's inputs: its
-//! trace, received by the strict OTLP validator (tests/otel/receiver.py), has the same shape
-//! as the trace of the same flow run locally — the same spans by name, kind and status, under
-//! parents of the same names, with the same phase kinds and statuses, its map's item calls
-//! included although they run in shards (child workflows of their own) — and run.json's
-//! `traceId` / `rootSpanId` are those of the trace exported.
+//! A run on Temporal is traced by the worker holding its workflow: its trace, received by
+//! the strict OTLP validator (tests/otel/receiver.py), has the same shape as the trace of the
+//! same flow run locally — the same spans by name, kind and status, under parents of the
+//! same names, with the same phase kinds and statuses, its map's item calls included
+//! although they run in shards (child workflows of their own) — and run.json's `traceId` /
+//! `rootSpanId` are those of the trace exported. The process that starts a run decides
+//! whether it is traced; the trace goes on when that process leaves, and across the loss of
+//! the worker holding the run (kill -9), whole, with no span twice.
 //!
 //! Needs the `temporal` binary (tests/temporal_env) and the Python of the validator
 //! (`TFC_OTEL_PYTHON`, else `target/otel-venv`); without them the test says SKIPPED (or fails,
@@ -20,7 +22,7 @@ use std::collections::BTreeMap;
 
 use otel::{Receiver, Span, TfcRun, assert_clean, dump, of_trace, one, run_tfc};
 use serde_json::Value;
-use temporal_env::{Worker, project, server_in};
+use temporal_env::{Worker, calls, holder, project, record, run_id, server_in, wait_for};
 
 /// Agent phases, a map (item spans), a loop (iteration spans) and scripts, answered by the
 /// fake agent of tests/temporal_env (`LIST` answers a JSON array); script `tp` prints the
@@ -155,8 +157,8 @@ fn a_run_on_temporal_has_the_trace_of_the_same_run_done_locally() {
         "[engine]\nshard_items = 2\n",
     )
     .expect("config");
-    // The worker runs the calls and the script; it exports nothing (no OTEL variable).
-    let _worker = Worker::start(&server, &remote_dir, &remote_agent, "1");
+    // The worker runs the calls and the script, and exports the run's spans.
+    let _worker = Worker::start_env(&server, &remote_dir, &remote_agent, "1", &env);
 
     let local_agent = local_agent.display().to_string();
     let local = run_tfc(
@@ -188,6 +190,17 @@ fn a_run_on_temporal_has_the_trace_of_the_same_run_done_locally() {
         "the same output"
     );
 
+    // The worker sends the run's last spans as the run ends, in the background.
+    let remote_trace = remote.record["traceId"].as_str().unwrap_or("").to_owned();
+    let root_sent = || {
+        of_trace(&rx.spans(), &remote_trace)
+            .iter()
+            .any(|s| s.name == "run shape")
+    };
+    assert!(
+        wait_for(30, root_sent),
+        "the worker sends the run's root span"
+    );
     let all = rx.spans();
     let a = trace_of(&all, &local, "local");
     let b = trace_of(&all, &remote, "temporal");
@@ -236,8 +249,7 @@ fn a_run_on_temporal_has_the_trace_of_the_same_run_done_locally() {
         dump(&a),
         dump(&b)
     );
-    // Each run's script got the traceparent of the span recorded for it: on Temporal the
-    // worker names the span the follower records, though neither tells the other.
+    // Each run's script got the traceparent of the span recorded for it.
     for (run, spans, what) in [(&local, &a, "local"), (&remote, &b, "temporal")] {
         let printed = run.record["phases"]["tp"]["output"]
             .as_str()
@@ -253,5 +265,186 @@ fn a_run_on_temporal_has_the_trace_of_the_same_run_done_locally() {
             dump(spans)
         );
     }
+    // A run started without the variables is not traced, though its worker exports.
+    let untraced = run_tfc(
+        &remote_dir,
+        &[
+            "run",
+            "flow.json",
+            "--agent-cmd",
+            &remote_agent,
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
+        ],
+        &[],
+    );
+    assert_eq!(untraced.outcome.code, 0, "{:?}", untraced.outcome);
+    assert_eq!(
+        untraced.record["traceId"],
+        Value::Null,
+        "{}",
+        untraced.record
+    );
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(
+        rx.spans().len(),
+        all.len(),
+        "nothing is sent for an untraced run"
+    );
+    assert_clean(&rx);
+}
+
+/// `f` fails once (a 503) and waits out a 6 s backoff on a durable timer: no call runs then,
+/// and the worker holding the run is killed in that window.
+const HOLD: &str = r#"{"name": "hold", "phases": [{"id": "s1", "task": "first"},
+    {"id": "f", "dependsOn": ["s1"], "retry": {"max": 1, "backoffMs": 6000}, "task": "FLAKY"},
+    {"id": "s3", "dependsOn": ["f"], "task": "last {steps.f.output}"}]}"#;
+
+#[test]
+fn the_workers_trace_a_run_its_caller_left_across_the_loss_of_the_one_holding_it() {
+    let Some(py) = otel::require_python() else {
+        return;
+    };
+    let Some((server, base)) = server_in("otel-takeover") else {
+        return;
+    };
+    let rx = Receiver::start(&py, &base.join("otel"), &[]);
+    let endpoint = rx.endpoint();
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())];
+    let dir = base.join("p");
+    let agent = project(&dir);
+    std::fs::write(dir.join("flow.json"), HOLD).expect("flow");
+    let mut workers = [
+        Worker::start_env(&server, &dir, &agent, "a", &env),
+        Worker::start_env(&server, &dir, &agent, "b", &env),
+    ];
+    // The caller starts the run and is gone (kill -9) once its first call runs.
+    let mut caller = std::process::Command::new(env!("CARGO_BIN_EXE_tfc"));
+    caller
+        .args(["run", "flow.json", "--agent-cmd"])
+        .arg(&agent)
+        .args(["--engine", "temporal", "--temporal", &server.address()])
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    otel::clear_otel_env(&mut caller);
+    let mut caller = caller.envs(env).spawn().expect("tfc run");
+    assert!(
+        wait_for(180, || calls(&dir).iter().any(|c| c.0 == "s1")),
+        "s1 never ran"
+    );
+    let _ = caller.kill();
+    let _ = caller.wait();
+    assert!(
+        wait_for(180, || calls(&dir).iter().any(|c| c.0 == "f")),
+        "f never ran"
+    );
+    let id = run_id(&dir).expect("the run's directory");
+    let trace_id = record(&dir)["traceId"]
+        .as_str()
+        .expect("run.json has the trace id")
+        .to_owned();
+    // What the holder ended (s1, the failed attempt of f) reaches the receiver before it
+    // is lost.
+    let calls_sent = || {
+        of_trace(&rx.spans(), &trace_id)
+            .iter()
+            .filter(|s| s.name == "invoke_agent default")
+            .count()
+    };
+    assert!(
+        wait_for(30, || calls_sent() >= 2),
+        "the holder sent its spans: {}",
+        dump(&rx.spans())
+    );
+    // The workflow task that started the backoff timer completes just after the call ends.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let h = holder(&server, &id).expect("the workflow's holder");
+    let w = workers
+        .iter_mut()
+        .find(|w| w.pid() == h)
+        .expect("held by one of our workers");
+    let killed_ns = otel::now_ns();
+    w.kill();
+    assert!(
+        wait_for(180, || record(&dir)["status"] == "completed"),
+        "the run completes on the other worker: {}",
+        record(&dir)
+    );
+    let ended = || {
+        of_trace(&rx.spans(), &trace_id)
+            .iter()
+            .any(|s| s.name == "run hold")
+    };
+    assert!(wait_for(30, ended), "the root span arrives");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+
+    let spans = of_trace(&rx.spans(), &trace_id);
+    let tree = dump(&spans);
+    let mut ids: Vec<&str> = spans.iter().map(|s| s.span_id.as_str()).collect();
+    ids.sort_unstable();
+    let before = ids.len();
+    ids.dedup();
+    assert_eq!(
+        ids.len(),
+        before,
+        "no span is sent twice
+{tree}"
+    );
+    let root = one(&spans, "run hold");
+    assert_eq!(
+        Some(root.span_id.as_str()),
+        record(&dir)["rootSpanId"].as_str(),
+        "{tree}"
+    );
+    assert_eq!(
+        root.attributes
+            .get("tfc.run.status")
+            .and_then(Value::as_str),
+        Some("completed"),
+        "{tree}"
+    );
+    for s in spans.iter().filter(|s| s.span_id != root.span_id) {
+        assert!(
+            spans.iter().any(|p| Some(&p.span_id) == s.parent.as_ref()),
+            "{:?} has its parent in the trace
+{tree}",
+            s.name
+        );
+    }
+    for phase in ["s1", "f", "s3"] {
+        let span = one(&spans, &format!("phase {phase}"));
+        assert_eq!(
+            span.attributes
+                .get("tfc.phase.status")
+                .and_then(Value::as_str),
+            Some("done"),
+            "{tree}"
+        );
+        let attempts: Vec<i64> = spans
+            .iter()
+            .filter(|s| s.parent.as_deref() == Some(span.span_id.as_str()))
+            .filter_map(|s| s.attributes.get("tfc.attempt").and_then(Value::as_i64))
+            .collect();
+        let want: &[i64] = if phase == "f" { &[1, 2] } else { &[1] };
+        let mut got = attempts.clone();
+        got.sort_unstable();
+        assert_eq!(
+            got, want,
+            "{phase}'s calls are under its span
+{tree}"
+        );
+    }
+    // `f`'s span opened on the lost worker (its first call, sent by that worker, is under
+    // it) and was ended by the other.
+    let f = one(&spans, "phase f");
+    assert!(
+        f.start.expect("start") < killed_ns && f.end.expect("end") > killed_ns,
+        "phase f spans the loss
+{tree}"
+    );
     assert_clean(&rx);
 }

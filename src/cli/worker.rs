@@ -154,6 +154,9 @@ pub fn worker(a: WorkerArgs) -> ExitCode {
             return ExitCode::from(3);
         }
     };
+    // The spans of the traced runs whose workflows this worker holds (`OTEL_*`, else
+    // `[telemetry]`); the process that starts a run decides whether it is traced.
+    let export = super::telemetry::start(&roster.config().telemetry, false, false);
     sayln!(
         "worker: serving task queue '{}' of namespace '{}' at {} (build {}, at most {} calls at once)",
         remote.task_queue,
@@ -162,6 +165,22 @@ pub fn worker(a: WorkerArgs) -> ExitCode {
         tfc::temporal::BUILD_ID,
         a.max_calls
     );
+    match export.telemetry.as_ref() {
+        Some(tel) => {
+            let to = tel
+                .settings()
+                .traces
+                .as_ref()
+                .map_or("", |t| t.url.as_str());
+            sayln!("worker: traced runs' spans go to {to}");
+            tfc::temporal::export_traces(tel.clone());
+        }
+        None => sayln!(
+            "worker: traced runs' spans are not exported (set OTEL_EXPORTER_OTLP_ENDPOINT \
+             for this worker to export them)"
+        ),
+    }
+    flush_on_signals(export);
     match tfc::temporal::worker(&remote, Arc::new(roster), a.max_calls) {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => {
@@ -169,6 +188,24 @@ pub fn worker(a: WorkerArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Ctrl-C or SIGTERM stops the worker, its agents and scripts (Temporal gives its
+/// workflows and calls to the other workers), after sending the spans it still holds.
+#[cfg(feature = "temporal")]
+fn flush_on_signals(export: super::telemetry::Export) {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            super::telemetry::flush(&export);
+            // The agents and scripts it started stop too (their calls are retried elsewhere).
+            tfc::process::kill_all_groups();
+            std::process::exit(128 + signal);
+        }
+    });
 }
 
 /// The full run id `tfc cancel`/`tfc approve` name: a prefix or `last` is looked up in this

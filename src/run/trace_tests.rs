@@ -540,18 +540,18 @@ fn drive(
     panic!("the machine stopped asking before it finished");
 }
 
-/// What a Temporal run's follower has: the run's machine, what it was built from, the
-/// run's trace and where its spans go.
-struct Follower {
+/// What the Temporal worker holding a run's workflow has: the run's machine, what it was
+/// built from, the run's trace and where its spans go.
+struct Holder {
     machine: machine::Machine,
     run: (Arc<crate::flow::Flow>, machine::Config),
     trace: trace::RunTrace,
     got: Arc<Mutex<Collected>>,
 }
 
-/// The follower of a run of `flow` (large maps sharded by `shard_items`), its trace started
-/// at `at` (ms).
-fn follower(flow: &str, shard_items: Option<usize>, at: u64) -> Follower {
+/// The holder of a run of `flow` (large maps sharded by `shard_items`), its trace as `plan`
+/// says (quiet at first when `quiet`).
+fn holder(flow: &str, shard_items: Option<usize>, plan: &trace::TracePlan, quiet: bool) -> Holder {
     let checked = crate::check::check_source(
         flow,
         &crate::flow::LowerOptions::default(),
@@ -570,16 +570,10 @@ fn follower(flow: &str, shard_items: Option<usize>, at: u64) -> Follower {
         ..machine::Config::default()
     };
     let (tel, got) = Telemetry::in_memory(settings(None));
-    let who = trace::RunIdentity {
-        run_id: "r",
-        flow: "m",
-        parent_run_id: None,
-        backends: &cfg.backends,
-        models: &cfg.models,
-    };
-    let trace = trace::RunTrace::start(tel, who, None, None, at * 1_000_000);
+    let who = trace::RunIdentity::of(&cfg, "m");
+    let trace = trace::RunTrace::start(tel, who, plan, quiet);
     let machine = machine::Machine::new(flow.clone(), args, cfg.clone());
-    Follower {
+    Holder {
         machine,
         run: (flow, cfg),
         trace,
@@ -587,67 +581,132 @@ fn follower(flow: &str, shard_items: Option<usize>, at: u64) -> Follower {
     }
 }
 
-/// The spans of a run of `flow` as a Temporal run's follower records them: the run's inputs
-/// and commands, with large maps sharded (`shard_items`) into child machines.
+/// When the runs of these tests start (ms).
+const T0: u64 = 1_700_000_000_000;
+
+/// The spans of a run of `flow` as a Temporal worker records them: the run's inputs and
+/// commands, with large maps sharded (`shard_items`) into child machines.
 fn followed(flow: &str, shard_items: Option<usize>) -> Vec<Span> {
+    let plan = trace::TracePlan::new(None, None, None, T0 * 1_000_000);
+    let spans = told(flow, shard_items, &plan, Told::Whole);
+    laws(&spans);
+    spans
+}
+
+/// How much of a run a worker's trace is told.
+#[derive(Clone, Copy)]
+enum Told {
+    /// All of it.
+    Whole,
+    /// Its first steps (machine inputs and commands), then the worker is lost: only what it
+    /// flushed was exported.
+    Lost(usize),
+    /// All of it, the first steps quietly: they were the lost worker's.
+    TakenOver(usize),
+}
+
+/// The spans a worker's trace of a run of `flow` exports, told as `told` says.
+fn told(flow: &str, shard_items: Option<usize>, plan: &trace::TracePlan, told: Told) -> Vec<Span> {
     let ms = |at: u64| at * 1_000_000;
-    let mut at = 1_700_000_000_000;
-    let Follower {
+    let mut at = T0;
+    let Holder {
         mut machine,
         run,
         trace: mut t,
         got,
-    } = follower(flow, shard_items, at);
-    let end = drive(&mut machine, &run, &mut at, &mut |step, at| match step {
-        Step::In(i) => t.input(i, ms(at)),
-        Step::Out(c) => {
-            t.command(c, ms(at));
+    } = holder(flow, shard_items, plan, matches!(told, Told::TakenOver(_)));
+    let mut step = 0;
+    let end = drive(&mut machine, &run, &mut at, &mut |s, at| {
+        match told {
+            Told::Lost(k) if step >= k => return,
+            Told::Lost(k) if step + 1 == k => {
+                // The end of the lost worker's last activation.
+                t.flush(ms(at));
+            }
+            Told::TakenOver(k) if step == k => t.live(ms(at)),
+            _ => {}
+        }
+        step += 1;
+        match s {
+            Step::In(i) => t.input(i, ms(at)),
+            Step::Out(c) => {
+                t.command(c, ms(at));
+            }
         }
     });
     let machine::Command::Finish(record) = end else {
         panic!("a run ends with its record");
     };
-    t.finish(&record, ms(at));
-    let spans = got.lock().unwrap().spans.clone();
-    laws(&spans);
-    spans
+    match told {
+        Told::Lost(_) => t.flush(ms(at)),
+        _ => t.finish(&record, ms(at)),
+    }
+    got.lock().unwrap().spans.clone()
 }
 
 #[test]
-fn a_detached_trace_ends_where_its_follower_left() {
-    use crate::telemetry::span::{Status, Value};
-    let flow = r#"{"name": "m", "phases": [
-        {"id": "a", "task": "x"}, {"id": "b", "dependsOn": ["a"], "task": "y"}]}"#;
-    let at = 1_700_000_000_000;
-    let Follower {
-        mut machine,
-        trace: mut t,
-        got,
-        ..
-    } = follower(flow, None, at);
-    // The run starts `a`'s call; the caller detaches before it ends.
-    for c in machine.handle(machine::Input {
-        at,
-        what: machine::Event::Start,
-    }) {
-        t.command(&c, at * 1_000_000);
+fn a_trace_plan_travels_as_json() {
+    let caller =
+        SpanContext::from_traceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    let link =
+        SpanContext::from_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    for plan in [
+        trace::TracePlan::new(None, None, None, 1_700_000_000_123_456_789),
+        trace::TracePlan::new(caller, link, Some(4096), u64::MAX),
+    ] {
+        assert_eq!(
+            trace::TracePlan::from_json(&plan.to_json()),
+            Some(plan.clone())
+        );
     }
-    t.detach((at + 5) * 1_000_000);
-    let spans = got.lock().unwrap().spans.clone();
-    laws(&spans);
-    let root = spans.iter().find(|s| s.name == "run m").expect("the root");
-    assert_eq!(root.attr_str("tfc.run.status"), Some("running"));
-    assert_eq!(root.attr("tfc.run.detached"), Some(&Value::Bool(true)));
-    for name in ["phase a", "invoke_agent default"] {
-        let s = spans.iter().find(|s| s.name == name).expect(name);
-        assert_eq!(s.attr("tfc.detached"), Some(&Value::Bool(true)), "{name}");
-        assert_eq!(s.status, Status::Unset, "{name}: not failed");
-        assert_eq!(s.end_ns, (at + 5) * 1_000_000, "{name}");
+    assert_eq!(trace::TracePlan::from_json("{\"traceId\": \"00\"}"), None);
+    assert_eq!(trace::TracePlan::from_json("not json"), None);
+}
+
+#[test]
+fn a_worker_taking_a_run_over_exports_what_the_lost_one_had_not() {
+    // Calls, a map with a retried item and a backoff timer, a loop: phase, item, iteration
+    // and call spans that open on one worker and end on the other.
+    let flow = r#"{"name": "m", "args": {"items": {"default": [1, "FLAKY 2", 3]}},
+        "phases": [{"id": "a", "task": "x"},
+            {"id": "each", "type": "map", "dependsOn": ["a"], "over": "{args.items}",
+             "retry": {"max": 1, "backoffMs": 5}, "task": "do {item}"},
+            {"id": "l", "type": "loop", "dependsOn": ["a"], "maxIterations": 3,
+             "until": "{loop.iteration} >= 2", "task": "again {loop.iteration}"},
+            {"id": "z", "dependsOn": ["each", "l"], "task": "end"}]}"#;
+    let plan = trace::TracePlan::new(None, None, None, T0 * 1_000_000);
+    let by_id = |mut v: Vec<Span>| {
+        v.sort_by_key(|s| s.id.0);
+        v
+    };
+    let whole = by_id(told(flow, None, &plan, Told::Whole));
+    laws(&whole);
+    assert!(whole.len() > 15, "{}", tree(&whole));
+    // The same plan names the same spans: a second worker told the whole run exports it
+    // alike.
+    assert_eq!(whole, by_id(told(flow, None, &plan, Told::Whole)));
+    let mut steps = 0;
+    {
+        let Holder {
+            mut machine, run, ..
+        } = holder(flow, None, &plan, false);
+        drive(&mut machine, &run, &mut T0.clone(), &mut |_, _| steps += 1);
     }
-    assert!(
-        !spans.iter().any(|s| s.name == "phase b"),
-        "b never started"
-    );
+    for k in 1..steps {
+        let lost = told(flow, None, &plan, Told::Lost(k));
+        let taken = told(flow, None, &plan, Told::TakenOver(k));
+        assert!(
+            lost.iter().all(|s| !taken.iter().any(|t| t.id == s.id)),
+            "step {k}: no span is exported twice"
+        );
+        let mut both = lost;
+        both.extend(taken);
+        assert_eq!(
+            by_id(both),
+            whole,
+            "step {k}: the two workers export the run's trace between them"
+        );
+    }
 }
 
 #[test]

@@ -170,6 +170,18 @@ impl IdGen {
         IdGen(seed)
     }
 
+    /// The generator of the spans under root `root` of trace `trace`: the same sequence in
+    /// every process, so that two processes told the same run name its spans alike.
+    pub fn under(trace: TraceId, root: SpanId) -> IdGen {
+        let (hi, lo) = trace.0.split_at(8);
+        IdGen(
+            u64::from_be_bytes(root.0)
+                ^ u64::from_be_bytes(hi.try_into().unwrap_or_default()).rotate_left(13)
+                ^ u64::from_be_bytes(lo.try_into().unwrap_or_default()).rotate_left(41)
+                ^ 0x7370_616e_7321_2121,
+        )
+    }
+
     fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;

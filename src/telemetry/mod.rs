@@ -247,6 +247,13 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
+
+    /// Drop what was added since the last hand-over (the buffers stay).
+    pub fn clear(&mut self) {
+        self.spans.clear();
+        self.encoded.clear();
+        self.count = 0;
+    }
 }
 
 /// A span being written into a [`Batch`]: encoded as it goes for a collector, built as a

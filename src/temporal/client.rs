@@ -172,14 +172,9 @@ pub fn start_run(
     meta.insert("engine".into(), Value::Object(engine));
     let commit = crate::run::cache::fingerprint::head_commit(&prepared.cwd);
     meta.insert("gitCommit".into(), commit.map_or(Value::Null, Value::from));
-    // The trace is built here, by the follower, from the same machine inputs the workflow
-    // had: the same spans as a local run's (its ids go into `run.json`).
-    let trace = crate::run::trace::RunTrace::for_run(
-        interp.run_options(),
-        &config,
-        &prepared.flow.name,
-        &mut meta,
-    );
+    // Traced as a local run would be (its ids go into `run.json`); the worker holding the
+    // workflow exports the spans.
+    let trace = crate::run::trace::TracePlan::for_run(interp.run_options(), &mut meta);
     let input = RunInput {
         run_id: config.run_id.clone(),
         flow_name: prepared.flow.name.clone(),
@@ -189,6 +184,7 @@ pub fn start_run(
         meta: Value::Object(meta).to_json(),
         version: super::wire::BUILD_ID.to_owned(),
         resume: interp.resumes().cloned(),
+        trace: trace.map(|t| t.to_json()),
     };
     let setup = super::host::setup(&input)
         .ok_or_else(|| RunError::Io("the run's input could not be built".into()))?;
@@ -221,7 +217,7 @@ pub fn start_run(
                 }
             }
         });
-        let mut mirror = Mirror::new(setup, follow.progress, follow.asked, trace);
+        let mut mirror = Mirror::new(setup, follow.progress, follow.asked);
         let mut ended = Some(ended);
         let mut outcome: Option<Result<String, String>> = None;
         loop {
@@ -239,10 +235,6 @@ pub fn start_run(
                 });
             }
             if follow.detach.is_cancelled() {
-                // The trace covers the run as far as this follower saw it.
-                if let Some(trace) = mirror.trace.take() {
-                    trace.detach(crate::telemetry::now_ns());
-                }
                 return Ok(Followed::Detached { run_id });
             }
             if let Some(h) = ended.as_mut()
@@ -280,9 +272,6 @@ struct Mirror {
     asked: Option<Asked>,
     run_id: String,
     cmds: Vec<Command>,
-    /// The run's trace, when it is exported: fed the inputs and commands at their workflow
-    /// times.
-    trace: Option<crate::run::trace::RunTrace>,
 }
 
 impl Mirror {
@@ -290,10 +279,9 @@ impl Mirror {
         setup: super::host::Setup,
         progress: Option<ProgressSink>,
         asked: Option<Asked>,
-        trace: Option<crate::run::trace::RunTrace>,
     ) -> Mirror {
         let mut config = setup.config;
-        config.progress = progress.is_some() || trace.is_some();
+        config.progress = progress.is_some();
         let run_id = config.run_id.clone();
         Mirror {
             run_id,
@@ -304,7 +292,6 @@ impl Mirror {
             progress,
             asked,
             cmds: Vec::new(),
-            trace,
         }
     }
 
@@ -330,16 +317,9 @@ impl Mirror {
             else {
                 continue;
             };
-            let at = input.at.saturating_mul(1_000_000);
-            if let Some(trace) = self.trace.as_mut() {
-                trace.input(&input.what, at);
-            }
             self.machine.handle_into(input, &mut self.cmds);
             let mut done = None;
             for c in self.cmds.drain(..) {
-                if let Some(trace) = self.trace.as_mut() {
-                    trace.command(&c, at);
-                }
                 match c {
                     Command::Progress(p) => {
                         if let Some(sink) = &self.progress {
@@ -354,11 +334,6 @@ impl Mirror {
                     Command::Finish(r) => done = Some(*r),
                     _ => {}
                 }
-            }
-            if let Some(record) = &done
-                && let Some(trace) = self.trace.take()
-            {
-                trace.finish(record, at);
             }
             if done.is_some() {
                 return done;

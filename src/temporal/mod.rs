@@ -14,8 +14,10 @@ mod activities;
 mod client;
 mod host;
 mod shard;
+mod traced;
 mod wire;
 mod workflow;
 
 pub use client::{Follow, Followed, Remote, approve, cancel, start_run, worker};
+pub use traced::export_traces;
 pub use wire::{ApprovalSignal, BUILD_ID, DEFAULT_SHARD_ITEMS, DEFAULT_TASK_QUEUE, RunInput};

@@ -43,7 +43,7 @@ impl TfcShard {
             ));
         };
         let run_id = setup.config.run_id.clone();
-        // A traced run's shard calls get `TRACEPARENT` naming the spans the run's follower
+        // A traced run's shard calls get `TRACEPARENT` naming the spans the run's trace
         // records for them from the shard's result.
         let trace_id = setup
             .meta

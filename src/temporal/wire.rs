@@ -38,6 +38,10 @@ pub struct RunInput {
     /// again from the parent's directory).
     #[serde(default)]
     pub resume: Option<crate::run::resume::Origin>,
+    /// The run is traced: its trace's plan (ids, caller, link, content), JSON; the worker
+    /// holding the workflow exports its spans.
+    #[serde(default)]
+    pub trace: Option<String>,
 }
 
 /// The input of child workflow `TfcShard`: the run it belongs to, and its batch of calls.
@@ -81,7 +85,7 @@ pub struct CallWire {
     pub iteration: Option<u32>,
     pub item_index: Option<usize>,
     pub json_stub: Option<String>,
-    /// `TRACEPARENT` for the agent when the run is traced (the follower records the span).
+    /// `TRACEPARENT` for the agent when the run is traced (naming the span recorded for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traceparent: Option<String>,
 }

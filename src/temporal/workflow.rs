@@ -47,14 +47,23 @@ impl TfcRun {
         let Setup {
             flow,
             args,
-            config,
+            mut config,
             def,
             meta,
             dir,
         } = setup;
+        // A traced run's machine tells its phases' progress (on every worker alike: the
+        // input decides), and the worker holding the workflow exports its spans.
+        config.progress = input.trace.is_some();
+        let mut traced = super::traced::WorkflowTrace::start(
+            input.trace.as_deref(),
+            &config,
+            &flow.name,
+            ctx.is_replaying(),
+        );
         let run_id = config.run_id.clone();
-        // A traced run's agents and scripts get `TRACEPARENT` naming the spans its follower
-        // records for their operations.
+        // A traced run's agents and scripts get `TRACEPARENT` naming the spans recorded for
+        // their operations.
         let trace_id = meta
             .get("traceId")
             .and_then(crate::value::Value::as_str)
@@ -95,22 +104,27 @@ impl TfcRun {
         let mut cancelled: std::pin::Pin<Box<dyn Future<Output = Option<String>>>> =
             Box::pin(ctx.cancelled());
         let mut cmds = Vec::new();
+        let mut at = machine_now(ctx);
         loop {
             let mut lines = String::new();
             let mut save = false;
             while let Some(what) = pending.pop_front() {
-                let at = ctx
-                    .workflow_time()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_millis() as u64);
+                at = machine_now(ctx);
                 if let Event::CallEnded { op, .. }
                 | Event::ScriptEnded { op, .. }
                 | Event::TimerFired { op } = &what
                 {
                     flights.remove(op);
                 }
+                if let Some(t) = traced.as_mut() {
+                    t.step(ctx.is_replaying(), at);
+                    t.input(&what, at);
+                }
                 machine.handle_into(Input { at, what }, &mut cmds);
                 for c in cmds.drain(..) {
+                    if let Some(t) = traced.as_mut() {
+                        t.command(&c, at);
+                    }
                     match c {
                         Command::StartCall { op, request } => {
                             let tp = trace_id
@@ -482,7 +496,13 @@ impl TfcRun {
                 offset += n;
             }
             if let Some(record) = finished.take() {
+                if let Some(t) = traced.take() {
+                    t.finish(&record, at);
+                }
                 return Ok(record.status.as_str().to_owned());
+            }
+            if let Some(t) = traced.as_mut() {
+                t.flush(at);
             }
             // Wait for the next events: signals first, then cancellation, then operations
             // in id order.

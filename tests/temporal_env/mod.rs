@@ -159,6 +159,31 @@ impl Drop for Server {
     }
 }
 
+/// The pid of the worker that completed the workflow's last task (its identity is
+/// `tfc-<pid>@<host>`).
+pub fn holder(server: &Server, run_id: &str) -> Option<u32> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if let Some(id) = m
+                    .get("workflowTaskCompletedEventAttributes")
+                    .and_then(|a| a.get("identity"))
+                    .and_then(|i| i.as_str())
+                {
+                    out.push(id.to_owned());
+                }
+                m.values().for_each(|v| walk(v, out));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut ids = Vec::new();
+    walk(&server.history(run_id), &mut ids);
+    let last = ids.last()?;
+    last.strip_prefix("tfc-")?.split('@').next()?.parse().ok()
+}
+
 /// A `tfc worker` process.
 pub struct Worker {
     pub child: Child,
@@ -177,17 +202,49 @@ impl Worker {
 
     /// Start a worker in `dir` with these backend arguments.
     pub fn start_with(server: &Server, dir: &Path, backend: &[&str], name: &str) -> Worker {
+        Worker::spawn(server, dir, backend, name, None)
+    }
+
+    /// Start a worker in `dir` answering every agent with `agent`, with no OpenTelemetry
+    /// variable of the test's environment but `otel`.
+    pub fn start_env(
+        server: &Server,
+        dir: &Path,
+        agent: &Path,
+        name: &str,
+        otel: &[(&str, &str)],
+    ) -> Worker {
+        let backend = ["--agent-cmd", &agent.display().to_string()].map(str::to_owned);
+        let backend: Vec<&str> = backend.iter().map(String::as_str).collect();
+        Worker::spawn(server, dir, &backend, name, Some(otel))
+    }
+
+    fn spawn(
+        server: &Server,
+        dir: &Path,
+        backend: &[&str],
+        name: &str,
+        otel: Option<&[(&str, &str)]>,
+    ) -> Worker {
         let log = std::fs::File::create(dir.join(format!("worker-{name}.log"))).expect("log");
-        let child = Command::new(env!("CARGO_BIN_EXE_tfc"))
-            .args(["worker", "--temporal", &server.address()])
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tfc"));
+        cmd.args(["worker", "--temporal", &server.address()])
             .args(backend)
             .current_dir(dir)
             .env("NO_COLOR", "1")
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log"))
-            .stderr(log)
-            .spawn()
-            .expect("start tfc worker");
+            .stderr(log);
+        if let Some(otel) = otel {
+            for (key, _) in std::env::vars_os() {
+                let k = key.to_string_lossy();
+                if k.starts_with("OTEL_") || k == "TRACEPARENT" {
+                    cmd.env_remove(&key);
+                }
+            }
+            cmd.envs(otel.iter().copied());
+        }
+        let child = cmd.spawn().expect("start tfc worker");
         Worker { child }
     }
 

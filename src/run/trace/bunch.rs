@@ -79,7 +79,7 @@ enum Held {
         reason: Option<Txt>,
         output_phase: Option<Txt>,
     },
-    Detach,
+    Live,
 }
 
 /// Notes with their times, in order.
@@ -309,9 +309,10 @@ impl Bunch {
         );
     }
 
-    /// The caller stops following the run.
-    pub fn detach(&mut self, at: u64) {
-        self.push(at, Held::Detach);
+    /// What was noted so far is another process's to export: from here on, spans are
+    /// exported.
+    pub fn live(&mut self, at: u64) {
+        self.push(at, Held::Live);
     }
 
     /// Hand each note, as owned data, to `apply`, in order; the emptied bunch goes back to
@@ -417,7 +418,7 @@ impl Bunch {
                     end.output_phase = opt(output_phase);
                     Note::Finish(end)
                 }
-                Held::Detach => Note::Detach,
+                Held::Live => Note::Live,
             };
             apply(note, at);
         }
@@ -519,7 +520,7 @@ mod tests {
         b.read_started(10, 10, "plan", 2);
         b.read_ended(11, 10, 40);
         b.shard_ended(12, &["{\"a\":1}".into(), "{\"b\":2}".into()]);
-        b.detach(13);
+        b.live(13);
         assert_eq!(b.len(), 12);
         let mut seen = Vec::new();
         b.read(|note, at| seen.push((at, note)));
@@ -587,7 +588,7 @@ mod tests {
         assert!(
             matches!(it.next(), Some(Note::ShardEnded(lines)) if lines == ["{\"a\":1}", "{\"b\":2}"])
         );
-        assert!(matches!(it.next(), Some(Note::Detach)));
+        assert!(matches!(it.next(), Some(Note::Live)));
         assert!(it.next().is_none());
     }
 

@@ -10,6 +10,11 @@
 //! deferred-work thread, and the exporter's thread sends them. Names and attributes follow
 //! the OpenTelemetry GenAI conventions (`invoke_agent {agent}`, `gen_ai.*`); tfc's own facts
 //! are `tfc.*`.
+//!
+//! A [`TracePlan`] names the trace; span ids are a function of the plan and the notes, in
+//! order. On Temporal the worker holding a run's workflow feeds its trace from the
+//! workflow's steps; a worker taking the run over replays them quietly and names every span
+//! as the worker before it did (`temporal::traced`).
 
 mod bunch;
 mod spans;
@@ -34,7 +39,6 @@ const BUNCH_NS: u64 = 250_000_000;
 pub(crate) struct RunTrace {
     tel: Arc<Telemetry>,
     trace: TraceId,
-    root: SpanId,
     /// Prompts and outputs are recorded, cut to this many characters.
     content: Option<usize>,
     /// What turns the notes into spans (on the deferred-work thread).
@@ -45,74 +49,149 @@ pub(crate) struct RunTrace {
     handed_ns: u64,
 }
 
+/// Who and where a run's trace is: its ids, the caller's span (`TRACEPARENT`), the trace of
+/// the run it resumes, whether prompts and outputs are recorded, and when the run started.
+/// The process that starts the run decides it; on Temporal it travels with the run's input
+/// to the workers, which export the run's spans.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TracePlan {
+    pub trace: TraceId,
+    pub root: SpanId,
+    pub caller: Option<SpanId>,
+    pub link: Option<SpanContext>,
+    /// Prompts and outputs are recorded, cut to this many characters.
+    pub content: Option<usize>,
+    pub start_ns: u64,
+}
+
+impl TracePlan {
+    /// A new trace starting at `now_ns`: a child of `caller` when given (its trace id is
+    /// kept), linked to the trace of the run it resumes (`link`).
+    pub fn new(
+        caller: Option<SpanContext>,
+        link: Option<SpanContext>,
+        content: Option<usize>,
+        now_ns: u64,
+    ) -> TracePlan {
+        let mut ids = IdGen::new();
+        TracePlan {
+            trace: caller.map_or_else(|| ids.trace(), |c| c.trace),
+            root: ids.span(),
+            caller: caller.map(|c| c.span),
+            link,
+            content,
+            start_ns: now_ns,
+        }
+    }
+
+    /// The trace of the run `opts` start, when they export it; its ids (and a link to it,
+    /// with `[telemetry] trace_url`) go into `meta`, the members `run.json` adds to the
+    /// record.
+    pub fn for_run(opts: &super::RunOptions, meta: &mut crate::value::Map) -> Option<TracePlan> {
+        let tel = opts.telemetry.as_ref()?;
+        let link = opts.resume.as_ref().and_then(|r| r.parent_trace);
+        let plan = TracePlan::new(
+            opts.trace_parent,
+            link,
+            tel.settings().content,
+            crate::telemetry::now_ns(),
+        );
+        let id = plan.trace.to_string();
+        if let Some(url) = &tel.settings().trace_url {
+            meta.insert("traceUrl".into(), url.replace("{traceId}", &id).into());
+        }
+        meta.insert("traceId".into(), id.into());
+        meta.insert("rootSpanId".into(), plan.root.to_string().into());
+        Some(plan)
+    }
+
+    /// As JSON text (a Temporal run's input).
+    #[cfg_attr(not(feature = "temporal"), allow(dead_code))]
+    pub fn to_json(&self) -> String {
+        let wire = PlanWire {
+            trace_id: self.trace.to_string(),
+            root_span_id: self.root.to_string(),
+            caller_span_id: self.caller.map(|c| c.to_string()),
+            link: self.link.map(|l| l.traceparent()),
+            content: self.content,
+            start_ns: self.start_ns,
+        };
+        serde_json::to_string(&wire).unwrap_or_default()
+    }
+
+    /// Read back from [`TracePlan::to_json`]'s text.
+    #[cfg_attr(not(feature = "temporal"), allow(dead_code))]
+    pub fn from_json(text: &str) -> Option<TracePlan> {
+        let w: PlanWire = serde_json::from_str(text).ok()?;
+        Some(TracePlan {
+            trace: TraceId::parse(&w.trace_id)?,
+            root: SpanId::parse(&w.root_span_id)?,
+            caller: match w.caller_span_id {
+                Some(c) => Some(SpanId::parse(&c)?),
+                None => None,
+            },
+            link: match w.link {
+                Some(l) => Some(SpanContext::from_traceparent(&l)?),
+                None => None,
+            },
+            content: w.content,
+            start_ns: w.start_ns,
+        })
+    }
+}
+
+/// [`TracePlan`] as JSON: ids in hex, the link as a `traceparent`.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PlanWire {
+    trace_id: String,
+    root_span_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    caller_span_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    link: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    content: Option<usize>,
+    start_ns: u64,
+}
+
 impl RunTrace {
-    /// The trace of the run `cfg` describes, when `opts` export it; its ids (and a link to it,
-    /// with `[telemetry] trace_url`) go into `meta`, the members `run.json` adds to the record.
+    /// The trace of the run `cfg` describes, when `opts` export it (see
+    /// [`TracePlan::for_run`]).
     pub fn for_run(
         opts: &super::RunOptions,
         cfg: &super::machine::Config,
         flow: &str,
         meta: &mut crate::value::Map,
     ) -> Option<RunTrace> {
+        let plan = TracePlan::for_run(opts, meta)?;
         let tel = opts.telemetry.clone()?;
-        let link = opts.resume.as_ref().and_then(|r| r.parent_trace);
-        let trace = RunTrace::start(
-            tel.clone(),
-            RunIdentity {
-                run_id: &cfg.run_id,
-                flow,
-                parent_run_id: cfg.parent_run_id.as_deref(),
-                backends: &cfg.backends,
-                models: &cfg.models,
-            },
-            opts.trace_parent,
-            link,
-            crate::telemetry::now_ns(),
-        );
-        let root = trace.root();
-        let id = root.trace.to_string();
-        if let Some(url) = &tel.settings().trace_url {
-            meta.insert("traceUrl".into(), url.replace("{traceId}", &id).into());
-        }
-        meta.insert("traceId".into(), id.into());
-        meta.insert("rootSpanId".into(), root.span.to_string().into());
-        Some(trace)
+        Some(RunTrace::start(
+            tel,
+            RunIdentity::of(cfg, flow),
+            &plan,
+            false,
+        ))
     }
 
-    /// Start the run's trace at `now_ns`: a child of `caller` when given (its trace id is
-    /// kept), linked to the trace of the run it resumes (`link`).
+    /// The run `who`'s trace, as `plan` says; while `quiet`, its spans are made but not
+    /// exported (a Temporal worker replaying what the worker before it exported), until
+    /// [`RunTrace::live`].
     pub fn start(
         tel: Arc<Telemetry>,
         who: RunIdentity<'_>,
-        caller: Option<SpanContext>,
-        link: Option<SpanContext>,
-        now_ns: u64,
+        plan: &TracePlan,
+        quiet: bool,
     ) -> RunTrace {
-        let mut ids = IdGen::new();
-        let trace = caller.map_or_else(|| ids.trace(), |c| c.trace);
-        let root = ids.span();
-        let spans = Spans::start(
-            tel.clone(),
-            who,
-            (trace, root, ids),
-            caller.map(|c| c.span),
-            link,
-            now_ns,
-        );
+        let spans = Spans::start(tel.clone(), who, plan, quiet);
         RunTrace {
-            content: tel.settings().content,
+            content: plan.content,
             tel,
-            trace,
-            root,
+            trace: plan.trace,
             spans: Arc::new(Mutex::new(spans)),
             notes: Bunch::new(BUNCH),
-            handed_ns: now_ns,
+            handed_ns: plan.start_ns,
         }
-    }
-
-    /// The run's root span (its trace id goes into `run.json`).
-    pub fn root(&self) -> SpanContext {
-        self.context(self.root)
     }
 
     fn context(&self, span: SpanId) -> SpanContext {
@@ -202,13 +281,26 @@ impl RunTrace {
         }));
     }
 
-    /// The caller stops following a run that goes on elsewhere (a detached run on
-    /// Temporal): the trace ends here, as far as it saw the run. What is still open ends
-    /// now, unfailed and marked `tfc.detached`; the root says the run was running.
+    /// From `now_ns` on, spans are exported: what was noted so far was exported by another
+    /// process (see [`RunTrace::start`]).
     #[cfg_attr(not(feature = "temporal"), allow(dead_code))]
-    pub fn detach(mut self, now_ns: u64) {
-        self.notes.detach(now_ns);
+    pub fn live(&mut self, now_ns: u64) {
+        self.notes.live(now_ns);
+        self.noted(now_ns);
+    }
+
+    /// Hand over what was noted, and the spans ended so far to the exporter, now (a run
+    /// that waits, on a process that may not live to its end).
+    #[cfg_attr(not(feature = "temporal"), allow(dead_code))]
+    pub fn flush(&mut self, now_ns: u64) {
         self.hand_over(now_ns);
+        let spans = self.spans.clone();
+        self.tel.defer(Box::new(move || {
+            spans
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .hand_over(now_ns);
+        }));
     }
 
     /// The run ended: whatever is still open ends now (a stopped run's phases and calls
@@ -221,7 +313,7 @@ impl RunTrace {
 
 /// The `traceparent` a call or script of operation `op` gets in a run traced as `trace_id`
 /// (32 hex digits, as `run.json`'s `traceId`): what a Temporal worker hands its agents and
-/// scripts, naming the span the run's follower records for the operation.
+/// scripts, naming the span the run's trace records for the operation.
 #[cfg(feature = "temporal")]
 pub(crate) fn op_traceparent(trace_id: &str, op: u64) -> Option<String> {
     traceparent(trace_id, |trace| SpanId::of_op(trace, op))
@@ -229,7 +321,7 @@ pub(crate) fn op_traceparent(trace_id: &str, op: u64) -> Option<String> {
 
 /// The `traceparent` attempt `attempt` of node `node`'s call gets in a run traced as
 /// `trace_id` when the call is not one of the run's operations (a Temporal shard's): the
-/// span the run's follower records for it from the shard's result.
+/// span the run's trace records for it from the shard's result.
 #[cfg(feature = "temporal")]
 pub(crate) fn call_traceparent(trace_id: &str, node: &str, attempt: u32) -> Option<String> {
     traceparent(trace_id, |trace| SpanId::of_call(trace, node, attempt))

@@ -17,6 +17,7 @@ use crate::telemetry::{Attr, Head, IdGen, SpanContext, SpanId, Telemetry, TraceI
 use super::super::RunStatus;
 use super::super::machine::{Progress, ScriptEnd};
 use super::super::runs::parse_timestamp;
+use super::TracePlan;
 use crate::agent::record::AgentCallRecord;
 use crate::flow::PhaseType;
 
@@ -65,8 +66,6 @@ enum Cut<'a> {
     Ended,
     /// Failed with this message: the run stopped before it finished.
     Interrupted(&'a str),
-    /// Marked `tfc.detached`: the trace stops following it.
-    Detached,
 }
 
 /// An agent call in flight.
@@ -148,8 +147,9 @@ pub(crate) enum Note {
     ShardEnded(Vec<String>),
     /// The run ended.
     Finish(Box<RunEnd>),
-    /// The caller stops following the run (it goes on elsewhere).
-    Detach,
+    /// What was told so far was exported by another process (the Temporal worker that held
+    /// the run before this one): from here on, spans are exported.
+    Live,
 }
 
 /// An agent call's attempt that starts.
@@ -222,6 +222,8 @@ pub(super) struct Spans {
     content: Option<usize>,
     /// The trace has ended (its root span is written).
     ended: bool,
+    /// Spans are made but not exported: another process exported them (until [`Note::Live`]).
+    quiet: bool,
 }
 
 /// Who the run is: what the root span says about it.
@@ -233,19 +235,31 @@ pub(crate) struct RunIdentity<'a> {
     pub models: &'a indexmap::IndexMap<String, String>,
 }
 
+impl<'a> RunIdentity<'a> {
+    /// The run `cfg` describes, of flow `flow`.
+    pub fn of(cfg: &'a super::super::machine::Config, flow: &'a str) -> RunIdentity<'a> {
+        RunIdentity {
+            run_id: &cfg.run_id,
+            flow,
+            parent_run_id: cfg.parent_run_id.as_deref(),
+            backends: &cfg.backends,
+            models: &cfg.models,
+        }
+    }
+}
+
 impl Spans {
-    /// The spans of a run traced as `trace`, whose root is `root`, starting at `now_ns`: a
-    /// child of `caller` when given, linked to the trace of the run it resumes (`link`).
+    /// The spans of the run `who` traced as `plan` says, exported unless `quiet` (until
+    /// [`Note::Live`]). Span ids are a function of the plan and the notes, in order: any
+    /// process told the same notes names the same spans.
     pub fn start(
         tel: Arc<Telemetry>,
         who: RunIdentity<'_>,
-        (trace, root, ids): (TraceId, SpanId, IdGen),
-        caller: Option<SpanId>,
-        link: Option<SpanContext>,
-        now_ns: u64,
+        plan: &TracePlan,
+        quiet: bool,
     ) -> Spans {
         let batch = tel.batch();
-        let content = tel.settings().content;
+        let (trace, root) = (plan.trace, plan.root);
         let mut agents: indexmap::IndexMap<String, AgentInfo> = who
             .backends
             .iter()
@@ -262,12 +276,12 @@ impl Spans {
         }
         Spans {
             tel,
-            ids,
+            ids: IdGen::under(trace, root),
             trace,
             root,
-            caller,
-            link,
-            start_ns: now_ns,
+            caller: plan.caller,
+            link: plan.link,
+            start_ns: plan.start_ns,
             run_id: who.run_id.to_owned(),
             flow: who.flow.to_owned(),
             parent_run_id: who.parent_run_id.map(str::to_owned),
@@ -276,10 +290,11 @@ impl Spans {
             calls: Fast::default(),
             work: Fast::default(),
             batch,
-            handed_ns: now_ns,
-            metrics: Metrics::new(now_ns),
-            content,
+            handed_ns: plan.start_ns,
+            metrics: Metrics::new(plan.start_ns),
+            content: plan.content,
             ended: false,
+            quiet,
         }
     }
 
@@ -330,7 +345,18 @@ impl Spans {
             Note::ReadEnded { op, chars } => self.read_ended(op, chars, now_ns),
             Note::ShardEnded(lines) => self.shard_ended(lines, now_ns),
             Note::Finish(end) => self.finish(&end, now_ns),
-            Note::Detach => self.detach(now_ns),
+            Note::Live => self.live(now_ns),
+        }
+    }
+
+    /// From now on spans are exported: what was made while quiet is dropped (another process
+    /// exported it), the metrics count from now.
+    fn live(&mut self, now_ns: u64) {
+        if self.quiet {
+            self.quiet = false;
+            self.batch.clear();
+            self.metrics = Metrics::new(now_ns);
+            self.handed_ns = now_ns;
         }
     }
 
@@ -442,14 +468,8 @@ impl Spans {
                 w.attr("tfc.phase.id", node)
                     .attr_opt("tfc.phase.kind", o.kind.map(|k| k.as_str()))
                     .attr_opt("tfc.phase.rework", o.rework.then_some(true));
-                match cut {
-                    Cut::Ended => {}
-                    Cut::Interrupted(e) => {
-                        w.attr("error.type", "interrupted").error(e);
-                    }
-                    Cut::Detached => {
-                        w.attr("tfc.detached", true);
-                    }
+                if let Cut::Interrupted(e) = cut {
+                    w.attr("error.type", "interrupted").error(e);
                 }
                 w.end();
             }
@@ -746,25 +766,32 @@ impl Spans {
         self.finished(now_ns);
     }
 
-    /// A span was added to the batch: hand the batch over when it is full or old.
+    /// A span was added to the batch: hand the batch over when it is full or old (dropped
+    /// when full, while quiet).
     fn finished(&mut self, now_ns: u64) {
-        if self.batch.is_full() || now_ns.saturating_sub(self.handed_ns) >= HANDOVER_NS {
+        if self.quiet {
+            if self.batch.is_full() {
+                self.batch.clear();
+            }
+        } else if self.batch.is_full() || now_ns.saturating_sub(self.handed_ns) >= HANDOVER_NS {
             self.hand_over(now_ns);
         }
     }
 
-    fn hand_over(&mut self, now_ns: u64) {
-        self.handed_ns = now_ns;
-        self.tel.hand_over(&mut self.batch);
+    /// Hand the spans ended so far to the exporter (nothing, while quiet).
+    pub fn hand_over(&mut self, now_ns: u64) {
+        if !self.quiet {
+            self.handed_ns = now_ns;
+            self.tel.hand_over(&mut self.batch);
+        }
     }
 
     /// End every span still open at `now_ns`, as `cut` says.
     fn close_all(&mut self, cut: Cut<'_>, now_ns: u64) {
         let error = match cut {
             Cut::Interrupted(e) => Some(e),
-            _ => None,
+            Cut::Ended => None,
         };
-        let detached = matches!(cut, Cut::Detached).then_some(true);
         let ops: Vec<u64> = self.calls.keys().copied().collect();
         for op in ops {
             if let Some(c) = self.calls.remove(&op) {
@@ -774,8 +801,7 @@ impl Spans {
                 w.attr("gen_ai.operation.name", INVOKE_AGENT)
                     .attr("gen_ai.agent.name", agent)
                     .attr("tfc.attempt", c.attempt)
-                    .attr("tfc.node", &c.node)
-                    .attr_opt("tfc.detached", detached);
+                    .attr("tfc.node", &c.node);
                 if let Some(e) = error {
                     w.error(e);
                 }
@@ -783,11 +809,10 @@ impl Spans {
                 self.finished(now_ns);
             }
         }
-        let marks = [("tfc.detached", detached.map(Attr::Bool))];
         let ops: Vec<u64> = self.work.keys().copied().collect();
         for op in ops {
             if let Some(w) = self.work.remove(&op) {
-                self.end_work(w, &marks, error, now_ns);
+                self.end_work(w, &[], error, now_ns);
             }
         }
         // Innermost first, so a phase's groups end with it.
@@ -798,24 +823,6 @@ impl Spans {
                 self.end_open(&node, o, now_ns, cut, now_ns);
             }
         }
-    }
-
-    /// The caller stops following a run that goes on elsewhere (a detached run on
-    /// Temporal): the trace ends here, as far as it saw the run. What is still open ends
-    /// now, unfailed and marked `tfc.detached`; the root says the run was running.
-    fn detach(&mut self, now_ns: u64) {
-        self.close_all(Cut::Detached, now_ns);
-        let mut w = self.batch.span(self.root_head(now_ns), ("run", &self.flow));
-        w.attr("tfc.run.id", &self.run_id)
-            .attr("tfc.flow.name", &self.flow)
-            .attr("tfc.run.status", RunStatus::Running.as_str())
-            .attr("tfc.run.detached", true)
-            .attr_opt("tfc.run.parent_id", self.parent_run_id.as_ref());
-        if let Some(l) = self.link {
-            w.link(l);
-        }
-        w.end();
-        self.close();
     }
 
     /// The root span's head, ending at `end_ns`.
@@ -864,11 +871,14 @@ impl Spans {
         self.close();
     }
 
-    /// The trace has ended: its last spans and the run's metrics go to the exporter.
+    /// The trace has ended: its last spans and the run's metrics go to the exporter (unless
+    /// quiet: the run ended before this process took it over).
     fn close(&mut self) {
         self.ended = true;
-        self.tel.close(std::mem::take(&mut self.batch));
-        self.tel.metrics(&self.metrics);
+        if !self.quiet {
+            self.tel.close(std::mem::take(&mut self.batch));
+            self.tel.metrics(&self.metrics);
+        }
     }
 }
 
