@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use super::scope::{Scope, read_phases_of, resolve};
 use super::text::write_text;
 use crate::compile::template::{Op, Template};
-use crate::value::Value;
+use crate::value::{Value, string_len};
 
 /// The result of a text-mode render. Path lists hold indices into [`Template::paths`], distinct
 /// and in order of first appearance (which is also first-resolution order).
@@ -35,9 +35,10 @@ pub struct Oversize {
 }
 
 /// `Some(lower bound)` when `value`'s template text certainly exceeds `room` bytes (then it
-/// need not be written to know), else `None`. The bound counts each string's bytes, the
-/// quotes and `": "` of keys, one byte per number or literal and the newline and two-space
-/// indentation before every element of a container (as `write_text` pretty-prints them).
+/// need not be written to know), else `None`. The bound counts each string's JSON text (its
+/// quotes and escapes included) and the `": "` of keys, one byte per number or literal, and
+/// the newline and two-space indentation before every element of a container (as
+/// `write_text` pretty-prints them).
 fn text_size_above(value: &Value, room: usize) -> Option<usize> {
     let scalar = match value {
         Value::String(s) => s.len(),
@@ -54,7 +55,7 @@ fn container_size_above(value: &Value, room: usize) -> Option<usize> {
     let mut stack = Stack::new(value);
     while let Some((v, depth)) = stack.pop() {
         match v {
-            Value::String(s) => size += if depth == 0 { s.len() } else { s.len() + 2 },
+            Value::String(s) => size += if depth == 0 { s.len() } else { string_len(s) },
             Value::Null if depth == 0 => {}
             Value::Array(a) => {
                 size += if a.is_empty() { 2 } else { 2 + 1 + 2 * depth };
@@ -66,7 +67,7 @@ fn container_size_above(value: &Value, room: usize) -> Option<usize> {
             Value::Object(o) => {
                 size += if o.is_empty() { 2 } else { 2 + 1 + 2 * depth };
                 for (k, item) in o {
-                    size += 1 + 2 * (depth + 1) + k.len() + 4;
+                    size += 1 + 2 * (depth + 1) + string_len(k) + 2;
                     stack.push((item, depth + 1));
                 }
             }
@@ -259,6 +260,9 @@ impl Template {
                             };
                             if skipped || text.len() > max {
                                 let (path, bytes) = largest(&state).unwrap_or((r.path, 0));
+                                // What was written stops before this placeholder (its size
+                                // was only bounded from below: numbers count one byte).
+                                text.truncate(before);
                                 out.text = text;
                                 return Err(Oversize {
                                     path,
@@ -281,8 +285,14 @@ impl Template {
             }
         }
         if text.len() > max {
-            // Literal text alone passes the cap: the largest placeholder is still named.
+            // Literal text alone passes the cap: the largest placeholder is still named, and
+            // what was written is cut at the cap.
             let (path, bytes) = largest(&state).unwrap_or((0, 0));
+            let mut cut = max;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
             out.text = text;
             return Err(Oversize {
                 path,
@@ -546,5 +556,68 @@ mod caps {
                 assert!(written.is_empty());
             }
         }
+    }
+
+    /// The whole size bound of `v`: the least room it does not pass.
+    fn bound(v: &Value) -> usize {
+        let (mut lo, mut hi) = (0, 1 << 20);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if text_size_above(v, mid).is_some() {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    #[test]
+    fn escapes_count_toward_the_bound() {
+        // A control character escapes to six bytes, a quote or newline to two: the bound
+        // grows by what the escapes add to the written text.
+        let value = |key: &str, text: &str| {
+            let mut m = Map::default();
+            m.insert(key.repeat(40), Value::from(text.repeat(10)));
+            Value::Array(vec![Value::Object(m), Value::from(text)])
+        };
+        let (plain, escaped) = (value("k", "xqtextqx"), value("\u{b}", "\"quoted\"\n"));
+        let written = |v: &Value| {
+            let mut out = String::new();
+            write_text(v, &mut out);
+            out.len()
+        };
+        assert!(written(&escaped) > written(&plain) + 200);
+        assert_eq!(
+            bound(&escaped) - bound(&plain),
+            written(&escaped) - written(&plain)
+        );
+        assert!(bound(&escaped) <= written(&escaped));
+    }
+
+    #[test]
+    fn what_is_written_before_giving_up_stays_within_the_cap() {
+        // Numbers count one byte in the size bound: this array's bound fits caps its text
+        // passes. The text it would add is taken back.
+        let numbers = (0..2000)
+            .map(|i| Value::Number(0.123_456_789 + f64::from(i)))
+            .collect();
+        let mut args = Map::default();
+        args.insert("numbers".into(), Value::Array(numbers));
+        let scope = Bindings {
+            args: Some(Value::Object(args)),
+            ..Bindings::default()
+        };
+        let t = Template::parse("n: {args.numbers}");
+        for cap in [100, 5_000, 20_000, 30_000] {
+            let Err(over) = t.render_capped(&scope, cap) else {
+                panic!("cap {cap}: the text fits");
+            };
+            assert_eq!(over.partial.text, "n: ", "cap {cap}");
+        }
+        // Literal text alone past the cap is cut at it, on a character boundary.
+        let t = Template::parse(&"é".repeat(100));
+        let over = t.render_capped(&scope, 51).expect_err("too long");
+        assert_eq!(over.partial.text, "é".repeat(25));
     }
 }

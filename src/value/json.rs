@@ -163,6 +163,19 @@ pub fn write_string(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// The length of [`write_string`]'s text of `s`: its bytes, the quotes, and what escapes add.
+pub fn string_len(s: &str) -> usize {
+    let extra: usize = s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+            0..=0x1f => 5,
+            _ => 0,
+        })
+        .sum();
+    s.len() + 2 + extra
+}
+
 /// The JSON text of a value, as `JSON.stringify` writes it.
 impl Value {
     /// Compact JSON (`JSON.stringify(v)`): non-finite numbers become `null`.
@@ -188,6 +201,23 @@ mod tests {
     use super::*;
     use crate::value::fixtures::{DEPTH, mixed, nested_arrays, small_stack};
     use crate::value::types::Map;
+
+    #[test]
+    fn string_len_is_the_length_of_the_written_string() {
+        let every_ascii: String = (0u8..128).map(char::from).collect();
+        for s in [
+            "",
+            "plain",
+            "a\"b\\c",
+            "\u{0}\u{1f}\u{7f}",
+            "é → ☃ 𝄞",
+            &every_ascii,
+        ] {
+            let mut out = String::new();
+            write_string(s, &mut out);
+            assert_eq!(string_len(s), out.len(), "{s:?}");
+        }
+    }
 
     fn obj(pairs: &[(&str, Value)]) -> Value {
         let mut m = Map::default();

@@ -27,5 +27,5 @@ pub(crate) use parse::parse_json_prefix;
 pub use parse::{ParseError, parse_json};
 pub use types::{Map, Value};
 
-pub(crate) use json::{write_scalar, write_string};
+pub(crate) use json::{string_len, write_scalar, write_string};
 pub(crate) use parse::find_byte;
