@@ -21,15 +21,7 @@ fn the_run_survives_the_loss_of_the_worker_holding_its_workflow() {
     };
     let dir = base.join("p");
     let agent = project(&dir);
-    // `f` fails once (a 503) and waits out a 6 s backoff on a durable timer: no call runs
-    // then, and the workflow's holder is killed in that window.
-    std::fs::write(
-        dir.join("flow.json"),
-        r#"{"name": "hold", "phases": [{"id": "s1", "task": "first"},
-            {"id": "f", "dependsOn": ["s1"], "retry": {"max": 1, "backoffMs": 6000}, "task": "FLAKY"},
-            {"id": "s3", "dependsOn": ["f"], "task": "last {steps.f.output}"}]}"#,
-    )
-    .expect("flow");
+    std::fs::write(dir.join("flow.json"), HOLD).expect("flow");
     let mut workers = [
         Worker::start(&server, &dir, &agent, "a"),
         Worker::start(&server, &dir, &agent, "b"),
@@ -40,14 +32,7 @@ fn the_run_survives_the_loss_of_the_worker_holding_its_workflow() {
         "f never ran"
     );
     let id = run_id(&dir).expect("the run's directory");
-    // The workflow task that started the backoff timer completes just after the call ends.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let h = holder(&server, &id).expect("the workflow's holder");
-    let w = workers
-        .iter_mut()
-        .find(|w| w.pid() == h)
-        .expect("held by one of our workers");
-    w.kill();
+    let h = kill_the_holder(&server, &id, &mut workers);
     assert_eq!(calls(&dir).len(), 2, "no call runs during the backoff");
     let out = run.wait_with_output().expect("tfc run");
     assert_eq!(

@@ -22,7 +22,9 @@ use std::collections::BTreeMap;
 
 use otel::{Receiver, Span, TfcRun, assert_clean, dump, of_trace, one, run_tfc};
 use serde_json::Value;
-use temporal_env::{Worker, calls, holder, project, record, run_id, server_in, wait_for};
+use temporal_env::{
+    HOLD, Worker, calls, kill_the_holder, project, record, run_id, server_in, wait_for,
+};
 
 /// Agent phases, a map (item spans), a loop (iteration spans) and scripts, answered by the
 /// fake agent of tests/temporal_env (`LIST` answers a JSON array); script `tp` prints the
@@ -134,15 +136,20 @@ fn trace_of(all: &[Span], run: &TfcRun, what: &str) -> Vec<Span> {
     spans
 }
 
+/// A dev server in the scratch directory `name`, and the OTLP validator; `None` after a
+/// printed note when either cannot run.
+fn traced_server(name: &str) -> Option<(temporal_env::Server, std::path::PathBuf, Receiver)> {
+    let py = otel::require_python()?;
+    let (server, base) = server_in(name)?;
+    let rx = Receiver::start(&py, &base.join("otel"), &[]);
+    Some((server, base, rx))
+}
+
 #[test]
 fn a_run_on_temporal_has_the_trace_of_the_same_run_done_locally() {
-    let Some(py) = otel::require_python() else {
+    let Some((server, base, rx)) = traced_server("otel") else {
         return;
     };
-    let Some((server, base)) = server_in("otel") else {
-        return;
-    };
-    let rx = Receiver::start(&py, &base.join("otel"), &[]);
     let endpoint = rx.endpoint();
     let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())];
     let (local_dir, remote_dir) = (base.join("local"), base.join("remote"));
@@ -296,21 +303,11 @@ fn a_run_on_temporal_has_the_trace_of_the_same_run_done_locally() {
     assert_clean(&rx);
 }
 
-/// `f` fails once (a 503) and waits out a 6 s backoff on a durable timer: no call runs then,
-/// and the worker holding the run is killed in that window.
-const HOLD: &str = r#"{"name": "hold", "phases": [{"id": "s1", "task": "first"},
-    {"id": "f", "dependsOn": ["s1"], "retry": {"max": 1, "backoffMs": 6000}, "task": "FLAKY"},
-    {"id": "s3", "dependsOn": ["f"], "task": "last {steps.f.output}"}]}"#;
-
 #[test]
 fn the_workers_trace_a_run_its_caller_left_across_the_loss_of_the_one_holding_it() {
-    let Some(py) = otel::require_python() else {
+    let Some((server, base, rx)) = traced_server("otel-takeover") else {
         return;
     };
-    let Some((server, base)) = server_in("otel-takeover") else {
-        return;
-    };
-    let rx = Receiver::start(&py, &base.join("otel"), &[]);
     let endpoint = rx.endpoint();
     let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())];
     let dir = base.join("p");
@@ -360,15 +357,8 @@ fn the_workers_trace_a_run_its_caller_left_across_the_loss_of_the_one_holding_it
         "the holder sent its spans: {}",
         dump(&rx.spans())
     );
-    // The workflow task that started the backoff timer completes just after the call ends.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let h = holder(&server, &id).expect("the workflow's holder");
-    let w = workers
-        .iter_mut()
-        .find(|w| w.pid() == h)
-        .expect("held by one of our workers");
+    kill_the_holder(&server, &id, &mut workers);
     let killed_ns = otel::now_ns();
-    w.kill();
     assert!(
         wait_for(180, || record(&dir)["status"] == "completed"),
         "the run completes on the other worker: {}",

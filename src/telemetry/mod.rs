@@ -7,9 +7,10 @@
 //! batches over; the [`export`] thread joins them into requests and posts them with the
 //! metrics' totals. Neither is on the run's path, and neither is woken for each hand-over
 //! (waking a thread costs the run more than the work). An in-memory sink keeps spans as
-//! plain data ([`span::Span`]) instead, made at once on the run's thread. What a run's spans are — the run, its
-//! phases, items, agent calls, scripts — is the run's business (`run::trace`); this module
-//! knows only spans, ids ([`ids`], W3C `traceparent`) and [`metrics`].
+//! plain data ([`span::Span`]) instead, made at once on the run's thread. What a run's spans
+//! are — the run, its phases, items, agent calls, scripts — is the run's business
+//! (`run::trace`); this module knows only spans, ids ([`ids`], W3C `traceparent`) and
+//! [`metrics`].
 
 pub mod export;
 pub mod ids;

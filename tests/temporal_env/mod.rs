@@ -159,6 +159,26 @@ impl Drop for Server {
     }
 }
 
+/// A run that outlives the worker holding it: `f` fails once (a 503) and waits out a 6 s
+/// backoff on a durable timer, when no call runs: the window [`kill_the_holder`] is for.
+pub const HOLD: &str = r#"{"name": "hold", "phases": [{"id": "s1", "task": "first"},
+    {"id": "f", "dependsOn": ["s1"], "retry": {"max": 1, "backoffMs": 6000}, "task": "FLAKY"},
+    {"id": "s3", "dependsOn": ["f"], "task": "last {steps.f.output}"}]}"#;
+
+/// Once `f`'s failed call of a [`HOLD`] run `run_id` has ended, kill -9 the worker holding
+/// the workflow (one of `workers`); its pid.
+pub fn kill_the_holder(server: &Server, run_id: &str, workers: &mut [Worker]) -> u32 {
+    // The workflow task that started the backoff timer completes just after the call ends.
+    std::thread::sleep(Duration::from_millis(1500));
+    let h = holder(server, run_id).expect("the workflow's holder");
+    workers
+        .iter_mut()
+        .find(|w| w.pid() == h)
+        .expect("held by one of our workers")
+        .kill();
+    h
+}
+
 /// The pid of the worker that completed the workflow's last task (its identity is
 /// `tfc-<pid>@<host>`).
 pub fn holder(server: &Server, run_id: &str) -> Option<u32> {
