@@ -164,7 +164,7 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
     }
     deny("run", &[T::Script], "", &|| only("run", &[T::Script]));
     deny("input", &[T::Script], "", &|| only("input", &[T::Script]));
-    const EXPECT: &[PhaseType] = &[T::Agent, T::Gate, T::Reduce, T::Loop];
+    const EXPECT: &[PhaseType] = &[T::Agent, T::Gate, T::Reduce, T::Loop, T::Map];
     deny("expect", EXPECT, "", &|| only("expect", EXPECT));
     const TIMED: &[PhaseType] = &[
         T::Agent,

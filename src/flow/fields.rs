@@ -350,6 +350,21 @@ const EXPECT: &[FieldDef] = &[
         "array: contract of every element",
     ),
     f("enum", T::Any, "allowed literal values"),
+    f(
+        "additionalProperties",
+        T::Bool,
+        "object: false allows no key besides properties",
+    ),
+    f("minItems", T::Integer, "array: at least this many elements"),
+    f("maxItems", T::Integer, "array: at most this many elements"),
+    f(
+        "description",
+        T::String,
+        "annotation, shown on hover; ignored at run time",
+    ),
+    f("title", T::String, "annotation; ignored at run time"),
+    f("examples", T::Any, "annotation; ignored at run time"),
+    f("$comment", T::String, "annotation; ignored at run time"),
 ];
 
 /// The closed field set of an object kind, except that of a phase: its common fields only

@@ -301,8 +301,26 @@ pub struct Contract {
     pub items: Option<Box<Field<Contract>>>,
     /// `enum`.
     pub enum_values: Option<Vec<Value>>,
+    /// `additionalProperties` (**tfc:** a boolean only): `false` closes the object, so a key
+    /// not in `properties` is a violation (and never resolves statically).
+    pub additional_properties: Option<Field<bool>>,
+    /// `minItems`: an array has at least this many elements.
+    pub min_items: Option<Field<u64>>,
+    /// `maxItems`: an array has at most this many elements.
+    pub max_items: Option<Field<u64>>,
+    /// `description`, an annotation: ignored at run time, shown by editors on hover.
+    pub description: Option<Field<String>>,
     /// The contract object.
     pub span: Span,
+}
+
+impl Contract {
+    /// Does `additionalProperties: false` close the object (no key besides `properties`)?
+    pub fn closed(&self) -> bool {
+        self.additional_properties
+            .as_ref()
+            .is_some_and(|a| !a.value)
+    }
 }
 
 /// A phase's position in [`Flow::phases`]: dependencies are resolved to these after lowering.

@@ -69,7 +69,7 @@ impl Lowerer {
             (
                 Code::InvalidContract,
                 format!(
-                    "{at}.{key}: unknown contract keyword (supported: type, properties, required, items, enum)"
+                    "{at}.{key}: unknown contract keyword (supported: type, properties, required, items, enum, additionalProperties, minItems, maxItems; annotations description, title, examples, $comment)"
                 ),
             )
         } else {

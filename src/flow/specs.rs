@@ -489,9 +489,90 @@ impl Lowerer {
                 ),
             }
         }
+        if let Some(am) = f.get("additionalProperties") {
+            match am.value.kind {
+                Kind::Bool(b) => {
+                    c.additional_properties = Some(Field::new(b, am.key.span, am.value.span))
+                }
+                _ => bad(
+                    self,
+                    am.value.span,
+                    format!(
+                        "{path}.additionalProperties must be true or false, found {}",
+                        am.value.type_name()
+                    ),
+                    "write \"additionalProperties\": false to allow no key besides \"properties\" (schemas for extra keys are not supported: declare them under \"properties\")".to_owned(),
+                ),
+            }
+        }
+        for (name, slot) in [
+            ("minItems", &mut c.min_items),
+            ("maxItems", &mut c.max_items),
+        ] {
+            let Some(nm) = f.get(name) else { continue };
+            match nm.value.kind {
+                Kind::Number(n) if n >= 0.0 && n.fract() == 0.0 && n <= MAX_SAFE_COUNT => {
+                    *slot = Some(Field::new(n as u64, nm.key.span, nm.value.span));
+                }
+                _ => {
+                    let shown = match &nm.value.kind {
+                        Kind::Number(n) => format_number(*n),
+                        _ => nm.value.type_name().to_owned(),
+                    };
+                    bad(
+                        self,
+                        nm.value.span,
+                        format!("{path}.{name} must be an integer >= 0, found {shown}"),
+                        format!("write a count of elements, e.g. \"{name}\": 1"),
+                    )
+                }
+            }
+        }
+        if let (Some(min), Some(max)) = (&c.min_items, &c.max_items)
+            && min.value > max.value
+        {
+            self.push(
+                Diagnostic::new(
+                    Code::InvalidContract,
+                    format!(
+                        "{path}.minItems ({}) is above maxItems ({}): no array satisfies the contract",
+                        min.value, max.value
+                    ),
+                )
+                .at(min.span)
+                .with_label("the lower bound")
+                .label(max.span, "the upper bound")
+                .help("lower minItems or raise maxItems"),
+            );
+            c.min_items = None;
+            c.max_items = None;
+        }
+        // Annotations: accepted and ignored at run time; `description` is shown on hover.
+        for name in ["description", "title", "$comment"] {
+            let Some(dm) = f.get(name) else { continue };
+            match dm.value.as_str() {
+                Some(text) if name == "description" => {
+                    c.description = Some(Field::new(text.value.clone(), dm.key.span, dm.value.span))
+                }
+                Some(_) => {}
+                None => bad(
+                    self,
+                    dm.value.span,
+                    format!(
+                        "{path}.{name} must be a string, found {}",
+                        dm.value.type_name()
+                    ),
+                    format!("write the annotation as text: \"{name}\": \"…\""),
+                ),
+            }
+        }
         Some(c)
     }
 }
+
+/// The largest `minItems`/`maxItems` taken as written (2^53 - 1, the largest integer a JSON
+/// number holds exactly).
+const MAX_SAFE_COUNT: f64 = 9_007_199_254_740_991.0;
 
 /// `^\d+(\.\d+)?\s*(ms|s|m|h|d)?$`i → milliseconds (no unit: ms).
 pub fn parse_ttl(text: &str) -> Option<f64> {
@@ -559,6 +640,53 @@ mod tests {
                 .starts_with("expect.properties.a.items.minimum: unknown contract keyword"),
             "{}",
             d.message
+        );
+    }
+
+    /// The JSON Schema keywords tfc accepts besides its own: `additionalProperties` (a
+    /// boolean), item counts (integers >= 0) and annotations; bad values are E0407.
+    #[test]
+    fn pasted_schema_keywords_are_accepted_and_judged() {
+        let flow = |expect: &str| {
+            format!(r#"[{{"id": "a", "task": "x", "output": "json", "expect": {expect}}}]"#)
+        };
+        let good = flow(
+            r#"{"type": "object", "title": "T", "description": "D", "$comment": "C", "examples": [{}],
+                "additionalProperties": false,
+                "properties": {"f": {"type": "array", "minItems": 0, "maxItems": 3, "description": "files"}}}"#,
+        );
+        assert_eq!(codes(&good), Vec::<&str>::new());
+        let messages = |expect: &str| -> Vec<String> {
+            check(&flow(expect))
+                .into_iter()
+                .filter(|d| d.code.as_str() == "E0407")
+                .map(|d| d.message)
+                .collect()
+        };
+        assert_eq!(
+            messages(r#"{"additionalProperties": {}, "minItems": -1, "maxItems": 1.5}"#),
+            [
+                "expect.additionalProperties must be true or false, found object",
+                "expect.minItems must be an integer >= 0, found -1",
+                "expect.maxItems must be an integer >= 0, found 1.5",
+            ]
+        );
+        assert_eq!(
+            messages(r#"{"items": {"minItems": 3, "maxItems": 1}}"#),
+            ["expect.items.minItems (3) is above maxItems (1): no array satisfies the contract"]
+        );
+        assert_eq!(
+            messages(r#"{"description": 5, "title": ["t"], "$comment": null}"#),
+            [
+                "expect.description must be a string, found number",
+                "expect.title must be a string, found array",
+                "expect.$comment must be a string, found null",
+            ]
+        );
+        let c = crate::check::testing::contract(r#"{"description": "the verdict"}"#);
+        assert_eq!(
+            c.description.map(|d| d.value).as_deref(),
+            Some("the verdict")
         );
     }
 

@@ -153,9 +153,26 @@ fn check_one<'a>(
                     out.push(format!("{path}.{}: required key is missing", key.value));
                 }
             }
+            if c.closed() {
+                for key in map.keys() {
+                    if !c.properties.contains_key(key) && out.len() < MAX_VIOLATIONS {
+                        out.push(format!("{path}.{key}: property is not allowed"));
+                    }
+                }
+            }
             Some(Members::Properties(c.properties.iter(), map))
         }
         Value::Array(items) => {
+            if let Some(min) = &c.min_items
+                && (items.len() as u64) < min.value
+            {
+                out.push(format!("{path}: expected at least {} items", min.value));
+            }
+            if let Some(max) = &c.max_items
+                && items.len() as u64 > max.value
+            {
+                out.push(format!("{path}: expected at most {} items", max.value));
+            }
             let contract = &c.items.as_ref()?.value;
             Some(Members::Items(contract, items.iter().enumerate()))
         }
@@ -163,7 +180,11 @@ fn check_one<'a>(
     }
 }
 
-/// A minimal value satisfying the contract: one array element, required properties filled,
+/// The most elements a stub array gets.
+const MAX_STUB_ITEMS: u64 = 10_000;
+
+/// A minimal value satisfying the contract: one array element (`minItems` of them, none for
+/// `maxItems: 0`), required properties filled,
 /// strings `dry-run`, numbers 0, booleans false, enums' first literal; `{}` without one.
 pub fn stub(contract: Option<&Contract>) -> Value {
     let Some(c) = contract else {
@@ -176,7 +197,14 @@ pub fn stub(contract: Option<&Contract>) -> Value {
         .and_then(|t| t.first())
         .map(String::as_str)
     {
-        Some("array") => Value::Array(vec![stub(c.items.as_ref().map(|i| &i.value))]),
+        Some("array") => {
+            // One element, or as many as `minItems` asks (up to a bound: a dry run does not
+            // build a billion stubs), and none when `maxItems` is 0.
+            let min = c.min_items.as_ref().map_or(1, |m| m.value.max(1));
+            let n = c.max_items.as_ref().map_or(min, |m| min.min(m.value));
+            let one = stub(c.items.as_ref().map(|i| &i.value));
+            Value::Array(vec![one; n.min(MAX_STUB_ITEMS) as usize])
+        }
         Some("string") => Value::from("dry-run"),
         Some("number" | "integer") => Value::Number(0.0),
         Some("boolean") => Value::Bool(false),
@@ -254,6 +282,98 @@ mod tests {
             Err(vec!["$[0]: expected string, got number".to_owned()])
         );
         assert_eq!(stub(Some(&c)).to_json(), "0");
+    }
+
+    /// `additionalProperties: false` allows no key besides `properties`, at any depth;
+    /// `true` (or nothing) allows any.
+    #[test]
+    fn closed_objects_name_each_extra_key() {
+        let c = contract(
+            r#"{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"string"},"f":{"type":"array","items":{"properties":{"path":{"type":"string"}},"additionalProperties":false}}}}"#,
+        );
+        assert_eq!(check_output(&c, r#"{"a":"x","f":[{"path":"p"}]}"#), Ok(()));
+        assert_eq!(
+            check_output(&c, r#"{"a":"x","b":1,"c":2,"f":[{"path":"p","size":3}]}"#),
+            Err(vec![
+                "$.b: property is not allowed".to_owned(),
+                "$.c: property is not allowed".to_owned(),
+                "$.f[0].size: property is not allowed".to_owned(),
+            ])
+        );
+        let open = contract(r#"{"properties":{"a":{}},"additionalProperties":true}"#);
+        assert_eq!(check_output(&open, r#"{"a":1,"b":2}"#), Ok(()));
+        // Only objects are judged by it.
+        let any = contract(r#"{"additionalProperties":false}"#);
+        assert_eq!(check_output(&any, "[1]"), Ok(()));
+        assert_eq!(
+            check_output(&any, r#"{"k":1}"#),
+            Err(vec!["$.k: property is not allowed".to_owned()])
+        );
+    }
+
+    /// `minItems`/`maxItems` bound an array's length, at any depth; other values pass.
+    #[test]
+    fn item_counts_are_bounded() {
+        let c = contract(
+            r#"{"type":"object","properties":{"files":{"type":"array","minItems":1,"maxItems":2}}}"#,
+        );
+        assert_eq!(check_output(&c, r#"{"files":[1]}"#), Ok(()));
+        assert_eq!(check_output(&c, r#"{"files":[1,2]}"#), Ok(()));
+        assert_eq!(
+            check_output(&c, r#"{"files":[]}"#),
+            Err(vec!["$.files: expected at least 1 items".to_owned()])
+        );
+        assert_eq!(
+            check_output(&c, r#"{"files":[1,2,3]}"#),
+            Err(vec!["$.files: expected at most 2 items".to_owned()])
+        );
+        let top = contract(r#"{"minItems":3,"items":{"type":"integer"}}"#);
+        assert_eq!(
+            check_output(&top, r#"["x"]"#),
+            Err(vec![
+                "$: expected at least 3 items".to_owned(),
+                "$[0]: expected integer, got string".to_owned(),
+            ])
+        );
+        assert_eq!(
+            check_output(&top, r#""not an array""#),
+            Err(vec!["$: expected array, got string".to_owned()])
+        );
+        let counts = contract(r#"{"maxItems":0}"#);
+        assert_eq!(check_output(&counts, "{}"), Ok(()));
+    }
+
+    /// Annotations change nothing at run time.
+    #[test]
+    fn annotations_are_ignored() {
+        let c = contract(
+            r#"{"type":"object","description":"d","title":"t","$comment":"c","examples":[{"a":1}],"properties":{"a":{"type":"integer","description":"the a"}}}"#,
+        );
+        assert_eq!(check_output(&c, r#"{"a":1}"#), Ok(()));
+        assert_eq!(
+            check_output(&c, r#"{"a":"x"}"#),
+            Err(vec!["$.a: expected integer, got string".to_owned()])
+        );
+    }
+
+    #[test]
+    fn stubs_meet_item_counts_and_closed_objects() {
+        for text in [
+            r#"{"type":"array","minItems":3,"items":{"type":"string"}}"#,
+            r#"{"type":"array","maxItems":0}"#,
+            r#"{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"array","minItems":2}}}"#,
+        ] {
+            let c = contract(text);
+            let s = stub(Some(&c));
+            assert_eq!(
+                check_output(&c, &s.to_json()),
+                Ok(()),
+                "{text}: {}",
+                s.to_json()
+            );
+        }
+        let c = contract(r#"{"type":"array","minItems":3}"#);
+        assert_eq!(stub(Some(&c)).to_json(), r#"[{},{},{}]"#);
     }
 
     #[test]

@@ -400,7 +400,7 @@ pub fn element_of(t: &Ty) -> Option<Typed> {
                         break;
                     }
                 }
-                if obj.props.is_empty() {
+                if obj.props.is_empty() && !obj.closed {
                     return Some(Typed::any());
                 }
             }
@@ -482,7 +482,10 @@ fn strip_decls(t: Ty) -> Ty {
     match t {
         Ty::Array(e) => Ty::array(strip_decls(e.ty.clone()), None),
         Ty::Object(obj) => {
-            let mut out = Obj::default();
+            let mut out = Obj {
+                closed: obj.closed,
+                ..Obj::default()
+            };
             for (k, p) in &obj.props {
                 out.props.insert(
                     k.clone(),

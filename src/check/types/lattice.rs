@@ -3,7 +3,8 @@
 //!
 //! `any` is the top: nothing is ever reported about it. `missing` is "no value" (an optional
 //! property that is absent; an out-of-bounds index), which is never an error either. Object
-//! types are open: a key they do not declare may still be there at run time.
+//! types are open: a key they do not declare may still be there at run time — unless the
+//! contract closed them (`additionalProperties: false`), when it never is.
 
 use std::fmt;
 use std::sync::Arc;
@@ -54,6 +55,8 @@ pub struct Elem {
 pub struct Obj {
     /// Each declared property.
     pub props: IndexMap<Box<str>, Prop>,
+    /// No other key can be there (`additionalProperties: false`).
+    pub closed: bool,
 }
 
 /// One declared property.
@@ -72,6 +75,9 @@ pub enum Stuck {
     Scalar(Ty),
     /// A segment that is neither an index nor `length`, after an array (the array type).
     ArrayKey(Ty),
+    /// A key a closed object (`additionalProperties: false`) does not declare (the object
+    /// type).
+    Closed(Ty),
 }
 
 /// One `dig` step.
@@ -204,22 +210,26 @@ impl Ty {
             }
             Ty::Object(obj) => match obj.props.get(key) {
                 Some(p) => Step::To(p.ty.clone(), p.decl),
+                None if obj.closed => Step::Stuck(Stuck::Closed(self.clone())),
                 None if obj.props.is_empty() => Step::To(Ty::Any, None),
                 None => Step::Undeclared,
             },
             Ty::Union(members) => {
                 // Each member on its own: the step is stuck only when it is stuck on every
-                // member that can hold a value.
+                // member that can hold a value, and undeclared when no member declares it
+                // (`object{path} | missing`, an optional property or an element, is read
+                // through its object).
                 let mut reached: Vec<Ty> = Vec::new();
                 let mut decl = None;
                 let mut stuck = None;
+                let mut undeclared = false;
                 for m in members.iter() {
                     match m.dig(key, index) {
                         Step::To(t, d) => {
                             decl = decl.or(d);
                             reached.push(t);
                         }
-                        Step::Undeclared => reached.push(Ty::Any),
+                        Step::Undeclared => undeclared = true,
                         Step::Stuck(s) => {
                             stuck.get_or_insert(s);
                             reached.push(Ty::Missing);
@@ -228,7 +238,12 @@ impl Ty {
                 }
                 let only_missing = reached.iter().all(|t| *t == Ty::Missing);
                 match stuck {
+                    _ if undeclared && only_missing => Step::Undeclared,
                     Some(s) if only_missing => Step::Stuck(s),
+                    _ if undeclared => {
+                        reached.push(Ty::Any);
+                        Step::To(Ty::union(reached), decl)
+                    }
                     _ => Step::To(Ty::union(reached), decl),
                 }
             }

@@ -140,6 +140,20 @@ fn unresolvable(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Di
             };
             (shown, problem, help)
         }
+        Stuck::Closed(t) => {
+            let shown = t.present();
+            let problem = format!(
+                "{what} is a closed object ({shown}): its contract sets \"additionalProperties\": false and does not declare '{key}'"
+            );
+            let known = t.properties();
+            let help = match did_you_mean(key, known.iter().map(|(k, _)| *k)) {
+                Some(near) => format!("did you mean {{{}}}?", rewrite(u.path, *i, &[near])),
+                None => format!(
+                    "add \"{key}\" under \"properties\" of that contract, or drop \"additionalProperties\": false"
+                ),
+            };
+            (shown, problem, help)
+        }
     };
     let mut d = Diagnostic::new(
         Code::UnresolvablePath,
@@ -199,17 +213,18 @@ fn undeclared(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Diag
             known.join(", ")
         ),
     };
+    let add = format!("add \"{key}\" under \"properties\" of that contract");
     let help = match did_you_mean(key, known.iter().copied()) {
-        Some(near) => format!("did you mean {{{}}}?", rewrite(u.path, *i, &[near])),
-        None => format!(
-            "fix the path, or extend the 'expect' contract of {}",
-            root.owner.trim_start_matches("map ")
+        Some(near) => format!(
+            "did you mean {{{}}}? If '{key}' is meant, {add}",
+            rewrite(u.path, *i, &[near])
         ),
+        None => format!("{add}, or fix the path"),
     };
     let mut d = Diagnostic::new(
         Code::ContractMissingProperty,
         format!(
-            "{}: {{{}}} {problem}, so {}",
+            "{}: {{{}}} {problem}: it resolves only if the agent happens to emit '{key}', else {}",
             p.id,
             u.path.text,
             unresolved_effect(&u.field)
@@ -234,10 +249,12 @@ fn unresolved_effect(field: &str) -> String {
             "it is undefined when the condition is evaluated (empty text, falsy)".to_owned()
         }
         "task" | "context" | "judge" | "score.judge.task" => {
-            "it stays verbatim in the prompt at run time".to_owned()
+            "the placeholder stays verbatim in the prompt at run time".to_owned()
         }
-        f if f.starts_with("branches[") => "it stays verbatim in the prompt at run time".to_owned(),
-        f => format!("it stays verbatim in '{f}' at run time"),
+        f if f.starts_with("branches[") => {
+            "the placeholder stays verbatim in the prompt at run time".to_owned()
+        }
+        f => format!("the placeholder stays verbatim in '{f}' at run time"),
     }
 }
 

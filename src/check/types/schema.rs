@@ -9,7 +9,9 @@ use crate::value::Value;
 /// The type of every value that satisfies `c`, as the run-time contract checker judges it
 /// (`run::contract`): `properties`/`required` imply an object and `items` an array when no
 /// `type` is given; an `enum` narrows to its literals; a property not `required` may be
-/// missing. A contract that constrains nothing is `any`.
+/// missing, and a key named only in `required` is declared with type `any`;
+/// `additionalProperties: false` closes the object. A contract that constrains nothing is
+/// `any`.
 pub fn contract(c: &Contract) -> Ty {
     let types = c.ty.as_ref().map(|t| t.value.as_slice());
     if let Some(values) = &c.enum_values {
@@ -27,7 +29,10 @@ pub fn contract(c: &Contract) -> Ty {
         };
     }
     let object = || {
-        let mut obj = Obj::default();
+        let mut obj = Obj {
+            closed: c.closed(),
+            ..Obj::default()
+        };
         for (key, p) in &c.properties {
             let mut t = contract(&p.value);
             if !c.required.iter().any(|r| r.value == *key) {
@@ -40,6 +45,18 @@ pub fn contract(c: &Contract) -> Ty {
                     decl: Some(p.key),
                 },
             );
+        }
+        // A key named only in `required` is declared too: it is there, of any type.
+        for r in &c.required {
+            if !obj.props.contains_key(r.value.as_str()) {
+                obj.props.insert(
+                    r.value.as_str().into(),
+                    Prop {
+                        ty: Ty::Any,
+                        decl: Some(r.span),
+                    },
+                );
+            }
         }
         Ty::Object(Arc::new(obj))
     };

@@ -171,7 +171,9 @@ fn contract_labels_point_at_keys_and_suggest_properties() {
     assert_eq!(&text[d.labels[0].span.range()], r#""expect""#);
     assert_eq!(
         d.help.as_deref(),
-        Some("did you mean {steps.t.json.severity}?")
+        Some(
+            "did you mean {steps.t.json.severity}? If 'severty' is meant, add \"severty\" under \"properties\" of that contract"
+        )
     );
 }
 
@@ -294,9 +296,10 @@ fn arb_contract() -> impl Strategy<Value = serde_json::Value> {
                 names,
                 prop::collection::vec(inner.clone(), 4),
                 any::<u8>(),
-                any::<bool>()
+                any::<bool>(),
+                0u8..3,
             )
-                .prop_map(|(names, subs, req, typed)| {
+                .prop_map(|(names, subs, req, typed, extra)| {
                     let mut props = serde_json::Map::new();
                     let mut required = Vec::new();
                     for (i, (n, s)) in names.iter().zip(subs).enumerate() {
@@ -309,12 +312,23 @@ fn arb_contract() -> impl Strategy<Value = serde_json::Value> {
                     if typed {
                         c["type"] = "object".into();
                     }
+                    // Open by default, closed, or explicitly open.
+                    if extra > 0 {
+                        c["additionalProperties"] = (extra == 2).into();
+                    }
                     c
                 }),
-            (inner, any::<bool>()).prop_map(|(items, typed)| {
+            (inner, any::<bool>(), 0u8..4, 0u8..4).prop_map(|(items, typed, min, more)| {
                 let mut c = serde_json::json!({ "items": items });
                 if typed {
                     c["type"] = "array".into();
+                }
+                // Item counts: none, a lower bound, or both (never contradictory).
+                if min < 3 {
+                    c["minItems"] = min.into();
+                    if more < 3 {
+                        c["maxItems"] = (min + more).into();
+                    }
                 }
                 c
             }),
@@ -367,10 +381,12 @@ fn fits(t: &Ty, v: &Value) -> bool {
         Ty::Lits(vs) => vs.contains(v),
         Ty::Array(e) => matches!(v, Value::Array(items) if items.iter().all(|i| fits(&e.ty, i))),
         Ty::Object(o) => match v {
-            Value::Object(m) => o.props.iter().all(|(k, p)| match m.get(&**k) {
-                Some(x) => fits(&p.ty, x),
-                None => p.ty.is_any() || p.ty.members().contains(&Ty::Missing),
-            }),
+            Value::Object(m) => {
+                o.props.iter().all(|(k, p)| match m.get(&**k) {
+                    Some(x) => fits(&p.ty, x),
+                    None => p.ty.is_any() || p.ty.members().contains(&Ty::Missing),
+                }) && (!o.closed || m.keys().all(|k| o.props.contains_key(k.as_str())))
+            }
             _ => false,
         },
         Ty::Union(ms) => ms.iter().any(|m| fits(m, v)),
@@ -472,10 +488,153 @@ fn contract_misses_say_what_happens_at_run_time() {
     assert_eq!(
         messages,
         [
-            "u: {steps.t.json.level} reads property 'level', which the contract does not declare (it has: severity), so it is undefined when the condition is evaluated (empty text, falsy)",
-            "u: {steps.t.json.reason} reads property 'reason', which the contract does not declare (it has: severity), so it stays verbatim in the prompt at run time",
-            "u: {steps.t.json.notes} reads property 'notes', which the contract does not declare (it has: severity), so it stays verbatim in the prompt at run time",
+            "u: {steps.t.json.level} reads property 'level', which the contract does not declare (it has: severity): it resolves only if the agent happens to emit 'level', else it is undefined when the condition is evaluated (empty text, falsy)",
+            "u: {steps.t.json.reason} reads property 'reason', which the contract does not declare (it has: severity): it resolves only if the agent happens to emit 'reason', else the placeholder stays verbatim in the prompt at run time",
+            "u: {steps.t.json.notes} reads property 'notes', which the contract does not declare (it has: severity): it resolves only if the agent happens to emit 'notes', else the placeholder stays verbatim in the prompt at run time",
         ]
     );
     assert!(messages.iter().all(|m| !m.contains("empty at run")));
+}
+
+/// W0106 at every depth: through an array's elements and an optional property, each to the
+/// object type reached there (SPEC §7.2).
+#[test]
+fn undeclared_keys_warn_at_every_depth() {
+    let text = r#"[
+            {"id": "t", "output": "json", "task": "x",
+             "expect": {"properties": {"files": {"type": "array", "items": {"properties": {"path": {"type": "string"}}}},
+                                       "meta": {"properties": {"a": {"type": "object", "properties": {"b": {}}}}}}}},
+            {"id": "u", "dependsOn": ["t"],
+             "task": "{steps.t.json.files.0.size} {steps.t.json.meta.c} {steps.t.json.meta.a.z} {steps.t.json.files.0.path} {steps.t.json.meta.a.b.anything}"}
+        ]"#;
+    let diags = typed(check(text));
+    let w: Vec<(&str, &str)> = diags
+        .iter()
+        .filter(|d| d.code.as_str() == "W0106")
+        .map(|d| {
+            (
+                &text[d.span.unwrap().range()],
+                &text[d.labels[0].span.range()],
+            )
+        })
+        .collect();
+    assert_eq!(
+        w,
+        [
+            ("{steps.t.json.files.0.size}", r#""items""#),
+            ("{steps.t.json.meta.c}", r#""meta""#),
+            ("{steps.t.json.meta.a.z}", r#""a""#),
+        ],
+        "{diags:#?}"
+    );
+    assert!(
+        find(&diags, "W0106").message.contains(
+            "reads property 'size', which the contract of 'files.0' does not declare (it has: path): it resolves only if the agent happens to emit 'size'"
+        ),
+        "{diags:#?}"
+    );
+    assert_eq!(diags.len(), 3, "{diags:#?}");
+}
+
+/// A key named only in `required` is declared (its type is unknown); a type list with an
+/// object member is read through that member.
+#[test]
+fn required_keys_are_declared() {
+    let text = r#"[
+            {"id": "t", "output": "json", "task": "x",
+             "expect": {"type": "object", "required": ["verdict", "summary"], "properties": {"summary": {"type": "string"}}}},
+            {"id": "u", "dependsOn": ["t"], "task": "{steps.t.json.verdict} {steps.t.json.verdict.deep} {steps.t.json.verdcit}"}
+        ]"#;
+    let diags = check(text);
+    assert_eq!(codes(text), ["W0106"], "{diags:#?}");
+    let d = find(&diags, "W0106");
+    assert!(
+        d.message.contains("{steps.t.json.verdcit}"),
+        "{}",
+        d.message
+    );
+    assert!(
+        d.message.contains("(it has: summary, verdict)"),
+        "{}",
+        d.message
+    );
+    assert_eq!(
+        ty(r#"{"required":["a"],"properties":{"b":{}}}"#).to_string(),
+        "object{b, a}"
+    );
+}
+
+/// `additionalProperties: false` closes an object: an undeclared key never resolves (E0209,
+/// not W0106), at the top and through a map's items; `true` keeps it open.
+#[test]
+fn closed_objects_make_undeclared_keys_unresolvable() {
+    let text = r#"[
+            {"id": "t", "output": "json", "task": "x",
+             "expect": {"type": "object", "additionalProperties": false, "properties": {"severity": {"type": "string"}}}},
+            {"id": "u", "dependsOn": ["t"], "task": "{steps.t.json.severty}"}
+        ]"#;
+    let diags = check(text);
+    assert_eq!(codes(text), ["E0209"], "{diags:#?}");
+    let d = find(&diags, "E0209");
+    assert!(
+        d.message.contains(
+            "is a closed object (object{severity}): its contract sets \"additionalProperties\": false and does not declare 'severty'"
+        ),
+        "{}",
+        d.message
+    );
+    assert_eq!(
+        d.help.as_deref(),
+        Some("did you mean {steps.t.json.severity}?")
+    );
+    assert_eq!(&text[d.span.unwrap().range()], "severty");
+    let open = text.replace(
+        "\"additionalProperties\": false",
+        "\"additionalProperties\": true",
+    );
+    assert_eq!(codes(&open), ["W0106"]);
+    // Through a map's items, and a closed object with no properties at all.
+    let text = r#"[
+            {"id": "l", "output": "json", "task": "x", "expect": {"type": "array", "items": {"type": "string"}}},
+            {"id": "m", "type": "map", "over": "{steps.l.json}", "dependsOn": ["l"], "output": "json", "task": "{item}",
+             "expect": {"type": "object", "additionalProperties": false, "properties": {"path": {"type": "string"}, "meta": {"type": "object", "additionalProperties": false}}}},
+            {"id": "u", "dependsOn": ["m"], "task": "{steps.m.json.0.path} {steps.m.json.0.size} {steps.m.json.0.meta.k}"}
+        ]"#;
+    let diags = typed(check(text));
+    let spans: Vec<&str> = diags
+        .iter()
+        .map(|d| &text[d.span.unwrap().range()])
+        .collect();
+    assert_eq!(codes(text), ["E0209", "E0209"], "{diags:#?}");
+    assert_eq!(spans, ["size", "k"]);
+}
+
+/// `expect` on a map types its JSON as an array of the contract's type.
+#[test]
+fn a_map_contract_types_its_items() {
+    let text = r#"[
+            {"id": "l", "output": "json", "task": "x", "expect": {"type": "array", "items": {"type": "string"}}},
+            {"id": "m", "type": "map", "over": "{steps.l.json}", "dependsOn": ["l"], "output": "json", "task": "{item}",
+             "expect": {"type": "object", "required": ["risk"], "properties": {"risk": {"enum": ["low", "high"]}}}},
+            {"id": "u", "dependsOn": ["m"], "task": "{steps.m.json} {steps.m.json.0.risk} {steps.m.json.0.risk.x} {steps.m.json.0.rsk}"}
+        ]"#;
+    let flow = lower_source(text, &LowerOptions::default())
+        .flow
+        .expect("flow");
+    let types = placeholder_types(&flow, None);
+    let shown: Vec<String> = types
+        .iter()
+        .filter(|t| t.phase == "u")
+        .map(|t| format!("{} {}", t.path, t.ty))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "steps.m.json array<object{risk}>",
+            "steps.m.json.0.risk enum low|high | missing",
+            "steps.m.json.0.risk.x missing",
+            "steps.m.json.0.rsk any",
+        ]
+    );
+    assert_eq!(codes(text), ["E0209", "W0106"]);
 }
