@@ -15,7 +15,7 @@ use super::ctx::{Ctx, Failure};
 use super::position::LineIndex;
 use super::{scan, uri};
 use crate::check::FlowLoader;
-use crate::check::types::type_at;
+use crate::check::types::{contract_description, type_at};
 use crate::diag::Severity;
 use crate::flow::{Def, Flow, Phase, PhaseKind};
 use crate::source::Span;
@@ -97,6 +97,13 @@ pub fn hover(cx: &Ctx<'_>, p: HoverParams) -> Option<Hover> {
     let offset = cx.offset(p.text_document_position_params.position);
     if let Some(t) = type_at(cx.analysis.types(cx.project), offset) {
         let mut s = format!("`{{{}}}`: `{}`", t.path, t.ty);
+        // The contract's `description` annotation, from the flow that declares it.
+        if let Some(decl) = t.decl
+            && let Some(flow) = cx.analysis.scope(decl.start as usize)
+            && let Some(d) = contract_description(flow, decl)
+        {
+            s.push_str(&format!("\n\n{d}"));
+        }
         if let Some(decl) = t.decl {
             let at = cx.range(decl).start.line + 1;
             s.push_str(&format!(

@@ -355,6 +355,54 @@ fn hover_types_fields_and_phases() {
     );
 }
 
+/// A contract's `description` annotation shows on hover of a placeholder that reads what it
+/// describes: a property, an array's items, the whole output, through a map's `{item…}` and
+/// inside an inline sub-flow.
+#[test]
+fn hover_shows_contract_descriptions() {
+    let flow = r#"{"phases": [
+    {"id": "scan", "output": "json", "task": "Scan",
+     "expect": {"type": "object", "description": "What the scan found", "properties": {
+       "files": {"type": "array", "description": "Files worth a look",
+                 "items": {"type": "object", "description": "One file", "additionalProperties": false,
+                           "properties": {"path": {"type": "string", "description": "Repo-relative path"},
+                                          "size": {"type": "integer"}}}}}}},
+    {"id": "each", "type": "map", "dependsOn": ["scan"], "over": "{steps.scan.json.files}",
+     "task": "Review {item.path}"},
+    {"id": "sum", "dependsOn": ["each"],
+     "task": "{steps.scan.json.files.0.path} {steps.scan.json.files} {steps.scan.json.files.0} {steps.scan.json} {steps.scan.json.files.0.size}"},
+    {"id": "sub", "type": "flow", "dependsOn": ["sum"], "def": {"phases": [
+       {"id": "a", "output": "json", "task": "x", "expect": {"properties": {"k": {"description": "Inner key"}}}},
+       {"id": "b", "dependsOn": ["a"], "task": "{steps.a.json.k}"}]}}
+  ]}"#;
+    let mut c = Client::start();
+    let uri = "untitled:described";
+    c.open(uri, flow);
+    let mut hover = |needle: &str| -> String {
+        let h = c.ok("textDocument/hover", c.at(uri, needle, 2));
+        h["contents"]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let v = hover("{steps.scan.json.files.0.path}");
+    assert!(
+        v.starts_with("`{steps.scan.json.files.0.path}`: `string | missing`\n\nRepo-relative path\n\ndeclared at line"),
+        "{v}"
+    );
+    assert!(hover("{item.path}").contains("\n\nRepo-relative path\n\n"));
+    assert!(hover("{steps.scan.json.files}").contains("\n\nFiles worth a look\n\n"));
+    assert!(hover("{steps.scan.json.files.0}").contains("\n\nOne file\n\n"));
+    assert!(hover("{steps.scan.json}").contains("\n\nWhat the scan found\n\n"));
+    assert!(hover("{steps.a.json.k}").contains("\n\nInner key\n\n"));
+    // Without a description, the type and the declaration only.
+    let v = hover("{steps.scan.json.files.0.size}");
+    assert!(
+        v.starts_with("`{steps.scan.json.files.0.size}`: `integer | missing`\n\ndeclared at line"),
+        "{v}"
+    );
+}
+
 #[test]
 fn definitions() {
     let saved = r#"[{"id": "x", "task": "t"}]"#;

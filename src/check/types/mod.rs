@@ -133,6 +133,34 @@ pub fn type_of_path(
     env.dig(phase, field, &path).map(|(_, dug)| dug.typed.ty)
 }
 
+/// The `description` annotation of the contract declared at `decl` in `flow` (a phase's
+/// `expect` key, a property's key or an `items` key: what [`PlaceholderType::decl`] points
+/// at), for an editor's hover.
+pub fn contract_description(flow: &Flow, decl: Span) -> Option<&str> {
+    fn described(c: &crate::flow::Contract) -> Option<&str> {
+        c.description.as_ref().map(|d| d.value.as_str())
+    }
+    for p in &flow.phases {
+        let Some(c) = p.expect.as_deref() else {
+            continue;
+        };
+        if p.written.get("expect") == Some(&decl) {
+            return described(c);
+        }
+        // Contracts nest as deep as the file does: walked without recursion.
+        let mut work = vec![c];
+        while let Some(c) = work.pop() {
+            for f in c.properties.values().chain(c.items.as_deref()) {
+                if f.key == decl {
+                    return described(&f.value);
+                }
+                work.push(&f.value);
+            }
+        }
+    }
+    None
+}
+
 /// The placeholder at byte `offset` of the file (the innermost, when spans nest).
 pub fn type_at(types: &[PlaceholderType], offset: usize) -> Option<&PlaceholderType> {
     types

@@ -87,8 +87,8 @@ pub enum ScorerKind {
     },
     /// The target's JSON satisfies `schema`.
     JsonSchema {
-        /// The contract.
-        schema: Contract,
+        /// The contract (boxed: it is much larger than the other scorers).
+        schema: Box<Contract>,
     },
     /// The target's length in characters lies in `min..=max`.
     LengthRange {
@@ -569,9 +569,12 @@ impl Lowerer {
                 string(self, "pattern").map(|pattern| ScorerKind::Regex { pattern, negate })
             }
             ScorerType::JsonSchema => match f.get("schema") {
-                Some(m) => self
-                    .contract(m, &format!("{at}.schema"))
-                    .map(|schema| ScorerKind::JsonSchema { schema }),
+                Some(m) => {
+                    self.contract(m, &format!("{at}.schema"))
+                        .map(|schema| ScorerKind::JsonSchema {
+                            schema: Box::new(schema),
+                        })
+                }
                 None => {
                     bad(
                         self,
