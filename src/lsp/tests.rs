@@ -403,6 +403,42 @@ fn hover_shows_contract_descriptions() {
     );
 }
 
+/// The did-you-means of contract reads are quick fixes: W0106's rewrites the placeholder,
+/// E0209's on a closed object the segment it points at.
+#[test]
+fn contract_misreads_have_quick_fixes() {
+    let text = r#"[
+  {"id": "t", "output": "json", "task": "x", "expect": {"properties": {"severity": {"type": "string"},
+     "meta": {"type": "object", "additionalProperties": false, "properties": {"owner": {"type": "string"}}}}}},
+  {"id": "u", "dependsOn": ["t"], "task": "{steps.t.json.severty} {steps.t.json.meta.ownr}"}
+]"#;
+    let mut c = Client::start();
+    let uri = "untitled:contract-fixes";
+    assert_eq!(codes(&c.open(uri, text)), ["W0106", "E0209"]);
+    let change = |c: &mut Client, needle: &str, title: &str| {
+        let all = actions(c, uri, needle);
+        let a = all
+            .iter()
+            .find(|a| a["title"] == title)
+            .unwrap_or_else(|| panic!("{title} in {all:?}"));
+        c.apply(uri, a["edit"]["changes"][uri].as_array().unwrap())
+    };
+    let fixed = change(
+        &mut c,
+        "{steps.t.json.severty}",
+        "Change to {steps.t.json.severity}",
+    );
+    assert!(
+        fixed.contains(r#""task": "{steps.t.json.severity} {steps.t.json.meta.ownr}""#),
+        "{fixed}"
+    );
+    let fixed = change(&mut c, "ownr}", "Change to 'owner'");
+    assert!(
+        fixed.contains(r#""task": "{steps.t.json.severty} {steps.t.json.meta.owner}""#),
+        "{fixed}"
+    );
+}
+
 #[test]
 fn definitions() {
     let saved = r#"[{"id": "x", "task": "t"}]"#;

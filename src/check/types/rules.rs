@@ -146,8 +146,13 @@ fn unresolvable(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Di
                 "{what} is a closed object ({shown}): its contract sets \"additionalProperties\": false and does not declare '{key}'"
             );
             let known = t.properties();
+            // The span is the segment: the suggestion is the key alone (an editor's quick fix
+            // replaces the segment with it).
             let help = match did_you_mean(key, known.iter().map(|(k, _)| *k)) {
-                Some(near) => format!("did you mean {{{}}}?", rewrite(u.path, *i, &[near])),
+                Some(near) => format!(
+                    "did you mean '{near}'? {{{}}}",
+                    rewrite(u.path, *i, &[near])
+                ),
                 None => format!(
                     "add \"{key}\" under \"properties\" of that contract, or drop \"additionalProperties\": false"
                 ),

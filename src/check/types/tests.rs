@@ -585,7 +585,7 @@ fn closed_objects_make_undeclared_keys_unresolvable() {
     );
     assert_eq!(
         d.help.as_deref(),
-        Some("did you mean {steps.t.json.severity}?")
+        Some("did you mean 'severity'? {steps.t.json.severity}")
     );
     assert_eq!(&text[d.span.unwrap().range()], "severty");
     let open = text.replace(
