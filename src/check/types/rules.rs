@@ -240,7 +240,13 @@ fn undeclared(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Diag
     .with_label("contradicts the contract")
     .help(help);
     if let Some(decl) = obj.decl {
-        d = d.label(decl, format!("{} promises this shape", root.owner));
+        d = d.label(
+            decl,
+            format!(
+                "{} promises this shape, which does not declare '{key}'",
+                root.owner
+            ),
+        );
     }
     Some(d)
 }
