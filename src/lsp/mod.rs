@@ -35,7 +35,7 @@ use serde_json::Value as Json;
 
 pub use analysis::Settings;
 use analysis::{Analysis, Project};
-use ctx::{Ctx, Failure};
+use ctx::{ClientCaps, Ctx, Failure};
 use position::{Encoding, LineIndex};
 
 /// How long a changed document waits for more changes before it is checked.
@@ -68,6 +68,7 @@ pub fn serve(connection: &Connection, settings: Settings) -> Ended {
         settings,
         cwd,
         encoding: Encoding::Utf16,
+        client: ClientCaps::default(),
         docs: HashMap::new(),
         initialized: false,
         shutdown: false,
@@ -118,6 +119,7 @@ struct Server<'c> {
     settings: Settings,
     cwd: PathBuf,
     encoding: Encoding,
+    client: ClientCaps,
     docs: HashMap<String, Doc>,
     initialized: bool,
     shutdown: bool,
@@ -254,6 +256,10 @@ impl Server<'_> {
         } else {
             Encoding::Utf16
         };
+        self.client.insert_replace = params
+            .pointer("/capabilities/textDocument/completion/completionItem/insertReplaceSupport")
+            .and_then(Json::as_bool)
+            .unwrap_or(false);
         let encoding = if utf8 {
             PositionEncodingKind::UTF8
         } else {
@@ -418,6 +424,7 @@ impl Server<'_> {
             analysis: doc.analysis.as_ref().expect("analysed above"),
             project: &doc.project,
             uri: &doc.uri,
+            client: self.client,
         };
         let p = req.params.clone();
         fn parse<T: serde::de::DeserializeOwned>(p: Json) -> Result<T, Failure> {

@@ -470,9 +470,8 @@ fn document_symbols() {
     assert_eq!(c.slice(uri, &s[1]["selectionRange"]), "each");
 }
 
-/// The labels offered at the `|` of `marked`, and the text after applying the one labelled
-/// `pick` (if any).
-fn complete(c: &mut Client, marked: &str, pick: Option<&str>) -> (Vec<String>, String) {
+/// The items offered at the `|` of `marked` (opened as `untitled:c`).
+fn complete_items(c: &mut Client, marked: &str) -> Vec<Json> {
     let uri = "untitled:c";
     let at = marked.find('|').unwrap();
     let text = marked.replacen('|', "", 1);
@@ -490,7 +489,14 @@ fn complete(c: &mut Client, marked: &str, pick: Option<&str>) -> (Vec<String>, S
         "textDocument/completion",
         json!({"textDocument": {"uri": uri}, "position": p}),
     );
-    let items = items.as_array().cloned().unwrap_or_default();
+    items.as_array().cloned().unwrap_or_default()
+}
+
+/// The labels offered at the `|` of `marked`, and the text after applying the one labelled
+/// `pick` (if any).
+fn complete(c: &mut Client, marked: &str, pick: Option<&str>) -> (Vec<String>, String) {
+    let uri = "untitled:c";
+    let items = complete_items(c, marked);
     let labels = items
         .iter()
         .map(|i| i["label"].as_str().unwrap().to_owned())
@@ -503,7 +509,7 @@ fn complete(c: &mut Client, marked: &str, pick: Option<&str>) -> (Vec<String>, S
                 .unwrap_or_else(|| panic!("{pick} offered in {items:?}"));
             c.apply(uri, std::slice::from_ref(&item["textEdit"]))
         }
-        None => text,
+        None => c.texts[uri].clone(),
     };
     (labels, applied)
 }
@@ -511,16 +517,6 @@ fn complete(c: &mut Client, marked: &str, pick: Option<&str>) -> (Vec<String>, S
 #[test]
 fn completion_everywhere() {
     let mut c = Client::start();
-    let chain = |task: &str| {
-        format!(
-            r#"{{"args": {{"mode": {{"type": "string"}}}}, "phases": [
-  {{"id": "a", "output": "json", "task": "t", "expect": {{"type": "object", "properties": {{"sev": {{"type": "string"}}, "n": {{"type": "number"}}}}}}}},
-  {{"id": "b", "dependsOn": ["a"], "task": "{task}"}},
-  {{"id": "c", "dependsOn": ["b"], "task": "t"}},
-  {{"id": "d", "task": "t", "final": true, "dependsOn": ["c"]}}
-]}}"#
-        )
-    };
     let (heads, applied) = complete(&mut c, &chain("x {|}"), Some("steps."));
     for h in ["steps.", "args.", "previous.output"] {
         assert!(heads.contains(&h.to_owned()), "{heads:?}");
@@ -572,6 +568,91 @@ fn completion_everywhere() {
     assert!(applied.contains(r#""type": "map"}"#), "{applied}");
     let (_, applied) = complete(&mut c, r#"[{"id": "m", "type": |}]"#, Some("gate"));
     assert!(applied.contains(r#""type": "gate"}"#), "{applied}");
+}
+
+/// A flow whose phase `b` has the task `task`: `a` (with a JSON contract) ← b ← c ← d.
+fn chain(task: &str) -> String {
+    format!(
+        r#"{{"args": {{"mode": {{"type": "string"}}}}, "phases": [
+  {{"id": "a", "output": "json", "task": "t", "expect": {{"type": "object", "properties": {{"sev": {{"type": "string"}}, "n": {{"type": "number"}}}}}}}},
+  {{"id": "b", "dependsOn": ["a"], "task": "{task}"}},
+  {{"id": "c", "dependsOn": ["b"], "task": "t"}},
+  {{"id": "d", "task": "t", "final": true, "dependsOn": ["c"]}}
+]}}"#
+    )
+}
+
+#[test]
+fn completion_replaces_only_the_typed_prefix() {
+    let mut c = Client::start();
+    // Typed before an existing word: the word stays.
+    let (_, applied) = complete(&mut c, &chain("Weigh {steps.a.ou|Risk now"), Some("output"));
+    assert!(
+        applied.contains(r#""Weigh {steps.a.output}Risk now""#),
+        "{applied}"
+    );
+    let (_, applied) = complete(&mut c, &chain("Weigh {steps.a.json.s|Risk"), Some("sev"));
+    assert!(
+        applied.contains(r#""Weigh {steps.a.json.sevRisk""#),
+        "{applied}"
+    );
+    // Inside a closed placeholder: only the prefix by default, no brace added.
+    let items = complete_items(&mut c, &chain("{steps.a.ou|tput}"));
+    let out = items.iter().find(|i| i["label"] == "output").unwrap();
+    assert_eq!(c.slice("untitled:c", &out["textEdit"]["range"]), "ou");
+    assert_eq!(out["textEdit"]["newText"], "output");
+    // In a string value and a key: the prefix, not the rest of the string.
+    let items = complete_items(&mut c, r#"[{"id": "m", "type": "ma|xx"}]"#);
+    let map = items.iter().find(|i| i["label"] == "map").unwrap();
+    assert_eq!(c.slice("untitled:c", &map["textEdit"]["range"]), "ma");
+    let items = complete_items(&mut c, r#"[{"id": "m", "ta|sk": "t"}]"#);
+    let task = items.iter().find(|i| i["label"] == "task").unwrap();
+    assert_eq!(c.slice("untitled:c", &task["textEdit"]["range"]), "ta");
+
+    // A client with insertReplaceSupport chooses: insert over the prefix, or replace the word
+    // (the rest of the placeholder's segment; never the plain text after an open one).
+    let mut c = Client::raw(Settings::default());
+    c.ok(
+        "initialize",
+        json!({"capabilities": {"textDocument": {"completion": {"completionItem": {"insertReplaceSupport": true}}}}}),
+    );
+    c.notify("initialized", json!({}));
+    let items = complete_items(&mut c, &chain("{steps.a.ou|tput.x}"));
+    let out = items.iter().find(|i| i["label"] == "output").unwrap();
+    assert_eq!(c.slice("untitled:c", &out["textEdit"]["insert"]), "ou");
+    assert_eq!(c.slice("untitled:c", &out["textEdit"]["replace"]), "output");
+    let items = complete_items(&mut c, &chain("{steps.a.ou|Risk"));
+    let out = items.iter().find(|i| i["label"] == "output").unwrap();
+    assert_eq!(c.slice("untitled:c", &out["textEdit"]["range"]), "ou");
+    assert_eq!(out["textEdit"]["newText"], "output}");
+    let items = complete_items(&mut c, r#"[{"id": "m", "type": "ma|xx"}]"#);
+    let map = items.iter().find(|i| i["label"] == "map").unwrap();
+    assert_eq!(c.slice("untitled:c", &map["textEdit"]["insert"]), "ma");
+    assert_eq!(c.slice("untitled:c", &map["textEdit"]["replace"]), "maxx");
+}
+
+#[test]
+fn completion_in_depends_on_skips_listed_ids() {
+    let mut c = Client::start();
+    let flow = chain("t").replace(r#""dependsOn": ["c"]"#, r#""dependsOn": ["c", "|"]"#);
+    let (ids, _) = complete(&mut c, &flow, None);
+    assert_eq!(ids, ["a", "b"]);
+    // Listed after the cursor too; the entry being typed is not "listed".
+    let flow = chain("t").replace(r#""dependsOn": ["c"]"#, r#""dependsOn": ["|", "a", "b"]"#);
+    let (ids, applied) = complete(&mut c, &flow, Some("c"));
+    assert_eq!(ids, ["c"]);
+    assert!(
+        applied.contains(r#""dependsOn": ["c", "a", "b"]"#),
+        "{applied}"
+    );
+    let flow = chain("t").replace(r#""dependsOn": ["c"]"#, r#""dependsOn": ["a", "b|"]"#);
+    let (ids, _) = complete(&mut c, &flow, None);
+    assert_eq!(ids, ["b", "c"]);
+    // `from` alike.
+    let reduce = r#"[{"id": "x", "task": "t"}, {"id": "y", "task": "t"},
+  {"id": "z", "type": "reduce", "from": ["x", "|"], "task": "t"}]"#;
+    let (ids, _) = complete(&mut c, reduce, None);
+    assert_eq!(ids, ["y"]);
 }
 
 fn actions(c: &mut Client, uri: &str, needle: &str) -> Vec<Json> {
