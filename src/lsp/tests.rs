@@ -721,6 +721,114 @@ fn quick_fixes() {
 }
 
 #[test]
+fn quick_fixes_follow_the_indentation() {
+    let mut c = Client::start();
+    // Pretty-printed with two spaces, four spaces, tabs (and CRLF line ends).
+    for (n, (unit, eol)) in [("  ", "\n"), ("    ", "\n"), ("\t", "\r\n")]
+        .into_iter()
+        .enumerate()
+    {
+        let doc = |lines: &[(usize, &str)]| {
+            lines
+                .iter()
+                .map(|(depth, l)| format!("{}{l}", unit.repeat(*depth)))
+                .collect::<Vec<_>>()
+                .join(eol)
+        };
+        let text = doc(&[
+            (0, "{"),
+            (1, r#""phases": ["#),
+            (2, r#"{"id": "scan", "task": "t"},"#),
+            (2, "{"),
+            (3, r#""id": "late","#),
+            (3, r#""task": "{steps.scan.output}""#),
+            (2, "},"),
+            (2, "{"),
+            (3, r#""id": "more","#),
+            (3, r#""final": true,"#),
+            (3, r#""dependsOn": ["#),
+            (4, r#""late""#),
+            (3, "],"),
+            (3, r#""task": "{steps.scan.output}""#),
+            (2, "}"),
+            (1, "]"),
+            (0, "}"),
+        ]);
+        let uri = format!("untitled:indent{n}");
+        let diags = c.open(&uri, &text);
+        // `scan` has no dependents yet (W0101) until the fixes make it one.
+        assert_eq!(codes(&diags), ["W0101", "E0201", "E0201"], "{diags:?}");
+        let fix = |c: &mut Client, needle: &str, title: &str| {
+            let all = actions(c, &uri, needle);
+            let a = all
+                .iter()
+                .find(|a| a["title"].as_str().unwrap().starts_with(title))
+                .unwrap_or_else(|| panic!("{title} in {all:?}"));
+            c.apply(&uri, a["edit"]["changes"][&uri].as_array().unwrap())
+        };
+        // No dependsOn: a line of its own after the id, indented as the id.
+        let late = fix(
+            &mut c,
+            "{steps.scan.output}\"",
+            "Add 'scan' to late's dependsOn",
+        );
+        let want = doc(&[
+            (3, r#""id": "late","#),
+            (3, r#""dependsOn": ["scan"],"#),
+            (3, r#""task": "{steps.scan.output}""#),
+        ]);
+        assert!(late.contains(&want), "{late:?}");
+        // One entry a line: the new one on its own line, indented as the last.
+        let at = text.rfind("{steps.scan.output}").unwrap();
+        let p = LineIndex::new(&text, c.encoding).position(&text, at + 1);
+        let all = c.ok(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": {"start": p, "end": p}, "context": {"diagnostics": []}}),
+        );
+        let a = all
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["title"] == "Add 'scan' to more's dependsOn")
+            .unwrap_or_else(|| panic!("{all:?}"));
+        let more = c.apply(&uri, a["edit"]["changes"][&uri].as_array().unwrap());
+        let want = doc(&[
+            (3, r#""dependsOn": ["#),
+            (4, r#""late","#),
+            (4, r#""scan""#),
+            (3, "],"),
+        ]);
+        assert!(more.contains(&want), "{more:?}");
+        // Both fixed: the flow checks clean.
+        let late_edit = actions(&mut c, &uri, "{steps.scan.output}\"")
+            .iter()
+            .find(|a| a["title"] == "Add 'scan' to late's dependsOn")
+            .unwrap()["edit"]["changes"][&uri][0]
+            .clone();
+        let both = c.apply(&uri, &[a["edit"]["changes"][&uri][0].clone(), late_edit]);
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": both}]}),
+        );
+        assert_eq!(c.diagnostics(&uri, Some(2)), Vec::<Json>::new(), "{both:?}");
+    }
+    // `lint.allow` added to a pretty-printed root: its own line, indented as the members.
+    let w = "{\n    \"phases\": [{\"id\": \"a\", \"task\": \"t\"}, {\"id\": \"b\", \"task\": \"t\", \"dependsOn\": [\"a\"]}, {\"id\": \"c\", \"task\": \"t\", \"dependsOn\": [\"a\"]}]\n}";
+    let uri = "untitled:indent-w";
+    assert_eq!(codes(&c.open(uri, w)), ["W0101"]);
+    let all = actions(&mut c, uri, "\"b\"");
+    let a = all
+        .iter()
+        .find(|a| a["title"].as_str().unwrap().starts_with("Allow W0101"))
+        .unwrap();
+    let allowed = c.apply(uri, a["edit"]["changes"][uri].as_array().unwrap());
+    assert!(
+        allowed.starts_with("{\n    \"lint\": {\"allow\": [\"W0101\"]},\n    \"phases\": ["),
+        "{allowed}"
+    );
+}
+
+#[test]
 fn protocol_errors_and_robustness() {
     let mut c = Client::raw(Settings::default());
     let r = c.request("textDocument/hover", json!({}));
