@@ -32,6 +32,8 @@ struct Client {
     next: i32,
     /// Every publishDiagnostics received, in order: (uri, version, diagnostics).
     published: Vec<(String, Option<i64>, Vec<Json>)>,
+    /// Every window/showMessage received: (type, message).
+    messages: Vec<(i64, String)>,
     texts: HashMap<String, String>,
     encoding: Encoding,
 }
@@ -46,6 +48,7 @@ impl Client {
             server: Some(handle),
             next: 0,
             published: Vec::new(),
+            messages: Vec::new(),
             texts: HashMap::new(),
             encoding: Encoding::Utf16,
         }
@@ -90,6 +93,15 @@ impl Client {
                 p["uri"].as_str().unwrap().to_owned(),
                 p["version"].as_i64(),
                 p["diagnostics"].as_array().unwrap().clone(),
+            ));
+        }
+        if let Message::Notification(n) = &m
+            && n.method == "window/showMessage"
+        {
+            let p = &n.params;
+            self.messages.push((
+                p["type"].as_i64().unwrap(),
+                p["message"].as_str().unwrap().to_owned(),
             ));
         }
         m
@@ -442,6 +454,96 @@ fn references_and_rename() {
     // Nothing to rename on a field name.
     let r = c.request("textDocument/prepareRename", c.at(uri, "\"task\"", 2));
     assert!(r.response_result.is_err());
+}
+
+#[test]
+fn renaming_a_saved_flows_argument_renames_its_callers_with() {
+    let saved =
+        r#"{"args": {"repo": {"type": "string"}}, "phases": [{"id": "x", "task": "{args.repo}"}]}"#;
+    let caller = |id: &str| {
+        format!(
+            r#"{{"phases": [{{"id": "{id}", "type": "flow", "use": "review", "with": {{"repo": "r", "keep": 1}}, "final": true}}]}}"#
+        )
+    };
+    let other = r#"{"phases": [{"id": "o", "type": "flow", "use": "lint", "with": {"repo": "r"}, "final": true}]}"#;
+    let nested = r#"{"phases": [{"id": "n", "type": "flow", "final": true, "def": {"phases": [
+  {"id": "m", "type": "flow", "use": "review", "with": {"repo": "r"}, "final": true}]}}]}"#;
+    let (_dir, root) = project(&[
+        (".tfc/flows/review.json", saved),
+        (".tfc/flows/lint.json", saved),
+        ("a.flow.json", &caller("a")),
+        ("b.flow.json", nested),
+        ("c.flow.json", &caller("c")),
+        ("o.flow.json", other),
+        ("notes.json", &caller("z")),
+    ]);
+    std::fs::create_dir_all(root.join("taskflows/deep")).unwrap();
+    std::fs::write(root.join("taskflows/deep/d.json"), caller("d")).unwrap();
+    let mut c = Client::start();
+    let review = uri_of(&root.join(".tfc/flows/review.json"));
+    let (a, b, o) = (
+        uri_of(&root.join("a.flow.json")),
+        uri_of(&root.join("b.flow.json")),
+        uri_of(&root.join("o.flow.json")),
+    );
+    c.open(&review, saved);
+    c.open(&a, &caller("a"));
+    c.open(&b, nested);
+    c.open(&o, other);
+    let mut params = c.at(&review, "\"repo\"", 2);
+    params["newName"] = json!("repository");
+    let edit = c.ok("textDocument/rename", params);
+    let changes = edit["changes"].as_object().unwrap();
+    let mut uris: Vec<&String> = changes.keys().collect();
+    uris.sort();
+    let mut want = vec![&a, &b, &review];
+    want.sort();
+    assert_eq!(uris, want, "{edit}");
+    let a_text = c.apply(&a, changes[&a].as_array().unwrap());
+    assert!(
+        a_text.contains(r#""with": {"repository": "r", "keep": 1}"#),
+        "{a_text}"
+    );
+    let b_text = c.apply(&b, changes[&b].as_array().unwrap());
+    assert!(
+        b_text.contains(r#""with": {"repository": "r"}"#),
+        "{b_text}"
+    );
+    let saved_text = c.apply(&review, changes[&review].as_array().unwrap());
+    assert!(
+        saved_text.contains(r#""repository": {"type""#) && saved_text.contains("{args.repository}")
+    );
+    // The files on disk that pass `repo` to review are named, not edited; others are not.
+    let (typ, message) = c.messages.last().expect("a showMessage").clone();
+    assert_eq!(typ, 2, "a warning: {message}");
+    assert!(
+        message.contains("in 2 `with` key(s) of 2 open document(s)")
+            && message.contains("2 file(s) on disk that pass 'repo' to it were left alone")
+            && message.ends_with(": c.flow.json, taskflows/deep/d.json"),
+        "{message}"
+    );
+
+    // An argument of an inline def: its caller's `with` in the same document.
+    let inline = r#"{"phases": [{"id": "p", "type": "flow", "final": true, "with": {"n": 3},
+  "def": {"args": {"n": {"type": "number"}}, "phases": [{"id": "q", "task": "{args.n}"}]}}]}"#;
+    let uri = "untitled:inline";
+    assert_eq!(c.open(uri, inline), Vec::<Json>::new());
+    let before = c.messages.len();
+    let mut params = c.at(uri, "\"n\": {", 2);
+    params["newName"] = json!("count");
+    let edit = c.ok("textDocument/rename", params);
+    let renamed = c.apply(uri, edit["changes"][uri].as_array().unwrap());
+    assert!(
+        renamed.contains(r#""with": {"count": 3}"#)
+            && renamed.contains(r#""args": {"count": {"type""#)
+            && renamed.contains("{args.count}"),
+        "{renamed}"
+    );
+    assert_eq!(
+        c.messages.len(),
+        before,
+        "no message for a flow no file calls"
+    );
 }
 
 #[test]
