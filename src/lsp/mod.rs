@@ -12,13 +12,15 @@
 //! - `complete`: completion; `actions`: code actions; `callers`: the callers of a saved flow
 //!   (an argument's rename reaches their `with`);
 //! - `ctx`: what a request handler sees of its document;
-//! - `uri`: `file:` URIs; `scan`: where the cursor is in (possibly broken) JSON.
+//! - `uri`: `file:` URIs; `scan`: where the cursor is in (possibly broken) JSON;
+//! - `editors`: the editor settings `tfc init --editor` writes.
 
 mod actions;
 pub mod analysis;
 mod callers;
 mod complete;
 mod ctx;
+pub mod editors;
 mod features;
 pub mod position;
 mod scan;
