@@ -207,3 +207,20 @@ fn init_with_an_unknown_editor_is_a_usage_error_that_writes_nothing() {
     assert!(out.is_empty(), "{out}");
     assert!(!dir.join(".tfc").exists() && !dir.join(".vscode").exists());
 }
+
+/// The README's Neovim snippet is what `tfc init --editor neovim` writes (with `tfc` for the
+/// absolute path), so the two cannot drift apart.
+#[test]
+fn the_readme_neovim_snippet_is_what_init_writes() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let at = readme.find("```lua\n").expect("a lua block") + "```lua\n".len();
+    let snippet = &readme[at..at + readme[at..].find("```").unwrap()];
+    let written = tfc::lsp::editors::neovim_lua("tfc");
+    let code: String = written
+        .lines()
+        .filter(|l| !l.starts_with("--"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(snippet, code);
+}
