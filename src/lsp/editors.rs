@@ -129,18 +129,20 @@ fn read(path: &Path) -> Result<(String, bool), String> {
 
 // ---- VS Code -------------------------------------------------------------------------------
 
+/// The flow globs as VS Code matches them: a folder anywhere in the workspace.
+fn vscode_globs() -> impl Iterator<Item = String> {
+    FLOW_GLOBS.iter().map(|g| {
+        if g.starts_with('*') {
+            (*g).to_owned()
+        } else {
+            format!("**/{g}")
+        }
+    })
+}
+
 /// The `json.schemas` entry for flow files.
 fn schema_entry() -> Value {
-    let file_match: Vec<String> = FLOW_GLOBS
-        .iter()
-        .map(|g| {
-            if g.starts_with('*') {
-                (*g).to_owned()
-            } else {
-                format!("**/{g}")
-            }
-        })
-        .collect();
+    let file_match: Vec<String> = vscode_globs().collect();
     json!({"fileMatch": file_match, "url": format!("./{VSCODE_SCHEMA}")})
 }
 
@@ -159,8 +161,8 @@ fn vscode_settings(path: &Path, command: &str) -> Result<EditorFile, String> {
     } else {
         current.clone()
     };
-    // One edit at a time, each made on the text the previous one left (a setting takes one
-    // edit a missing member or element; none when all is there).
+    // One edit at a time, each made on the text the previous one left: a missing member or
+    // element per edit, until the setting has all it needs.
     for step in 0..3 {
         for _ in 0..=FLOW_GLOBS.len() {
             let parsed = crate::json::parse(&text);
@@ -191,7 +193,7 @@ fn vscode_settings(path: &Path, command: &str) -> Result<EditorFile, String> {
             text.replace_range(at.range(), &insert);
         }
     }
-    if !text.ends_with('\n') {
+    if text != current && !text.ends_with('\n') {
         text.push('\n');
     }
     Ok(EditorFile {
@@ -201,20 +203,9 @@ fn vscode_settings(path: &Path, command: &str) -> Result<EditorFile, String> {
     })
 }
 
+/// `files.associations` for flow files: JSONC (flows may hold comments).
 fn associations() -> Value {
-    Value::Object(
-        FLOW_GLOBS
-            .iter()
-            .map(|g| {
-                let g = if g.starts_with('*') {
-                    (*g).to_owned()
-                } else {
-                    format!("**/{g}")
-                };
-                (g, json!("jsonc"))
-            })
-            .collect(),
-    )
+    Value::Object(vscode_globs().map(|g| (g, json!("jsonc"))).collect())
 }
 
 type Edit = Option<(Span, String)>;
@@ -560,8 +551,9 @@ mod tests {
             merged.ends_with("\t\"tfc.path\": \"/opt/tfc\"\n}\n"),
             "{merged}"
         );
-        // Merged again: nothing to do.
+        // Merged again: nothing to do (a missing last line break is not worth a write).
         assert_eq!(settings(&merged).unwrap(), None);
+        assert_eq!(settings(merged.trim_end()).unwrap(), None);
         // A different tfc.path is replaced; the rest kept.
         let moved = merged.replace("/opt/tfc", "/old/tfc");
         assert_eq!(settings(&moved).unwrap().unwrap(), merged);
