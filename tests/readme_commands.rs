@@ -102,6 +102,14 @@ const COMMANDS: &[(&str, How)] = &[
     ("tfc init --host opencode", How::Run(0, "")),
     ("tfc init --host pi", How::Run(0, "")),
     (
+        "tfc init --editor vscode",
+        How::Run(0, ".vscode/settings.json"),
+    ),
+    (
+        "tfc init --editor neovim --editor helix",
+        How::Run(0, ".helix/languages.toml"),
+    ),
+    (
         "docker run -d -p 16686:16686 -p 4318:4318 jaegertracing/jaeger:latest",
         How::Skip(
             "needs a Docker engine; the export is tested against real receivers in tests/otel_receiver.rs",

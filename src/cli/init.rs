@@ -8,7 +8,8 @@
 //!
 //! The work is a plan of [`Change`]s, applied (or, with `--dry-run`, printed) at the end; host
 //! registrations (`--host`, SPEC §13.4; [`host_plan`], here so that `tfc init` owns all of
-//! its set-up and `cli/mcp.rs` only serves) add their own changes to the same plan.
+//! its set-up and `cli/mcp.rs` only serves) add their own changes to the same plan, and so do
+//! editor set-ups (`--editor`, [`editor_plan`]: the settings that attach `tfc lsp`).
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +29,13 @@ pub struct InitArgs {
     /// (repeatable); default (and `--host` alone): every host CLI found on PATH.
     #[arg(long, value_name = "HOST", num_args = 0..=1, default_missing_value = "found")]
     host: Vec<String>,
+    /// Set an editor up for `tfc lsp` (repeatable): vscode writes .vscode/settings.json
+    /// (flow files as JSONC, their JSON Schema, `tfc.path` for the extension in
+    /// editors/vscode) and .vscode/tfc-flow.schema.json; neovim writes .nvim.lua (read with
+    /// 'exrc' set; Neovim 0.10+); helix writes .helix/languages.toml. Existing settings are
+    /// kept.
+    #[arg(long, value_name = "EDITOR")]
+    editor: Vec<String>,
 }
 
 /// One file of the plan: its new content, or kept as it is.
@@ -74,6 +82,10 @@ pub fn run(a: InitArgs) -> Exit {
         }
         Err(e) => return usage_error(e),
     };
+    match editor_plan(&a.editor, &root) {
+        Ok(changes) => plan.extend(changes),
+        Err(e) => return usage_error(e),
+    }
     match apply(&plan, a.dry_run, &cwd) {
         Ok(()) => {
             for n in notes {
@@ -139,6 +151,36 @@ fn host_plan(names: &[String], root: &Path) -> Result<(Vec<Change>, Vec<String>)
         notes.extend(r.note);
     }
     Ok((changes, notes))
+}
+
+/// The files `tfc init --editor E…` writes: each editor's project settings that attach
+/// `tfc lsp` (this binary) to flow files (see `tfc::lsp::editors`).
+fn editor_plan(names: &[String], root: &Path) -> Result<Vec<Change>, String> {
+    use tfc::lsp::editors::{Editor, setup};
+    let mut editors: Vec<Editor> = Vec::new();
+    for n in names {
+        let e = Editor::parse(n)
+            .ok_or_else(|| format!("--editor {n}: not an editor; use vscode, neovim or helix"))?;
+        if !editors.contains(&e) {
+            editors.push(e);
+        }
+    }
+    if editors.is_empty() {
+        return Ok(Vec::new());
+    }
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .map_err(|e| format!("cannot find the path of the tfc binary: {e}"))?;
+    let mut changes = Vec::new();
+    for e in editors {
+        let files = setup(e, root, &exe).map_err(|m| format!("--editor {}: {m}", e.as_str()))?;
+        changes.extend(files.into_iter().map(|f| Change {
+            path: f.path,
+            content: f.content,
+            exists: f.exists,
+        }));
+    }
+    Ok(changes)
 }
 
 /// Write (or with `dry_run` print) every change; one line per file on stdout.

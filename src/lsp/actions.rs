@@ -119,13 +119,14 @@ fn add_dependency(cx: &Ctx<'_>, span: Span) -> Option<(String, (Span, String))> 
     }
     let entry = format!("\"{}\"", escape(&target));
     let edit = if let Some(last) = p.depends_on.last() {
-        (
-            Span::new(last.span.end, last.span.end),
-            format!(", {entry}"),
-        )
+        after_item(cx.text, last.span.start, last.span.end, &entry)
     } else if let Some(key) = p.written.get("dependsOn") {
         let open = cx.text[key.end as usize..].find('[')? + key.end as usize + 1;
         (Span::new(open as u32, open as u32), entry)
+    } else if let Some(id_key) = p.written.get("id") {
+        // After the `id` member: where flows write `dependsOn`.
+        let member = format!("\"dependsOn\": [{entry}]");
+        after_item(cx.text, id_key.start, p.id_span.end, &member)
     } else {
         let at = p.span.start + 1;
         let empty = cx.text[at as usize..p.span.end as usize]
@@ -137,19 +138,61 @@ fn add_dependency(cx: &Ctx<'_>, span: Span) -> Option<(String, (Span, String))> 
     Some((format!("Add '{target}' to {}'s dependsOn", p.id), edit))
 }
 
+/// The indentation of the line holding `at`, when only that indentation comes before `at` on
+/// its line (the item at `at` starts its own line).
+fn line_indent(text: &str, at: usize) -> Option<&str> {
+    let start = text[..at].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+    let before = &text[start..at];
+    before
+        .chars()
+        .all(|c| c == ' ' || c == '\t')
+        .then_some(before)
+}
+
+/// The edit adding `item` after the array element or object member `start..end`: on a line
+/// of its own with the same indentation when that one starts its line (the document's own
+/// spaces or tabs), else on the same line.
+fn after_item(text: &str, start: u32, end: u32, item: &str) -> (Span, String) {
+    let at = Span::new(end, end);
+    match line_indent(text, start as usize) {
+        Some(indent) => {
+            let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+            (at, format!(",{eol}{indent}{item}"))
+        }
+        None => (at, format!(", {item}")),
+    }
+}
+
+/// The edit adding `item` before the object member (or element) starting at `first`, as
+/// [`after_item`] places it.
+fn before_item(text: &str, first: u32, item: &str) -> (Span, String) {
+    let at = Span::new(first, first);
+    match line_indent(text, first as usize) {
+        Some(indent) => {
+            let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+            (at, format!("{item},{eol}{indent}"))
+        }
+        None => (at, format!("{item}, ")),
+    }
+}
+
 /// Where to add `code` to the file's `lint.allow` (the document must be an object).
 fn allow_in_flow(text: &str, code: Code) -> Option<(Span, String)> {
     let root = crate::json::parse(text).root?;
     let entry = format!("\"{}\"", code.as_str());
     let after_open = |node: &Node, item: String| -> Option<(Span, String)> {
-        let at = node.span.start + 1;
-        let empty = match &node.kind {
-            Kind::Object(m) => m.is_empty(),
-            Kind::Array(a) => a.is_empty(),
+        let first = match &node.kind {
+            Kind::Object(m) => m.first().map(|m| m.key.span.start),
+            Kind::Array(a) => a.first().map(|n| n.span.start),
             _ => return None,
         };
-        let sep = if empty { "" } else { ", " };
-        Some((Span::new(at, at), format!("{item}{sep}")))
+        match first {
+            Some(first) => Some(before_item(text, first, &item)),
+            None => {
+                let at = node.span.start + 1;
+                Some((Span::new(at, at), item))
+            }
+        }
     };
     if !matches!(root.kind, Kind::Object(_)) {
         return None;
@@ -162,10 +205,7 @@ fn allow_in_flow(text: &str, code: Code) -> Option<(Span, String)> {
     };
     match &allow.kind {
         Kind::Array(items) => match items.last() {
-            Some(last) => Some((
-                Span::new(last.span.end, last.span.end),
-                format!(", {entry}"),
-            )),
+            Some(last) => Some(after_item(text, last.span.start, last.span.end, &entry)),
             None => after_open(allow, entry),
         },
         _ => None,

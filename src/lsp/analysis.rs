@@ -87,18 +87,26 @@ impl Analysis {
 
     /// The innermost flow (the document's, or an inline `def` in it) holding `offset`.
     pub fn scope(&self, offset: usize) -> Option<&Flow> {
+        self.scope_and_caller(offset).map(|(flow, _)| flow)
+    }
+
+    /// [`Analysis::scope`], and for an inline `def` the flow and index of the phase that
+    /// defines it (its caller).
+    pub fn scope_and_caller(&self, offset: usize) -> Option<(&Flow, Option<(&Flow, usize)>)> {
         let mut flow = self.flow.as_ref()?;
+        let mut caller = None;
         'down: loop {
-            for p in &flow.phases {
+            for (i, p) in flow.phases.iter().enumerate() {
                 if let Some(def) = p.def()
                     && let Def::Inline(child) = &def.value
                     && def.span.range().contains(&offset)
                 {
+                    caller = Some((flow, i));
                     flow = child;
                     continue 'down;
                 }
             }
-            return Some(flow);
+            return Some((flow, caller));
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use lsp_types::{
     CompletionItem, CompletionItemKind, CompletionParams, CompletionResponse, CompletionTextEdit,
-    TextEdit,
+    InsertReplaceEdit, TextEdit,
 };
 
 use super::analysis::{ancestors_of, descendants_of, phase_at};
@@ -79,23 +79,49 @@ pub fn field_doc(c: &scan::Context, key: &str) -> Option<&'static str> {
         .map(|f| f.doc)
 }
 
-/// A completion item replacing `span` with `text`.
+/// Where an item's text goes: over the prefix typed before the cursor (`insert`), or over
+/// the whole word under the cursor (`replace`, offered only to a client that lets the user
+/// choose between the two). The word after the cursor is never taken by default: completing
+/// `{steps.tr|` typed before `Risk` keeps `Risk`.
+#[derive(Clone, Copy, Debug)]
+struct Target {
+    insert: Span,
+    replace: Span,
+}
+
+impl Target {
+    /// The typed prefix `start..cursor`, and the word `start..end` when the client may replace.
+    fn new(start: usize, cursor: usize, end: usize) -> Target {
+        Target {
+            insert: Span::new(start as u32, cursor as u32),
+            replace: Span::new(start as u32, end.max(cursor) as u32),
+        }
+    }
+}
+
+/// A completion item putting `text` at `target`.
 fn item(
     cx: &Ctx<'_>,
     label: &str,
     kind: CompletionItemKind,
     detail: Option<String>,
-    span: Span,
+    target: Target,
     text: String,
 ) -> CompletionItem {
+    let edit = if cx.client.insert_replace && target.replace != target.insert {
+        CompletionTextEdit::InsertAndReplace(InsertReplaceEdit {
+            new_text: text,
+            insert: cx.range(target.insert),
+            replace: cx.range(target.replace),
+        })
+    } else {
+        CompletionTextEdit::Edit(TextEdit::new(cx.range(target.insert), text))
+    };
     CompletionItem {
         label: label.to_owned(),
         kind: Some(kind),
         detail,
-        text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(
-            cx.range(span),
-            text,
-        ))),
+        text_edit: Some(edit),
         ..CompletionItem::default()
     }
 }
@@ -120,17 +146,17 @@ pub fn completion(cx: &Ctx<'_>, p: CompletionParams) -> Option<CompletionRespons
                 let partial = &before[open + 1..];
                 placeholders(cx, phase, key.as_deref().unwrap_or("task"), partial, offset)
             } else {
-                let inside = Span::new(content.start as u32, content.end as u32);
+                let inside = Target::new(content.start, offset, content.end);
                 values(cx, &c, phase, key.as_deref(), inside, false)
             }
         }
         At::Value { key, content: None } => {
-            let here = Span::new(offset as u32, offset as u32);
+            let here = Target::new(offset, offset, offset);
             values(cx, &c, phase, key.as_deref(), here, true)
         }
         At::Key { content, quoted } => {
             let kind = object_kind(&c)?;
-            let span = Span::new(content.start as u32, content.end as u32);
+            let span = Target::new(content.start, offset, content.end);
             fields_for(kind, phase_type(&c))
                 .into_iter()
                 .filter(|f| !c.keys.iter().any(|k| k == f.name))
@@ -165,13 +191,14 @@ fn placeholder_start(before: &str) -> Option<usize> {
         .then_some(open)
 }
 
-/// Values: phase ids in `dependsOn`/`from`, phase types for `type`.
+/// Values: phase ids in `dependsOn`/`from` (but those the list already has), phase types for
+/// `type`.
 fn values(
     cx: &Ctx<'_>,
     c: &scan::Context,
     phase: Option<(&Flow, usize)>,
     key: Option<&str>,
-    span: Span,
+    span: Target,
     quote: bool,
 ) -> Vec<CompletionItem> {
     let q = |s: &str| {
@@ -191,6 +218,7 @@ fn values(
             .iter()
             .enumerate()
             .filter(|(j, p)| *j != i && !below[*j] && !p.id.is_empty())
+            .filter(|(_, p)| !c.items.contains(&p.id))
             .map(|(_, p)| {
                 item(
                     cx,
@@ -223,14 +251,24 @@ fn placeholders(
     let segs: Vec<&str> = partial.split('.').collect();
     let (done, word) = segs.split_at(segs.len() - 1);
     let word = word[0];
-    // The word being typed, and any word characters right after the cursor.
+    // The word characters right after the cursor are the rest of this segment only when the
+    // placeholder closes after them (`{steps.tr|iage.output}`); before plain text (`{steps.tr|`
+    // typed before `Risk`) they are the text's own, never replaced.
     let b = cx.text.as_bytes();
     let mut end = offset;
     while end < b.len() && is_word(b[end]) {
         end += 1;
     }
-    let span = Span::new((offset - word.len()) as u32, end as u32);
-    let closed = b.get(end) == Some(&b'}');
+    let mut tail = end;
+    while tail < b.len() && (is_word(b[tail]) || b[tail] == b'.') {
+        tail += 1;
+    }
+    let closed = b.get(tail) == Some(&b'}');
+    let span = Target::new(
+        offset - word.len(),
+        offset,
+        if closed { end } else { offset },
+    );
     let close = |s: &str| {
         if closed {
             s.to_owned()

@@ -18,6 +18,16 @@ pub struct Ctx<'a> {
     pub project: &'a Project,
     /// Its URI.
     pub uri: &'a Uri,
+    /// What the client can do.
+    pub client: ClientCaps,
+}
+
+/// What the client said it can do, where an answer depends on it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClientCaps {
+    /// A completion item may carry an `InsertReplaceEdit` (the typed prefix to insert over,
+    /// the whole word to replace), and the user chooses.
+    pub insert_replace: bool,
 }
 
 impl Ctx<'_> {

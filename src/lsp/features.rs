@@ -288,21 +288,55 @@ fn check_new_name(flow: &Flow, symbol: &Symbol, name: &str) -> Result<(), String
     Ok(())
 }
 
-/// Rename a phase id or an argument everywhere in its flow.
+/// What a rename needs from outside its document: an argument of the document's own flow was
+/// renamed, so the callers of that flow (when it is a saved flow) rename their `with` keys.
+pub struct ArgRenamed {
+    /// The old name.
+    pub old: String,
+}
+
+/// Rename a phase id or an argument everywhere in its flow; an argument of an inline `def`
+/// also in its caller's `with`. An argument of the document's top-level flow is returned too,
+/// for the callers of a saved flow in other documents.
 #[allow(clippy::mutable_key_type)] // `Uri` is how lsp-types keys a workspace edit
-pub fn rename(cx: &Ctx<'_>, p: RenameParams) -> Result<Option<WorkspaceEdit>, Failure> {
+pub fn rename(
+    cx: &Ctx<'_>,
+    p: RenameParams,
+) -> Result<(WorkspaceEdit, Option<ArgRenamed>), Failure> {
     let (flow, hit) = renameable(cx, &p.text_document_position)?;
     check_new_name(flow, &hit.symbol, &p.new_name).map_err(Failure::failed)?;
-    let edits: Vec<TextEdit> = occurrences(flow, cx.text, &hit.symbol)
+    let mut spans: Vec<Span> = occurrences(flow, cx.text, &hit.symbol)
         .into_iter()
-        .map(|o| TextEdit::new(cx.range(o.span), p.new_name.clone()))
+        .map(|o| o.span)
+        .collect();
+    let mut renamed = None;
+    if let Symbol::Arg(old) = &hit.symbol {
+        let offset = cx.offset(p.text_document_position.position);
+        match cx.analysis.scope_and_caller(offset) {
+            Some((_, Some((parent, i)))) => {
+                if let PhaseKind::Flow(k) = &parent.phases[i].kind {
+                    spans.extend(
+                        k.with
+                            .iter()
+                            .filter(|(name, _)| name == old)
+                            .map(|(_, f)| inner(cx.text, f.key)),
+                    );
+                }
+            }
+            _ => renamed = Some(ArgRenamed { old: old.clone() }),
+        }
+    }
+    let edits: Vec<TextEdit> = spans
+        .into_iter()
+        .map(|s| TextEdit::new(cx.range(s), p.new_name.clone()))
         .collect();
     let mut changes = HashMap::new();
     changes.insert(cx.uri.clone(), edits);
-    Ok(Some(WorkspaceEdit {
+    let edit = WorkspaceEdit {
         changes: Some(changes),
         ..WorkspaceEdit::default()
-    }))
+    };
+    Ok((edit, renamed))
 }
 
 /// The phases, with their kind and dependencies, inline sub-flows nested.

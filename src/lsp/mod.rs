@@ -9,14 +9,18 @@
 //!
 //! - `analysis`: a document checked as `tfc check` checks it; its symbols and their places;
 //! - `features`: diagnostics, hover, definition, references, rename, document symbols;
-//! - `complete`: completion; `actions`: code actions;
+//! - `complete`: completion; `actions`: code actions; `callers`: the callers of a saved flow
+//!   (an argument's rename reaches their `with`);
 //! - `ctx`: what a request handler sees of its document;
-//! - `uri`: `file:` URIs; `scan`: where the cursor is in (possibly broken) JSON.
+//! - `uri`: `file:` URIs; `scan`: where the cursor is in (possibly broken) JSON;
+//! - `editors`: the editor settings `tfc init --editor` writes.
 
 mod actions;
 pub mod analysis;
+mod callers;
 mod complete;
 mod ctx;
+pub mod editors;
 mod features;
 pub mod position;
 mod scan;
@@ -35,7 +39,7 @@ use serde_json::Value as Json;
 
 pub use analysis::Settings;
 use analysis::{Analysis, Project};
-use ctx::{Ctx, Failure};
+use ctx::{ClientCaps, Ctx, Failure};
 use position::{Encoding, LineIndex};
 
 /// How long a changed document waits for more changes before it is checked.
@@ -68,6 +72,7 @@ pub fn serve(connection: &Connection, settings: Settings) -> Ended {
         settings,
         cwd,
         encoding: Encoding::Utf16,
+        client: ClientCaps::default(),
         docs: HashMap::new(),
         initialized: false,
         shutdown: false,
@@ -118,6 +123,7 @@ struct Server<'c> {
     settings: Settings,
     cwd: PathBuf,
     encoding: Encoding,
+    client: ClientCaps,
     docs: HashMap<String, Doc>,
     initialized: bool,
     shutdown: bool,
@@ -254,6 +260,10 @@ impl Server<'_> {
         } else {
             Encoding::Utf16
         };
+        self.client.insert_replace = params
+            .pointer("/capabilities/textDocument/completion/completionItem/insertReplaceSupport")
+            .and_then(Json::as_bool)
+            .unwrap_or(false);
         let encoding = if utf8 {
             PositionEncodingKind::UTF8
         } else {
@@ -377,6 +387,86 @@ impl Server<'_> {
         ));
     }
 
+    /// An argument `old` of the flow of `doc` was renamed to `new`: when `doc` is a saved flow,
+    /// rename the `with` keys of its callers among the open documents (added to `edit`), and
+    /// tell the user, with the files on disk that pass `old` too and were left alone.
+    #[allow(clippy::mutable_key_type)] // `Uri` is how lsp-types keys a workspace edit
+    fn rename_in_callers(
+        &self,
+        doc: &Doc,
+        old: &str,
+        new: &str,
+        edit: &mut lsp_types::WorkspaceEdit,
+    ) {
+        let Some(path) = uri::to_path(&doc.uri) else {
+            return;
+        };
+        let Some(name) = callers::saved_name(&doc.project.saved, &path) else {
+            return;
+        };
+        let changes = edit.changes.get_or_insert_with(HashMap::new);
+        let mut open = vec![path.clone()];
+        let (mut callers_open, mut keys) = (0, 0);
+        for other in self.docs.values().filter(|d| d.uri != doc.uri) {
+            open.extend(uri::to_path(&other.uri));
+            if !callers::resolves_to(&other.project.saved, &name, &path) {
+                continue;
+            }
+            let spans = callers::with_keys(&other.text, &name, old);
+            if spans.is_empty() {
+                continue;
+            }
+            callers_open += 1;
+            keys += spans.len();
+            let edits = spans
+                .into_iter()
+                .map(|s| {
+                    lsp_types::TextEdit::new(other.index.range(&other.text, s), new.to_owned())
+                })
+                .collect();
+            changes.insert(other.uri.clone(), edits);
+        }
+        let on_disk: Vec<PathBuf> = callers::on_disk(&doc.project.root, &open, &name, old)
+            .into_iter()
+            .filter(|f| {
+                let dir = f.parent().unwrap_or(&doc.project.root);
+                callers::resolves_to(&crate::project::SavedFlows::new(dir), &name, &path)
+            })
+            .collect();
+        if callers_open == 0 && on_disk.is_empty() {
+            return;
+        }
+        let mut message = format!(
+            "Renamed argument '{old}' of saved flow '{name}' to '{new}' in {keys} `with` key(s) \
+             of {callers_open} open document(s)"
+        );
+        let typ = if on_disk.is_empty() {
+            message.push_str("; no file on disk passes it");
+            lsp_types::MessageType::INFO
+        } else {
+            let shown: Vec<String> = on_disk
+                .iter()
+                .map(|f| {
+                    f.strip_prefix(&doc.project.root)
+                        .unwrap_or(f)
+                        .display()
+                        .to_string()
+                })
+                .collect();
+            message.push_str(&format!(
+                "; {} file(s) on disk that pass '{old}' to it were left alone (open them before \
+                 renaming, or rename their `with` key by hand): {}",
+                on_disk.len(),
+                shown.join(", ")
+            ));
+            lsp_types::MessageType::WARNING
+        };
+        self.send(Notification::new(
+            "window/showMessage".to_owned(),
+            lsp_types::ShowMessageParams { typ, message },
+        ));
+    }
+
     fn dispatch(&mut self, req: &Request) -> Result<Json, Failure> {
         let method = req.method.as_str();
         #[cfg(test)]
@@ -418,6 +508,7 @@ impl Server<'_> {
             analysis: doc.analysis.as_ref().expect("analysed above"),
             project: &doc.project,
             uri: &doc.uri,
+            client: self.client,
         };
         let p = req.params.clone();
         fn parse<T: serde::de::DeserializeOwned>(p: Json) -> Result<T, Failure> {
@@ -432,7 +523,15 @@ impl Server<'_> {
             "textDocument/definition" => to_json(features::definition(&cx, parse(p)?)),
             "textDocument/references" => to_json(features::references(&cx, parse(p)?)),
             "textDocument/prepareRename" => to_json(features::prepare_rename(&cx, parse(p)?)?),
-            "textDocument/rename" => to_json(features::rename(&cx, parse(p)?)?),
+            "textDocument/rename" => {
+                let params: lsp_types::RenameParams = parse(p)?;
+                let new_name = params.new_name.clone();
+                let (mut edit, renamed) = features::rename(&cx, params)?;
+                if let Some(r) = renamed {
+                    self.rename_in_callers(doc, &r.old, &new_name, &mut edit);
+                }
+                to_json(Some(edit))
+            }
             "textDocument/documentSymbol" => to_json(features::symbols(&cx)),
             "textDocument/completion" => to_json(complete::completion(&cx, parse(p)?)),
             _ => to_json(actions::code_actions(&cx, parse(p)?)),

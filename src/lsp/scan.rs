@@ -52,6 +52,9 @@ pub struct Context {
     pub keys: Vec<String>,
     /// The innermost object's `type` member, when it is a string.
     pub type_value: Option<String>,
+    /// The string elements of the innermost array (before and after the cursor, the one under
+    /// it left out): the ids a `dependsOn` already lists.
+    pub items: Vec<String>,
 }
 
 struct Frame {
@@ -68,6 +71,8 @@ struct Frame {
     keys: Vec<String>,
     /// Object: the `type` member's string value.
     type_value: Option<String>,
+    /// Array: the string elements read so far.
+    items: Vec<String>,
 }
 
 impl Frame {
@@ -110,10 +115,10 @@ pub fn context(text: &str, offset: usize) -> Context {
                     return finish(text, stack, root_object, Some(i + 1..end), offset);
                 }
                 let s = &text[i + 1..end];
-                if let Some(top) = stack.last_mut()
-                    && top.object
-                {
-                    if top.want_key {
+                if let Some(top) = stack.last_mut() {
+                    if !top.object {
+                        top.items.push(s.to_owned());
+                    } else if top.want_key {
                         top.key = Some(s.to_owned());
                         top.keys.push(s.to_owned());
                         top.want_key = false;
@@ -143,6 +148,7 @@ pub fn context(text: &str, offset: usize) -> Context {
                     index: 0,
                     keys: Vec::new(),
                     type_value: None,
+                    items: Vec::new(),
                 });
             }
             b'}' | b']' => {
@@ -168,6 +174,41 @@ pub fn context(text: &str, offset: usize) -> Context {
         i += 1;
     }
     finish(text, stack, root_object, None, offset)
+}
+
+/// The string elements of the array that is open at `from`, read to its end.
+fn rest_of_array(b: &[u8], text: &str, from: usize, items: &mut Vec<String>) {
+    let mut depth = 0usize;
+    let mut i = from;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let end = string_end(b, i);
+                if depth == 0 {
+                    items.push(text[i + 1..end].to_owned());
+                }
+                i = end + 1;
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n);
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = memchr::memmem::find(&b[i + 2..], b"*/").map_or(b.len(), |n| i + 2 + n + 2);
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                if depth == 0 {
+                    return;
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
 }
 
 /// The keys (and `type` value) of the object that is open at `from`, read to its end.
@@ -239,9 +280,15 @@ fn finish(
         Some(f) if f.object => (f.keys.clone(), f.type_value.clone()),
         _ => (Vec::new(), None),
     };
+    let mut items = match stack.last() {
+        Some(f) if !f.object => f.items.clone(),
+        _ => Vec::new(),
+    };
+    let from = after_string.unwrap_or(offset);
     if in_object {
-        let from = after_string.unwrap_or(offset);
         rest_of_object(text.as_bytes(), text, from, &mut keys, &mut type_value);
+    } else if !stack.is_empty() {
+        rest_of_array(text.as_bytes(), text, from, &mut items);
     }
     if let At::Key { content, .. } = &at {
         // The key being typed is not "already written".
@@ -258,6 +305,7 @@ fn finish(
         at,
         keys,
         type_value,
+        items,
     }
 }
 
@@ -323,6 +371,18 @@ mod tests {
         // An unterminated string ends at the line's end.
         let (c, _) = at("{\"a\": \"x\n, |");
         assert!(matches!(c.at, At::Key { .. }));
+    }
+
+    #[test]
+    fn array_items_around_the_cursor() {
+        let (c, _) =
+            at(r#"{"dependsOn": ["a", /* "z" */ "b|x", "c", {"d": "e"}, ["f"]], "g": "h"}"#);
+        assert_eq!(c.items, ["a", "c"]);
+        let (c, _) = at(r#"["a", |"#);
+        assert_eq!(c.items, ["a"]);
+        // An object's strings are keys, not items.
+        let (c, _) = at(r#"{"a": "b", |}"#);
+        assert!(c.items.is_empty());
     }
 
     #[test]

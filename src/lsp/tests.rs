@@ -32,6 +32,8 @@ struct Client {
     next: i32,
     /// Every publishDiagnostics received, in order: (uri, version, diagnostics).
     published: Vec<(String, Option<i64>, Vec<Json>)>,
+    /// Every window/showMessage received: (type, message).
+    messages: Vec<(i64, String)>,
     texts: HashMap<String, String>,
     encoding: Encoding,
 }
@@ -46,6 +48,7 @@ impl Client {
             server: Some(handle),
             next: 0,
             published: Vec::new(),
+            messages: Vec::new(),
             texts: HashMap::new(),
             encoding: Encoding::Utf16,
         }
@@ -90,6 +93,15 @@ impl Client {
                 p["uri"].as_str().unwrap().to_owned(),
                 p["version"].as_i64(),
                 p["diagnostics"].as_array().unwrap().clone(),
+            ));
+        }
+        if let Message::Notification(n) = &m
+            && n.method == "window/showMessage"
+        {
+            let p = &n.params;
+            self.messages.push((
+                p["type"].as_i64().unwrap(),
+                p["message"].as_str().unwrap().to_owned(),
             ));
         }
         m
@@ -529,6 +541,96 @@ fn references_and_rename() {
 }
 
 #[test]
+fn renaming_a_saved_flows_argument_renames_its_callers_with() {
+    let saved =
+        r#"{"args": {"repo": {"type": "string"}}, "phases": [{"id": "x", "task": "{args.repo}"}]}"#;
+    let caller = |id: &str| {
+        format!(
+            r#"{{"phases": [{{"id": "{id}", "type": "flow", "use": "review", "with": {{"repo": "r", "keep": 1}}, "final": true}}]}}"#
+        )
+    };
+    let other = r#"{"phases": [{"id": "o", "type": "flow", "use": "lint", "with": {"repo": "r"}, "final": true}]}"#;
+    let nested = r#"{"phases": [{"id": "n", "type": "flow", "final": true, "def": {"phases": [
+  {"id": "m", "type": "flow", "use": "review", "with": {"repo": "r"}, "final": true}]}}]}"#;
+    let (_dir, root) = project(&[
+        (".tfc/flows/review.json", saved),
+        (".tfc/flows/lint.json", saved),
+        ("a.flow.json", &caller("a")),
+        ("b.flow.json", nested),
+        ("c.flow.json", &caller("c")),
+        ("o.flow.json", other),
+        ("notes.json", &caller("z")),
+    ]);
+    std::fs::create_dir_all(root.join("taskflows/deep")).unwrap();
+    std::fs::write(root.join("taskflows/deep/d.json"), caller("d")).unwrap();
+    let mut c = Client::start();
+    let review = uri_of(&root.join(".tfc/flows/review.json"));
+    let (a, b, o) = (
+        uri_of(&root.join("a.flow.json")),
+        uri_of(&root.join("b.flow.json")),
+        uri_of(&root.join("o.flow.json")),
+    );
+    c.open(&review, saved);
+    c.open(&a, &caller("a"));
+    c.open(&b, nested);
+    c.open(&o, other);
+    let mut params = c.at(&review, "\"repo\"", 2);
+    params["newName"] = json!("repository");
+    let edit = c.ok("textDocument/rename", params);
+    let changes = edit["changes"].as_object().unwrap();
+    let mut uris: Vec<&String> = changes.keys().collect();
+    uris.sort();
+    let mut want = vec![&a, &b, &review];
+    want.sort();
+    assert_eq!(uris, want, "{edit}");
+    let a_text = c.apply(&a, changes[&a].as_array().unwrap());
+    assert!(
+        a_text.contains(r#""with": {"repository": "r", "keep": 1}"#),
+        "{a_text}"
+    );
+    let b_text = c.apply(&b, changes[&b].as_array().unwrap());
+    assert!(
+        b_text.contains(r#""with": {"repository": "r"}"#),
+        "{b_text}"
+    );
+    let saved_text = c.apply(&review, changes[&review].as_array().unwrap());
+    assert!(
+        saved_text.contains(r#""repository": {"type""#) && saved_text.contains("{args.repository}")
+    );
+    // The files on disk that pass `repo` to review are named, not edited; others are not.
+    let (typ, message) = c.messages.last().expect("a showMessage").clone();
+    assert_eq!(typ, 2, "a warning: {message}");
+    assert!(
+        message.contains("in 2 `with` key(s) of 2 open document(s)")
+            && message.contains("2 file(s) on disk that pass 'repo' to it were left alone")
+            && message.ends_with(": c.flow.json, taskflows/deep/d.json"),
+        "{message}"
+    );
+
+    // An argument of an inline def: its caller's `with` in the same document.
+    let inline = r#"{"phases": [{"id": "p", "type": "flow", "final": true, "with": {"n": 3},
+  "def": {"args": {"n": {"type": "number"}}, "phases": [{"id": "q", "task": "{args.n}"}]}}]}"#;
+    let uri = "untitled:inline";
+    assert_eq!(c.open(uri, inline), Vec::<Json>::new());
+    let before = c.messages.len();
+    let mut params = c.at(uri, "\"n\": {", 2);
+    params["newName"] = json!("count");
+    let edit = c.ok("textDocument/rename", params);
+    let renamed = c.apply(uri, edit["changes"][uri].as_array().unwrap());
+    assert!(
+        renamed.contains(r#""with": {"count": 3}"#)
+            && renamed.contains(r#""args": {"count": {"type""#)
+            && renamed.contains("{args.count}"),
+        "{renamed}"
+    );
+    assert_eq!(
+        c.messages.len(),
+        before,
+        "no message for a flow no file calls"
+    );
+}
+
+#[test]
 fn document_symbols() {
     let mut c = Client::start();
     let uri = "untitled:s";
@@ -554,9 +656,8 @@ fn document_symbols() {
     assert_eq!(c.slice(uri, &s[1]["selectionRange"]), "each");
 }
 
-/// The labels offered at the `|` of `marked`, and the text after applying the one labelled
-/// `pick` (if any).
-fn complete(c: &mut Client, marked: &str, pick: Option<&str>) -> (Vec<String>, String) {
+/// The items offered at the `|` of `marked` (opened as `untitled:c`).
+fn complete_items(c: &mut Client, marked: &str) -> Vec<Json> {
     let uri = "untitled:c";
     let at = marked.find('|').unwrap();
     let text = marked.replacen('|', "", 1);
@@ -574,7 +675,14 @@ fn complete(c: &mut Client, marked: &str, pick: Option<&str>) -> (Vec<String>, S
         "textDocument/completion",
         json!({"textDocument": {"uri": uri}, "position": p}),
     );
-    let items = items.as_array().cloned().unwrap_or_default();
+    items.as_array().cloned().unwrap_or_default()
+}
+
+/// The labels offered at the `|` of `marked`, and the text after applying the one labelled
+/// `pick` (if any).
+fn complete(c: &mut Client, marked: &str, pick: Option<&str>) -> (Vec<String>, String) {
+    let uri = "untitled:c";
+    let items = complete_items(c, marked);
     let labels = items
         .iter()
         .map(|i| i["label"].as_str().unwrap().to_owned())
@@ -587,7 +695,7 @@ fn complete(c: &mut Client, marked: &str, pick: Option<&str>) -> (Vec<String>, S
                 .unwrap_or_else(|| panic!("{pick} offered in {items:?}"));
             c.apply(uri, std::slice::from_ref(&item["textEdit"]))
         }
-        None => text,
+        None => c.texts[uri].clone(),
     };
     (labels, applied)
 }
@@ -595,16 +703,6 @@ fn complete(c: &mut Client, marked: &str, pick: Option<&str>) -> (Vec<String>, S
 #[test]
 fn completion_everywhere() {
     let mut c = Client::start();
-    let chain = |task: &str| {
-        format!(
-            r#"{{"args": {{"mode": {{"type": "string"}}}}, "phases": [
-  {{"id": "a", "output": "json", "task": "t", "expect": {{"type": "object", "properties": {{"sev": {{"type": "string"}}, "n": {{"type": "number"}}}}}}}},
-  {{"id": "b", "dependsOn": ["a"], "task": "{task}"}},
-  {{"id": "c", "dependsOn": ["b"], "task": "t"}},
-  {{"id": "d", "task": "t", "final": true, "dependsOn": ["c"]}}
-]}}"#
-        )
-    };
     let (heads, applied) = complete(&mut c, &chain("x {|}"), Some("steps."));
     for h in ["steps.", "args.", "previous.output"] {
         assert!(heads.contains(&h.to_owned()), "{heads:?}");
@@ -656,6 +754,91 @@ fn completion_everywhere() {
     assert!(applied.contains(r#""type": "map"}"#), "{applied}");
     let (_, applied) = complete(&mut c, r#"[{"id": "m", "type": |}]"#, Some("gate"));
     assert!(applied.contains(r#""type": "gate"}"#), "{applied}");
+}
+
+/// A flow whose phase `b` has the task `task`: `a` (with a JSON contract) ← b ← c ← d.
+fn chain(task: &str) -> String {
+    format!(
+        r#"{{"args": {{"mode": {{"type": "string"}}}}, "phases": [
+  {{"id": "a", "output": "json", "task": "t", "expect": {{"type": "object", "properties": {{"sev": {{"type": "string"}}, "n": {{"type": "number"}}}}}}}},
+  {{"id": "b", "dependsOn": ["a"], "task": "{task}"}},
+  {{"id": "c", "dependsOn": ["b"], "task": "t"}},
+  {{"id": "d", "task": "t", "final": true, "dependsOn": ["c"]}}
+]}}"#
+    )
+}
+
+#[test]
+fn completion_replaces_only_the_typed_prefix() {
+    let mut c = Client::start();
+    // Typed before an existing word: the word stays.
+    let (_, applied) = complete(&mut c, &chain("Weigh {steps.a.ou|Risk now"), Some("output"));
+    assert!(
+        applied.contains(r#""Weigh {steps.a.output}Risk now""#),
+        "{applied}"
+    );
+    let (_, applied) = complete(&mut c, &chain("Weigh {steps.a.json.s|Risk"), Some("sev"));
+    assert!(
+        applied.contains(r#""Weigh {steps.a.json.sevRisk""#),
+        "{applied}"
+    );
+    // Inside a closed placeholder: only the prefix by default, no brace added.
+    let items = complete_items(&mut c, &chain("{steps.a.ou|tput}"));
+    let out = items.iter().find(|i| i["label"] == "output").unwrap();
+    assert_eq!(c.slice("untitled:c", &out["textEdit"]["range"]), "ou");
+    assert_eq!(out["textEdit"]["newText"], "output");
+    // In a string value and a key: the prefix, not the rest of the string.
+    let items = complete_items(&mut c, r#"[{"id": "m", "type": "ma|xx"}]"#);
+    let map = items.iter().find(|i| i["label"] == "map").unwrap();
+    assert_eq!(c.slice("untitled:c", &map["textEdit"]["range"]), "ma");
+    let items = complete_items(&mut c, r#"[{"id": "m", "ta|sk": "t"}]"#);
+    let task = items.iter().find(|i| i["label"] == "task").unwrap();
+    assert_eq!(c.slice("untitled:c", &task["textEdit"]["range"]), "ta");
+
+    // A client with insertReplaceSupport chooses: insert over the prefix, or replace the word
+    // (the rest of the placeholder's segment; never the plain text after an open one).
+    let mut c = Client::raw(Settings::default());
+    c.ok(
+        "initialize",
+        json!({"capabilities": {"textDocument": {"completion": {"completionItem": {"insertReplaceSupport": true}}}}}),
+    );
+    c.notify("initialized", json!({}));
+    let items = complete_items(&mut c, &chain("{steps.a.ou|tput.x}"));
+    let out = items.iter().find(|i| i["label"] == "output").unwrap();
+    assert_eq!(c.slice("untitled:c", &out["textEdit"]["insert"]), "ou");
+    assert_eq!(c.slice("untitled:c", &out["textEdit"]["replace"]), "output");
+    let items = complete_items(&mut c, &chain("{steps.a.ou|Risk"));
+    let out = items.iter().find(|i| i["label"] == "output").unwrap();
+    assert_eq!(c.slice("untitled:c", &out["textEdit"]["range"]), "ou");
+    assert_eq!(out["textEdit"]["newText"], "output}");
+    let items = complete_items(&mut c, r#"[{"id": "m", "type": "ma|xx"}]"#);
+    let map = items.iter().find(|i| i["label"] == "map").unwrap();
+    assert_eq!(c.slice("untitled:c", &map["textEdit"]["insert"]), "ma");
+    assert_eq!(c.slice("untitled:c", &map["textEdit"]["replace"]), "maxx");
+}
+
+#[test]
+fn completion_in_depends_on_skips_listed_ids() {
+    let mut c = Client::start();
+    let flow = chain("t").replace(r#""dependsOn": ["c"]"#, r#""dependsOn": ["c", "|"]"#);
+    let (ids, _) = complete(&mut c, &flow, None);
+    assert_eq!(ids, ["a", "b"]);
+    // Listed after the cursor too; the entry being typed is not "listed".
+    let flow = chain("t").replace(r#""dependsOn": ["c"]"#, r#""dependsOn": ["|", "a", "b"]"#);
+    let (ids, applied) = complete(&mut c, &flow, Some("c"));
+    assert_eq!(ids, ["c"]);
+    assert!(
+        applied.contains(r#""dependsOn": ["c", "a", "b"]"#),
+        "{applied}"
+    );
+    let flow = chain("t").replace(r#""dependsOn": ["c"]"#, r#""dependsOn": ["a", "b|"]"#);
+    let (ids, _) = complete(&mut c, &flow, None);
+    assert_eq!(ids, ["b", "c"]);
+    // `from` alike.
+    let reduce = r#"[{"id": "x", "task": "t"}, {"id": "y", "task": "t"},
+  {"id": "z", "type": "reduce", "from": ["x", "|"], "task": "t"}]"#;
+    let (ids, _) = complete(&mut c, reduce, None);
+    assert_eq!(ids, ["y"]);
 }
 
 fn actions(c: &mut Client, uri: &str, needle: &str) -> Vec<Json> {
@@ -721,6 +904,114 @@ fn quick_fixes() {
         json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": allowed}]}),
     );
     assert_eq!(c.diagnostics(uri, Some(2)), Vec::<Json>::new());
+}
+
+#[test]
+fn quick_fixes_follow_the_indentation() {
+    let mut c = Client::start();
+    // Pretty-printed with two spaces, four spaces, tabs (and CRLF line ends).
+    for (n, (unit, eol)) in [("  ", "\n"), ("    ", "\n"), ("\t", "\r\n")]
+        .into_iter()
+        .enumerate()
+    {
+        let doc = |lines: &[(usize, &str)]| {
+            lines
+                .iter()
+                .map(|(depth, l)| format!("{}{l}", unit.repeat(*depth)))
+                .collect::<Vec<_>>()
+                .join(eol)
+        };
+        let text = doc(&[
+            (0, "{"),
+            (1, r#""phases": ["#),
+            (2, r#"{"id": "scan", "task": "t"},"#),
+            (2, "{"),
+            (3, r#""id": "late","#),
+            (3, r#""task": "{steps.scan.output}""#),
+            (2, "},"),
+            (2, "{"),
+            (3, r#""id": "more","#),
+            (3, r#""final": true,"#),
+            (3, r#""dependsOn": ["#),
+            (4, r#""late""#),
+            (3, "],"),
+            (3, r#""task": "{steps.scan.output}""#),
+            (2, "}"),
+            (1, "]"),
+            (0, "}"),
+        ]);
+        let uri = format!("untitled:indent{n}");
+        let diags = c.open(&uri, &text);
+        // `scan` has no dependents yet (W0101) until the fixes make it one.
+        assert_eq!(codes(&diags), ["W0101", "E0201", "E0201"], "{diags:?}");
+        let fix = |c: &mut Client, needle: &str, title: &str| {
+            let all = actions(c, &uri, needle);
+            let a = all
+                .iter()
+                .find(|a| a["title"].as_str().unwrap().starts_with(title))
+                .unwrap_or_else(|| panic!("{title} in {all:?}"));
+            c.apply(&uri, a["edit"]["changes"][&uri].as_array().unwrap())
+        };
+        // No dependsOn: a line of its own after the id, indented as the id.
+        let late = fix(
+            &mut c,
+            "{steps.scan.output}\"",
+            "Add 'scan' to late's dependsOn",
+        );
+        let want = doc(&[
+            (3, r#""id": "late","#),
+            (3, r#""dependsOn": ["scan"],"#),
+            (3, r#""task": "{steps.scan.output}""#),
+        ]);
+        assert!(late.contains(&want), "{late:?}");
+        // One entry a line: the new one on its own line, indented as the last.
+        let at = text.rfind("{steps.scan.output}").unwrap();
+        let p = LineIndex::new(&text, c.encoding).position(&text, at + 1);
+        let all = c.ok(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": {"start": p, "end": p}, "context": {"diagnostics": []}}),
+        );
+        let a = all
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["title"] == "Add 'scan' to more's dependsOn")
+            .unwrap_or_else(|| panic!("{all:?}"));
+        let more = c.apply(&uri, a["edit"]["changes"][&uri].as_array().unwrap());
+        let want = doc(&[
+            (3, r#""dependsOn": ["#),
+            (4, r#""late","#),
+            (4, r#""scan""#),
+            (3, "],"),
+        ]);
+        assert!(more.contains(&want), "{more:?}");
+        // Both fixed: the flow checks clean.
+        let late_edit = actions(&mut c, &uri, "{steps.scan.output}\"")
+            .iter()
+            .find(|a| a["title"] == "Add 'scan' to late's dependsOn")
+            .unwrap()["edit"]["changes"][&uri][0]
+            .clone();
+        let both = c.apply(&uri, &[a["edit"]["changes"][&uri][0].clone(), late_edit]);
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": both}]}),
+        );
+        assert_eq!(c.diagnostics(&uri, Some(2)), Vec::<Json>::new(), "{both:?}");
+    }
+    // `lint.allow` added to a pretty-printed root: its own line, indented as the members.
+    let w = "{\n    \"phases\": [{\"id\": \"a\", \"task\": \"t\"}, {\"id\": \"b\", \"task\": \"t\", \"dependsOn\": [\"a\"]}, {\"id\": \"c\", \"task\": \"t\", \"dependsOn\": [\"a\"]}]\n}";
+    let uri = "untitled:indent-w";
+    assert_eq!(codes(&c.open(uri, w)), ["W0101"]);
+    let all = actions(&mut c, uri, "\"b\"");
+    let a = all
+        .iter()
+        .find(|a| a["title"].as_str().unwrap().starts_with("Allow W0101"))
+        .unwrap();
+    let allowed = c.apply(uri, a["edit"]["changes"][uri].as_array().unwrap());
+    assert!(
+        allowed.starts_with("{\n    \"lint\": {\"allow\": [\"W0101\"]},\n    \"phases\": ["),
+        "{allowed}"
+    );
 }
 
 #[test]

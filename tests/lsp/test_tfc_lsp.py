@@ -120,6 +120,46 @@ async def test_completion_and_quick_fix(client: LanguageClient):
     assert "Change to {steps.scan.output}" in titles
 
 
+async def test_completion_keeps_the_word_after_the_cursor(client: LanguageClient):
+    text = FLOW.replace("{steps.scna.output}", "{steps.scan.ou Risk").replace("ou Risk", "ouRisk")
+    uri = await open_flow(client, "g.flow.json", text)
+    items = await client.text_document_completion_async(
+        t.CompletionParams(
+            text_document=t.TextDocumentIdentifier(uri=uri),
+            position=position(text, "{steps.scan.ouRisk", len("{steps.scan.ou")),
+        )
+    )
+    items = items.items if hasattr(items, "items") else items
+    out = next(i for i in items if i.label == "output")
+    assert out.text_edit.range.start == position(text, "{steps.scan.ouRisk", len("{steps.scan."))
+    assert out.text_edit.range.end == position(text, "{steps.scan.ouRisk", len("{steps.scan.ou"))
+    assert out.text_edit.new_text == "output}"
+
+
+async def test_renaming_a_saved_flows_argument_reaches_its_callers(client: LanguageClient):
+    (ROOT / ".tfc/flows").mkdir(parents=True, exist_ok=True)
+    saved = '{"args": {"repo": {"type": "string"}}, "phases": [{"id": "x", "task": "{args.repo}"}]}'
+    caller = '{"phases": [{"id": "c", "type": "flow", "use": "audit", "with": {"repo": "r"}, "final": true}]}'
+    (ROOT / "disk.flow.json").write_text(caller)
+    saved_uri = await open_flow(client, ".tfc/flows/audit.json", saved)
+    caller_uri = await open_flow(client, "caller.flow.json", caller)
+    edit = await client.text_document_rename_async(
+        t.RenameParams(
+            text_document=t.TextDocumentIdentifier(uri=saved_uri),
+            position=position(saved, '"repo"', 1),
+            new_name="repository",
+        )
+    )
+    assert len(edit.changes[saved_uri]) == 2
+    [key] = edit.changes[caller_uri]
+    assert key.new_text == "repository"
+    assert key.range.start == position(caller, '"repo"', 1)
+    message = client.messages[-1]
+    assert message.type == t.MessageType.Warning
+    assert "1 file(s) on disk that pass 'repo' to it were left alone" in message.message
+    assert message.message.endswith(": disk.flow.json")
+
+
 async def test_broken_documents_and_symbols(client: LanguageClient):
     uri = await open_flow(client, "e.flow.json", "[" * (1 << 20))
     assert "E0001" in [d.code for d in client.diagnostics[uri]]
