@@ -60,6 +60,115 @@ pub fn convert_text(spec: Option<&ArgSpec>, text: &str) -> Result<Value, String>
     }
 }
 
+/// A value given to a declared argument, converted to its type and checked (SPEC §1, §7.5
+/// "Sub-flow arguments"): the one rule of `K=V` pairs, sub-flow `with` values (checked and
+/// run) alike. A string into a `number`, `boolean` or `enum` argument converts by its text as
+/// a `K=V` value does (`"5"` ⇒ 5); a non-string into a `string` or `relative-path` argument is
+/// JS-formatted as template text is (`5` ⇒ `"5"`); every other value keeps its JSON type.
+/// The result passes [`check_value`] (ranges, enum members, relative paths); the error
+/// follows `Argument 'n' invocation must`.
+pub fn convert_value(spec: Option<&ArgSpec>, value: Value) -> Result<Value, String> {
+    let Some(spec) = spec.filter(|s| s.ty.is_some()) else {
+        return Ok(value);
+    };
+    let value = match (spec.ty, value.as_str()) {
+        (Some(ArgType::Number | ArgType::Boolean | ArgType::Enum), Some(text)) => {
+            convert_text(Some(spec), text)?
+        }
+        (Some(ArgType::String | ArgType::RelativePath), None) => {
+            let mut text = String::new();
+            crate::eval::write_text(&value, &mut text);
+            Value::String(text)
+        }
+        _ => value,
+    };
+    check_value(spec, &value)?;
+    Ok(value)
+}
+
+/// Why the given arguments cannot start `flow` (SPEC §2.2 resolveArgs), one line per problem:
+/// a value that does not convert (E0502), a missing required argument (E0503), an argument
+/// the flow neither declares nor reads when it declares `args` (E0504).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArgProblem {
+    /// E0502, E0503 or E0504.
+    pub code: crate::diag::Code,
+    /// The argument.
+    pub name: String,
+    /// `Argument 'n' invocation must …` / `Missing required argument 'n'` / `unknown argument 'n'…`.
+    pub message: String,
+}
+
+/// resolveArgs (SPEC §2.2): the given values converted by [`convert_value`], then the
+/// defaults of declared arguments not given. `reads` says whether the flow reads an undeclared
+/// name through `{args.X…}` (such a name passes through; others are E0504 in a flow that
+/// declares `args`).
+pub fn resolve_args(
+    flow: &Flow,
+    given: crate::value::Map,
+    reads: impl Fn(&str) -> bool,
+) -> Result<crate::value::Map, Vec<ArgProblem>> {
+    use crate::diag::Code;
+    let mut out = crate::value::Map::default();
+    let mut problems = Vec::new();
+    for (name, value) in given {
+        let spec = flow.args.get(&name);
+        if spec.is_none() && flow.args_key.is_some() && !reads(&name) {
+            problems.push(ArgProblem {
+                code: Code::UnknownArg,
+                message: unknown_arg_message(flow, &name),
+                name,
+            });
+            continue;
+        }
+        match convert_value(spec, value) {
+            Ok(v) => {
+                out.insert(name, v);
+            }
+            Err(why) => problems.push(ArgProblem {
+                code: Code::InvalidArgValue,
+                message: format!("Argument '{name}' invocation must {why}"),
+                name,
+            }),
+        }
+    }
+    for (name, spec) in &flow.args {
+        if out.contains_key(name) || problems.iter().any(|p| p.name == *name) {
+            continue;
+        }
+        match &spec.default {
+            Some(d) => {
+                out.insert(name.clone(), d.value.clone());
+            }
+            None if spec.ty.is_some() && spec.required => problems.push(ArgProblem {
+                code: Code::MissingArg,
+                message: format!("Missing required argument '{name}'"),
+                name: name.clone(),
+            }),
+            None => {}
+        }
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(problems)
+    }
+}
+
+/// `unknown argument 'n' (did you mean 'm'?); declared: a, b` (E0504).
+pub fn unknown_arg_message(flow: &Flow, name: &str) -> String {
+    let declared: Vec<&str> = flow.args.keys().map(String::as_str).collect();
+    let list = if declared.is_empty() {
+        "the flow declares no arguments".to_owned()
+    } else {
+        format!("declared: {}", declared.join(", "))
+    };
+    match crate::diag::did_you_mean(name, declared.iter().copied()) {
+        Some(n) => format!("unknown argument '{name}' (did you mean '{n}'?); {list}"),
+        None => format!("unknown argument '{name}'; {list}"),
+    }
+}
+
 fn member_text(v: &Value) -> String {
     match v {
         Value::Number(n) => format_number(*n),
@@ -200,7 +309,7 @@ pub fn resolve_owned(
     pairs.extend(inv.pairs.iter().cloned());
     for (k, v) in pairs {
         let spec = flow.args.get(&k);
-        match convert_text(spec, &v) {
+        match convert_value(spec, Value::String(v)) {
             Ok(value) => {
                 given.insert(k, value);
             }

@@ -422,12 +422,14 @@ proptest! {
 }
 
 #[test]
-fn inline_def_arguments_are_not_typed() {
-    // `with` values reach an inline def unchecked: its ArgSpecs promise nothing.
-    let text = r#"[{"id": "sub", "type": "flow", "with": {"mode": "quick"}, "def": {
+fn inline_def_arguments_have_their_declared_types() {
+    // `with` values reach an inline def through resolveArgs: its ArgSpecs type `{args.X}`.
+    let text = r#"[{"id": "sub", "type": "flow", "with": {"mode": "slow"}, "def": {
         "args": {"mode": {"type": "enum", "values": ["fast", "slow"], "default": "fast"}},
         "phases": [{"id": "a", "when": "{args.mode} == quick", "task": "{args.mode.x}"}]}}]"#;
-    assert_eq!(codes(text), Vec::<&str>::new());
+    assert_eq!(codes(text), ["E0212", "E0209"]);
+    let d = find(&check(text), "E0212");
+    assert!(d.message.contains("fast"), "{d:?}");
 }
 
 #[test]
