@@ -146,8 +146,9 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
         );
     }
     let mut rendered = String::from_utf8_lossy(&out).into_owned();
-    // Each header's column counts the chars of the excerpt's line; a cut line shows the file's.
-    for (i, (file, excerpt)) in files.iter().zip(&excerpts).enumerate() {
+    // Each file's header shows a location counted in the excerpt (and, for a file other than
+    // the report's own, in chars read as bytes): write the file's own line and column.
+    for (i, file) in files.iter().enumerate() {
         let first = if i == home {
             Some(at.start)
         } else {
@@ -155,14 +156,12 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
         };
         let Some(first) = first else { continue };
         let (line, column) = file.source.line_col(first as u32);
-        let shown = excerpt.column(excerpt.map(first));
-        if shown != column as usize {
-            let fname = &file.source.name;
-            rendered = rendered.replacen(
-                &format!("{fname}:{line}:{shown} "),
-                &format!("{fname}:{line}:{column} "),
-                1,
-            );
+        let head = format!("─[ {}:", file.source.name);
+        let Some(from) = rendered.find(&head).map(|h| h + head.len()) else {
+            continue;
+        };
+        if let Some(len) = rendered[from..].find(" ]") {
+            rendered.replace_range(from..from + len, &format!("{line}:{column}"));
         }
     }
     rendered
@@ -316,12 +315,6 @@ impl Excerpt {
     fn map_range(&self, r: &Range<usize>) -> Range<usize> {
         let start = self.map(r.start);
         start..self.map(r.end).max(start)
-    }
-
-    /// The 1-based column (in chars) of an excerpt offset, as ariadne counts it.
-    fn column(&self, at: usize) -> usize {
-        let start = self.text[..at].rfind('\n').map_or(0, |i| i + 1);
-        self.text[start..at].chars().count() + 1
     }
 }
 
@@ -524,6 +517,43 @@ mod tests {
             );
             assert!(out.lines().all(|l| l.chars().count() < 1200), "{out}");
         }
+    }
+
+    /// A label in another file (a saved sub-flow's declaration) is drawn under that file's
+    /// header, at that file's line and column, after this file's labels; JSON names its file.
+    #[test]
+    fn labels_in_another_file_are_drawn_under_its_own_header() {
+        let source = Source::new("parent.json", "{\n  \"with\": {\"v\": \"abc\"}\n}\n");
+        let long = format!("{{\n  \"args\": {{{}\"v\": {{}}}}\n}}\n", " ".repeat(400));
+        let at = long.find("\"v\"").unwrap() as u32;
+        let child = std::sync::Arc::new(Source::new(".tfc/flows/child.json", long.as_str()));
+        let d = Diagnostic::new(Code::InvalidArgValue, "bad value")
+            .at(Span::new(17, 22))
+            .label_in(child.clone(), Span::new(at, at + 3), "declared here");
+        let text = render(&d, &source, false);
+        let parent_at = text.find("╭─[ parent.json:2:16 ]").expect(&text);
+        let child_at = text
+            .find(&format!("├─[ .tfc/flows/child.json:2:{} ]", at - 1))
+            .expect(&text);
+        assert!(parent_at < child_at, "{text}");
+        let declared = text.find("declared here").unwrap();
+        assert!(declared > child_at, "{text}");
+        // The child's long line is cut around its label, not drawn whole.
+        assert!(text.lines().all(|l| l.chars().count() < 300), "{text}");
+        let json = to_json(&d, &source).to_json();
+        assert!(
+            json.contains(r#""message":"declared here","file":".tfc/flows/child.json""#),
+            "{json}"
+        );
+        // Only labels in another file carry `file`.
+        let here = Diagnostic::new(Code::InvalidArgValue, "m")
+            .at(Span::new(17, 22))
+            .label(Span::new(4, 10), "here");
+        assert!(
+            !to_json(&here, &source)
+                .to_json()
+                .contains(r#""file":".tfc"#)
+        );
     }
 
     #[test]
