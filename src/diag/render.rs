@@ -160,7 +160,15 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
         let Some(from) = rendered.find(&head).map(|h| h + head.len()) else {
             continue;
         };
-        if let Some(len) = rendered[from..].find(" ]") {
+        // Only when ariadne placed it on the same line (a span at the very end of the file is
+        // shown on the last line, as ariadne has it).
+        let Some(len) = rendered[from..].find(" ]") else {
+            continue;
+        };
+        if rendered[from..from + len]
+            .split_once(':')
+            .is_some_and(|(l, _)| l == line.to_string())
+        {
             rendered.replace_range(from..from + len, &format!("{line}:{column}"));
         }
     }
