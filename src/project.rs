@@ -232,4 +232,15 @@ impl FlowLoader for SavedFlows {
         }
         Err(places)
     }
+
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .dirs
+            .iter()
+            .flat_map(|d| flow_files(d).into_iter().map(|(name, _)| name))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
 }

@@ -29,8 +29,9 @@ pub fn declarations(flow: &Flow, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Values given at invocation against the declarations.
-pub fn invocation(flow: &Flow, given: &Map, out: &mut Vec<Diagnostic>) {
+/// Values given at invocation against the declarations. `rejected` names the arguments whose
+/// value did not convert (already E0502): they are not missing too.
+pub fn invocation(flow: &Flow, given: &Map, rejected: &[&str], out: &mut Vec<Diagnostic>) {
     let read = ArgReads::of(flow);
     for spec in flow.args.values() {
         match given.get(&spec.name) {
@@ -48,7 +49,11 @@ pub fn invocation(flow: &Flow, given: &Map, out: &mut Vec<Diagnostic>) {
                 }
             }
             None => {
-                if spec.ty.is_some() && spec.required && spec.default.is_none() {
+                if spec.ty.is_some()
+                    && spec.required
+                    && spec.default.is_none()
+                    && !rejected.contains(&spec.name.as_str())
+                {
                     out.push(
                         Diagnostic::new(
                             Code::MissingArg,
@@ -73,19 +78,19 @@ pub fn invocation(flow: &Flow, given: &Map, out: &mut Vec<Diagnostic>) {
 /// condition (one that does not parse too) and gate `eval` entry of every phase, inline defs
 /// included. A bare `{args}` renders the whole object, so it reads every name.
 #[derive(Default)]
-struct ArgReads<'f> {
+pub(crate) struct ArgReads<'f> {
     names: Vec<Cow<'f, str>>,
     all: bool,
 }
 
 impl<'f> ArgReads<'f> {
-    fn of(flow: &'f Flow) -> ArgReads<'f> {
+    pub(crate) fn of(flow: &'f Flow) -> ArgReads<'f> {
         let mut read = ArgReads::default();
         read.flow(flow);
         read
     }
 
-    fn reads(&self, name: &str) -> bool {
+    pub(crate) fn reads(&self, name: &str) -> bool {
         self.all || self.names.iter().any(|n| n == name)
     }
 
@@ -170,15 +175,7 @@ fn undeclared(flow: &Flow, name: &str, read: bool) -> Diagnostic {
             };
         }
     };
-    let list = if declared.is_empty() {
-        "the flow declares no arguments".to_owned()
-    } else {
-        format!("declared: {}", declared.join(", "))
-    };
-    let message = match near {
-        Some(n) => format!("unknown argument '{name}' (did you mean '{n}'?); {list}"),
-        None => format!("unknown argument '{name}'; {list}"),
-    };
+    let message = crate::flow::unknown_arg_message(flow, name);
     let label = if declared.is_empty() {
         "declares no arguments".to_owned()
     } else {

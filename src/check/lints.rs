@@ -307,7 +307,7 @@ pub fn final_guarded(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
 
 /// Can this `when` be false? Not when it does not parse (fail-open) or is a constant that
 /// holds (`true`, empty).
-fn is_guard(when: &Cond) -> bool {
+pub(crate) fn is_guard(when: &Cond) -> bool {
     match &when.parsed {
         Ok(c) => c.refs().next().is_some() || !c.holds(&crate::eval::Bindings::default()),
         Err(_) => false,

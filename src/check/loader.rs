@@ -7,4 +7,9 @@ use std::path::PathBuf;
 pub trait FlowLoader {
     /// The file and text of the saved flow `name`, or `None` with the places looked in.
     fn load(&self, name: &str) -> Result<(PathBuf, String), Vec<PathBuf>>;
+
+    /// The names it can load, for a did-you-mean on a name it cannot (none by default).
+    fn names(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

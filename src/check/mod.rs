@@ -14,8 +14,10 @@ mod loader;
 mod proptests;
 mod refs;
 pub mod types;
+mod with;
 
 pub use crate::flow::kinds::reduce::tree_calls;
+pub(crate) use args::ArgReads;
 pub use dynamic::{MAX_DYNAMIC_NESTING, dynamic_limits};
 pub use graph::{Adjacency, Graph, ancestors};
 pub use loader::FlowLoader;
@@ -27,6 +29,7 @@ use crate::diag::{Code, Diagnostic, Severity};
 use crate::flow::{
     Def, Flow, Invocation, LowerOptions, PhaseKind, lower_source, resolve_invocation,
 };
+use crate::source::Source;
 use crate::value::Map;
 
 /// What a check may know besides the document.
@@ -172,14 +175,28 @@ fn check_into(
     let given: Option<Cow<'_, Map>> = opts.args.map(|inv| {
         // Without `K=V` pairs or a positional value the JSON arguments are the given ones
         // as they are: borrowed, not copied (they may be large, e.g. a map's items).
+        let mut rejected: Vec<&str> = Vec::new();
         let given = if inv.pairs.is_empty() && inv.positional.is_none() {
             Cow::Borrowed(&inv.json)
         } else {
             let (given, mut problems) = resolve_invocation(flow, inv);
             out.append(&mut problems);
+            // A value that did not convert is E0502 alone, not also a missing argument.
+            let positional = inv
+                .positional
+                .as_ref()
+                .and_then(|_| flow.args.keys().next());
+            rejected = inv
+                .pairs
+                .iter()
+                .map(|(k, _)| k)
+                .chain(positional)
+                .filter(|k| !given.contains_key(*k))
+                .map(String::as_str)
+                .collect();
             Cow::Owned(given)
         };
-        args::invocation(flow, &given, out);
+        args::invocation(flow, &given, &rejected, out);
         codebase_mismatch(flow, &given, opts, out);
         given
     });
@@ -232,12 +249,20 @@ fn subflows(
         cwd: opts.cwd.clone(),
         allow: opts.allow.clone(),
     };
-    for p in &flow.phases {
+    for (index, p) in flow.phases.iter().enumerate() {
         if let Some(def) = p.def()
             && let Def::Inline(child) = &def.value
         {
             // Part of this file: its problems are reported in place.
             check_into(child, &child_opts, chain, true, out);
+            if matches!(p.kind, PhaseKind::Flow(_)) {
+                let child = with::Child {
+                    flow: child,
+                    name: &child.name,
+                    file: None,
+                };
+                with::check(flow, index, &child, opts.loader, out);
+            }
         }
         let use_flow = match &p.kind {
             PhaseKind::Flow(k) => k.use_flow.as_ref(),
@@ -268,18 +293,30 @@ fn subflows(
                     .iter()
                     .map(|p| display_path(p, opts.cwd.as_deref()))
                     .collect();
-                out.push(
-                    Diagnostic::new(
-                        Code::UnknownSubflow,
+                let names = loader.names();
+                let near = crate::diag::did_you_mean(target, names.iter().map(String::as_str));
+                let (message, help) = match near {
+                    Some(n) => (
+                        format!(
+                            "{}: saved flow not found: '{target}' (did you mean '{n}'?)",
+                            p.id
+                        ),
+                        format!(
+                            "use '{n}', or save '{target}' as one of: {} (project first)",
+                            looked.join(", ")
+                        ),
+                    ),
+                    None => (
                         format!("{}: saved flow not found: '{target}'", p.id),
-                    )
-                    .at(name.span)
-                    .with_label("no saved flow of this name")
-                    .phase(&p.id)
-                    .help(format!(
-                        "save it as one of: {} (project first)",
-                        looked.join(", ")
-                    )),
+                        format!("save it as one of: {} (project first)", looked.join(", ")),
+                    ),
+                };
+                out.push(
+                    Diagnostic::new(Code::UnknownSubflow, message)
+                        .at(name.span)
+                        .with_label("no saved flow of this name")
+                        .phase(&p.id)
+                        .help(help),
                 );
             }
             Ok((path, text)) => {
@@ -290,6 +327,17 @@ fn subflows(
                     },
                 );
                 let mut nested = lowered.diagnostics;
+                if let Some(child) = &lowered.flow
+                    && !p.invalid.contains(&"with")
+                {
+                    let file = Source::new(display_path(&path, opts.cwd.as_deref()), text);
+                    let child = with::Child {
+                        flow: child,
+                        name: target,
+                        file: Some(std::sync::Arc::new(file)),
+                    };
+                    with::check(flow, index, &child, opts.loader, out);
+                }
                 if let Some(child) = &lowered.flow {
                     chain.push(target.clone());
                     check_into(child, &child_opts, chain, true, &mut nested);

@@ -9,7 +9,9 @@ pub use allow::{NotAllowable, allowable};
 pub use codes::Code;
 pub(crate) use suggest::did_you_mean;
 
-use crate::source::Span;
+use std::sync::Arc;
+
+use crate::source::{Source, Span};
 
 /// How bad a diagnostic is: errors stop a flow from running, warnings do not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -31,12 +33,27 @@ impl Severity {
 }
 
 /// A secondary label: another place that explains the problem.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Label {
     /// Where.
     pub span: Span,
     /// What it says there.
     pub message: String,
+    /// The file the span is in, when it is not the diagnostic's own (a saved sub-flow's
+    /// declaration, for a `with` value of its caller).
+    pub file: Option<Arc<Source>>,
+}
+
+impl PartialEq for Label {
+    fn eq(&self, other: &Label) -> bool {
+        self.span == other.span
+            && self.message == other.message
+            && match (&self.file, &other.file) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.name == b.name,
+                _ => false,
+            }
+    }
 }
 
 /// One problem found in a flow, with where it is and how to fix it.
@@ -96,6 +113,22 @@ impl Diagnostic {
         self.labels.push(Label {
             span,
             message: message.into(),
+            file: None,
+        });
+        self
+    }
+
+    /// Add a secondary label in another file.
+    pub fn label_in(
+        mut self,
+        file: Arc<Source>,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Diagnostic {
+        self.labels.push(Label {
+            span,
+            message: message.into(),
+            file: Some(file),
         });
         self
     }

@@ -66,19 +66,13 @@ fn more_line(errors: usize, warnings: usize, name: &str) -> String {
     )
 }
 
-/// Render one diagnostic as an ariadne report (byte-indexed).
+/// Render one diagnostic as an ariadne report (byte-indexed). A label in another file (a
+/// saved sub-flow's declaration) is drawn under that file's own header, after this file's.
 pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
     let name = source.name.as_str();
     if diag.span.is_none() && diag.labels.is_empty() {
         return render_unplaced(diag, name, color);
     }
-    // Inside the text and on char boundaries (ariadne slices lines at these offsets).
-    let text = source.text.as_str();
-    let clamp = |r: Range<usize>| {
-        let start = floor_boundary(text, r.start.min(text.len()));
-        let end = ceil_boundary(text, r.end.clamp(start, text.len()));
-        start..end
-    };
     let kind = match diag.severity {
         Severity::Error => ReportKind::Error,
         Severity::Warning => ReportKind::Warning,
@@ -87,24 +81,36 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
         Severity::Error => Color::Red,
         Severity::Warning => Color::Yellow,
     };
-    // ariadne starts a new source group whenever a label lies above the previous one, which
-    // repeats the file header with a wrong location: add every label in file order.
-    let mut labels: Vec<(Range<usize>, &str, Color)> = Vec::new();
+    // The files drawn: this one first, then each other file in the order its labels come.
+    let mut files: Vec<Drawn<'_>> = vec![Drawn::new(source)];
     if let Some(span) = diag.span {
         let text = diag.label.as_deref().unwrap_or(diag.code.name());
-        labels.push((clamp(span.range()), text, primary));
+        files[0].add(span.range(), text, primary);
     }
     for label in &diag.labels {
-        labels.push((clamp(label.span.range()), &label.message, Color::Blue));
+        let at = match &label.file {
+            None => 0,
+            Some(other) => match files.iter().position(|f| f.source.name == other.name) {
+                Some(i) => i,
+                None => {
+                    files.push(Drawn::new(other));
+                    files.len() - 1
+                }
+            },
+        };
+        files[at].add(label.span.range(), &label.message, Color::Blue);
     }
-    labels.sort_by_key(|(r, _, _)| (r.start, r.end));
-    // Without a primary span the report is placed at its first label.
-    let at = diag
-        .span
-        .map_or_else(|| labels[0].0.clone(), |s| clamp(s.range()));
-    let ranges: Vec<Range<usize>> = labels.iter().map(|(r, _, _)| r.clone()).collect();
-    let excerpt = Excerpt::new(source, &ranges);
-    let mut report = Report::build(kind, (name, excerpt.map_range(&at)))
+    // Without a primary span (or labels here) the report is placed at the first label.
+    let (home, at) = match diag.span {
+        Some(s) => (0, files[0].clamp(s.range())),
+        None => match files.iter().position(|f| !f.labels.is_empty()) {
+            Some(i) => (i, files[i].labels[0].0.clone()),
+            None => (0, 0..0),
+        },
+    };
+    let excerpts: Vec<Excerpt> = files.iter().map(Drawn::excerpt).collect();
+    let home_name = files[home].source.name.clone();
+    let mut report = Report::build(kind, (home_name, excerpts[home].map_range(&at)))
         .with_config(
             Config::default()
                 .with_index_type(IndexType::Byte)
@@ -112,18 +118,25 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
         )
         .with_code(diag.code.as_str())
         .with_message(&diag.message);
-    for (range, text, color) in labels {
-        report = report.with_label(
-            Label::new((name, excerpt.map_range(&range)))
-                .with_message(text)
-                .with_color(color),
-        );
+    for (file, excerpt) in files.iter().zip(&excerpts) {
+        for (range, text, color) in &file.labels {
+            report = report.with_label(
+                Label::new((file.source.name.clone(), excerpt.map_range(range)))
+                    .with_message(text)
+                    .with_color(*color),
+            );
+        }
     }
     if let Some(help) = &diag.help {
         report = report.with_help(help);
     }
     let mut out = Vec::new();
-    let cache = (name, ariadne::Source::from(excerpt.text.as_str()));
+    let cache = ariadne::sources(
+        files
+            .iter()
+            .zip(&excerpts)
+            .map(|(f, e)| (f.source.name.clone(), e.text.clone())),
+    );
     if report.finish().write(cache, &mut out).is_err() {
         return format!(
             "{}[{}]: {}\n",
@@ -132,18 +145,71 @@ pub fn render(diag: &Diagnostic, source: &Source, color: bool) -> String {
             diag.message
         );
     }
-    let rendered = String::from_utf8_lossy(&out).into_owned();
-    // The header's column counts the chars of the excerpt's line; a cut line shows the file's.
-    let (line, column) = source.line_col(at.start as u32);
-    let shown = excerpt.column(excerpt.map(at.start));
-    if shown == column as usize {
-        rendered
-    } else {
-        rendered.replacen(
-            &format!("{name}:{line}:{shown} "),
-            &format!("{name}:{line}:{column} "),
-            1,
-        )
+    let mut rendered = String::from_utf8_lossy(&out).into_owned();
+    // Each file's header shows a location counted in the excerpt (and, for a file other than
+    // the report's own, in chars read as bytes): write the file's own line and column.
+    for (i, file) in files.iter().enumerate() {
+        let first = if i == home {
+            Some(at.start)
+        } else {
+            file.labels.iter().map(|(r, _, _)| r.start).min()
+        };
+        let Some(first) = first else { continue };
+        let (line, column) = file.source.line_col(first as u32);
+        let head = format!("─[ {}:", file.source.name);
+        let Some(from) = rendered.find(&head).map(|h| h + head.len()) else {
+            continue;
+        };
+        // Only when ariadne placed it on the same line (a span at the very end of the file is
+        // shown on the last line, as ariadne has it).
+        let Some(len) = rendered[from..].find(" ]") else {
+            continue;
+        };
+        if rendered[from..from + len]
+            .split_once(':')
+            .is_some_and(|(l, _)| l == line.to_string())
+        {
+            rendered.replace_range(from..from + len, &format!("{line}:{column}"));
+        }
+    }
+    rendered
+}
+
+/// One file of a report and its labels, in file order (ariadne starts a new source group
+/// whenever a label lies above the previous one, which repeats the file header with a wrong
+/// location).
+struct Drawn<'a> {
+    source: &'a Source,
+    labels: Vec<(Range<usize>, &'a str, Color)>,
+}
+
+impl<'a> Drawn<'a> {
+    fn new(source: &'a Source) -> Drawn<'a> {
+        Drawn {
+            source,
+            labels: Vec::new(),
+        }
+    }
+
+    /// Inside the text and on char boundaries (ariadne slices lines at these offsets).
+    fn clamp(&self, r: Range<usize>) -> Range<usize> {
+        let text = self.source.text.as_str();
+        let start = floor_boundary(text, r.start.min(text.len()));
+        let end = ceil_boundary(text, r.end.clamp(start, text.len()));
+        start..end
+    }
+
+    fn add(&mut self, r: Range<usize>, text: &'a str, color: Color) {
+        let r = self.clamp(r);
+        let at = self
+            .labels
+            .partition_point(|(l, _, _)| (l.start, l.end) <= (r.start, r.end));
+        self.labels.insert(at, (r, text, color));
+    }
+
+    fn excerpt(&self) -> Excerpt {
+        let ranges: Vec<Range<usize>> = self.labels.iter().map(|(r, _, _)| r.clone()).collect();
+        Excerpt::new(self.source, &ranges)
     }
 }
 
@@ -258,12 +324,6 @@ impl Excerpt {
         let start = self.map(r.start);
         start..self.map(r.end).max(start)
     }
-
-    /// The 1-based column (in chars) of an excerpt offset, as ariadne counts it.
-    fn column(&self, at: usize) -> usize {
-        let start = self.text[..at].rfind('\n').map_or(0, |i| i + 1);
-        self.text[start..at].chars().count() + 1
-    }
 }
 
 /// A diagnostic about the file as a whole (ariadne would drop its help line): the header,
@@ -322,6 +382,9 @@ pub fn to_json(diag: &Diagnostic, source: &Source) -> crate::value::Value {
                 m.insert("start".into(), Value::Number(l.span.start as f64));
                 m.insert("end".into(), Value::Number(l.span.end as f64));
                 m.insert("message".into(), Value::from(l.message.as_str()));
+                if let Some(file) = &l.file {
+                    m.insert("file".into(), Value::from(file.name.as_str()));
+                }
                 Value::Object(m)
             })
             .collect();
@@ -462,6 +525,43 @@ mod tests {
             );
             assert!(out.lines().all(|l| l.chars().count() < 1200), "{out}");
         }
+    }
+
+    /// A label in another file (a saved sub-flow's declaration) is drawn under that file's
+    /// header, at that file's line and column, after this file's labels; JSON names its file.
+    #[test]
+    fn labels_in_another_file_are_drawn_under_its_own_header() {
+        let source = Source::new("parent.json", "{\n  \"with\": {\"v\": \"abc\"}\n}\n");
+        let long = format!("{{\n  \"args\": {{{}\"v\": {{}}}}\n}}\n", " ".repeat(400));
+        let at = long.find("\"v\"").unwrap() as u32;
+        let child = std::sync::Arc::new(Source::new(".tfc/flows/child.json", long.as_str()));
+        let d = Diagnostic::new(Code::InvalidArgValue, "bad value")
+            .at(Span::new(17, 22))
+            .label_in(child.clone(), Span::new(at, at + 3), "declared here");
+        let text = render(&d, &source, false);
+        let parent_at = text.find("╭─[ parent.json:2:16 ]").expect(&text);
+        let child_at = text
+            .find(&format!("├─[ .tfc/flows/child.json:2:{} ]", at - 1))
+            .expect(&text);
+        assert!(parent_at < child_at, "{text}");
+        let declared = text.find("declared here").unwrap();
+        assert!(declared > child_at, "{text}");
+        // The child's long line is cut around its label, not drawn whole.
+        assert!(text.lines().all(|l| l.chars().count() < 300), "{text}");
+        let json = to_json(&d, &source).to_json();
+        assert!(
+            json.contains(r#""message":"declared here","file":".tfc/flows/child.json""#),
+            "{json}"
+        );
+        // Only labels in another file carry `file`.
+        let here = Diagnostic::new(Code::InvalidArgValue, "m")
+            .at(Span::new(17, 22))
+            .label(Span::new(4, 10), "here");
+        assert!(
+            !to_json(&here, &source)
+                .to_json()
+                .contains(r#""file":".tfc"#)
+        );
     }
 
     #[test]

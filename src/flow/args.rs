@@ -60,6 +60,115 @@ pub fn convert_text(spec: Option<&ArgSpec>, text: &str) -> Result<Value, String>
     }
 }
 
+/// A value given to a declared argument, converted to its type and checked (SPEC §1, §7.5
+/// "Sub-flow arguments"): the one rule of `K=V` pairs, sub-flow `with` values (checked and
+/// run) alike. A string into a `number`, `boolean` or `enum` argument converts by its text as
+/// a `K=V` value does (`"5"` ⇒ 5); a non-string into a `string` or `relative-path` argument is
+/// JS-formatted as template text is (`5` ⇒ `"5"`); every other value keeps its JSON type.
+/// The result passes [`check_value`] (ranges, enum members, relative paths); the error
+/// follows `Argument 'n' invocation must`.
+pub fn convert_value(spec: Option<&ArgSpec>, value: Value) -> Result<Value, String> {
+    let Some(spec) = spec.filter(|s| s.ty.is_some()) else {
+        return Ok(value);
+    };
+    let value = match (spec.ty, value.as_str()) {
+        (Some(ArgType::Number | ArgType::Boolean | ArgType::Enum), Some(text)) => {
+            convert_text(Some(spec), text)?
+        }
+        (Some(ArgType::String | ArgType::RelativePath), None) => {
+            let mut text = String::new();
+            crate::eval::write_text(&value, &mut text);
+            Value::String(text)
+        }
+        _ => value,
+    };
+    check_value(spec, &value)?;
+    Ok(value)
+}
+
+/// Why the given arguments cannot start `flow` (SPEC §2.2 resolveArgs), one line per problem:
+/// a value that does not convert (E0502), a missing required argument (E0503), an argument
+/// the flow neither declares nor reads when it declares `args` (E0504).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArgProblem {
+    /// E0502, E0503 or E0504.
+    pub code: crate::diag::Code,
+    /// The argument.
+    pub name: String,
+    /// `Argument 'n' invocation must …` / `Missing required argument 'n'` / `unknown argument 'n'…`.
+    pub message: String,
+}
+
+/// resolveArgs (SPEC §2.2): the given values converted by [`convert_value`], then the
+/// defaults of declared arguments not given. `reads` says whether the flow reads an undeclared
+/// name through `{args.X…}` (such a name passes through; others are E0504 in a flow that
+/// declares `args`).
+pub fn resolve_args(
+    flow: &Flow,
+    given: crate::value::Map,
+    reads: impl Fn(&str) -> bool,
+) -> Result<crate::value::Map, Vec<ArgProblem>> {
+    use crate::diag::Code;
+    let mut out = crate::value::Map::default();
+    let mut problems = Vec::new();
+    for (name, value) in given {
+        let spec = flow.args.get(&name);
+        if spec.is_none() && flow.args_key.is_some() && !reads(&name) {
+            problems.push(ArgProblem {
+                code: Code::UnknownArg,
+                message: unknown_arg_message(flow, &name),
+                name,
+            });
+            continue;
+        }
+        match convert_value(spec, value) {
+            Ok(v) => {
+                out.insert(name, v);
+            }
+            Err(why) => problems.push(ArgProblem {
+                code: Code::InvalidArgValue,
+                message: format!("Argument '{name}' invocation must {why}"),
+                name,
+            }),
+        }
+    }
+    for (name, spec) in &flow.args {
+        if out.contains_key(name) || problems.iter().any(|p| p.name == *name) {
+            continue;
+        }
+        match &spec.default {
+            Some(d) => {
+                out.insert(name.clone(), d.value.clone());
+            }
+            None if spec.ty.is_some() && spec.required => problems.push(ArgProblem {
+                code: Code::MissingArg,
+                message: format!("Missing required argument '{name}'"),
+                name: name.clone(),
+            }),
+            None => {}
+        }
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(problems)
+    }
+}
+
+/// `unknown argument 'n' (did you mean 'm'?); declared: a, b` (E0504).
+pub fn unknown_arg_message(flow: &Flow, name: &str) -> String {
+    let declared: Vec<&str> = flow.args.keys().map(String::as_str).collect();
+    let list = if declared.is_empty() {
+        "the flow declares no arguments".to_owned()
+    } else {
+        format!("declared: {}", declared.join(", "))
+    };
+    match crate::diag::did_you_mean(name, declared.iter().copied()) {
+        Some(n) => format!("unknown argument '{name}' (did you mean '{n}'?); {list}"),
+        None => format!("unknown argument '{name}'; {list}"),
+    }
+}
+
 fn member_text(v: &Value) -> String {
     match v {
         Value::Number(n) => format_number(*n),
@@ -156,6 +265,108 @@ mod tests {
             assert!(check_relative_path(bad).is_err(), "{bad:?}");
         }
     }
+
+    /// A flow declaring `version` (number ≤ 10, required), `mode` (enum with a default),
+    /// `dry` (boolean), `name` (string), `dir` (relative-path); it reads `{args.extra}`.
+    fn declaring() -> Flow {
+        let text = r#"{"args": {
+            "version": {"type": "number", "required": true, "maximum": 10},
+            "mode": {"type": "enum", "values": ["fast", "slow", 3], "default": "fast"},
+            "dry": {"type": "boolean"}, "name": {"type": "string"}, "dir": {"type": "relative-path"},
+            "legacy": {}},
+            "phases": [{"id": "a", "task": "{args.extra}"}]}"#;
+        let lowered = crate::flow::lower_source(text, &Default::default());
+        assert!(lowered.diagnostics.is_empty(), "{:?}", lowered.diagnostics);
+        lowered.flow.expect("flow")
+    }
+
+    /// The one conversion rule (SPEC §1, §7.5): strings convert by their text into numbers,
+    /// booleans and enums; other values into strings are JS-formatted; the rest keep their
+    /// JSON type and are checked as they are.
+    #[test]
+    fn values_convert_as_k_v_pairs_do() {
+        let flow = declaring();
+        let conv = |name: &str, v: Value| convert_value(flow.args.get(name), v);
+        let num = |n: f64| Value::Number(n);
+        assert_eq!(conv("version", Value::from("5")), Ok(num(5.0)));
+        assert_eq!(conv("version", Value::from(" 1e1 ")), Ok(num(10.0)));
+        assert_eq!(conv("version", num(2.0)), Ok(num(2.0)));
+        assert_eq!(
+            conv("version", Value::from("abc")),
+            Err("be a finite number, got 'abc'".into())
+        );
+        assert_eq!(
+            conv("version", Value::from("11")),
+            Err("be <= 10 (got 11)".into())
+        );
+        assert_eq!(
+            conv("version", Value::Bool(true)),
+            Err("be a number, got boolean".into())
+        );
+        assert_eq!(conv("mode", Value::from("slow")), Ok(Value::from("slow")));
+        assert_eq!(conv("mode", Value::from("3")), Ok(num(3.0)));
+        assert_eq!(conv("mode", num(3.0)), Ok(num(3.0)));
+        assert!(conv("mode", Value::from("medium")).is_err());
+        assert_eq!(conv("dry", Value::from("true")), Ok(Value::Bool(true)));
+        assert_eq!(conv("dry", Value::Bool(false)), Ok(Value::Bool(false)));
+        assert!(conv("dry", Value::from("yes")).is_err());
+        assert_eq!(conv("name", num(2.5)), Ok(Value::from("2.5")));
+        assert_eq!(conv("name", Value::Bool(true)), Ok(Value::from("true")));
+        assert_eq!(conv("dir", num(7.0)), Ok(Value::from("7")));
+        assert!(conv("dir", Value::from("/abs")).is_err());
+        // Untyped and undeclared arguments take any value as it is.
+        assert_eq!(conv("legacy", num(1.0)), Ok(num(1.0)));
+        assert_eq!(conv("nope", Value::Null), Ok(Value::Null));
+    }
+
+    #[test]
+    fn resolve_args_applies_defaults_and_reports_each_argument_once() {
+        let flow = declaring();
+        let reads = |n: &str| n == "extra";
+        let map = |pairs: &[(&str, Value)]| -> crate::value::Map {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect()
+        };
+        let args = resolve_args(
+            &flow,
+            map(&[("version", Value::from("4")), ("extra", Value::from("x"))]),
+            reads,
+        )
+        .expect("fits");
+        assert_eq!(args.get("version"), Some(&Value::Number(4.0)));
+        assert_eq!(args.get("mode"), Some(&Value::from("fast")));
+        assert_eq!(args.get("extra"), Some(&Value::from("x")));
+        assert_eq!(args.get("dry"), None);
+        // A bad value is E0502 alone; a missing one E0503; an unread undeclared one E0504.
+        let problems = resolve_args(
+            &flow,
+            map(&[("version", Value::from("abc")), ("mdoe", Value::from("x"))]),
+            reads,
+        )
+        .expect_err("does not fit");
+        let found: Vec<(&str, &str)> = problems
+            .iter()
+            .map(|p| (p.code.as_str(), p.message.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    "E0502",
+                    "Argument 'version' invocation must be a finite number, got 'abc'"
+                ),
+                (
+                    "E0504",
+                    "unknown argument 'mdoe' (did you mean 'mode'?); declared: version, mode, dry, name, dir, legacy"
+                ),
+            ]
+        );
+        let problems = resolve_args(&flow, map(&[]), reads).expect_err("missing");
+        assert_eq!(problems[0].message, "Missing required argument 'version'");
+        assert_eq!(problems.len(), 1);
+    }
 }
 
 /// Arguments as given on a command line: `--args JSON`, `K=V` pairs (which override it), and
@@ -200,7 +411,7 @@ pub fn resolve_owned(
     pairs.extend(inv.pairs.iter().cloned());
     for (k, v) in pairs {
         let spec = flow.args.get(&k);
-        match convert_text(spec, &v) {
+        match convert_value(spec, Value::String(v)) {
             Ok(value) => {
                 given.insert(k, value);
             }

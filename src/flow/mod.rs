@@ -24,8 +24,9 @@ mod shorthand;
 mod specs;
 
 pub use args::{
-    Invocation, check_relative_path, check_value, convert_text, effective_args, resolve_invocation,
-    resolve_owned, split_pair, value_help,
+    ArgProblem, Invocation, check_relative_path, check_value, convert_text, convert_value,
+    effective_args, resolve_args, resolve_invocation, resolve_owned, split_pair,
+    unknown_arg_message, value_help,
 };
 pub use enums::{
     AgentScope, ArgType, CacheScope, CodeLanguage, Combine, ContractType, CwdKeyword, ExpandMode,

@@ -52,6 +52,8 @@ pub struct Analysis {
     pub flow: Option<Flow>,
     /// What `tfc check` reports for this text.
     pub diagnostics: Vec<Diagnostic>,
+    /// The project root: labels in other files (saved sub-flows) name them relative to it.
+    pub root: PathBuf,
     /// Every placeholder's type (computed when first asked for).
     types: OnceCell<Vec<PlaceholderType>>,
 }
@@ -73,6 +75,7 @@ impl Analysis {
         Analysis {
             flow: checked.flow,
             diagnostics: checked.diagnostics,
+            root: project.root.clone(),
             types: OnceCell::new(),
         }
     }

@@ -41,9 +41,15 @@ pub fn diagnostics(
             let related: Vec<DiagnosticRelatedInformation> = d
                 .labels
                 .iter()
-                .map(|l| DiagnosticRelatedInformation {
-                    location: Location::new(uri.clone(), index.range(text, l.span)),
-                    message: l.message.clone(),
+                .filter_map(|l| {
+                    let location = match &l.file {
+                        None => Location::new(uri.clone(), index.range(text, l.span)),
+                        Some(file) => other_file(&analysis.root, file, l.span, index.encoding)?,
+                    };
+                    Some(DiagnosticRelatedInformation {
+                        location,
+                        message: l.message.clone(),
+                    })
                 })
                 .collect();
             lsp_types::Diagnostic {
@@ -62,6 +68,25 @@ pub fn diagnostics(
             }
         })
         .collect()
+}
+
+/// A label's place in another file (a saved sub-flow), whose name is relative to the project
+/// root or `~/…` under the home directory; `None` when it has no URI.
+fn other_file(
+    root: &std::path::Path,
+    file: &crate::source::Source,
+    span: Span,
+    encoding: super::position::Encoding,
+) -> Option<Location> {
+    let path = match file.name.strip_prefix("~/") {
+        Some(rest) => std::path::PathBuf::from(std::env::var_os("HOME")?).join(rest),
+        None => root.join(&file.name),
+    };
+    let index = LineIndex::new(&file.text, encoding);
+    Some(Location::new(
+        uri::from_path(&path)?,
+        index.range(&file.text, span),
+    ))
 }
 
 fn markdown(value: String) -> HoverContents {

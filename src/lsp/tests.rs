@@ -451,6 +451,30 @@ fn contract_misreads_have_quick_fixes() {
     );
 }
 
+/// A `with` value that does not fit a saved flow's argument: the related information points
+/// at the declaration in the saved flow's file.
+#[test]
+fn sub_flow_argument_labels_point_into_the_saved_flow() {
+    let saved = "{\"args\": {\n  \"version\": {\"type\": \"number\"}}, \"phases\": [{\"id\": \"x\", \"task\": \"{args.version}\"}]}";
+    let text =
+        r#"{"phases": [{"id": "s", "type": "flow", "use": "child", "with": {"version": "abc"}}]}"#;
+    let (_dir, root) = project(&[(".tfc/flows/child.json", saved), ("main.flow.json", text)]);
+    let mut c = Client::start();
+    let main = uri_of(&root.join("main.flow.json"));
+    let diags = c.open(&main, text);
+    assert_eq!(codes(&diags), ["E0502"]);
+    assert_eq!(c.slice(&main, &diags[0]["range"]), r#""abc""#);
+    let related = &diags[0]["relatedInformation"][0];
+    assert_eq!(
+        related["location"]["uri"],
+        uri_of(&root.join(".tfc/flows/child.json"))
+    );
+    assert_eq!(
+        related["location"]["range"],
+        json!({"start": {"line": 1, "character": 2}, "end": {"line": 1, "character": 11}})
+    );
+}
+
 #[test]
 fn definitions() {
     let saved = r#"[{"id": "x", "task": "t"}]"#;

@@ -92,3 +92,40 @@ fn an_undeclared_argument_that_a_placeholder_reads_passes_through() {
     assert!(d.is_error());
     assert_eq!(&text[d.span.unwrap().range()], r#""args""#);
 }
+
+/// A value that does not convert is one mistake: E0502 alone, not also E0503 for the same
+/// argument (SPEC §7.5 "One mistake, one error"), whether given as a pair or positionally.
+#[test]
+fn a_bad_value_of_a_required_argument_is_only_e0502() {
+    let text = r#"{"args": {"n": {"type": "number", "required": true}},
+        "phases": [{"id": "a", "task": "{args.n}"}]}"#;
+    let codes = |pairs: &[(&str, &str)]| -> Vec<&'static str> {
+        check_args(text, pairs)
+            .iter()
+            .map(|d| d.code.as_str())
+            .collect()
+    };
+    assert_eq!(codes(&[("n", "abc")]), ["E0502"]);
+    // A value out of range is the same mistake.
+    let ranged = text.replace(r#""required": true"#, r#""required": true, "maximum": 5"#);
+    let diags = check_args(&ranged, &[("n", "9")]);
+    let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["E0502"]);
+    // Not giving it at all is still E0503.
+    let diags = check_args(text, &[]);
+    assert_eq!(
+        find(&diags, "E0503").message,
+        "Missing required argument 'n'"
+    );
+    let inv = crate::flow::Invocation {
+        positional: Some("abc".into()),
+        ..Default::default()
+    };
+    let opts = crate::check::CheckOptions {
+        args: Some(&inv),
+        ..Default::default()
+    };
+    let diags = crate::check::check_source(text, &Default::default(), &opts).diagnostics;
+    let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["E0502"]);
+}

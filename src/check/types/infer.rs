@@ -14,7 +14,7 @@ use super::lattice::{Obj, Prop, Step, Stuck, Ty};
 use super::schema;
 use crate::check::loader::FlowLoader;
 use crate::eval::coerce::WRAPPER_KEYS;
-use crate::flow::{Def, Flow, LowerOptions, Phase, PhaseKind, PhaseType, lower_source};
+use crate::flow::{Def, Flow, Join, LowerOptions, Phase, PhaseKind, PhaseType, lower_source};
 use crate::source::Span;
 use crate::syntax::{RefPath, Target};
 
@@ -130,12 +130,9 @@ impl<'f> Env<'f> {
                     return Some(plain(args_object(flow), 1, "args".into(), flow.args_key));
                 };
                 let spec = flow.args.get(name);
-                // An inline def's arguments are its phase's `with` values, which nothing
-                // checks against the def's ArgSpecs at run time: their types are unknown.
-                let ty = match spec {
-                    Some(s) if !flow.inline => schema::arg(s),
-                    _ => Ty::Any,
-                };
+                // An inline def's arguments are its phase's `with` values, converted to the
+                // def's ArgSpecs at run time like an invocation's (SPEC §7.5).
+                let ty = spec.map_or(Ty::Any, schema::arg);
                 Some(Root {
                     typed: Typed {
                         ty,
@@ -256,6 +253,9 @@ impl<'f> Env<'f> {
             PhaseKind::Agent(_) | PhaseKind::Reduce(_) | PhaseKind::Loop(_) => {
                 contract_of(p).unwrap_or_else(Typed::any)
             }
+            // The merged text of a map's items: safeParse finds the first item's JSON, so an
+            // item contract types it. A parallel's branches have no contract: `any`.
+            PhaseKind::Map(_) => contract_of(p).unwrap_or_else(Typed::any),
             // A scoring gate's JSON is its score report, whatever `expect` says.
             PhaseKind::Gate(g) if g.score.is_none() => contract_of(p).unwrap_or_else(Typed::any),
             _ => Typed::any(),
@@ -273,7 +273,7 @@ impl<'f> Env<'f> {
         let Some(f) = child.final_phase() else {
             return Typed::any();
         };
-        if child.phases[f].optional || guarded(child, f) {
+        if child.phases[f].optional || skippable(child, f) {
             return Typed::any();
         }
         let mut env = Env {
@@ -429,21 +429,44 @@ pub fn element_of(t: &Ty) -> Option<Typed> {
     })
 }
 
-/// Is the phase or one of its ancestors guarded by a `when` (so it may be skipped)?
-fn guarded(flow: &Flow, at: usize) -> bool {
-    let mut seen = vec![false; flow.phases.len()];
-    let mut work = vec![at];
-    while let Some(i) = work.pop() {
-        if std::mem::replace(&mut seen[i], true) {
+/// Can phase `at` be skipped (SPEC §8.2)? When its own `when` can be false, when it joins
+/// `all` and some dependency can be skipped, or joins `any` and every dependency can. (A
+/// dependency that fails fails the child run, so only skips matter.) A cycle counts as
+/// skippable: nothing is promised about a flow that does not run.
+fn skippable(flow: &Flow, at: usize) -> bool {
+    let n = flow.phases.len();
+    let mut memo: Vec<Option<bool>> = vec![None; n];
+    let mut stack = vec![(at, false)];
+    while let Some((v, expanded)) = stack.pop() {
+        if memo[v].is_some() {
             continue;
         }
-        let p = &flow.phases[i];
-        if p.when.is_some() {
-            return true;
+        let deps = flow.phases[v]
+            .deps
+            .iter()
+            .map(|d| d.index())
+            .filter(|&d| d < n);
+        if !expanded {
+            stack.push((v, true));
+            stack.extend(deps.filter(|&d| memo[d].is_none()).map(|d| (d, false)));
+            continue;
         }
-        work.extend(p.deps.iter().map(|d| d.index()).filter(|&d| d < seen.len()));
+        let p = &flow.phases[v];
+        let dep_skips = |d: usize| memo[d].unwrap_or(true);
+        let mut deps = deps.peekable();
+        let skips = p
+            .when
+            .as_ref()
+            .is_some_and(|w| crate::check::lints::is_guard(w))
+            || (deps.peek().is_some()
+                && if p.join == Join::Any {
+                    deps.all(dep_skips)
+                } else {
+                    deps.any(dep_skips)
+                });
+        memo[v] = Some(skips);
     }
-    false
+    memo[at].unwrap_or(true)
 }
 
 /// `{args}`: an object of the declared arguments.

@@ -438,12 +438,14 @@ proptest! {
 }
 
 #[test]
-fn inline_def_arguments_are_not_typed() {
-    // `with` values reach an inline def unchecked: its ArgSpecs promise nothing.
-    let text = r#"[{"id": "sub", "type": "flow", "with": {"mode": "quick"}, "def": {
+fn inline_def_arguments_have_their_declared_types() {
+    // `with` values reach an inline def through resolveArgs: its ArgSpecs type `{args.X}`.
+    let text = r#"[{"id": "sub", "type": "flow", "with": {"mode": "slow"}, "def": {
         "args": {"mode": {"type": "enum", "values": ["fast", "slow"], "default": "fast"}},
         "phases": [{"id": "a", "when": "{args.mode} == quick", "task": "{args.mode.x}"}]}}]"#;
-    assert_eq!(codes(text), Vec::<&str>::new());
+    assert_eq!(codes(text), ["E0212", "E0209"]);
+    let d = find(&check(text), "E0212");
+    assert!(d.message.contains("fast"), "{d:?}");
 }
 
 #[test]
@@ -637,4 +639,51 @@ fn a_map_contract_types_its_items() {
         ]
     );
     assert_eq!(codes(text), ["E0209", "W0106"]);
+/// `{steps.S.json}` of a flow phase S whose object `def` is `def`, as the parent's `t` reads it.
+fn sub_flow_json(def: &str) -> String {
+    let text = format!(
+        r#"[{{"id": "s", "type": "flow", "def": {def}}},
+            {{"id": "t", "dependsOn": ["s"], "task": "{{steps.s.json}}"}}]"#
+    );
+    let lowered = lower_source(&text, &LowerOptions::default());
+    let flow = lowered.flow.expect("flow");
+    super::type_of_path(&flow, None, 1, "task", "steps.s.json")
+        .expect("typed")
+        .to_string()
+}
+
+/// SPEC §7.5: the flow phase's `json` is safeParse of the child's final output — a contract's
+/// type for an agent final, a map final's *item* type, `any` for a final that can be skipped.
+#[test]
+fn a_sub_flows_json_follows_its_final_phase() {
+    const C: &str = r#""output": "json", "expect": {"required": ["ok"], "properties": {"ok": {"type": "boolean"}}}"#;
+    let agent = format!(r#"[{{"id": "a", "task": "x", {C}}}]"#);
+    assert_eq!(sub_flow_json(&agent), "object{ok}");
+    // A map's merged text: safeParse finds its first item.
+    let map = format!(r#"[{{"id": "m", "type": "map", "over": "[1, 2]", "task": "x", {C}}}]"#);
+    assert_eq!(sub_flow_json(&map), "object{ok}");
+    let parallel =
+        r#"[{"id": "p", "type": "parallel", "branches": [{"task": "a"}, {"task": "b"}]}]"#;
+    assert_eq!(sub_flow_json(parallel), "any");
+    // Skippable finals: its own `when`, a `join: all` over a guarded dependency.
+    let own = format!(r#"[{{"id": "a", "task": "x", "when": "{{args.go}} == yes", {C}}}]"#);
+    assert_eq!(sub_flow_json(&own), "any");
+    let all = format!(
+        r#"[{{"id": "g", "task": "x", "when": "{{args.go}} == yes"}}, {{"id": "h", "task": "y"}},
+            {{"id": "f", "dependsOn": ["g", "h"], "task": "z", {C}}}]"#
+    );
+    assert_eq!(sub_flow_json(&all), "any");
+    // Not skippable: a `join: any` with an unguarded route, a `when` that always holds, a
+    // guard on a phase the final does not wait for.
+    let any = all.replace(
+        r#""dependsOn": ["g", "h"]"#,
+        r#""join": "any", "dependsOn": ["g", "h"]"#,
+    );
+    assert_eq!(sub_flow_json(&any), "object{ok}");
+    let holds = format!(r#"[{{"id": "a", "task": "x", "when": "true", {C}}}]"#);
+    assert_eq!(sub_flow_json(&holds), "object{ok}");
+    let aside = format!(
+        r#"[{{"id": "g", "task": "x", "when": "{{args.go}} == yes"}}, {{"id": "f", "task": "z", "final": true, {C}}}]"#
+    );
+    assert_eq!(sub_flow_json(&aside), "object{ok}");
 }

@@ -4,8 +4,8 @@
 
 use super::super::machine::{Command, Cx, Exec, Halt, OpKind, Step};
 use super::child::Subflow;
-use crate::check::CheckOptions;
-use crate::flow::{LowerOptions, Phase, WithValue, kinds};
+use crate::check::{ArgReads, CheckOptions};
+use crate::flow::{Flow, LowerOptions, Phase, WithValue, kinds, resolve_args};
 use crate::value::Map;
 
 /// Ask for saved flow `target` (a recursive use fails the phase).
@@ -100,4 +100,18 @@ pub(super) fn given(ex: &mut Exec, cx: &mut Cx<'_>, k: &kinds::SubFlow) -> Map {
         given.insert(key.clone(), value);
     }
     given
+}
+
+/// resolveArgs (SPEC §2.2) of the child: the `with` values converted to the child's declared
+/// types as `tfc check` converts them, then its defaults; the E050x messages, joined by `; `,
+/// when they do not fit.
+pub(super) fn resolve(child: &Flow, given: Map) -> Result<Map, String> {
+    let reads = ArgReads::of(child);
+    resolve_args(child, given, |name| reads.reads(name)).map_err(|problems| {
+        problems
+            .iter()
+            .map(|p| p.message.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
 }

@@ -107,19 +107,28 @@ impl Subflow {
             ex.succeed(String::new());
             return Step::Done(Halt::None);
         }
-        // Arguments: `with` values for flow phases; the child's defaults for expand (once
-        // its size is within `maxNodes`).
-        let given = match &phase.kind {
-            PhaseKind::Flow(k) => super::flow::given(ex, cx, k),
+        // Arguments: `with` values for flow phases, through resolveArgs (a value that does
+        // not fit fails the phase: the child never starts); the child's defaults for expand
+        // (once its size is within `maxNodes`).
+        self.args = match &phase.kind {
+            PhaseKind::Flow(k) => {
+                let given = super::flow::given(ex, cx, k);
+                match super::flow::resolve(&child, given) {
+                    Ok(args) => args,
+                    Err(why) => {
+                        ex.fail(String::new(), format!("sub-flow '{name}': {why}"));
+                        return Step::Done(Halt::None);
+                    }
+                }
+            }
             PhaseKind::Expand(k) => {
                 if super::expand::too_large(ex, k, &child) {
                     return Step::Done(Halt::None);
                 }
-                Map::default()
+                effective_args(&child, Map::default())
             }
-            _ => Map::default(),
+            _ => effective_args(&child, Map::default()),
         };
-        self.args = effective_args(&child, given);
         let names = super::super::agent_names(&child);
         let flow_name = child.name.clone();
         self.flow = Some(child);
