@@ -27,8 +27,10 @@ fn tfc(dir: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A fresh project folder outside the crate: `tfc init` writes to the nearest ancestor holding
+/// `.tfc/`, and the crate's own checkout has one.
 fn project(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let dir = std::env::temp_dir().join(format!("tfc-init-editor-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("home/bin")).unwrap();
     dir

@@ -639,6 +639,8 @@ fn a_map_contract_types_its_items() {
         ]
     );
     assert_eq!(codes(text), ["E0209", "W0106"]);
+}
+
 /// `{steps.S.json}` of a flow phase S whose object `def` is `def`, as the parent's `t` reads it.
 fn sub_flow_json(def: &str) -> String {
     let text = format!(
