@@ -113,8 +113,21 @@ fn exit_codes() {
     assert!(out.stderr.contains("[E0103]"));
     assert!(
         out.stderr
-            .contains("error: cannot read flow 'no-such-flow.json'")
+            .contains("[E0000] Error: cannot read flow 'no-such-flow.json': "),
+        "{}",
+        out.stderr
     );
+    // The JSON report names the file and the reason, and is not ok (SPEC §7.5).
+    let out = tfc(&["check", "--format", "json", "no-such-flow.json"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["ok"], false);
+    let d = &report["diagnostics"][0];
+    assert_eq!(report["diagnostics"].as_array().map(Vec::len), Some(1));
+    assert_eq!(d["code"], "E0000");
+    assert_eq!(d["name"], "cannot-read");
+    assert_eq!(d["file"], "no-such-flow.json");
+    assert!(d["message"].as_str().unwrap().contains("os error"), "{d}");
     for bad in [
         &["check", "--args", "[1]", "examples/release-check.json"][..],
         &["check", "--args", "{", "examples/release-check.json"],
