@@ -126,10 +126,16 @@ fn help(flow: &Flow, p: &Phase, path: &RefPath, ids: &mut IdSuggester<'_>) -> St
             meant.push(as_step(near));
         }
     }
-    if meant.is_empty() {
+    // The first as the did-you-mean (editors offer it as the fix), any other after it.
+    let mut meant = meant.into_iter();
+    let Some(first) = meant.next() else {
         return "a placeholder starts with steps., args., previous.output, item (the map's element) or loop.; rephrase other brace text without braces, or it reaches the prompt as written".to_owned();
+    };
+    let more: Vec<String> = meant.collect();
+    match more.is_empty() {
+        true => format!("did you mean {first}?"),
+        false => format!("did you mean {first}? (or {})", more.join(", or ")),
     }
-    format!("did you mean {}?", meant.join(" or "))
 }
 
 #[cfg(test)]
@@ -214,6 +220,18 @@ mod tests {
             "{found:?}"
         );
         assert_eq!(found[1].0, "{answer}");
+    }
+
+    /// A name that is both an argument and a phase: both fixes, the first one alone before the
+    /// `?` (what an editor's quick fix takes).
+    #[test]
+    fn an_argument_and_a_phase_of_one_name() {
+        let text = r#"{"args": {"scan": {"type": "string"}}, "phases": [
+            {"id": "scan", "task": "x"}, {"id": "b", "dependsOn": ["scan"], "task": "{scan}"}]}"#;
+        assert_eq!(
+            w0207(text)[0].1,
+            "did you mean {args.scan}? (or {steps.scan.output})"
+        );
     }
 
     #[test]
