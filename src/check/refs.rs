@@ -144,7 +144,7 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
                 .phase(&p.id)
                 .with_label("unknown phase");
                 d = d.help(
-                    match names.suggest(r, &p.id) {
+                    match names.suggest(r, not_self(p)) {
                         Some(s) => format!(
                             "did you mean {{{}}}?",
                             u.path.text.replacen(&format!("steps.{r}"), &format!("steps.{s}"), 1)
@@ -459,6 +459,15 @@ fn step_field(phase: &str, u: &Use<'_>) -> Option<Diagnostic> {
             .phase(phase)
             .help(help),
     )
+}
+
+/// The id a did-you-mean must not offer to a reference in `p`: `p` itself, which would be a
+/// self-reference (E0203) — except in a loop, which may read its own output.
+fn not_self(p: &Phase) -> &str {
+    match p.ty() {
+        PhaseType::Loop => "",
+        _ => &p.id,
+    }
 }
 
 /// What an unresolved placeholder becomes in `field`: text stays literal, a condition

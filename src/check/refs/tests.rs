@@ -170,3 +170,31 @@ fn misspelt_heads_and_locals_are_reported_at_the_placeholder() {
         ]
     );
 }
+
+/// A did-you-mean never offers the phase that holds the read (it would be E0203), except to a
+/// loop, which may read itself.
+#[test]
+fn unknown_references_do_not_suggest_the_reader() {
+    let text = r#"[{"id": "alpha", "task": "a"},
+        {"id": "beta", "dependsOn": ["alpha"], "task": "{steps.betaa.output}"}]"#;
+    let d = find(&check(text), "E0202");
+    assert_eq!(
+        d.help.as_deref(),
+        Some("reference an existing phase: alpha")
+    );
+    let text = r#"[{"id": "fix", "type": "loop", "maxIterations": 2, "task": "f",
+        "until": "{steps.fixx.json.passed} == true"}]"#;
+    let d = find(&check(text), "E0202");
+    assert_eq!(
+        d.help.as_deref(),
+        Some("did you mean {steps.fix.json.passed}?")
+    );
+    // Nor a dependency on itself (E0105).
+    let text =
+        r#"[{"id": "alpha", "task": "a"}, {"id": "beta", "dependsOn": ["betaa"], "task": "b"}]"#;
+    let d = find(&check(text), "E0103");
+    assert_eq!(
+        d.help.as_deref(),
+        Some("depend on the id of a phase in this flow, or remove 'betaa'")
+    );
+}
