@@ -128,6 +128,16 @@ fn exit_codes() {
     assert_eq!(d["name"], "cannot-read");
     assert_eq!(d["file"], "no-such-flow.json");
     assert!(d["message"].as_str().unwrap().contains("os error"), "{d}");
+    // A directory is not read (nor is a pipe: nothing blocks), and says so.
+    let out = tfc(&["check", "--format", "json", "examples"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let d = &report["diagnostics"][0];
+    assert_eq!(
+        d["message"],
+        "cannot read flow 'examples': it is a directory"
+    );
+    assert_eq!(d["help"], "name a flow file in it, e.g. examples/flow.json");
     for bad in [
         &["check", "--args", "[1]", "examples/release-check.json"][..],
         &["check", "--args", "{", "examples/release-check.json"],

@@ -104,23 +104,44 @@ pub fn run(a: CheckArgs) -> Exit {
         let read = match tfc::project::locate_flow(flow, &cwd) {
             Some((path, stem)) => match std::fs::read(&path) {
                 Ok(bytes) => Ok((path, stem, bytes)),
-                Err(e) => Err((path.display().to_string(), e.to_string(), false)),
+                Err(e) => Err((
+                    path.display().to_string(),
+                    e.to_string(),
+                    UNREADABLE.to_owned(),
+                )),
             },
-            // Why the path itself cannot be read, as the OS says it.
-            None => Err(match std::fs::read(flow) {
+            // Why the path itself cannot be read, as the OS says it (without opening it: a
+            // pipe would block).
+            None => Err(match std::fs::metadata(flow) {
                 Err(e) => (
                     flow.clone(),
                     e.to_string(),
-                    !std::path::Path::new(flow).exists(),
+                    match e.kind() {
+                        std::io::ErrorKind::NotFound => MISSING,
+                        _ => UNREADABLE,
+                    }
+                    .to_owned(),
                 ),
-                Ok(_) => (flow.clone(), "not a regular file".to_owned(), false),
+                Ok(m) if m.is_dir() => (
+                    flow.clone(),
+                    "it is a directory".to_owned(),
+                    format!(
+                        "name a flow file in it, e.g. {}/flow.json",
+                        flow.trim_end_matches('/')
+                    ),
+                ),
+                Ok(_) => (
+                    flow.clone(),
+                    "not a regular file".to_owned(),
+                    UNREADABLE.to_owned(),
+                ),
             }),
         };
         let (path, stem, bytes) = match read {
             Ok(found) => found,
-            Err((name, reason, missing)) => {
+            Err((name, reason, help)) => {
                 unreadable += 1;
-                let d = cannot_read(&name, &reason, missing);
+                let d = cannot_read(&name, &reason, &help);
                 let source = Source::new(name, String::new());
                 match a.format {
                     Format::Text => say!("{}", render_file(&[d], &source, color)),
@@ -210,13 +231,14 @@ pub fn run(a: CheckArgs) -> Exit {
     }
 }
 
+/// E0000's help for a path that names nothing (no file, no saved flow).
+const MISSING: &str =
+    "no such file, and no saved flow of that name: check the path, or save the flow in .tfc/flows/";
+/// E0000's help for a file the OS refuses to read.
+const UNREADABLE: &str = "check the path and that the file is readable";
+
 /// E0000: a flow file that cannot be read, with the OS's reason (SPEC §7.5).
-fn cannot_read(name: &str, reason: &str, missing: bool) -> tfc::diag::Diagnostic {
-    let help = if missing {
-        "no such file, and no saved flow of that name: check the path, or save the flow in .tfc/flows/"
-    } else {
-        "check the path and that the file is readable"
-    };
+fn cannot_read(name: &str, reason: &str, help: &str) -> tfc::diag::Diagnostic {
     tfc::diag::Diagnostic::new(
         tfc::diag::Code::CannotRead,
         format!("cannot read flow '{name}': {reason}"),
