@@ -28,7 +28,10 @@ pub fn paths(env: &mut Env<'_>, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
         if !digs(u.path) {
             continue;
         }
-        if let Some(&at) = reported.get(&(u.phase, &*u.path.text)) {
+        // (Most flows report nothing: no key is hashed then.)
+        if !reported.is_empty()
+            && let Some(&at) = reported.get(&(u.phase, &*u.path.text))
+        {
             let d: &mut Diagnostic = &mut out[at];
             d.labels.push(crate::diag::Label {
                 span: u.span,
