@@ -42,7 +42,9 @@ pub fn unknown_placeholders(flow: &Flow, out: &mut Vec<Diagnostic>) {
                     continue;
                 }
                 seen.push((field.clone(), &path.text));
-                let shell = source[..r.span.start as usize].ends_with('$');
+                let shell = source
+                    .get(..r.span.start as usize)
+                    .is_some_and(|before| before.ends_with('$'));
                 let help = if shell {
                     format!(
                         "${{{0}}} is read as the placeholder {{{0}}}: write ${0} without braces for the shell variable",
@@ -122,7 +124,10 @@ fn help(flow: &Flow, p: &Phase, path: &RefPath, ids: &mut IdSuggester<'_>) -> St
         if let Some(near) = did_you_mean(head, flow.args.keys().map(String::as_str)) {
             meant.push(as_arg(near));
         }
-        if let Some(near) = ids.suggest(head, &p.id) {
+        // (Its own id is no misspelling of another phase's: this phase has no output yet.)
+        if head != p.id
+            && let Some(near) = ids.suggest(head, &p.id)
+        {
             meant.push(as_step(near));
         }
     }
@@ -236,12 +241,16 @@ mod tests {
 
     #[test]
     fn a_phase_is_not_offered_to_itself() {
-        let text = r#"[{"id": "scan", "task": "x"}, {"id": "beta", "dependsOn": ["scan"], "task": "{beta} {betaa}"}]"#;
+        let text = r#"[{"id": "scan", "task": "x"}, {"id": "betas", "task": "y"},
+            {"id": "beta", "dependsOn": ["scan", "betas"], "task": "{beta} {betaa}"}]"#;
         let found = w0207(text);
+        assert_eq!(found.len(), 2, "{found:?}");
+        // Not itself; and its own id is no misspelling of 'betas'.
         assert!(
-            found.iter().all(|(_, h)| !h.contains("steps.beta")),
+            found[0].1.starts_with("a placeholder starts with"),
             "{found:?}"
         );
+        assert_eq!(found[1].1, "did you mean {steps.betas.output}?");
         assert_eq!(spans(text).len(), 2);
     }
 }
