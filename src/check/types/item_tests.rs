@@ -73,3 +73,25 @@ fn a_path_past_a_string_item_names_the_item() {
         "the contract of 'scan' declares the item here as a string"
     );
 }
+
+/// W0107 speaks of an array *property* (not of the JSON Schema keyword `items`), in both its
+/// message and its help.
+#[test]
+fn w0107_names_array_properties() {
+    let text = r#"[{"id": "scan", "task": "list", "output": "json",
+        "expect": {"type": "object", "properties": {"total": {"type": "number"}}}},
+        {"id": "each", "type": "map", "dependsOn": ["scan"], "over": "{steps.scan.json}", "task": "Fix {item}."}]"#;
+    let d = crate::check::testing::find(&check(text), "W0107");
+    assert!(
+        d.message
+            .contains("with no array property named items, results, list, data or findings,"),
+        "{}",
+        d.message
+    );
+    assert_eq!(
+        d.help.as_deref(),
+        Some(
+            r#"declare the list as a property of the contract, e.g. "properties": {"items": {"type": "array"}}, or point 'over' at an array"#
+        )
+    );
+}
