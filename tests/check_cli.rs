@@ -113,8 +113,31 @@ fn exit_codes() {
     assert!(out.stderr.contains("[E0103]"));
     assert!(
         out.stderr
-            .contains("error: cannot read flow 'no-such-flow.json'")
+            .contains("[E0000] Error: cannot read flow 'no-such-flow.json': "),
+        "{}",
+        out.stderr
     );
+    // The JSON report names the file and the reason, and is not ok (SPEC §7.5).
+    let out = tfc(&["check", "--format", "json", "no-such-flow.json"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["ok"], false);
+    let d = &report["diagnostics"][0];
+    assert_eq!(report["diagnostics"].as_array().map(Vec::len), Some(1));
+    assert_eq!(d["code"], "E0000");
+    assert_eq!(d["name"], "cannot-read");
+    assert_eq!(d["file"], "no-such-flow.json");
+    assert!(d["message"].as_str().unwrap().contains("os error"), "{d}");
+    // A directory is not read (nor is a pipe: nothing blocks), and says so.
+    let out = tfc(&["check", "--format", "json", "examples"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let d = &report["diagnostics"][0];
+    assert_eq!(
+        d["message"],
+        "cannot read flow 'examples': it is a directory"
+    );
+    assert_eq!(d["help"], "name a flow file in it, e.g. examples/flow.json");
     for bad in [
         &["check", "--args", "[1]", "examples/release-check.json"][..],
         &["check", "--args", "{", "examples/release-check.json"],
@@ -336,4 +359,79 @@ fn types_are_reported_with_spans_and_declarations() {
         out.stdout
     );
     assert_eq!(out.stdout.lines().count(), types.len());
+}
+
+/// W0207 is the check's side of the run's `unresolved refs … left intact` warning (SPEC §7.2):
+/// on a flow where every other ref resolves, `tfc check` reports exactly the refs a dry run
+/// leaves intact, phase by phase — and JSON-looking text is neither's business.
+#[test]
+fn unknown_placeholders_are_the_refs_the_run_leaves_intact() {
+    let flow = r#"{"name": "agree", "args": {"x": {"type": "string"}, "items": {"type": "string"}},
+ "phases": [
+  {"id": "a", "task": "A {args.x} {answer} {0} {-x} {previous} {previous.outptu} {\"k\": 1} { args.x } {answer}"},
+  {"id": "b", "dependsOn": ["a"], "task": "B {steps.a.output} {previous.output} {a} {prevous.output} {args.x} {args}"},
+  {"id": "m", "type": "map", "dependsOn": ["b"], "over": "{args.items}", "as": "n",
+   "task": "M {n} {answer} {previous.output}", "when": "{nope} != 1"},
+  {"id": "l", "type": "loop", "reflexion": true, "dependsOn": ["m"], "maxIterations": 1,
+   "until": "{loop.iteration} >= 1", "task": "L {loop.iteration} {reflexion} {lop.iteration}"}
+ ]}"#;
+    let dir = common::scratch("check-run-agree");
+    std::fs::create_dir_all(dir.join(".tfc")).expect("create .tfc");
+    std::fs::write(dir.join("flow.json"), flow).expect("write flow");
+
+    let check = common::tfc_in(Some(&dir), &["check", "--format", "json", "flow.json"], b"");
+    let report: serde_json::Value = serde_json::from_str(&check.stdout).expect("JSON report");
+    let mut checked: Vec<(String, String)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "W0207")
+        .map(|d| {
+            let message = d["message"].as_str().unwrap();
+            let (_, refs) = message.split_once(": unresolved refs in task: ").unwrap();
+            let (one, _) = refs.split_once(" — ").unwrap();
+            (d["phase"].as_str().unwrap().to_owned(), one.to_owned())
+        })
+        .collect();
+    // Nothing else to say about this flow (W0109: the loop is behind the map's guard).
+    let others: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .filter(|c| *c != "W0207" && *c != "W0109")
+        .collect();
+    assert!(others.is_empty(), "{}", check.stdout);
+
+    let run = common::tfc_in(
+        Some(&dir),
+        &[
+            "run",
+            "flow.json",
+            "x=1",
+            "items=[1,2]",
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let record: serde_json::Value = serde_json::from_str(&run.stdout).expect("a run record");
+    let mut left: Vec<(String, String)> = Vec::new();
+    for (id, phase) in record["phases"].as_object().unwrap() {
+        assert_eq!(phase["status"], "done", "{id}: {phase}");
+        for w in phase["warnings"].as_array().into_iter().flatten() {
+            let w = w.as_str().unwrap();
+            let Some(refs) = w.strip_prefix("unresolved refs in task: ") else {
+                continue;
+            };
+            let (refs, _) = refs.split_once(" — ").unwrap();
+            left.extend(refs.split(", ").map(|r| (id.clone(), r.to_owned())));
+        }
+    }
+    checked.sort();
+    left.sort();
+    assert_eq!(checked, left);
+    assert_eq!(checked.len(), 9, "{checked:?}");
 }

@@ -9,6 +9,8 @@
 //! - `<name>.json.out`: the `--format json` report (stdout), pretty-printed.
 //! - `tests/check/project/`: a project with saved flows in `.tfc/flows/`; its flows run with
 //!   that directory as the working directory (sub-flow goldens).
+//! - `<name>.nofile`: a case whose flow does not exist: `tfc check tests/check/<name>.json` on
+//!   a missing file (E0000); the marker's content is a note for readers.
 //!
 //! `TFC_BLESS=1 cargo test --test check_golden` rewrites the goldens instead of comparing.
 //! Never edit a golden by hand.
@@ -46,7 +48,7 @@ fn cases() -> Vec<Case> {
             .filter_map(|e| e.ok())
             .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".json") || n.ends_with(".jsonc"))
+            .filter(|n| n.ends_with(".json") || n.ends_with(".jsonc") || n.ends_with(".nofile"))
             .collect();
         names.sort();
         for name in names {
@@ -57,11 +59,16 @@ fn cases() -> Vec<Case> {
             let stem = name
                 .strip_suffix(".jsonc")
                 .or_else(|| name.strip_suffix(".json"))
+                .or_else(|| name.strip_suffix(".nofile"))
                 .expect("filtered above")
                 .to_owned();
+            let flow = match name.ends_with(".nofile") {
+                true => format!("{prefix}{stem}.json"),
+                false => format!("{prefix}{name}"),
+            };
             out.push(Case {
                 cwd: cwd.clone(),
-                flow: format!("{prefix}{name}"),
+                flow,
                 base: dir.join(stem),
             });
         }

@@ -64,7 +64,7 @@ pub fn identity(flow: &Flow, out: &mut Vec<Diagnostic>) -> bool {
                     .at(dep.span)
                     .phase(&p.id)
                     .with_label("no phase has this id");
-                    d = d.help(match names.suggest(&dep.value) {
+                    d = d.help(match names.suggest(&dep.value, &p.id) {
                         Some(s) => format!("did you mean '{s}'?"),
                         None => format!(
                             "depend on the id of a phase in this flow, or remove '{}'",

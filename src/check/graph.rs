@@ -235,9 +235,21 @@ impl<'f> IdSuggester<'f> {
         }
     }
 
-    /// The id nearest `word`, if one is near enough (memoised; `None` past the budget).
-    pub fn suggest(&mut self, word: &str) -> Option<&'f str> {
-        if let Some(&known) = self.seen.get(word) {
+    /// The id nearest `word`, if one is near enough, never `except`: the phase that holds the
+    /// misspelt name (offering it would turn the mistake into a self-reference, E0203/E0105).
+    /// Memoised; `None` past the budget.
+    pub fn suggest(&mut self, word: &str, except: &str) -> Option<&'f str> {
+        let near = self.lookup(word.to_owned(), word, None)?;
+        if near != except {
+            return Some(near);
+        }
+        // The phase itself was nearest: the next one, looked up (and counted) on its own.
+        self.lookup(format!("{word}\0{except}"), word, Some(except))
+    }
+
+    /// The id nearest `word` except `except`, memoised under `key`.
+    fn lookup(&mut self, key: String, word: &str, except: Option<&str>) -> Option<&'f str> {
+        if let Some(&known) = self.seen.get(&key) {
             return known;
         }
         if self.seen.len() >= Self::BUDGET {
@@ -246,8 +258,9 @@ impl<'f> IdSuggester<'f> {
         if self.ids.is_empty() {
             self.ids = self.flow.phases.iter().map(|p| p.id.as_str()).collect();
         }
-        let near = crate::diag::did_you_mean(word, self.ids.iter().copied());
-        self.seen.insert(word.to_owned(), near);
+        let ids = self.ids.iter().copied().filter(|id| Some(*id) != except);
+        let near = crate::diag::did_you_mean(word, ids);
+        self.seen.insert(key, near);
         near
     }
 }

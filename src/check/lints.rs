@@ -360,10 +360,20 @@ pub fn join_any_reads(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec
     for (k, &v) in topo.iter().enumerate() {
         pos[v] = k;
     }
+    // The reads of each (reader, dependency) pair, in file order: one warning per pair.
+    let mut pairs: Vec<((usize, usize), Vec<usize>)> = Vec::new();
+    let mut slot: HashMap<(usize, usize), usize> = HashMap::new();
+    for (&(k, x), _) in candidates.iter().zip(&is_ancestor).filter(|(_, a)| **a) {
+        let key = (all[k].phase, x);
+        let at = *slot.entry(key).or_insert_with(|| {
+            pairs.push((key, Vec::new()));
+            pairs.len() - 1
+        });
+        pairs[at].1.push(k);
+    }
     // Per X read: the phases that end satisfied only after X has ended.
     let mut after: HashMap<usize, Vec<bool>> = HashMap::new();
-    for (&(k, x), _) in candidates.iter().zip(&is_ancestor).filter(|(_, a)| **a) {
-        let u = &all[k];
+    for ((reader, x), mut reads) in pairs {
         let ends_after = after.entry(x).or_insert_with(|| {
             let mut set = vec![false; graph.len()];
             set[x] = true;
@@ -377,25 +387,48 @@ pub fn join_any_reads(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec
             }
             set
         });
-        let Some(&early) = graph.deps[u.phase].iter().find(|&&d| !ends_after[d]) else {
+        let Some(&early) = graph.deps[reader].iter().find(|&&d| !ends_after[d]) else {
             continue;
         };
-        let p = &flow.phases[u.phase];
+        reads.sort_by_key(|&k| (all[k].span.start, all[k].span.end));
+        let p = &flow.phases[reader];
         let xid = &flow.phases[x].id;
-        let effect = match &*u.field {
-            "when" | "until" | "eval" => "it is undefined in the condition",
-            _ => "the placeholder stays verbatim in the prompt",
+        let in_condition = |k: &usize| matches!(&*all[*k].field, "when" | "until" | "eval");
+        let effect = match (
+            reads.iter().any(|k| !in_condition(k)),
+            reads.iter().any(in_condition),
+        ) {
+            (true, true) => {
+                "the placeholder stays verbatim in the prompt, and is undefined in the condition"
+            }
+            (false, _) => "it is undefined in the condition",
+            (true, false) => "the placeholder stays verbatim in the prompt",
         };
+        let mut paths: Vec<String> = Vec::new();
+        for &k in &reads {
+            let text = format!("{{{}}}", all[k].path.text);
+            if !paths.contains(&text) {
+                paths.push(text);
+            }
+        }
+        let first = &all[reads[0]];
         let mut d = Diagnostic::new(
             Code::JoinAnyUnfinishedRead,
             format!(
-                "'{}' joins \"any\" and reads {{{}}}: it starts as soon as one dependency is satisfied, and '{xid}' may not have finished by then (then {effect})",
-                p.id, u.path.text
+                "'{}' joins \"any\" and reads {}: it starts as soon as one dependency is satisfied, and '{xid}' may not have finished by then (then {effect})",
+                p.id,
+                paths.join(", ")
             ),
         )
-        .at(u.span)
+        .at(first.span)
         .phase(&p.id)
         .with_label(format!("'{xid}' may still be running, or skipped, when '{}' starts", p.id));
+        for &k in &reads[1..] {
+            d = d.label(
+                all[k].span,
+                format!("reads '{xid}' here too ({})", all[k].field),
+            );
+        }
         if let Some(&join) = p.written.get("join") {
             d = d.label(
                 join,

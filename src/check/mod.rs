@@ -216,6 +216,7 @@ fn check_into(
         }),
     };
     refs::scope_refs(flow, &all, &args_known, out);
+    refs::unknown_placeholders(flow, out);
     if reliable {
         dag::cycles(flow, &graph, out);
         if graph.topo.is_some() {

@@ -10,6 +10,9 @@ use crate::source::Span;
 use crate::syntax::RefPath;
 use crate::value::Map;
 
+mod unknown;
+pub use unknown::unknown_placeholders;
+
 /// One placeholder found in a phase: which field, where in the file, and its path.
 pub struct Use<'f> {
     /// The phase's index.
@@ -141,7 +144,7 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
                 .phase(&p.id)
                 .with_label("unknown phase");
                 d = d.help(
-                    match names.suggest(r) {
+                    match names.suggest(r, not_self(p)) {
                         Some(s) => format!(
                             "did you mean {{{}}}?",
                             u.path.text.replacen(&format!("steps.{r}"), &format!("steps.{s}"), 1)
@@ -244,8 +247,8 @@ pub fn steps_refs(flow: &Flow, graph: &Graph, all: &[Use<'_>], out: &mut Vec<Dia
     }
 }
 
-/// Locals (`item`/`as`, `loop`, `reflexion`) used where they are not bound, and heads that are
-/// no placeholder family at all (W0206); `{args.X}` against the declared and provided
+/// Locals (`item`/`as`, `loop`, `reflexion`) used where they are not bound, and misspelt
+/// families in conditions (W0206); `{args.X}` against the declared and provided
 /// arguments (W0202).
 pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut Vec<Diagnostic>) {
     let map_locals: HashMap<&str, &str> = flow
@@ -371,9 +374,11 @@ pub fn scope_refs(flow: &Flow, all: &[Use<'_>], args: &ArgsKnown<'_>, out: &mut 
                     format!("but {{{head}}} is bound only inside map '{m}'")
                 } else if head == "item" {
                     "but {item} is bound only inside a map phase".to_owned()
-                } else if let Some(near) = near_head(head, p) {
-                    // A misspelt family or local. Other unknown heads are left alone: brace
-                    // text such as `a JSON array of {path} objects` is ordinary prose.
+                } else if let Some(near) = near_head(head, p)
+                    && matches!(&*u.field, "when" | "until" | "eval")
+                {
+                    // A misspelt family or local in a condition (in a text field, where the
+                    // run warns about it, W0207 reports it).
                     let fixed = u.path.text.replacen(head, near, 1);
                     out.push(out_of_scope(
                         format!(
@@ -454,6 +459,15 @@ fn step_field(phase: &str, u: &Use<'_>) -> Option<Diagnostic> {
             .phase(phase)
             .help(help),
     )
+}
+
+/// The id a did-you-mean must not offer to a reference in `p`: `p` itself, which would be a
+/// self-reference (E0203) — except in a loop, which may read its own output.
+fn not_self(p: &Phase) -> &str {
+    match p.ty() {
+        PhaseType::Loop => "",
+        _ => &p.id,
+    }
 }
 
 /// What an unresolved placeholder becomes in `field`: text stays literal, a condition

@@ -101,21 +101,52 @@ pub fn run(a: CheckArgs) -> Exit {
     let mut json_types = Vec::new();
     let (mut errors, mut warnings, mut unreadable) = (0usize, 0usize, 0usize);
     for flow in &a.flows {
-        let (path, stem) = match tfc::project::locate_flow(flow, &cwd) {
-            Some(found) => found,
-            None => {
-                unreadable += 1;
-                sayln!(
-                    "error: cannot read flow '{flow}': no such file, and no saved flow of that name"
-                );
-                continue;
-            }
+        let read = match tfc::project::locate_flow(flow, &cwd) {
+            Some((path, stem)) => match std::fs::read(&path) {
+                Ok(bytes) => Ok((path, stem, bytes)),
+                Err(e) => Err((
+                    path.display().to_string(),
+                    e.to_string(),
+                    UNREADABLE.to_owned(),
+                )),
+            },
+            // Why the path itself cannot be read, as the OS says it (without opening it: a
+            // pipe would block).
+            None => Err(match std::fs::metadata(flow) {
+                Err(e) => (
+                    flow.clone(),
+                    e.to_string(),
+                    match e.kind() {
+                        std::io::ErrorKind::NotFound => MISSING,
+                        _ => UNREADABLE,
+                    }
+                    .to_owned(),
+                ),
+                Ok(m) if m.is_dir() => (
+                    flow.clone(),
+                    "it is a directory".to_owned(),
+                    format!(
+                        "name a flow file in it, e.g. {}/flow.json",
+                        flow.trim_end_matches('/')
+                    ),
+                ),
+                Ok(_) => (
+                    flow.clone(),
+                    "not a regular file".to_owned(),
+                    UNREADABLE.to_owned(),
+                ),
+            }),
         };
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) => {
+        let (path, stem, bytes) = match read {
+            Ok(found) => found,
+            Err((name, reason, help)) => {
                 unreadable += 1;
-                sayln!("error: cannot read flow '{}': {e}", path.display());
+                let d = cannot_read(&name, &reason, &help);
+                let source = Source::new(name, String::new());
+                match a.format {
+                    Format::Text => say!("{}", render_file(&[d], &source, color)),
+                    Format::Json => json_diags.push(to_json(&d, &source)),
+                }
                 continue;
             }
         };
@@ -198,6 +229,21 @@ pub fn run(a: CheckArgs) -> Exit {
     } else {
         Exit::Ok
     }
+}
+
+/// E0000's help for a path that names nothing (no file, no saved flow).
+const MISSING: &str =
+    "no such file, and no saved flow of that name: check the path, or save the flow in .tfc/flows/";
+/// E0000's help for a file the OS refuses to read.
+const UNREADABLE: &str = "check the path and that the file is readable";
+
+/// E0000: a flow file that cannot be read, with the OS's reason (SPEC §7.5).
+fn cannot_read(name: &str, reason: &str, help: &str) -> tfc::diag::Diagnostic {
+    tfc::diag::Diagnostic::new(
+        tfc::diag::Code::CannotRead,
+        format!("cannot read flow '{name}': {reason}"),
+    )
+    .help(help)
 }
 
 /// The last line of a text report: `ok: 0 errors, 1 warning in 2 files`.

@@ -32,6 +32,7 @@ macro_rules! codes {
 }
 
 codes! {
+    CannotRead = "E0000" "cannot-read",
     JsonSyntax = "E0001" "json-syntax",
     DuplicateKey = "E0002" "duplicate-key",
     UnknownField = "E0003" "unknown-field",
@@ -106,6 +107,7 @@ codes! {
     LegacyRequiredArg = "W0204" "legacy-required-arg",
     UnreferenceableId = "W0205" "unreferenceable-id",
     LocalOutOfScope = "W0206" "local-out-of-scope",
+    UnknownPlaceholder = "W0207" "unknown-placeholder",
     EvalAndScore = "W0301" "eval-and-score",
     LoopOnlyField = "W0302" "loop-only-field",
     IdempotentNoOp = "W0303" "idempotent-no-op",

@@ -77,6 +77,25 @@ pub fn resolve<'s, S: Scope + ?Sized>(scope: &'s S, path: &RefPath) -> Option<Co
     }
 }
 
+/// The heads of the placeholder families (SPEC §4.3). A map may bind its element to another
+/// name (`as`); any other head is a local no scope binds.
+pub const FAMILY_HEADS: [&str; 6] = ["steps", "args", "previous", "reflexion", "loop", "item"];
+
+/// Does [`resolve`] return `None` for `path` in every scope, whatever upstream produced,
+/// because of its head alone? True for `{previous}` and `{previous.F}` with F ≠ `output`
+/// (classified [`Target::Never`]), and for a local (`{answer}`, `{0}`, `{-x}`) whose head is no
+/// family and no name `bound` accepts (the `as` names of the flow's maps): no scope's
+/// [`Scope::local`] ever answers for it. This is the one rule behind both the run's
+/// `unresolved refs … left intact` warning for such refs and its static counterpart, W0207.
+pub fn unresolvable_by_head(path: &RefPath, bound: impl Fn(&str) -> bool) -> bool {
+    let head = path.head();
+    match path.target {
+        Target::Never => head == "previous",
+        Target::Local => !FAMILY_HEADS.contains(&head) && !bound(head),
+        _ => false,
+    }
+}
+
 /// The phase ids a resolved path read: the step of a `steps.ID…` path, the phases behind
 /// `previous.output`.
 pub(crate) fn read_phases_of<'s, S: Scope + ?Sized>(
@@ -410,5 +429,62 @@ mod tests {
         assert_eq!(get(&s, "item"), None);
         assert_eq!(get(&s, "previous.output"), None);
         assert_eq!(get(&s, "reflexion"), None);
+    }
+
+    /// A scope in which every root a run can bind is bound: arguments, a done step with JSON,
+    /// `previous`, `reflexion`, and the locals `item`, `loop` and a map's `as` name `file`.
+    fn everything() -> Bindings {
+        let mut b = scope();
+        b.previous = Some(Value::from("prev"));
+        b.reflexion = Some(Value::from("summary"));
+        b.locals.insert("item".into(), Value::from("x"));
+        b.locals.insert(
+            "loop".into(),
+            crate::value::parse_json(r#"{"iteration": 1}"#).unwrap(),
+        );
+        b
+    }
+
+    /// W0207's rule and resolution agree on a table of refs: a ref unresolvable by its head
+    /// resolves in no scope (not even one binding everything), the others resolve there.
+    #[test]
+    fn unresolvable_heads_never_resolve() {
+        let s = everything();
+        let bound = |h: &str| h == "file";
+        for (path, never) in [
+            ("answer", true),
+            ("0", true),
+            ("-x", true),
+            ("answer.x", true),
+            ("previous", true),
+            ("previous.outptu", true),
+            ("previous.output", false),
+            ("previous.output.x", false),
+            ("args", false),
+            ("args.dir", false),
+            ("steps.triage.output", false),
+            ("steps.triage.json", false),
+            ("item", false),
+            ("loop.iteration", false),
+            ("file", false),
+            ("reflexion", false),
+        ] {
+            let p = RefPath::parse(path);
+            assert_eq!(unresolvable_by_head(&p, bound), never, "{path}");
+            assert_eq!(resolve(&s, &p).is_none(), never, "{path}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Sound for any path: what the rule calls unresolvable never resolves.
+        #[test]
+        fn unresolvable_by_head_is_sound(
+            text in "(steps|args|previous|reflexion|loop|item|file|output|[a-z0-9_-]{1,6})(\\.(output|json|dir|triage|iteration|0|[a-z0-9]{1,3})){0,3}"
+        ) {
+            let p = RefPath::parse(&text);
+            if unresolvable_by_head(&p, |h| h == "file") {
+                proptest::prop_assert!(resolve(&everything(), &p).is_none(), "{}", text);
+            }
+        }
     }
 }

@@ -88,13 +88,29 @@ fn suggestions_are_budgeted_per_distinct_word() {
     .flow
     .unwrap();
     let mut names = IdSuggester::new(&flow);
-    assert_eq!(names.suggest("scna"), Some("scan"));
+    assert_eq!(names.suggest("scna", "audit"), Some("scan"));
     for i in 0..IdSuggester::BUDGET {
-        names.suggest(&format!("zz{i}"));
+        names.suggest(&format!("zz{i}"), "audit");
     }
     // Known words keep their answer; new ones are no longer looked up.
-    assert_eq!(names.suggest("scna"), Some("scan"));
-    assert_eq!(names.suggest("audti"), None);
+    assert_eq!(names.suggest("scna", "audit"), Some("scan"));
+    assert_eq!(names.suggest("audti", "scan"), None);
+}
+
+/// The phase that holds a misspelt name is never offered for it (SPEC §7.5 "One mistake, one
+/// error"): `betaa` inside `beta` gets the next nearest id, or none.
+#[test]
+fn suggestions_skip_the_phase_that_asks() {
+    let flow = lower_source(
+        r#"[{"id": "beta", "task": "x"}, {"id": "betas", "task": "y"}, {"id": "gamma", "task": "z"}]"#,
+        &LowerOptions::default(),
+    )
+    .flow
+    .unwrap();
+    let mut names = IdSuggester::new(&flow);
+    assert_eq!(names.suggest("beta_", "gamma"), Some("beta"));
+    assert_eq!(names.suggest("beta_", "beta"), Some("betas"));
+    assert_eq!(names.suggest("gamm", "gamma"), None);
 }
 
 #[test]

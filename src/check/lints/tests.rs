@@ -179,20 +179,21 @@ mod join_any_reads {
             .iter()
             .filter(|d| d.code.as_str() == "W0110")
             .collect();
-        assert_eq!(found.len(), 2, "{found:#?}");
-        assert!(
-            found[0]
-                .message
-                .ends_with("(then it is undefined in the condition)")
-        );
-        let d = found[1];
-        assert_eq!(&text[d.span.unwrap().range()], "{steps.scan.output}");
+        // Once for 'scan', read in the `when` and in the task: at the first read, with a label
+        // on the other (SPEC §7.5 "One mistake, one error").
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let d = found[0];
+        let when_read = text.find("{steps.scan.output} !=").unwrap();
+        assert_eq!(d.span.unwrap().start as usize, when_read);
         assert_eq!(
             d.message,
-            "'judge' joins \"any\" and reads {steps.scan.output}: it starts as soon as one dependency is satisfied, and 'scan' may not have finished by then (then the placeholder stays verbatim in the prompt)"
+            "'judge' joins \"any\" and reads {steps.scan.output}: it starts as soon as one dependency is satisfied, and 'scan' may not have finished by then (then the placeholder stays verbatim in the prompt, and is undefined in the condition)"
         );
-        assert_eq!(&text[d.labels[0].span.range()], r#""join""#);
-        assert!(d.labels[0].message.ends_with("e.g. 'lint'"));
+        let task_read = text.rfind("{steps.scan.output}").unwrap();
+        assert_eq!(d.labels[0].span.start as usize, task_read);
+        assert_eq!(d.labels[0].message, "reads 'scan' here too (task)");
+        assert_eq!(&text[d.labels[1].span.range()], r#""join""#);
+        assert!(d.labels[1].message.ends_with("e.g. 'lint'"));
         assert!(
             d.help
                 .as_deref()

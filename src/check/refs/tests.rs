@@ -135,9 +135,12 @@ fn condition_errors_say_how_to_fix_them() {
 }
 
 #[test]
-fn brace_prose_is_not_a_placeholder_problem() {
-    // The seed's own release-check flow describes its output as "{path} objects".
+fn brace_prose_is_what_the_run_leaves_intact() {
+    // "{path}" matches the placeholder grammar: the run leaves it intact and warns, and so
+    // does the check (W0207). JSON-looking text is no placeholder at all.
     let text = r#"[{"id": "a", "task": "Output ONLY a JSON array of {path} objects."}]"#;
+    assert_eq!(spans(text), [("W0207", "{path}".to_owned())]);
+    let text = r#"[{"id": "a", "task": "Output ONLY {\"path\": \"…\"} objects, or {}."}]"#;
     assert_eq!(spans(text), []);
 }
 
@@ -147,15 +150,51 @@ fn misspelt_heads_and_locals_are_reported_at_the_placeholder() {
             {"id": "a", "output": "json", "task": "list {arg.dir}"},
             {"id": "m", "type": "map", "dependsOn": ["a"], "over": "{steps.a.json}", "as": "file",
              "task": "audit {fiel.path} and {item}"},
-            {"id": "z", "dependsOn": ["m"], "task": "{file.path}"}
+            {"id": "z", "dependsOn": ["m"], "task": "{file.path}", "when": "{steps.m.output} != {stpes.m.output}"}
         ]"#;
+    // A misspelt family is W0207 in a text (the run warns about it there), W0206 in a
+    // condition (where the run says nothing). (The guard also makes the final phase
+    // skippable: W0109, not what this is about.)
+    let found: Vec<_> = spans(text)
+        .into_iter()
+        .filter(|(c, _)| *c != "W0109")
+        .collect();
     assert_eq!(
-        spans(text),
+        found,
         [
-            ("W0206", "{arg.dir}".to_owned()),
-            ("W0206", "{fiel.path}".to_owned()),
+            ("W0207", "{arg.dir}".to_owned()),
+            ("W0207", "{fiel.path}".to_owned()),
             ("W0206", "{item}".to_owned()),
             ("W0206", "{file.path}".to_owned()),
+            ("W0206", "{stpes.m.output}".to_owned()),
         ]
+    );
+}
+
+/// A did-you-mean never offers the phase that holds the read (it would be E0203), except to a
+/// loop, which may read itself.
+#[test]
+fn unknown_references_do_not_suggest_the_reader() {
+    let text = r#"[{"id": "alpha", "task": "a"},
+        {"id": "beta", "dependsOn": ["alpha"], "task": "{steps.betaa.output}"}]"#;
+    let d = find(&check(text), "E0202");
+    assert_eq!(
+        d.help.as_deref(),
+        Some("reference an existing phase: alpha")
+    );
+    let text = r#"[{"id": "fix", "type": "loop", "maxIterations": 2, "task": "f",
+        "until": "{steps.fixx.json.passed} == true"}]"#;
+    let d = find(&check(text), "E0202");
+    assert_eq!(
+        d.help.as_deref(),
+        Some("did you mean {steps.fix.json.passed}?")
+    );
+    // Nor a dependency on itself (E0105).
+    let text =
+        r#"[{"id": "alpha", "task": "a"}, {"id": "beta", "dependsOn": ["betaa"], "task": "b"}]"#;
+    let d = find(&check(text), "E0103");
+    assert_eq!(
+        d.help.as_deref(),
+        Some("depend on the id of a phase in this flow, or remove 'betaa'")
     );
 }

@@ -49,6 +49,9 @@ pub struct Root {
     pub root_decl: Option<Span>,
     /// Did a contract fix the type (undeclared properties are then W0106)?
     pub contract: bool,
+    /// For a map's element (`item` / the `as` name): who fixed its type — the owner of the
+    /// root `over` reads, e.g. `'scan'` — so messages name the contract, not the map.
+    pub item_from: Option<String>,
 }
 
 /// The result of digging a path from its root.
@@ -101,6 +104,7 @@ impl<'f> Env<'f> {
             owner,
             root_decl,
             contract: false,
+            item_from: None,
         };
         match path.target {
             Target::StepOutput => {
@@ -121,6 +125,7 @@ impl<'f> Env<'f> {
                     from: 3,
                     owner: format!("'{}'", flow.phases[x].id),
                     root_decl: Some(flow.phases[x].id_span),
+                    item_from: None,
                 })
             }
             Target::Previous => Some(plain(Ty::String, path.segs().len(), String::new(), None)),
@@ -142,6 +147,7 @@ impl<'f> Env<'f> {
                     owner: format!("argument '{name}'"),
                     root_decl: spec.map(|s| s.name_span),
                     contract: false,
+                    item_from: None,
                 })
             }
             Target::Local => {
@@ -160,8 +166,9 @@ impl<'f> Env<'f> {
                         contract: typed.decl.is_some(),
                         typed,
                         from: 1,
-                        owner: format!("map '{}'", p.id),
+                        owner: format!("the item of map '{}'", p.id),
                         root_decl: decl,
+                        item_from: self.over_owner(phase),
                     });
                 }
                 if head == "loop"
@@ -306,6 +313,21 @@ impl<'f> Env<'f> {
     /// The type of a map's `over` when it is exactly one placeholder (its raw value is used);
     /// `None` otherwise (text that goes through safeParse can be anything).
     pub fn over_type(&mut self, m: usize) -> Option<Typed> {
+        let path = self.over_path(m)?;
+        let (_, dug) = self.dig(m, "over", path)?;
+        dug.stuck.is_none().then_some(dug.typed)
+    }
+
+    /// Who fixed the type of a map's `over` (the owner of the root it reads, e.g. `'scan'`).
+    fn over_owner(&mut self, m: usize) -> Option<String> {
+        let path = self.over_path(m)?;
+        self.root(m, "over", path)
+            .map(|r| r.owner)
+            .filter(|o| !o.is_empty())
+    }
+
+    /// A map's `over` when it is exactly one placeholder.
+    fn over_path(&self, m: usize) -> Option<&'f RefPath> {
         let flow = self.flow;
         let PhaseKind::Map(k) = &flow.phases[m].kind else {
             return None;
@@ -316,9 +338,7 @@ impl<'f> Env<'f> {
         if only.span.start != 0 || only.span.end as usize != t.source().len() {
             return None;
         }
-        let path = &t.paths()[only.path as usize];
-        let (_, dug) = self.dig(m, "over", path)?;
-        dug.stuck.is_none().then_some(dug.typed)
+        Some(&t.paths()[only.path as usize])
     }
 }
 

@@ -170,4 +170,6 @@ pub fn type_at(types: &[PlaceholderType], offset: usize) -> Option<&PlaceholderT
 }
 
 #[cfg(test)]
+mod item_tests;
+#[cfg(test)]
 mod tests;

@@ -2,6 +2,8 @@
 //! (W0106), map `over` values that are no array (E0211, W0107), and comparisons whose outcome
 //! the type fixes (E0212) or that compare as text (W0108).
 
+use std::collections::HashMap;
+
 use super::infer::{Dug, Env, Root, Typed, element_of};
 use super::lattice::{Stuck, Ty, lits_text};
 use crate::check::refs::Use;
@@ -16,19 +18,33 @@ use crate::syntax::{RefPath, Target};
 use crate::value::Value;
 
 /// E0209 and W0106 at every placeholder whose path goes beyond its root.
+/// The same path read again in one phase is the same mistake: reported once, at its first
+/// read, with a label on each repeat.
 pub fn paths(env: &mut Env<'_>, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
+    let mut reported: HashMap<(usize, &str), usize> = HashMap::new();
     for u in all {
         // Most placeholders stop at their root (`{steps.X.output}`, `{args.topic}`): their
         // type is not needed for a path check.
         if !digs(u.path) {
             continue;
         }
+        // (Most flows report nothing: no key is hashed then.)
+        if !reported.is_empty()
+            && let Some(&at) = reported.get(&(u.phase, &*u.path.text))
+        {
+            let d: &mut Diagnostic = &mut out[at];
+            d.labels.push(crate::diag::Label {
+                span: u.span,
+                message: format!("the same read ({})", u.field),
+            });
+            continue;
+        }
         let Some((root, dug)) = env.dig(u.phase, &u.field, u.path) else {
             continue;
         };
-        if let Some(d) = unresolvable(env, u, &root, &dug) {
-            out.push(d);
-        } else if let Some(d) = undeclared(env, u, &root, &dug) {
+        let found = unresolvable(env, u, &root, &dug).or_else(|| undeclared(env, u, &root, &dug));
+        if let Some(d) = found {
+            reported.insert((u.phase, &u.path.text), out.len());
             out.push(d);
         }
     }
@@ -177,10 +193,14 @@ fn unresolvable(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Di
         } else {
             format!("'{}'", seg[*i - 1])
         };
-        d = d.label(
-            decl,
-            format!("{name} is declared here as {}", reached.describe()),
-        );
+        let text = match (&root.item_from, *i <= root.from) {
+            (Some(src), true) => format!(
+                "the contract of {src} declares the item here as {}",
+                reached.describe()
+            ),
+            _ => format!("{name} is declared here as {}", reached.describe()),
+        };
+        d = d.label(decl, text);
     }
     Some(d)
 }
@@ -199,6 +219,20 @@ fn undeclared(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Diag
     };
     let key = u.path.keys().nth(*i)?;
     let known: Vec<&str> = o.props.keys().map(|k| &**k).collect();
+    // A map's element is typed by the contract of what `over` reads: that contract is named
+    // (with the item type), not the map.
+    let (whole, contract, owner) = match &root.item_from {
+        Some(src) => (
+            format!("the item ({})", obj.ty.present()),
+            format!("the contract of {src}"),
+            src.as_str(),
+        ),
+        None => (
+            "the output".to_owned(),
+            "the contract".to_owned(),
+            root.owner.as_str(),
+        ),
+    };
     let of = if *i <= root.from {
         String::new()
     } else {
@@ -206,19 +240,23 @@ fn undeclared(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Diag
     };
     let problem = match u.path.segs()[*i].index {
         Some(_) => format!(
-            "indexes {} with {key}, but the contract types it as an object, not an array",
+            "indexes {} with {key}, but {contract} types it as an object, not an array",
             if of.is_empty() {
-                "the output".to_owned()
+                whole
             } else {
                 of[4..].to_owned()
             }
         ),
+        None if of.is_empty() && root.item_from.is_some() => format!(
+            "reads property '{key}' of {whole}, which {contract} does not declare (it has: {})",
+            known.join(", ")
+        ),
         None => format!(
-            "reads property '{key}', which the contract{of} does not declare (it has: {})",
+            "reads property '{key}', which {contract}{of} does not declare (it has: {})",
             known.join(", ")
         ),
     };
-    let add = format!("add \"{key}\" under \"properties\" of that contract");
+    let add = format!("add \"{key}\" under \"properties\" of the contract of {owner}");
     let help = match did_you_mean(key, known.iter().copied()) {
         Some(near) => format!(
             "did you mean {{{}}}? If '{key}' is meant, {add}",
@@ -240,13 +278,14 @@ fn undeclared(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Diag
     .with_label("contradicts the contract")
     .help(help);
     if let Some(decl) = obj.decl {
-        d = d.label(
-            decl,
-            format!(
+        let text = match &root.item_from {
+            Some(src) => format!("the contract of {src} declares the item here, without '{key}'"),
+            None => format!(
                 "{} promises this shape, which does not declare '{key}'",
                 root.owner
             ),
-        );
+        };
+        d = d.label(decl, text);
     }
     Some(d)
 }
@@ -290,15 +329,15 @@ pub fn map_over(env: &mut Env<'_>, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
             Diagnostic::new(
                 Code::OverUnwrappedObject,
                 format!(
-                    "{id}: 'over' is {{{}}}, an object ({present}) whose contract declares none of {} as an array, so the map finds no array in it unless the output holds one anyway",
+                    "{id}: 'over' is {{{}}}, an object ({present}) with no array property named {}, so the map finds no array in it unless the output holds one anyway",
                     u.path.text,
-                    WRAPPER_KEYS.join(", ")
+                    wrapper_names()
                 ),
             )
             .with_label("an object, not an array")
             .help(match array_props(&over.ty) {
                 Some(k) => format!("point 'over' at the array itself: {{{}.{k}}}", u.path.text),
-                None => "declare the list in the contract, e.g. \"items\": {\"type\": \"array\"}, or point 'over' at an array".to_owned(),
+                None => "declare the list as a property of the contract, e.g. \"properties\": {\"items\": {\"type\": \"array\"}}, or point 'over' at an array".to_owned(),
             })
         } else {
             let sibling = sibling_array(env, u);
@@ -321,6 +360,15 @@ pub fn map_over(env: &mut Env<'_>, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
             d = d.label(decl, format!("declared here as {}", present.describe()));
         }
         out.push(d);
+    }
+}
+
+/// coerceArray's wrapper keys as a sentence: `items, results, list, data or findings`.
+fn wrapper_names() -> String {
+    match WRAPPER_KEYS.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 

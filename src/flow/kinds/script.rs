@@ -133,7 +133,7 @@ fn shell(p: &Phase, k: &Script, out: &mut Vec<Diagnostic>) {
                     .at(src.file_span(at..at + 1))
                     .phase(&p.id)
                     .with_label("a failure before this pipe is ignored")
-                    .help("start the command with \"set -o pipefail; \" so any failing stage fails the script"),
+                    .help("a string 'run' goes to /bin/sh, which may have no pipefail (dash: `Illegal option -o pipefail`): use the array form [\"bash\", \"-o\", \"pipefail\", \"-c\", \"…\"] so a failing stage fails the script, or split the pipe into separate steps"),
             );
     }
 }
@@ -376,6 +376,20 @@ mod tests {
         assert_eq!(spans(text), [("E0301", r#""run""#.to_owned())]);
         let d = find(&check(text), "E0301");
         assert_eq!(d.label.as_deref(), Some("'run' is empty"));
+    }
+
+    /// W0312's fix works under dash, Debian's /bin/sh (which rejects `set -o pipefail`): the
+    /// array form with bash, or a split pipe.
+    #[test]
+    fn pipefail_help_does_not_need_a_pipefail_shell() {
+        let text = r#"[{"id": "s", "type": "script", "run": "cargo clippy 2>&1 | tee log"}]"#;
+        let help = find(&check(text), "W0312").help.unwrap();
+        assert!(!help.contains("set -o pipefail"), "{help}");
+        assert!(
+            help.contains(r#"["bash", "-o", "pipefail", "-c", "…"]"#),
+            "{help}"
+        );
+        assert!(help.contains("split the pipe"), "{help}");
     }
 
     #[test]
