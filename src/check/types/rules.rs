@@ -36,6 +36,7 @@ pub fn paths(env: &mut Env<'_>, all: &[Use<'_>], out: &mut Vec<Diagnostic>) {
             d.labels.push(crate::diag::Label {
                 span: u.span,
                 message: format!("the same read ({})", u.field),
+                file: None,
             });
             continue;
         }
