@@ -28,10 +28,15 @@ fn a_wrong_item_property_names_the_item_type_and_its_contract() {
     let d = &diags[0];
     assert_eq!(
         d.message,
-        "each: {item.pth} reads property 'pth' of the item (object{path}), which the contract of 'scan' does not declare (it has: path), so it stays verbatim in the prompt at run time"
+        "each: {item.pth} reads property 'pth' of the item (object{path}), which the contract of 'scan' does not declare (it has: path): it resolves only if the agent happens to emit 'pth', else the placeholder stays verbatim in the prompt at run time"
     );
     assert_eq!(&text[d.span.unwrap().range()], "{item.pth}");
-    assert_eq!(d.help.as_deref(), Some("did you mean {item.path}?"));
+    assert_eq!(
+        d.help.as_deref(),
+        Some(
+            "did you mean {item.path}? If 'pth' is meant, add \"pth\" under \"properties\" of the contract of 'scan'"
+        )
+    );
     // The contract's declaration of the item, then the repeated read.
     assert_eq!(d.labels.len(), 2, "{d:#?}");
     assert_eq!(&text[d.labels[0].span.range()], r#""items""#);
@@ -50,11 +55,13 @@ fn an_index_on_an_object_item_names_the_contract() {
     let d = &diags[0];
     assert_eq!(
         d.message,
-        "each: {item.0} indexes the item (object{path}) with 0, but the contract of 'scan' types it as an object, not an array, so it stays verbatim in the prompt at run time"
+        "each: {item.0} indexes the item (object{path}) with 0, but the contract of 'scan' types it as an object, not an array, so the placeholder stays verbatim in the prompt at run time"
     );
     assert_eq!(
         d.help.as_deref(),
-        Some("fix the path, or extend the 'expect' contract of 'scan'")
+        Some(
+            "fix the path: read one of its properties (path), or type it as an array in the contract of 'scan'"
+        )
     );
 }
 

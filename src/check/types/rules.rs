@@ -257,22 +257,31 @@ fn undeclared(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Diag
             known.join(", ")
         ),
     };
+    // An index into an object is a wrong path, not a key the contract forgot.
+    let indexed = u.path.segs()[*i].index.is_some();
     let add = format!("add \"{key}\" under \"properties\" of the contract of {owner}");
     let help = match did_you_mean(key, known.iter().copied()) {
         Some(near) => format!(
             "did you mean {{{}}}? If '{key}' is meant, {add}",
             rewrite(u.path, *i, &[near])
         ),
+        None if indexed => format!(
+            "fix the path: read one of its properties ({}), or type it as an array in the contract of {owner}",
+            known.join(", ")
+        ),
         None => format!("{add}, or fix the path"),
+    };
+    let outcome = if indexed {
+        format!(", so {}", unresolved_effect(&u.field))
+    } else {
+        format!(
+            ": it resolves only if the agent happens to emit '{key}', else {}",
+            unresolved_effect(&u.field)
+        )
     };
     let mut d = Diagnostic::new(
         Code::ContractMissingProperty,
-        format!(
-            "{}: {{{}}} {problem}: it resolves only if the agent happens to emit '{key}', else {}",
-            p.id,
-            u.path.text,
-            unresolved_effect(&u.field)
-        ),
+        format!("{}: {{{}}} {problem}{outcome}", p.id, u.path.text),
     )
     .at(u.span)
     .phase(&p.id)
@@ -280,6 +289,7 @@ fn undeclared(env: &Env<'_>, u: &Use<'_>, root: &Root, dug: &Dug) -> Option<Diag
     .help(help);
     if let Some(decl) = obj.decl {
         let text = match &root.item_from {
+            Some(src) if indexed => format!("the contract of {src} declares the item here"),
             Some(src) => format!("the contract of {src} declares the item here, without '{key}'"),
             None => format!(
                 "{} promises this shape, which does not declare '{key}'",

@@ -172,7 +172,7 @@ fn contract_labels_point_at_keys_and_suggest_properties() {
     assert_eq!(
         d.help.as_deref(),
         Some(
-            "did you mean {steps.t.json.severity}? If 'severty' is meant, add \"severty\" under \"properties\" of that contract"
+            "did you mean {steps.t.json.severity}? If 'severty' is meant, add \"severty\" under \"properties\" of the contract of 't'"
         )
     );
 }
