@@ -42,7 +42,7 @@ fn a_wrong_item_property_names_the_item_type_and_its_contract() {
     assert_eq!(&text[d.labels[0].span.range()], r#""items""#);
     assert_eq!(
         d.labels[0].message,
-        "the contract of 'scan' declares the item here"
+        "the contract of 'scan' declares the item here, without 'pth'"
     );
     assert_eq!(d.labels[1].message, "the same read (task)");
     assert!(!d.message.contains("map 'each'"), "{}", d.message);
