@@ -55,6 +55,8 @@ struct Shared {
     dropped: AtomicU64,
     sent: AtomicU64,
     failed: AtomicU64,
+    /// Spans queued (handed over and not dropped).
+    queued: AtomicU64,
     /// Emptied span buffers, for the next batches (a run writes into memory that is already
     /// there).
     buffers: Mutex<Vec<Vec<u8>>>,
@@ -110,6 +112,15 @@ pub struct Stats {
     pub failed: u64,
     /// Spans dropped because the queue was full.
     pub dropped: u64,
+    /// Spans queued to be sent (those dropped not included).
+    pub queued: u64,
+}
+
+impl Stats {
+    /// Spans handed over that no collector accepted (yet): dropped, failed or still queued.
+    pub fn unsent(&self) -> u64 {
+        self.dropped + self.queued.saturating_sub(self.sent)
+    }
 }
 
 impl Exporter {
@@ -121,6 +132,7 @@ impl Exporter {
             dropped: AtomicU64::new(0),
             sent: AtomicU64::new(0),
             failed: AtomicU64::new(0),
+            queued: AtomicU64::new(0),
             buffers: Mutex::new(Vec::new()),
             queue: Mutex::new(Queue::default()),
             metrics: Mutex::new((Metrics::default(), false)),
@@ -180,6 +192,7 @@ impl Exporter {
             return false;
         }
         q.jobs.push_back(job);
+        self.shared.queued.fetch_add(spans, Ordering::Relaxed);
         let wake = q.asleep && (urgent || q.jobs.len() >= QUEUE / 2);
         drop(q);
         if wake {
@@ -197,24 +210,41 @@ impl Exporter {
     /// Wait until everything queued so far was sent (or failed), for at most `within`.
     /// `false`: the time ran out first (a warning says so).
     pub fn flush(&self, within: Duration) -> bool {
-        let until = Instant::now() + within;
-        let (done_tx, done_rx) = bounded(1);
-        let late = || {
+        self.drain(within) || {
             self.late();
             false
-        };
+        }
+    }
+
+    /// [`Exporter::flush`] without the warning: `false` when the time ran out first.
+    pub fn drain(&self, within: Duration) -> bool {
+        let until = Instant::now() + within;
+        let (done_tx, done_rx) = bounded(1);
         // A full queue makes room within the time, or the flush gives up.
-        while !self.queue(Job::Flush(done_tx.clone()), 0, true) {
+        while !self.push_flush(Job::Flush(done_tx.clone())) {
             if Instant::now() >= until || lock(&self.shared.queue).closed {
-                return late();
+                return false;
             }
             self.shared.wake.notify_one();
             std::thread::sleep(Duration::from_millis(5));
         }
-        match done_rx.recv_deadline(until) {
-            Ok(()) => true,
-            Err(_) => late(),
+        done_rx.recv_deadline(until).is_ok()
+    }
+
+    /// Queue a flush and wake the thread; `false` when the queue is full or closed (a
+    /// flush carries no spans: nothing is counted or told).
+    fn push_flush(&self, job: Job) -> bool {
+        let mut q = lock(&self.shared.queue);
+        if q.closed || q.jobs.len() >= QUEUE {
+            return false;
         }
+        q.jobs.push_back(job);
+        let wake = q.asleep;
+        drop(q);
+        if wake {
+            self.shared.wake.notify_one();
+        }
+        true
     }
 
     /// What was sent, failed and dropped.
@@ -223,6 +253,7 @@ impl Exporter {
             sent: self.shared.sent.load(Ordering::Relaxed),
             failed: self.shared.failed.load(Ordering::Relaxed),
             dropped: self.shared.dropped.load(Ordering::Relaxed),
+            queued: self.shared.queued.load(Ordering::Relaxed),
         }
     }
 }
@@ -605,6 +636,21 @@ mod tests {
             "{lines:?}"
         );
         assert_eq!(e.stats().failed, 0, "empty batches carry no spans");
+    }
+
+    #[test]
+    fn a_drain_that_runs_out_of_time_tells_nothing_and_counts_the_unsent() {
+        let (url, _) = endpoint(200, Duration::from_secs(30));
+        let (warn, lines) = warnings();
+        let e = Exporter::start(settings(&url, Duration::from_secs(20)), warn);
+        e.spans(one_span(), 1);
+        e.spans(one_span(), 2);
+        let started = Instant::now();
+        assert!(!e.drain(Duration::from_millis(300)));
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(lines.lock().unwrap().is_empty(), "the caller says it");
+        assert_eq!(e.stats().queued, 3);
+        assert_eq!(e.stats().unsent(), 3);
     }
 
     #[test]
