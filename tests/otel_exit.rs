@@ -107,3 +107,62 @@ fn a_collector_that_never_answers_never_delays_the_output() {
     let at = |needle: &str| lines.iter().position(|l| l.contains(needle));
     assert!(at("run one-") < at(" dropped: "), "{stderr}");
 }
+
+/// A collector that answers every request with `status` (reading it whole first).
+fn answering(status: u16) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut r = BufReader::new(stream);
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = r.read_exact(&mut body);
+            let _ = write!(
+                r.get_mut(),
+                "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// `tfc doctor` names the protocol to set when the endpoint refuses the one tfc sends (as
+/// Phoenix answers `http/json` with 415).
+#[test]
+fn doctor_names_the_protocol_an_endpoint_refuses() {
+    let dir = common::scratch("otel-exit-doctor-415");
+    std::fs::create_dir_all(dir.join(".tfc")).expect(".tfc");
+    let endpoint = answering(415);
+    let out = Command::new(env!("CARGO_BIN_EXE_tfc"))
+        .arg("doctor")
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        .env_remove("OTEL_SDK_DISABLED")
+        .output()
+        .expect("tfc doctor");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("endpoint:"))
+        .unwrap_or_else(|| panic!("an endpoint line: {stdout}"));
+    assert!(line.contains("answered HTTP 415"), "{line}");
+    assert!(
+        line.contains("it does not take http/json: set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"),
+        "{line}"
+    );
+    assert!(!line.contains("not answering"), "{line}");
+}

@@ -322,7 +322,11 @@ fn export_spans(settings: &Settings, shared: &Shared, chunks: &[Vec<u8>], count:
     match send(target, &body, settings.timeout) {
         Ok(()) => shared.sent.fetch_add(count, Ordering::Relaxed),
         Err(e) => {
-            shared.warn_once(&format!("spans could not be exported: {e}"));
+            let hint = match e {
+                Failure::Status(415, _) => format!(" ({})", protocol_hint(target)),
+                _ => String::new(),
+            };
+            shared.warn_once(&format!("spans could not be exported: {e}{hint}"));
             shared.failed.fetch_add(count, Ordering::Relaxed)
         }
     };
@@ -432,7 +436,24 @@ pub fn send(target: &Target, body: &[u8], timeout: Duration) -> Result<(), Failu
     })
 }
 
+/// What to do when an endpoint refuses the protocol `target` sends (HTTP 415): name it,
+/// and the one to set instead (Phoenix, for one, takes `http/protobuf` only).
+fn protocol_hint(target: &Target) -> String {
+    let other = match target.protocol {
+        super::settings::Protocol::Json => super::settings::Protocol::Protobuf,
+        super::settings::Protocol::Protobuf => super::settings::Protocol::Json,
+    };
+    format!(
+        "it does not take {}: set OTEL_EXPORTER_OTLP_PROTOCOL={} (or protocol = \"{}\" under [telemetry])",
+        target.protocol.as_str(),
+        other.as_str(),
+        other.as_str()
+    )
+}
+
 /// Whether the traces endpoint answers: an empty export request, as `tfc doctor` sends it.
+/// `Err`: why not — no answer (`not answering: …`), or the answer, with what to set when
+/// the endpoint refuses the protocol (HTTP 415).
 pub fn probe(settings: &Settings) -> Result<String, String> {
     let Some(target) = settings.traces.as_ref().or(settings.metrics.as_ref()) else {
         return Err("no endpoint".into());
@@ -444,7 +465,11 @@ pub fn probe(settings: &Settings) -> Result<String, String> {
     };
     send(target, &body, settings.timeout.min(Duration::from_secs(5)))
         .map(|()| format!("{} answers", target.url))
-        .map_err(|e| e.to_string())
+        .map_err(|e| match e {
+            Failure::Status(415, m) => format!("{m}; {}", protocol_hint(target)),
+            Failure::Status(_, m) => m,
+            Failure::Other(m) => format!("not answering: {m}"),
+        })
 }
 
 #[cfg(test)]
@@ -651,6 +676,35 @@ mod tests {
         assert!(lines.lock().unwrap().is_empty(), "the caller says it");
         assert_eq!(e.stats().queued, 3);
         assert_eq!(e.stats().unsent(), 3);
+    }
+
+    #[test]
+    fn a_probe_refused_for_its_protocol_names_the_one_to_set() {
+        let (url, _) = endpoint(415, Duration::ZERO);
+        let mut s = (*settings(&url, Duration::from_secs(5))).clone();
+        if let Some(t) = s.traces.as_mut() {
+            t.protocol = Protocol::Json;
+        }
+        let e = probe(&s).unwrap_err();
+        assert!(e.contains("answered HTTP 415"), "{e}");
+        assert!(
+            e.ends_with(
+                "it does not take http/json: set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf \
+                 (or protocol = \"http/protobuf\" under [telemetry])"
+            ),
+            "{e}"
+        );
+        let (ok, _) = endpoint(200, Duration::ZERO);
+        assert!(probe(&settings(&ok, Duration::from_secs(5))).is_ok());
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a port");
+        let e = probe(&settings(
+            &format!("http://{closed}"),
+            Duration::from_secs(5),
+        ))
+        .unwrap_err();
+        assert!(e.starts_with("not answering: "), "{e}");
     }
 
     #[test]
