@@ -749,7 +749,8 @@ fn a_failed_agent_call_is_an_error_in_the_trace() {
             .is_some_and(|m| m.contains("the agent broke down")),
         "the call's status says what went wrong\n{tree}"
     );
-    attr(call, "error.type", "error", &spans);
+    // The command exited with 3: an exit status, never the bare word `error` (SPEC §16).
+    attr(call, "error.type", "exit_status", &spans);
 
     let phase = one(&spans, "phase work");
     under(call, phase, &spans);

@@ -476,7 +476,14 @@ fn a_pre_read_counts_only_the_files_it_read() {
 #[test]
 fn a_failed_calls_error_type_is_its_class_and_it_has_no_response_model() {
     use crate::agent::StopReason;
-    let cases: [(Outcome, &str); 6] = [
+    let cases: [(Outcome, &str); 7] = [
+        (
+            Outcome {
+                exit_code: Some(3),
+                ..Outcome::failed(StopReason::Failed, "the agent broke down")
+            },
+            "exit_status",
+        ),
         (
             Outcome::failed(StopReason::Failed, "HTTP 503: overloaded"),
             "http_503",
@@ -635,6 +642,7 @@ fn sharded_answer(r: &machine::CallRequest) -> machine::CallEnd {
         warnings: Vec::new(),
         backend: "test".into(),
         elapsed_ms: 1,
+        exit_code: None,
     }))
 }
 

@@ -187,6 +187,9 @@ pub struct CallOutcome {
     pub backend: String,
     /// How long the attempt took.
     pub elapsed_ms: u64,
+    /// The process's exit code (process backends): a failed call's trace class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
 }
 
 impl CallOutcome {

@@ -52,6 +52,7 @@ enum Held {
         backend: Option<Txt>,
         output: Option<Txt>,
         class: Option<&'static str>,
+        exit_code: Option<i32>,
     },
     ScriptStarted {
         op: u64,
@@ -233,6 +234,7 @@ impl Bunch {
                     backend: self.opt(Some(o.backend.as_str()).filter(|b| !b.is_empty())),
                     output: self.opt(output.as_deref()),
                     class: None,
+                    exit_code: o.exit_code,
                 }
             }
             CallEnd::NoBackend { message }
@@ -247,6 +249,7 @@ impl Bunch {
                 error: Some(self.txt(message)),
                 backend: None,
                 output: None,
+                exit_code: None,
                 // Never sent: no backend for the agent, its directory is missing, or the
                 // backend's code broke.
                 class: Some(match end {
@@ -388,6 +391,7 @@ impl Bunch {
                     backend,
                     output,
                     class,
+                    exit_code,
                 } => Note::CallEnded {
                     op,
                     end: Ended {
@@ -401,6 +405,7 @@ impl Bunch {
                         backend: opt(backend),
                         output: opt(output),
                         class,
+                        exit_code,
                     },
                 },
                 Held::ScriptStarted { op, node, program } => Note::ScriptStarted {
@@ -536,6 +541,7 @@ mod tests {
             warnings: Vec::new(),
             backend: "claude".into(),
             elapsed_ms: 9,
+            exit_code: None,
         };
         b.call_ended(6, 7, &CallEnd::Outcome(Box::new(outcome)), None);
         let refused = CallEnd::Refused {
@@ -645,6 +651,7 @@ mod tests {
                 warnings: Vec::new(),
                 backend: String::new(),
                 elapsed_ms: 0,
+                exit_code: None,
             }))
         };
         let mut b = Bunch::new(4);

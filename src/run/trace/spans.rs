@@ -192,6 +192,8 @@ pub(crate) struct Ended {
     pub output: Option<String>,
     /// The `error.type` of a call that never reached a backend (see [`error_class`]).
     pub class: Option<&'static str>,
+    /// The backend process's exit code.
+    pub exit_code: Option<i32>,
 }
 
 /// How the run ended: what its root span says.
@@ -621,6 +623,7 @@ impl Spans {
                 error: rec.error,
                 backend: Some(rec.backend).filter(|b| !b.is_empty()),
                 class: None,
+                exit_code: None,
             };
             self.end_call(call, &end, end_ns, now_ns);
         }
@@ -959,7 +962,8 @@ pub(super) fn error_class(end: &Ended) -> &'static str {
         return http_class(code);
     }
     let lower = error.to_ascii_lowercase();
-    if lower.contains("exited with code") || lower.contains("exited without") {
+    let exited = end.exit_code.is_some_and(|c| c != 0);
+    if exited || lower.contains("exited with code") || lower.contains("exited without") {
         return "exit_status";
     }
     if lower.starts_with("output contract violated") {
@@ -1029,6 +1033,7 @@ mod tests {
             backend: None,
             output: None,
             class: None,
+            exit_code: None,
         }
     }
 
@@ -1052,6 +1057,20 @@ mod tests {
             ),
             (failed(Some(f), "HTTP 4290"), "failed"),
             (failed(Some(f), "claude exited with code 1"), "exit_status"),
+            (
+                Ended {
+                    exit_code: Some(3),
+                    ..failed(Some(f), "the agent broke down")
+                },
+                "exit_status",
+            ),
+            (
+                Ended {
+                    exit_code: Some(0),
+                    ..failed(Some(f), "the agent broke down")
+                },
+                "failed",
+            ),
             (
                 failed(Some(f), "Output contract violated:\n- $.a: missing"),
                 "contract",
