@@ -918,3 +918,54 @@ fn a_sharded_maps_calls_are_spans_under_their_items() {
         assert_eq!(failed[0].attr_str("tfc.node"), Some("each#1"));
     }
 }
+
+/// An agent whose call is interrupted (Ctrl-C) while it runs: it stops when cancelled.
+struct Interrupting(Arc<crate::agent::CancelSource>);
+
+impl crate::agent::Agent for Interrupting {
+    fn name(&self) -> &str {
+        "interrupting"
+    }
+    fn call<'a>(
+        &'a self,
+        _req: Request,
+        cancel: crate::agent::Cancel,
+    ) -> crate::agent::BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            self.0.cancel();
+            cancel.cancelled().await;
+            Outcome::failed(crate::agent::StopReason::Cancelled, "cancelled")
+        })
+    }
+}
+
+#[test]
+fn an_interrupted_run_is_paused_not_an_error() {
+    let source = Arc::new(crate::agent::CancelSource::new());
+    let (tel, got) = Telemetry::in_memory(settings(None));
+    let record = Interpreter::with_agent(Interrupting(source.clone()))
+        .options(RunOptions {
+            telemetry: Some(tel),
+            ..RunOptions::default()
+        })
+        .cancel_on(source.token())
+        .eval_text(
+            "t",
+            r#"{"phases": [{"id": "a", "task": "x"}, {"id": "b", "dependsOn": ["a"], "task": "y"}]}"#,
+            Map::default(),
+        )
+        .expect("runs");
+    assert_eq!(record.status, RunStatus::Paused);
+    assert_eq!(record.reason.as_deref(), Some("interrupted"));
+    let t = Traced { record, got };
+    laws(&t.spans());
+    let root = t.named("run t");
+    assert_eq!(root.status, crate::telemetry::span::Status::Unset);
+    assert_eq!(root.attr_str("tfc.run.status"), Some("paused"));
+    // The call that was cut is what failed, as its class says.
+    let call = t.named("invoke_agent default");
+    assert_eq!(call.attr_str("error.type"), Some("cancelled"));
+    let b = t.named("phase b");
+    assert_eq!(b.status, crate::telemetry::span::Status::Unset);
+    assert_eq!(b.attr_str("tfc.phase.status"), Some("skipped"));
+}
