@@ -58,6 +58,7 @@ fn drive(flow: &Arc<tfc::flow::Flow>) -> usize {
                             warnings: Vec::new(),
                             backend: "bench".into(),
                             elapsed_ms: 0,
+                            exit_code: None,
                         })),
                     },
                 }),

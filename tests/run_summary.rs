@@ -138,3 +138,72 @@ fn an_aborted_item_is_not_counted_as_done() {
         report.stdout
     );
 }
+
+/// One agent phase and an inline sub-flow of two agent phases make 3 calls: the end line,
+/// `tfc runs`, `tfc show` (the run and the flow phase) and the report count the sub-flow's.
+#[test]
+fn a_sub_flows_calls_are_counted_everywhere() {
+    let dir = scratch("summary-sub-flow-calls");
+    std::fs::create_dir_all(dir.join(".tfc")).expect(".tfc");
+    std::fs::write(
+        dir.join("flow.json"),
+        r#"{"name":"nest","phases":[
+ {"id":"a","task":"first"},
+ {"id":"sub","type":"flow","dependsOn":["a"],"def":{"phases":[
+   {"id":"x","task":"inner one"},
+   {"id":"y","dependsOn":["x"],"task":"inner two {steps.x.output}"}]}}
+]}"#,
+    )
+    .expect("flow");
+    let out = tfc_in(Some(&dir), &["run", "flow.json", "--agent-cmd", "cat"], b"");
+    assert_eq!(out.code, 0, "{out:?}");
+    let end = out.stderr.lines().last().expect("an end line");
+    assert!(end.contains(" · 3 calls · "), "{end}");
+
+    let runs = tfc_in(Some(&dir), &["runs"], b"");
+    assert!(runs.stdout.contains("  3 calls  "), "{}", runs.stdout);
+
+    let show = tfc_in(Some(&dir), &["show", "last"], b"");
+    assert!(
+        show.stdout.contains("usage:    3 calls  "),
+        "{}",
+        show.stdout
+    );
+    let sub = show
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("sub "))
+        .expect("a line for sub");
+    assert!(sub.contains(" 2 calls "), "{sub}");
+    let phase = tfc_in(Some(&dir), &["show", "last", "sub"], b"");
+    assert!(
+        phase.stdout.contains("usage:    2 calls  "),
+        "{}",
+        phase.stdout
+    );
+
+    let report = tfc_in(Some(&dir), &["report", "last", "-o", "-"], b"");
+    assert_eq!(report.code, 0, "{report:?}");
+    assert!(
+        report.stdout.contains("calls</dt><dd>3</dd>"),
+        "{}",
+        report.stdout
+    );
+}
+
+/// `tfc runs` says `1 call`, `2 calls` (SPEC §11.4).
+#[test]
+fn tfc_runs_says_one_call() {
+    let dir = scratch("summary-one-call");
+    std::fs::create_dir_all(dir.join(".tfc")).expect(".tfc");
+    std::fs::write(
+        dir.join("flow.json"),
+        r#"{"name":"one","phases":[{"id":"a","task":"only"}]}"#,
+    )
+    .expect("flow");
+    let out = tfc_in(Some(&dir), &["run", "flow.json", "--agent-cmd", "cat"], b"");
+    assert_eq!(out.code, 0, "{out:?}");
+    let runs = tfc_in(Some(&dir), &["runs"], b"");
+    assert!(runs.stdout.contains("  1 call  "), "{}", runs.stdout);
+    assert!(!runs.stdout.contains("1 calls"), "{}", runs.stdout);
+}

@@ -71,6 +71,7 @@ fn outcome(output: &str, stop: &str, error: Option<&str>, tokens: u64) -> CallEn
         warnings: Vec::new(),
         backend: "fuzz".into(),
         elapsed_ms: 1,
+        exit_code: None,
     }))
 }
 

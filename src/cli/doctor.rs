@@ -157,7 +157,7 @@ fn telemetry(t: &mut String, file: &tfc::agent::config::TelemetrySettings) {
             ));
             match tfc::telemetry::export::probe(&s) {
                 Ok(m) => t.push_str(&format!("  endpoint: {m}\n")),
-                Err(e) => t.push_str(&format!("  endpoint: not answering: {e}\n")),
+                Err(e) => t.push_str(&format!("  endpoint: {e}\n")),
             }
         }
     }

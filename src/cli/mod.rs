@@ -144,6 +144,17 @@ pub fn print_out(text: impl std::fmt::Display) {
     let _ = write!(out, "{text}").and_then(|()| out.flush());
 }
 
+/// Flush stdout and close it: `/dev/null` takes its descriptor's place, so a reader of the
+/// pipe sees its end now, while the process may go on (waiting for a trace collector, SPEC
+/// §16); anything written to stdout after this goes nowhere. Never fails: a stdout that
+/// cannot be replaced stays as it is.
+pub fn close_stdout() {
+    let _ = std::io::stdout().lock().flush();
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = nix::unistd::dup2_stdout(&null);
+    }
+}
+
 /// [`print_out`] plus a newline.
 pub fn println_out(text: impl std::fmt::Display) {
     print_out(format_args!("{text}\n"));

@@ -345,8 +345,7 @@ impl Live {
                 lines += 1;
             }
             let ended = self.rows.iter().filter(|r| r.status != "running").count();
-            let calls: u32 = self.rows.iter().map(|r| r.attempts).sum();
-            let tokens: u64 = self.rows.iter().map(|r| r.tokens).sum();
+            let (calls, tokens) = totals(&self.rows);
             let footer = cut(
                 &format!(
                     "── {:.1}s · {} running · {ended} ended · {calls} call{} · {tokens} tokens",
@@ -419,6 +418,23 @@ fn running_line(r: &Row) -> String {
         line.push_str(&format!("  {}", usage(r.attempts, r.tokens, r.cost)));
     }
     line
+}
+
+/// The calls and tokens of the run so far, summed over its rows: an ended sub-flow phase's
+/// row counts its child's phases (as its record does), so the rows under it are left out.
+fn totals(rows: &[Row]) -> (u32, u64) {
+    let ended: std::collections::HashSet<&str> = rows
+        .iter()
+        .filter(|r| r.status != "running")
+        .map(|r| r.phase.as_str())
+        .collect();
+    let counted = |r: &&Row| {
+        let p = r.phase.as_str();
+        !p.match_indices('/').any(|(k, _)| ended.contains(&p[..k]))
+    };
+    rows.iter().filter(counted).fold((0, 0), |(c, t), r| {
+        (c.saturating_add(r.attempts), t.saturating_add(r.tokens))
+    })
 }
 
 /// The permanent line of an ended phase; a failed phase's whole error follows, one line of
@@ -598,5 +614,28 @@ mod tests {
         assert_eq!(lines[3], "    third");
         assert!(lines.iter().all(|l| l.chars().count() <= 29), "{text}");
         assert_eq!(cut(&"x".repeat(50), 30).chars().count(), 29);
+    }
+
+    #[test]
+    fn an_ended_sub_flow_counts_its_child_phases_once() {
+        let none = Facts::default();
+        let mut live = Live::new();
+        let tell = |live: &mut Live, phase: &str, status: &str, attempts: u32, tokens: u64| {
+            live.update(&ProgressNote {
+                attempts,
+                tokens,
+                ..note(phase, status, &none)
+            });
+        };
+        tell(&mut live, "a", "done", 1, 10);
+        tell(&mut live, "sub", "running", 0, 0);
+        tell(&mut live, "sub/x", "done", 1, 20);
+        tell(&mut live, "sub/y", "running", 1, 5);
+        // While the sub-flow runs, its phases count.
+        assert_eq!(totals(&live.rows), (3, 35));
+        tell(&mut live, "sub/y", "done", 1, 30);
+        // Ended, its row carries its child's calls and tokens: they count once.
+        tell(&mut live, "sub", "done", 2, 50);
+        assert_eq!(totals(&live.rows), (3, 60));
     }
 }

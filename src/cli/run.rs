@@ -364,20 +364,35 @@ pub(super) fn launch(
         source: Box::new(source),
         document,
     };
+    // The output and the summary go first; the wait for the collector (at most 2 s) after.
     #[cfg(feature = "temporal")]
     if engine == Engine::Temporal {
         let ran = temporal_run(&a, &interp, source, invocation, &view, token);
         view.finish();
-        super::telemetry::flush(&export);
-        let record = match ran {
-            Ok(r) => r,
-            Err(code) => return code,
+        let code = match ran {
+            Ok(r) => finish(&a, r, &root, final_id.as_deref(), dry_run, started),
+            Err(code) => code,
         };
-        return finish(&a, record, &root, final_id.as_deref(), dry_run, started);
+        super::telemetry::finish(&export);
+        return code;
     }
     let ran = smol::block_on(interp.run(source, invocation));
     view.finish();
-    super::telemetry::flush(&export);
+    let code = ended(&a, ran, &root, final_id.as_deref(), dry_run, started, color);
+    super::telemetry::finish(&export);
+    code
+}
+
+/// The run's end as [`finish`] tells it, or why it did not run.
+fn ended(
+    a: &RunArgs,
+    ran: Result<RunRecord, RunError>,
+    root: &Path,
+    final_id: Option<&str>,
+    dry_run: bool,
+    started: std::time::Instant,
+    color: bool,
+) -> ExitCode {
     let record = match ran {
         Ok(r) => r,
         Err(RunError::Invalid {
@@ -396,7 +411,7 @@ pub(super) fn launch(
             return ExitCode::from(code::INVALID);
         }
     };
-    finish(&a, record, &root, final_id.as_deref(), dry_run, started)
+    finish(a, record, root, final_id, dry_run, started)
 }
 
 /// The end of a run, wherever it ran: the final output (or the record), the summary line,
@@ -445,6 +460,9 @@ fn finish(
             }
         }
     }
+    // Nothing more goes to stdout: a pipeline reading it has all it gets (SPEC §16: it never
+    // waits for a trace collector).
+    super::close_stdout();
     if let Some(skip) = tfc::run::FinalSkip::of(&record) {
         // SPEC §8.9's fallback stays, but never silently.
         let printed = matches!(a.format, Format::Text) && !dry_run && final_done(&record, final_id);

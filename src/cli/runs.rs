@@ -1,6 +1,6 @@
 //! `tfc runs [FLOW] [--status S] [--limit N] [--format text|json]`: the project's runs, newest
 //! first (SPEC §11.4). Text: one line per run, `<runId>  <status>  <startedAt>  <duration>
-//! <calls> calls  <tokens> tok  $<cost>|-  [<reason>]`; json: an array of `{runId, flow,
+//! <calls> call(s)  <tokens> tok  $<cost>|-  [<reason>]`; json: an array of `{runId, flow,
 //! status, reason, parentRunId, startedAt, endedAt, usage}`. Also the formatting helpers
 //! `tfc show` shares.
 
@@ -111,12 +111,12 @@ fn text_line(e: &RunEntry, now: u64) -> String {
     let calls = calls(r);
     let usage = field(r, "usage");
     let mut line = format!(
-        "{}  {}  {}  {}  {} calls  {} tok  {}",
+        "{}  {}  {}  {}  {}  {} tok  {}",
         e.run_id,
         e.status,
         started,
         duration,
-        calls,
+        tfc::run::summary::calls_text(calls),
         tokens(usage),
         cost(usage)
     );
@@ -174,23 +174,10 @@ pub(crate) fn duration(ms: u64) -> String {
     }
 }
 
-/// Agent calls of a run, as every summary counts them ([`tfc::run::summary`]).
+/// Agent calls of a run, as every summary counts them ([`tfc::run::summary`]; a
+/// sub-flow's calls included).
 pub(crate) fn calls(r: &Value) -> u64 {
-    field(r, "phases")
-        .and_then(Value::as_object)
-        .map_or(0, |ps| {
-            tfc::run::summary::run_calls(ps.values().map(|p| (phase_type(p), attempts(p))))
-        })
-}
-
-/// A phase record's `attempts` (0 when absent or not a count).
-pub(crate) fn attempts(p: &Value) -> u64 {
-    num_field(p, "attempts").map_or(0, |n| n.max(0.0) as u64)
-}
-
-/// A phase record's `type` (`""` when an old record has none).
-pub(crate) fn phase_type(p: &Value) -> &str {
-    str_field(p, "type").unwrap_or("")
+    tfc::run::summary::record_calls(r)
 }
 
 /// Input + output tokens of a usage object.

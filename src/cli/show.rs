@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::runs::{
-    Format, attempts, calls, cost, duration_of, field, flow_name, now_ms, num_field, one_line,
-    phase_type, str_field, tokens,
+    Format, calls, cost, duration_of, field, flow_name, now_ms, num_field, one_line, str_field,
+    tokens,
 };
 use super::{Exit, usage_error};
 use tfc::project::project_root;
 use tfc::run::runs::{self, RunEntry};
-use tfc::run::summary::{ItemTally, calls_text, phase_calls};
+use tfc::run::summary::{ItemTally, calls_text, phase_record_calls};
 use tfc::value::Value;
 
 #[derive(Args, Debug)]
@@ -159,7 +159,7 @@ fn run_text(e: &RunEntry, cwd: &Path) -> String {
             [
                 id.clone(),
                 phase_status(&e.status, p).to_owned(),
-                calls_text(phase_calls(phase_type(p), attempts(p))),
+                calls_text(phase_record_calls(p)),
                 duration_of(p, e.status == "running", now),
             ]
         })
@@ -244,7 +244,7 @@ fn phase_text(e: &RunEntry, id: &str, p: &Value, prompts: &[Value], limit: usize
     let usage = field(p, "usage");
     let mut stats = format!(
         "{}  {}  {} tok  {}",
-        calls_text(phase_calls(phase_type(p), attempts(p))),
+        calls_text(phase_record_calls(p)),
         duration_of(p, e.status == "running", now_ms()),
         tokens(usage),
         cost(usage)

@@ -601,6 +601,7 @@ fn status_output(entry: &RunEntry) -> ToolOutput {
         "phases": counts,
         "pendingApprovals": pending_approvals,
         "usage": r["usage"],
+        "calls": crate::run::summary::record_calls(r),
         "recordPath": entry.dir.join("run.json").display().to_string(),
     });
     let ended = entry.status != "running";
@@ -620,6 +621,10 @@ fn status_output(entry: &RunEntry) -> ToolOutput {
         out["phases"]["skipped"],
         out["phases"]["running"],
         out["phases"]["pending"]
+    ));
+    text.push_str(&format!(
+        "\nusage: {}",
+        crate::run::summary::calls_text(out["calls"].as_u64().unwrap_or(0))
     ));
     if ended && let Some(f) = final_output(entry) {
         text.push_str(&format!("\nfinal output:\n{}", cut(&f, 4000)));
@@ -651,7 +656,29 @@ fn first_line(s: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::cut;
+    use super::{RunEntry, cut, status_output};
+    use serde_json::json;
+
+    #[test]
+    fn the_status_counts_the_calls_of_sub_flows() {
+        let record = json!({"runId": "r", "flow": "f", "status": "completed", "reason": null,
+            "usage": {"input": 3}, "phases": {
+                "a": {"type": "agent", "status": "done", "attempts": 1},
+                "sub": {"type": "flow", "status": "done", "attempts": 0, "subRun": {
+                    "phases": {"x": {"type": "agent", "status": "done", "attempts": 1},
+                               "y": {"type": "agent", "status": "done", "attempts": 1}}}}}});
+        let entry = RunEntry {
+            run_id: "r".into(),
+            flow: "f".into(),
+            dir: std::path::PathBuf::from("/nonexistent"),
+            status: "completed".into(),
+            record,
+            summary: json!({}),
+        };
+        let out = status_output(&entry);
+        assert_eq!(out.structured["calls"], 3, "{}", out.structured);
+        assert!(out.text.contains("\nusage: 3 calls"), "{}", out.text);
+    }
 
     #[test]
     fn cuts_count_chars() {

@@ -18,7 +18,7 @@ use super::svg::{Deco, esc, svg};
 use super::timeline::{Row, duration, timeline};
 use crate::flow::{LowerOptions, lower_source};
 use crate::run::runs::parse_timestamp;
-use crate::run::summary::{ItemTally, run_calls};
+use crate::run::summary::{ItemTally, record_calls};
 use crate::value::{Map, Value};
 
 /// Prompts and outputs longer than this many characters are cut.
@@ -260,16 +260,7 @@ fn header(out: &mut String, rec: &Value, status: &str) {
     );
     let usage = rec.as_object().and_then(|o| o.get("usage"));
     // Agent calls as every summary counts them (the end line of `tfc run`, `tfc runs`).
-    let calls = rec
-        .as_object()
-        .and_then(|o| o.get("phases"))
-        .and_then(Value::as_object)
-        .map_or(0, |ps| {
-            run_calls(ps.values().map(|p| {
-                let attempts = get_num(p, "attempts").unwrap_or(0.0).max(0.0) as u64;
-                (get_str(p, "type").unwrap_or(""), attempts)
-            }))
-        });
+    let calls = record_calls(rec);
     item("calls", calls.to_string());
     let u = |k: &str| usage.and_then(|u| get_num(u, k)).unwrap_or(0.0);
     item(

@@ -216,10 +216,28 @@ impl PhaseRecord {
     }
 
     /// The agent calls this record stands for ([`super::summary::phase_calls`]: its
-    /// `attempts`, none for a script phase).
+    /// `attempts`, none for a script phase), with those of its sub-run (a sub-flow's child
+    /// run, at any depth) unless the phase was reused (see [`super::summary`]).
     pub fn agent_calls(&self) -> u32 {
-        let n = super::summary::phase_calls(self.ty.as_str(), self.attempts.into());
-        u32::try_from(n).unwrap_or(u32::MAX)
+        u32::try_from(self.calls()).unwrap_or(u32::MAX)
+    }
+
+    /// [`PhaseRecord::agent_calls`], uncapped.
+    fn calls(&self) -> u64 {
+        let own = |r: &PhaseRecord| super::summary::phase_calls(r.ty.as_str(), r.attempts.into());
+        fn sub(r: &PhaseRecord) -> Option<&RunRecord> {
+            r.sub_run.as_deref().filter(|_| r.cache_hit.is_none())
+        }
+        let mut total = own(self);
+        // A list, not recursion: sub-flows may nest deeply.
+        let mut runs: Vec<&RunRecord> = sub(self).into_iter().collect();
+        while let Some(run) = runs.pop() {
+            for p in run.phases.values() {
+                total += own(p);
+                runs.extend(sub(p));
+            }
+        }
+        total
     }
 
     /// Record a warning once (a phase records identical warnings once).
@@ -511,13 +529,10 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    /// The run's agent calls ([`super::summary::run_calls`]), as every summary shows them.
+    /// The run's agent calls, as every summary shows them: [`PhaseRecord::agent_calls`]
+    /// summed over its phases (a sub-flow's calls included).
     pub fn agent_calls(&self) -> u64 {
-        super::summary::run_calls(
-            self.phases
-                .values()
-                .map(|p| (p.ty.as_str(), u64::from(p.attempts))),
-        )
+        self.phases.values().map(PhaseRecord::calls).sum()
     }
 }
 

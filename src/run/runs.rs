@@ -32,7 +32,8 @@ pub struct RunEntry {
     pub status: String,
     /// `run.json` parsed. From [`find`]: the whole record. From [`list`]: a summary — every
     /// top-level field except `def`, `finalOutput` and `warnings`, and `phases` reduced to
-    /// `{status, attempts, cacheHit?}` per phase (read the whole record with [`read_record`]).
+    /// `{status, type, attempts, cacheHit?, subRun?}` per phase, a sub-run to its phases so
+    /// reduced (read the whole record with [`read_record`]).
     pub record: Value,
 }
 
@@ -697,8 +698,14 @@ pub fn parse_timestamp(s: &str) -> Option<u64> {
 
 /// Top-level members a summary leaves out.
 const SKIPPED: &[&str] = &["def", "finalOutput", "warnings"];
-/// Per-phase members a summary keeps.
+/// Per-phase members a summary keeps (and `subRun`, reduced to its `phases`, see
+/// [`SUB_RUN`]).
 const PHASE_KEPT: &[&str] = &["status", "type", "attempts", "cacheHit"];
+/// A phase's sub-run (a sub-flow's child run): a summary keeps only its `phases`, each
+/// reduced the same way, so that the calls made inside sub-flows are counted
+/// ([`super::summary::record_calls`]); nested deeper than [`super::record::MAX_SUB_RUN_DEPTH`]
+/// it is left out (the record reader drops it too).
+const SUB_RUN: &str = "subRun";
 
 /// The summary of a run record's text (see [`RunEntry::record`]). The skipped members are
 /// checked for balanced brackets and terminated strings, not parsed.
@@ -707,7 +714,7 @@ pub(crate) fn summarize(text: &str) -> Result<Value, String> {
     let mut out = Map::default();
     s.members(|s, key| {
         if key == "phases" {
-            let v = s.phases()?;
+            let v = s.phases(0)?;
             out.insert(key, v);
         } else if SKIPPED.contains(&key.as_str()) {
             s.skip_value()?;
@@ -811,8 +818,9 @@ impl Scanner<'_> {
         parse_json(raw).map_err(|e| format!("{} at byte {}", e.message, start + e.offset))
     }
 
-    /// `phases`: each phase reduced to [`PHASE_KEPT`].
-    fn phases(&mut self) -> Result<Value, String> {
+    /// `phases` of a run nested `depth` sub-runs deep: each phase reduced to [`PHASE_KEPT`]
+    /// and its [`SUB_RUN`].
+    fn phases(&mut self, depth: usize) -> Result<Value, String> {
         self.ws();
         if self.text.as_bytes().get(self.pos) != Some(&b'{') {
             return self.value();
@@ -830,6 +838,9 @@ impl Scanner<'_> {
                 if PHASE_KEPT.contains(&key.as_str()) {
                     let v = s.value()?;
                     phase.insert(key, v);
+                } else if key == SUB_RUN && depth < super::record::MAX_SUB_RUN_DEPTH {
+                    let v = s.sub_run(depth + 1)?;
+                    phase.insert(key, v);
                 } else {
                     s.skip_value()?;
                 }
@@ -839,6 +850,25 @@ impl Scanner<'_> {
             Ok(())
         })?;
         Ok(Value::Object(out))
+    }
+
+    /// A phase's sub-run, `depth` sub-runs deep: only its `phases` (reduced as a run's are).
+    fn sub_run(&mut self, depth: usize) -> Result<Value, String> {
+        self.ws();
+        if self.text.as_bytes().get(self.pos) != Some(&b'{') {
+            return self.value();
+        }
+        let mut run = Map::default();
+        self.members(|s, key| {
+            if key == "phases" {
+                let v = s.phases(depth)?;
+                run.insert(key, v);
+            } else {
+                s.skip_value()?;
+            }
+            Ok(())
+        })?;
+        Ok(Value::Object(run))
     }
 
     fn skip_string(&mut self) -> Result<(), String> {

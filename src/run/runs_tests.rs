@@ -109,6 +109,25 @@ fn summaries_keep_the_small_fields_and_skip_the_bulk() {
 }
 
 #[test]
+fn a_summary_keeps_the_calls_of_sub_runs() {
+    let text = r#"{"runId": "r", "status": "completed", "phases": {
+        "a": {"type": "agent", "status": "done", "attempts": 1, "output": "x"},
+        "sub": {"type": "flow", "status": "done", "attempts": 0, "output": "y",
+            "subRun": {"runId": "s", "finalOutput": "big", "phases": {
+                "x": {"type": "agent", "status": "done", "attempts": 2, "output": "z",
+                      "subRun": {"phases": {"deep": {"attempts": 1}}}}}}}}}"#;
+    let sum = summarize(text).expect("summary");
+    assert_eq!(crate::run::summary::record_calls(&sum), 4);
+    let sub = &sum.as_object().expect("record")["phases"]
+        .as_object()
+        .expect("phases")["sub"];
+    assert_eq!(
+        sub.to_json(),
+        r#"{"type":"flow","status":"done","attempts":0,"subRun":{"phases":{"x":{"type":"agent","status":"done","attempts":2,"subRun":{"phases":{"deep":{"attempts":1}}}}}}}"#
+    );
+}
+
+#[test]
 fn broken_records_are_corrupt_not_missing() {
     let root = tempfile::tempdir().expect("tmp");
     let id = put(root.path(), "f", T0, "aaaaaa", "completed");
@@ -377,30 +396,49 @@ mod props {
             if SKIPPED.contains(&k.as_str()) {
                 continue;
             }
-            if k == "phases"
-                && let Some(ps) = x.as_object()
-            {
-                let phases = ps
-                    .iter()
-                    .map(|(id, p)| {
-                        let kept = match p.as_object() {
-                            Some(po) => Value::Object(
-                                po.iter()
-                                    .filter(|(pk, _)| PHASE_KEPT.contains(&pk.as_str()))
-                                    .map(|(pk, pv)| (pk.clone(), pv.clone()))
-                                    .collect(),
-                            ),
-                            None => p.clone(),
-                        };
-                        (id.clone(), kept)
-                    })
-                    .collect();
-                out.insert(k.clone(), Value::Object(phases));
+            if k == "phases" && x.as_object().is_some() {
+                out.insert(k.clone(), phases(x));
                 continue;
             }
             out.insert(k.clone(), x.clone());
         }
         Value::Object(out)
+    }
+
+    /// A record's `phases` as a summary keeps them.
+    fn phases(x: &Value) -> Value {
+        let Some(ps) = x.as_object() else {
+            return x.clone();
+        };
+        let phases = ps
+            .iter()
+            .map(|(id, p)| {
+                let kept = match p.as_object() {
+                    Some(po) => Value::Object(
+                        po.iter()
+                            .filter(|(pk, _)| {
+                                PHASE_KEPT.contains(&pk.as_str()) || pk.as_str() == SUB_RUN
+                            })
+                            .map(|(pk, pv)| {
+                                let pv = match (pk.as_str(), pv.as_object()) {
+                                    (SUB_RUN, Some(run)) => Value::Object(
+                                        run.iter()
+                                            .filter(|(rk, _)| rk.as_str() == "phases")
+                                            .map(|(rk, rv)| (rk.clone(), phases(rv)))
+                                            .collect(),
+                                    ),
+                                    _ => pv.clone(),
+                                };
+                                (pk.clone(), pv)
+                            })
+                            .collect(),
+                    ),
+                    None => p.clone(),
+                };
+                (id.clone(), kept)
+            })
+            .collect();
+        Value::Object(phases)
     }
 
     fn record() -> impl Strategy<Value = Value> {
@@ -418,6 +456,7 @@ mod props {
                     Just("status".to_owned()),
                     Just("attempts".to_owned()),
                     Just("output".to_owned()),
+                    Just("subRun".to_owned()),
                     "[a-z]{0,3}",
                 ],
                 arb_value(),

@@ -336,6 +336,10 @@ fn sub_flow_phases_are_under_their_flow_phase() {
         tree(&t.spans()),
         "run t\n  phase after\n    invoke_agent default\n  phase sub\n    phase sub/inner\n      invoke_agent default\n"
     );
+    // The sub-flow's call is the run's: two in all.
+    assert_eq!(t.named("run t").attr_int("tfc.run.agent_calls"), Some(2));
+    // The flow phase's own record says 0 attempts (SPEC §11.1).
+    assert_eq!(t.named("phase sub").attr_int("tfc.phase.attempts"), Some(0));
 }
 
 #[test]
@@ -381,6 +385,150 @@ fn an_approval_that_waits_ends_with_the_paused_run() {
     assert_eq!(root.attr_str("tfc.run.status"), Some("paused"));
     let text = tree(&t.spans());
     assert!(text.contains("  phase ok"), "{text}");
+    // A pause is not an error: the run, the waiting approval and what waits on it are
+    // UNSET, each saying why.
+    assert!(!text.contains('!'), "{text}");
+    assert_eq!(root.status, crate::telemetry::span::Status::Unset);
+    assert!(
+        root.attr_str("tfc.run.reason")
+            .is_some_and(|r| r.starts_with("awaiting approval: ok")),
+        "{root:?}"
+    );
+    let ok = t.named("phase ok");
+    assert_eq!(ok.attr_str("tfc.phase.status"), Some("pending"));
+    assert_eq!(ok.attr("error.type"), None);
+}
+
+#[test]
+fn a_run_paused_by_its_budget_is_no_error() {
+    let t = traced_with(
+        r#"{"phases": [{"id": "a", "task": "x"}, {"id": "b", "dependsOn": ["a"], "task": "y"}]}"#,
+        RunOptions {
+            max_tokens: Some(10.0),
+            ..RunOptions::default()
+        },
+        None,
+        |_| Outcome {
+            usage: Usage {
+                input: 50,
+                output: 5,
+                ..Usage::default()
+            },
+            ..Outcome::ok("x")
+        },
+    );
+    assert_eq!(t.record.status, RunStatus::Paused, "{:?}", t.record.reason);
+    let text = tree(&t.spans());
+    assert!(!text.contains('!'), "{text}");
+    let b = t.named("phase b");
+    assert_eq!(b.attr_str("tfc.phase.status"), Some("skipped"));
+    assert_eq!(t.named("run t").attr_str("tfc.run.status"), Some("paused"));
+}
+
+#[test]
+fn a_failed_runs_root_names_its_first_failed_phase() {
+    let t = traced(
+        r#"{"phases": [{"id": "a", "task": "x"}, {"id": "b", "task": "y"}]}"#,
+        |req| match req.phase_id.as_str() {
+            "b" => Outcome::failed(crate::agent::StopReason::Failed, "HTTP 429: slow down"),
+            _ => echo(req),
+        },
+    );
+    assert_eq!(t.record.status, RunStatus::Failed);
+    assert_eq!(t.record.reason, None);
+    let root = t.named("run t");
+    assert_eq!(
+        root.status,
+        crate::telemetry::span::Status::Error("b: HTTP 429: slow down".into())
+    );
+}
+
+#[test]
+fn a_script_phase_says_one_attempt_as_its_record_does() {
+    let t = traced(
+        r#"{"phases": [{"id": "s", "type": "script", "run": ["true"]}]}"#,
+        echo,
+    );
+    assert_eq!(t.record.phases["s"].attempts, 1);
+    assert_eq!(t.named("phase s").attr_int("tfc.phase.attempts"), Some(1));
+    assert_eq!(t.named("script s").attr_int("tfc.attempt"), Some(1));
+}
+
+#[test]
+fn a_pre_read_counts_only_the_files_it_read() {
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(dir.path().join("here.txt"), "content").expect("write");
+    std::fs::create_dir(dir.path().join("adir")).expect("dir");
+    let t = traced_with(
+        r#"{"phases": [{"id": "a", "task": "x", "context": ["here.txt", "missing.txt", "adir"]}]}"#,
+        RunOptions {
+            cwd: Some(dir.path().to_path_buf()),
+            ..RunOptions::default()
+        },
+        None,
+        echo,
+    );
+    let read = t.named("pre_read a");
+    assert_eq!(read.attr_int("tfc.context.files"), Some(1));
+    assert_eq!(read.attr_int("tfc.context.files_skipped"), Some(2));
+}
+
+#[test]
+fn a_failed_calls_error_type_is_its_class_and_it_has_no_response_model() {
+    use crate::agent::StopReason;
+    let cases: [(Outcome, &str); 7] = [
+        (
+            Outcome {
+                exit_code: Some(3),
+                ..Outcome::failed(StopReason::Failed, "the agent broke down")
+            },
+            "exit_status",
+        ),
+        (
+            Outcome::failed(StopReason::Failed, "HTTP 503: overloaded"),
+            "http_503",
+        ),
+        (
+            Outcome::failed(StopReason::Failed, "command exited with code 3"),
+            "exit_status",
+        ),
+        (
+            Outcome::failed(StopReason::WallTimeout, "too slow"),
+            "timeout",
+        ),
+        (
+            Outcome::failed(StopReason::IdleTimeout, "quiet"),
+            "idle_timeout",
+        ),
+        (
+            Outcome::failed(StopReason::ProtocolError, "bad JSON"),
+            "protocol-error",
+        ),
+        (
+            Outcome::failed(StopReason::Failed, "the model is down"),
+            "failed",
+        ),
+    ];
+    for (outcome, class) in cases {
+        let outcome = Outcome {
+            model: Some("m-2025".into()),
+            ..outcome
+        };
+        let t = traced(
+            r#"{"phases": [{"id": "a", "task": "x", "retry": {"max": 0}, "idempotent": false}]}"#,
+            move |_| outcome.clone(),
+        );
+        let call = t.named("invoke_agent default");
+        assert_eq!(call.attr_str("error.type"), Some(class), "{call:?}");
+        assert_eq!(call.attr("gen_ai.response.model"), None, "{call:?}");
+    }
+    let t = traced(r#"{"phases": [{"id": "a", "task": "x"}]}"#, |_| Outcome {
+        model: Some("m-2025".into()),
+        ..Outcome::ok("x")
+    });
+    let call = t.named("invoke_agent default");
+    assert_eq!(call.attr_str("gen_ai.response.model"), Some("m-2025"));
+    assert_eq!(call.attr("error.type"), None);
 }
 
 #[test]
@@ -397,7 +545,11 @@ fn a_failed_call_marks_its_span_phase_and_run() {
         call.status,
         crate::telemetry::span::Status::Error("the model is down".into())
     );
-    assert_eq!(call.attr_str("error.type"), Some("error"));
+    assert_eq!(call.attr_str("error.type"), Some("failed"));
+    assert_eq!(
+        t.named("run t").status,
+        crate::telemetry::span::Status::Error("a: the model is down".into())
+    );
 }
 
 #[test]
@@ -490,6 +642,7 @@ fn sharded_answer(r: &machine::CallRequest) -> machine::CallEnd {
         warnings: Vec::new(),
         backend: "test".into(),
         elapsed_ms: 1,
+        exit_code: None,
     }))
 }
 
@@ -737,7 +890,14 @@ fn a_sharded_maps_calls_are_spans_under_their_items() {
             assert!(item.name.starts_with("item each#"), "{}", item.name);
             assert_eq!(c.attr_str("gen_ai.provider.name"), Some("test"));
             assert_eq!(c.attr_int("gen_ai.usage.input_tokens"), Some(10));
-            assert_eq!(c.attr_str("gen_ai.response.model"), Some("m1"));
+            // Only a call that answered names the model that responded.
+            let answered = c.status == crate::telemetry::span::Status::Unset;
+            assert_eq!(
+                c.attr_str("gen_ai.response.model"),
+                answered.then_some("m1"),
+                "{}",
+                c.name
+            );
             if size < 10 {
                 // The span a shard's worker names in the call's TRACEPARENT.
                 let (node, attempt) = (c.attr_str("tfc.node"), c.attr_int("tfc.attempt"));
@@ -757,4 +917,55 @@ fn a_sharded_maps_calls_are_spans_under_their_items() {
         assert_eq!(failed[0].attr_int("tfc.attempt"), Some(1));
         assert_eq!(failed[0].attr_str("tfc.node"), Some("each#1"));
     }
+}
+
+/// An agent whose call is interrupted (Ctrl-C) while it runs: it stops when cancelled.
+struct Interrupting(Arc<crate::agent::CancelSource>);
+
+impl crate::agent::Agent for Interrupting {
+    fn name(&self) -> &str {
+        "interrupting"
+    }
+    fn call<'a>(
+        &'a self,
+        _req: Request,
+        cancel: crate::agent::Cancel,
+    ) -> crate::agent::BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            self.0.cancel();
+            cancel.cancelled().await;
+            Outcome::failed(crate::agent::StopReason::Cancelled, "cancelled")
+        })
+    }
+}
+
+#[test]
+fn an_interrupted_run_is_paused_not_an_error() {
+    let source = Arc::new(crate::agent::CancelSource::new());
+    let (tel, got) = Telemetry::in_memory(settings(None));
+    let record = Interpreter::with_agent(Interrupting(source.clone()))
+        .options(RunOptions {
+            telemetry: Some(tel),
+            ..RunOptions::default()
+        })
+        .cancel_on(source.token())
+        .eval_text(
+            "t",
+            r#"{"phases": [{"id": "a", "task": "x"}, {"id": "b", "dependsOn": ["a"], "task": "y"}]}"#,
+            Map::default(),
+        )
+        .expect("runs");
+    assert_eq!(record.status, RunStatus::Paused);
+    assert_eq!(record.reason.as_deref(), Some("interrupted"));
+    let t = Traced { record, got };
+    laws(&t.spans());
+    let root = t.named("run t");
+    assert_eq!(root.status, crate::telemetry::span::Status::Unset);
+    assert_eq!(root.attr_str("tfc.run.status"), Some("paused"));
+    // The call that was cut is what failed, as its class says.
+    let call = t.named("invoke_agent default");
+    assert_eq!(call.attr_str("error.type"), Some("cancelled"));
+    let b = t.named("phase b");
+    assert_eq!(b.status, crate::telemetry::span::Status::Unset);
+    assert_eq!(b.attr_str("tfc.phase.status"), Some("skipped"));
 }

@@ -162,6 +162,22 @@ async fn worktree(repo: &Path, dir: &Path) -> Result<(), String> {
     Err(format!("git worktree add failed: {first}"))
 }
 
+/// How many of `paths` the pre-read prefix `text` ([`read_context`]'s) holds a block of: the
+/// files actually read (missing, unreadable, oversized ones and directories have none; a
+/// block cut off by the total limit does not count either).
+pub(crate) fn context_files_read(paths: &[String], text: &str) -> usize {
+    let mut at = 0;
+    let mut read = 0;
+    for p in paths {
+        let header = format!("## File: {p}\n\n```");
+        if let Some(k) = text.get(at..).and_then(|rest| rest.find(&header)) {
+            read += 1;
+            at += k + header.len();
+        }
+    }
+    read
+}
+
 /// The pre-read context files of a phase (SPEC §3.16), as one prompt prefix: each file (at
 /// most 10 MiB, cut at `limit` characters) in a fenced block, 200 000 characters in all.
 pub(crate) fn read_context(cwd: &Path, paths: &[String], limit: usize) -> String {

@@ -55,6 +55,8 @@ struct Shared {
     dropped: AtomicU64,
     sent: AtomicU64,
     failed: AtomicU64,
+    /// Spans queued (handed over and not dropped).
+    queued: AtomicU64,
     /// Emptied span buffers, for the next batches (a run writes into memory that is already
     /// there).
     buffers: Mutex<Vec<Vec<u8>>>,
@@ -110,6 +112,15 @@ pub struct Stats {
     pub failed: u64,
     /// Spans dropped because the queue was full.
     pub dropped: u64,
+    /// Spans queued to be sent (those dropped not included).
+    pub queued: u64,
+}
+
+impl Stats {
+    /// Spans handed over that no collector accepted (yet): dropped, failed or still queued.
+    pub fn unsent(&self) -> u64 {
+        self.dropped + self.queued.saturating_sub(self.sent)
+    }
 }
 
 impl Exporter {
@@ -121,6 +132,7 @@ impl Exporter {
             dropped: AtomicU64::new(0),
             sent: AtomicU64::new(0),
             failed: AtomicU64::new(0),
+            queued: AtomicU64::new(0),
             buffers: Mutex::new(Vec::new()),
             queue: Mutex::new(Queue::default()),
             metrics: Mutex::new((Metrics::default(), false)),
@@ -180,6 +192,7 @@ impl Exporter {
             return false;
         }
         q.jobs.push_back(job);
+        self.shared.queued.fetch_add(spans, Ordering::Relaxed);
         let wake = q.asleep && (urgent || q.jobs.len() >= QUEUE / 2);
         drop(q);
         if wake {
@@ -197,24 +210,41 @@ impl Exporter {
     /// Wait until everything queued so far was sent (or failed), for at most `within`.
     /// `false`: the time ran out first (a warning says so).
     pub fn flush(&self, within: Duration) -> bool {
-        let until = Instant::now() + within;
-        let (done_tx, done_rx) = bounded(1);
-        let late = || {
+        self.drain(within) || {
             self.late();
             false
-        };
+        }
+    }
+
+    /// [`Exporter::flush`] without the warning: `false` when the time ran out first.
+    pub fn drain(&self, within: Duration) -> bool {
+        let until = Instant::now() + within;
+        let (done_tx, done_rx) = bounded(1);
         // A full queue makes room within the time, or the flush gives up.
-        while !self.queue(Job::Flush(done_tx.clone()), 0, true) {
+        while !self.push_flush(Job::Flush(done_tx.clone())) {
             if Instant::now() >= until || lock(&self.shared.queue).closed {
-                return late();
+                return false;
             }
             self.shared.wake.notify_one();
             std::thread::sleep(Duration::from_millis(5));
         }
-        match done_rx.recv_deadline(until) {
-            Ok(()) => true,
-            Err(_) => late(),
+        done_rx.recv_deadline(until).is_ok()
+    }
+
+    /// Queue a flush and wake the thread; `false` when the queue is full or closed (a
+    /// flush carries no spans: nothing is counted or told).
+    fn push_flush(&self, job: Job) -> bool {
+        let mut q = lock(&self.shared.queue);
+        if q.closed || q.jobs.len() >= QUEUE {
+            return false;
         }
+        q.jobs.push_back(job);
+        let wake = q.asleep;
+        drop(q);
+        if wake {
+            self.shared.wake.notify_one();
+        }
+        true
     }
 
     /// What was sent, failed and dropped.
@@ -223,6 +253,7 @@ impl Exporter {
             sent: self.shared.sent.load(Ordering::Relaxed),
             failed: self.shared.failed.load(Ordering::Relaxed),
             dropped: self.shared.dropped.load(Ordering::Relaxed),
+            queued: self.shared.queued.load(Ordering::Relaxed),
         }
     }
 }
@@ -291,7 +322,11 @@ fn export_spans(settings: &Settings, shared: &Shared, chunks: &[Vec<u8>], count:
     match send(target, &body, settings.timeout) {
         Ok(()) => shared.sent.fetch_add(count, Ordering::Relaxed),
         Err(e) => {
-            shared.warn_once(&format!("spans could not be exported: {e}"));
+            let hint = match e {
+                Failure::Status(415, _) => format!(" ({})", protocol_hint(target)),
+                _ => String::new(),
+            };
+            shared.warn_once(&format!("spans could not be exported: {e}{hint}"));
             shared.failed.fetch_add(count, Ordering::Relaxed)
         }
     };
@@ -401,7 +436,24 @@ pub fn send(target: &Target, body: &[u8], timeout: Duration) -> Result<(), Failu
     })
 }
 
+/// What to do when an endpoint refuses the protocol `target` sends (HTTP 415): name it,
+/// and the one to set instead (Phoenix, for one, takes `http/protobuf` only).
+fn protocol_hint(target: &Target) -> String {
+    let other = match target.protocol {
+        super::settings::Protocol::Json => super::settings::Protocol::Protobuf,
+        super::settings::Protocol::Protobuf => super::settings::Protocol::Json,
+    };
+    format!(
+        "it does not take {}: set OTEL_EXPORTER_OTLP_PROTOCOL={} (or protocol = \"{}\" under [telemetry])",
+        target.protocol.as_str(),
+        other.as_str(),
+        other.as_str()
+    )
+}
+
 /// Whether the traces endpoint answers: an empty export request, as `tfc doctor` sends it.
+/// `Err`: why not — no answer (`not answering: …`), or the answer, with what to set when
+/// the endpoint refuses the protocol (HTTP 415).
 pub fn probe(settings: &Settings) -> Result<String, String> {
     let Some(target) = settings.traces.as_ref().or(settings.metrics.as_ref()) else {
         return Err("no endpoint".into());
@@ -413,7 +465,11 @@ pub fn probe(settings: &Settings) -> Result<String, String> {
     };
     send(target, &body, settings.timeout.min(Duration::from_secs(5)))
         .map(|()| format!("{} answers", target.url))
-        .map_err(|e| e.to_string())
+        .map_err(|e| match e {
+            Failure::Status(415, m) => format!("{m}; {}", protocol_hint(target)),
+            Failure::Status(_, m) => m,
+            Failure::Other(m) => format!("not answering: {m}"),
+        })
 }
 
 #[cfg(test)]
@@ -605,6 +661,50 @@ mod tests {
             "{lines:?}"
         );
         assert_eq!(e.stats().failed, 0, "empty batches carry no spans");
+    }
+
+    #[test]
+    fn a_drain_that_runs_out_of_time_tells_nothing_and_counts_the_unsent() {
+        let (url, _) = endpoint(200, Duration::from_secs(30));
+        let (warn, lines) = warnings();
+        let e = Exporter::start(settings(&url, Duration::from_secs(20)), warn);
+        e.spans(one_span(), 1);
+        e.spans(one_span(), 2);
+        let started = Instant::now();
+        assert!(!e.drain(Duration::from_millis(300)));
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(lines.lock().unwrap().is_empty(), "the caller says it");
+        assert_eq!(e.stats().queued, 3);
+        assert_eq!(e.stats().unsent(), 3);
+    }
+
+    #[test]
+    fn a_probe_refused_for_its_protocol_names_the_one_to_set() {
+        let (url, _) = endpoint(415, Duration::ZERO);
+        let mut s = (*settings(&url, Duration::from_secs(5))).clone();
+        if let Some(t) = s.traces.as_mut() {
+            t.protocol = Protocol::Json;
+        }
+        let e = probe(&s).unwrap_err();
+        assert!(e.contains("answered HTTP 415"), "{e}");
+        assert!(
+            e.ends_with(
+                "it does not take http/json: set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf \
+                 (or protocol = \"http/protobuf\" under [telemetry])"
+            ),
+            "{e}"
+        );
+        let (ok, _) = endpoint(200, Duration::ZERO);
+        assert!(probe(&settings(&ok, Duration::from_secs(5))).is_ok());
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a port");
+        let e = probe(&settings(
+            &format!("http://{closed}"),
+            Duration::from_secs(5),
+        ))
+        .unwrap_err();
+        assert!(e.starts_with("not answering: "), "{e}");
     }
 
     #[test]

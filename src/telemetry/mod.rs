@@ -178,6 +178,21 @@ impl Telemetry {
         }
     }
 
+    /// The process is about to end (its output is out): wait, at most `within`, until the
+    /// deferred work is done and what was handed over has been sent, telling nothing.
+    /// `false`: the time ran out first. What was not exported is then in [`Telemetry::stats`]
+    /// ([`export::Stats::unsent`]), for the caller to say once.
+    pub fn drain(&self, within: Duration) -> bool {
+        let until = std::time::Instant::now() + within;
+        match &self.sink {
+            Sink::Otlp(e) => {
+                self.later.wait(until)
+                    && e.drain(until.saturating_duration_since(std::time::Instant::now()))
+            }
+            Sink::Memory(_) => true,
+        }
+    }
+
     /// What the exporter did so far (zeros for an in-memory sink).
     pub fn stats(&self) -> export::Stats {
         match &self.sink {

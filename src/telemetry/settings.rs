@@ -10,7 +10,7 @@
 //! percent-decoded; `…_TRACES_HEADERS` / `…_METRICS_HEADERS` add to them),
 //! `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds, default 10000), `OTEL_SERVICE_NAME`,
 //! `OTEL_RESOURCE_ATTRIBUTES` (`key=value,…`), `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER`
-//! (`none`: that signal off).
+//! (`none`: that signal off; `metrics = false` in the table turns metrics off too).
 
 use std::time::Duration;
 
@@ -171,7 +171,11 @@ fn build(
         }))
     };
     let traces = signal("traces", "v1/traces", &file.traces_endpoint)?;
-    let metrics = signal("metrics", "v1/metrics", &file.metrics_endpoint)?;
+    // `metrics = false` under [telemetry] turns them off, as OTEL_METRICS_EXPORTER=none does.
+    let metrics = match file.metrics {
+        Some(false) => None,
+        _ => signal("metrics", "v1/metrics", &file.metrics_endpoint)?,
+    };
     if traces.is_none() && metrics.is_none() {
         return Ok(None);
     }
@@ -266,43 +270,9 @@ fn resource(
     Ok(out)
 }
 
-/// `key=value,key=value` (W3C baggage-like lists: spaces around items are dropped, values
-/// percent-decoded).
+/// `key=value,key=value`, as the configuration reads it.
 fn parse_pairs(text: &str, from: &str) -> Result<Vec<(String, String)>, String> {
-    let mut out = Vec::new();
-    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-        let Some((k, v)) = item.split_once('=') else {
-            return Err(format!(
-                "{from}: '{item}' is not key=value (expected e.g. key1=value1,key2=value2)"
-            ));
-        };
-        let k = k.trim();
-        if k.is_empty() {
-            return Err(format!("{from}: '{item}' has no key"));
-        }
-        out.push((k.to_owned(), percent_decode(v.trim())));
-    }
-    Ok(out)
-}
-
-fn percent_decode(s: &str) -> String {
-    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let (Some(hi), Some(lo)) = (hex(b[i + 1]), hex(b[i + 2]))
-        {
-            out.push(hi << 4 | lo);
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    crate::agent::config::key_value_pairs(text).map_err(|e| format!("{from}: {e}"))
 }
 
 #[cfg(test)]
@@ -464,6 +434,12 @@ mod tests {
             false,
         ));
         assert!(s.traces.is_some() && s.metrics.is_none());
+        let no_metrics = TelemetrySettings {
+            metrics: Some(false),
+            ..TelemetrySettings::default()
+        };
+        let s = on(resolve(&env(&[base]), &no_metrics, false));
+        assert!(s.traces.is_some() && s.metrics.is_none(), "metrics = false");
         assert!(matches!(
             resolve(
                 &env(&[
@@ -500,8 +476,8 @@ mod tests {
 
     #[test]
     fn percent_decoding_keeps_what_is_not_an_escape() {
-        assert_eq!(percent_decode("a%20b%2Cc"), "a b,c");
-        assert_eq!(percent_decode("100%"), "100%");
-        assert_eq!(percent_decode("%zz"), "%zz");
+        let pairs = parse_pairs("a=a%20b%2Cc, b=100%,c=%zz", "X").expect("pairs");
+        let values: Vec<&str> = pairs.iter().map(|(_, v)| v.as_str()).collect();
+        assert_eq!(values, ["a b,c", "100%", "%zz"]);
     }
 }

@@ -126,6 +126,7 @@ fn lost_call(e: &ActivityExecutionError) -> CallEnd {
         warnings: Vec::new(),
         backend: String::new(),
         elapsed_ms: 0,
+        exit_code: None,
     }))
 }
 

@@ -395,6 +395,78 @@ impl<'de> Visitor<'de> for StringsVisitor {
     }
 }
 
+/// A table of strings, or one `key=value,key2=value2` string (the form of
+/// `OTEL_RESOURCE_ATTRIBUTES`): `[telemetry] resource_attributes`. The string is split by
+/// [`key_value_pairs`] when the table is checked.
+#[derive(Debug)]
+pub(crate) enum Pairs {
+    Table(Vec<(String, String)>),
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for Pairs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Pairs, D::Error> {
+        struct PairsVisitor;
+        impl<'de> Visitor<'de> for PairsVisitor {
+            type Value = Pairs;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a table of strings, or one \"key=value,key2=value2\" string")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Pairs, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, Str(v))) = map.next_entry::<String, Str>()? {
+                    out.push((k, v));
+                }
+                Ok(Pairs::Table(out))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Pairs, E> {
+                Ok(Pairs::Text(s.to_owned()))
+            }
+        }
+        d.deserialize_any(PairsVisitor)
+    }
+}
+
+/// `key=value,key=value` (W3C baggage-like lists, as the `OTEL_*` variables spell them:
+/// spaces around items are dropped, values percent-decoded); the error says which item is
+/// wrong (the caller names where it came from).
+pub(crate) fn key_value_pairs(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let Some((k, v)) = item.split_once('=') else {
+            return Err(format!(
+                "'{item}' is not key=value (expected e.g. key1=value1,key2=value2)"
+            ));
+        };
+        let k = k.trim();
+        if k.is_empty() {
+            return Err(format!("'{item}' has no key"));
+        }
+        out.push((k.to_owned(), percent_decode(v.trim())));
+    }
+    Ok(out)
+}
+
+fn percent_decode(s: &str) -> String {
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(hi), Some(lo)) = (hex(b[i + 1]), hex(b[i + 2]))
+        {
+            out.push(hi << 4 | lo);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// A table's entries in file order (`[agents]`, `[roles]`, `[backends]`).
 #[derive(Debug)]
 pub(crate) struct Entries<T>(pub(crate) Vec<(String, T)>);

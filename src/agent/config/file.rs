@@ -7,7 +7,10 @@ use std::path::Path;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::de::{Bool, Entries, Int, Num, Str, Strings, Tools, from_toml, join, quote_key};
+use super::de::{
+    Bool, Entries, Int, Num, Pairs, Str, Strings, Tools, from_toml, join, key_value_pairs,
+    quote_key,
+};
 use super::types::{
     AgentSettings, BackendSpec, CommandSpec, Config, DRY_RUN, EngineSettings, Preset, PresetSpec,
     REPLAY_PREFIX, TelemetrySettings,
@@ -41,11 +44,13 @@ struct TelemetryIn {
     protocol: Option<Str>,
     headers: Option<Entries<Str>>,
     service_name: Option<Str>,
-    resource_attributes: Option<Entries<Str>>,
+    /// A table, or one `k=v,k2=v2` string.
+    resource_attributes: Option<Pairs>,
     timeout_ms: Option<Int>,
     content: Option<Bool>,
     content_max_chars: Option<Int>,
     trace_url: Option<Str>,
+    metrics: Option<Bool>,
 }
 
 /// `[engine]`.
@@ -287,7 +292,14 @@ fn telemetry(
         protocol,
         headers: table(t.headers),
         service_name: text(t.service_name),
-        resource_attributes: table(t.resource_attributes),
+        resource_attributes: match t.resource_attributes {
+            None => indexmap::IndexMap::new(),
+            Some(Pairs::Table(entries)) => entries.into_iter().collect(),
+            Some(Pairs::Text(text)) => key_value_pairs(&text)
+                .map_err(|e| err("telemetry.resource_attributes", &e))?
+                .into_iter()
+                .collect(),
+        },
         timeout_ms: positive(
             "timeout_ms",
             t.timeout_ms,
@@ -300,6 +312,7 @@ fn telemetry(
             "expected a positive number of characters, e.g. 4096",
         )?,
         trace_url: text(t.trace_url),
+        metrics: t.metrics.map(|b| b.0),
     })
 }
 

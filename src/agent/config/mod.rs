@@ -19,6 +19,7 @@ mod detect;
 mod file;
 mod types;
 
+pub(crate) use de::key_value_pairs;
 pub(crate) use detect::OPENAI_ENV_VARS;
 pub use detect::{AutoPick, Detection, detect};
 pub use types::{
@@ -310,7 +311,7 @@ mod tests {
             ),
             (
                 "[telemetry]\nendpont = \"http://h:4318\"",
-                "cfg.toml: unknown key 'telemetry.endpont' (did you mean 'endpoint'?); allowed here: enabled, endpoint, traces_endpoint, metrics_endpoint, protocol, headers, service_name, resource_attributes, timeout_ms, content, content_max_chars, trace_url",
+                "cfg.toml: unknown key 'telemetry.endpont' (did you mean 'endpoint'?); allowed here: enabled, endpoint, traces_endpoint, metrics_endpoint, protocol, headers, service_name, resource_attributes, timeout_ms, content, content_max_chars, trace_url, metrics",
             ),
             (
                 "zzz = 1\n[limits]\nmax_prompt_bytes = 7",
@@ -354,6 +355,45 @@ mod tests {
         assert_eq!(
             merged.resource_attributes.get("team").map(String::as_str),
             Some("infra")
+        );
+        assert_eq!(merged.metrics, None);
+    }
+
+    #[test]
+    fn resource_attributes_may_be_one_string_and_metrics_may_be_off() {
+        let t = parse(
+            "[telemetry]\nmetrics = false\n\
+             resource_attributes = \"openinference.project.name=release, team = infra%2Fops\"",
+        )
+        .expect("file")
+        .telemetry;
+        assert_eq!(t.metrics, Some(false));
+        let attrs: Vec<(&str, &str)> = t
+            .resource_attributes
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            attrs,
+            [
+                ("openinference.project.name", "release"),
+                ("team", "infra/ops")
+            ]
+        );
+        assert_eq!(
+            parse("[telemetry]\nresource_attributes = \"team\"").unwrap_err(),
+            "cfg.toml: telemetry.resource_attributes: 'team' is not key=value (expected e.g. key1=value1,key2=value2)"
+        );
+        let wrong = parse("[telemetry]\nresource_attributes = 3").unwrap_err();
+        assert!(
+            wrong.starts_with("cfg.toml: telemetry.resource_attributes: ")
+                && wrong.contains("a table of strings, or one \"key=value,key2=value2\" string"),
+            "{wrong}"
+        );
+        assert!(
+            parse("[telemetry]\nmetrics = \"no\"")
+                .unwrap_err()
+                .starts_with("cfg.toml: telemetry.metrics: "),
         );
     }
 

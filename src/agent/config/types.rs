@@ -202,7 +202,7 @@ pub struct TelemetrySettings {
     pub headers: IndexMap<String, String>,
     /// `service_name`.
     pub service_name: Option<String>,
-    /// `resource_attributes`: a table of strings.
+    /// `resource_attributes`: a table of strings, or one `k=v,k2=v2` string.
     pub resource_attributes: IndexMap<String, String>,
     /// `timeout_ms`: how long one export request may take.
     pub timeout_ms: Option<u64>,
@@ -212,6 +212,8 @@ pub struct TelemetrySettings {
     pub content_max_chars: Option<u64>,
     /// `trace_url`: a link to a run's trace, with `{traceId}` (e.g. a Jaeger or Tempo URL).
     pub trace_url: Option<String>,
+    /// `metrics = false`: spans only (as `OTEL_METRICS_EXPORTER=none`).
+    pub metrics: Option<bool>,
 }
 
 impl TelemetrySettings {
@@ -233,6 +235,7 @@ impl TelemetrySettings {
         self.content = self.content.or(lower.content);
         self.content_max_chars = self.content_max_chars.or(lower.content_max_chars);
         self.trace_url = self.trace_url.or(lower.trace_url);
+        self.metrics = self.metrics.or(lower.metrics);
         self
     }
 }

@@ -125,6 +125,7 @@ pub(crate) async fn perform_call(call: PreparedCall, stop: Arc<CancelSource>) ->
                 warnings,
                 backend: backend_name,
                 elapsed_ms: started.elapsed().as_millis() as u64,
+                exit_code: outcome.exit_code,
             };
             o.warnings.extend(outcome.warnings);
             CallEnd::Outcome(Box::new(o))

@@ -187,6 +187,9 @@ pub struct CallOutcome {
     pub backend: String,
     /// How long the attempt took.
     pub elapsed_ms: u64,
+    /// The process's exit code (process backends): a failed call's trace class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
 }
 
 impl CallOutcome {
@@ -488,6 +491,9 @@ pub struct Facts {
     pub rework: Option<(u32, u32)>,
     /// `run-only` or `cross-run` when the phase's state was reused instead of run.
     pub cache_hit: Option<&'static str>,
+    /// The record's `attempts` (SPEC §11.1: a script's run counts 1, a flow phase 0), as
+    /// the phase's trace span tells it — [`Progress::attempts`] counts agent calls instead.
+    pub record_attempts: u32,
 }
 
 impl Facts {
@@ -502,6 +508,7 @@ impl Facts {
         let mut f = Facts {
             approval: matches!(phase.kind, PhaseKind::Approval(_)),
             cache_hit: rec.cache_hit,
+            record_attempts: rec.attempts,
             ..Facts::default()
         };
         if let Some(items) = &rec.items {

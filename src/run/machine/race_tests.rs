@@ -29,6 +29,7 @@ fn end(ok: bool) -> CallEnd {
         warnings: Vec::new(),
         backend: "test".into(),
         elapsed_ms: 1,
+        exit_code: None,
     }))
 }
 

@@ -235,6 +235,7 @@ mod tests {
             warnings: Vec::new(),
             backend: "test".into(),
             elapsed_ms: 1,
+            exit_code: None,
         }))
     }
 
@@ -542,6 +543,7 @@ mod tests {
                         warnings: Vec::new(),
                         backend: String::new(),
                         elapsed_ms: 0,
+                        exit_code: None,
                     })),
                 },
             });

@@ -756,6 +756,7 @@ impl World {
                 warnings: Vec::new(),
                 backend: "sim".into(),
                 elapsed_ms: 1,
+                exit_code: None,
             }))
         };
         // A cancelled call usually reports its cancellation; sometimes its answer (or

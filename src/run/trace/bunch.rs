@@ -51,6 +51,8 @@ enum Held {
         error: Option<Txt>,
         backend: Option<Txt>,
         output: Option<Txt>,
+        class: Option<&'static str>,
+        exit_code: Option<i32>,
     },
     ScriptStarted {
         op: u64,
@@ -71,6 +73,7 @@ enum Held {
     ReadEnded {
         op: u64,
         chars: usize,
+        files: usize,
     },
     /// A shard's journal lines, one text each.
     ShardEnded(Vec<Txt>),
@@ -78,6 +81,7 @@ enum Held {
         end: Box<RunEnd>,
         reason: Option<Txt>,
         output_phase: Option<Txt>,
+        first_failure: Option<Txt>,
     },
     Live,
 }
@@ -154,6 +158,7 @@ impl Bunch {
                     reason: None,
                     rework: f.rework,
                     cache_hit: f.cache_hit,
+                    record_attempts: f.record_attempts,
                 };
                 let p = Progress {
                     phase: String::new(),
@@ -228,6 +233,8 @@ impl Bunch {
                     error: self.opt(o.error.as_deref()),
                     backend: self.opt(Some(o.backend.as_str()).filter(|b| !b.is_empty())),
                     output: self.opt(output.as_deref()),
+                    class: None,
+                    exit_code: o.exit_code,
                 }
             }
             CallEnd::NoBackend { message }
@@ -242,6 +249,14 @@ impl Bunch {
                 error: Some(self.txt(message)),
                 backend: None,
                 output: None,
+                exit_code: None,
+                // Never sent: no backend for the agent, its directory is missing, or the
+                // backend's code broke.
+                class: Some(match end {
+                    CallEnd::NoBackend { .. } => StopReason::BackendMissing.as_str(),
+                    CallEnd::Refused { .. } => "spawn",
+                    _ => StopReason::Failed.as_str(),
+                }),
             },
         };
         self.push(at, held);
@@ -275,9 +290,9 @@ impl Bunch {
         self.push(at, Held::ReadStarted { op, node, files });
     }
 
-    /// … and ends with `chars` characters.
-    pub fn read_ended(&mut self, at: u64, op: u64, chars: usize) {
-        self.push(at, Held::ReadEnded { op, chars });
+    /// … and ends with `chars` characters, from `files` files actually read.
+    pub fn read_ended(&mut self, at: u64, op: u64, chars: usize, files: usize) {
+        self.push(at, Held::ReadEnded { op, chars, files });
     }
 
     /// A shard's `agent-call` journal lines.
@@ -296,15 +311,18 @@ impl Bunch {
             output_tokens: record.usage.output,
             cost_usd: record.usage.cost_usd,
             output_phase: None,
+            first_failure: None,
         });
         let reason = self.opt(record.reason.as_deref());
         let output_phase = self.opt(record.output_phase.as_deref());
+        let first_failure = first_failure(record).map(|f| self.txt(&f));
         self.push(
             at,
             Held::Finish {
                 end,
                 reason,
                 output_phase,
+                first_failure,
             },
         );
     }
@@ -372,6 +390,8 @@ impl Bunch {
                     error,
                     backend,
                     output,
+                    class,
+                    exit_code,
                 } => Note::CallEnded {
                     op,
                     end: Ended {
@@ -384,6 +404,8 @@ impl Bunch {
                         error: opt(error),
                         backend: opt(backend),
                         output: opt(output),
+                        class,
+                        exit_code,
                     },
                 },
                 Held::ScriptStarted { op, node, program } => Note::ScriptStarted {
@@ -407,15 +429,17 @@ impl Bunch {
                     node: owned(node),
                     files,
                 },
-                Held::ReadEnded { op, chars } => Note::ReadEnded { op, chars },
+                Held::ReadEnded { op, chars, files } => Note::ReadEnded { op, chars, files },
                 Held::ShardEnded(lines) => Note::ShardEnded(lines.into_iter().map(owned).collect()),
                 Held::Finish {
                     mut end,
                     reason,
                     output_phase,
+                    first_failure,
                 } => {
                     end.reason = opt(reason);
                     end.output_phase = opt(output_phase);
+                    end.first_failure = opt(first_failure);
                     Note::Finish(end)
                 }
                 Held::Live => Note::Live,
@@ -433,6 +457,23 @@ impl Bunch {
         }
     }
 }
+/// `<phase>: <error>` of the run's first failed phase, in definition order: one that failed
+/// the run (not optional) when there is one.
+fn first_failure(record: &RunRecord) -> Option<String> {
+    use super::super::record::PhaseStatus;
+    let failed = |optional: bool| {
+        record
+            .phases
+            .iter()
+            .find(|(_, p)| p.status == PhaseStatus::Failed && p.optional == optional)
+    };
+    let (id, p) = failed(false).or_else(|| failed(true))?;
+    Some(format!(
+        "{id}: {}",
+        p.error.as_deref().unwrap_or("the phase failed")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -500,6 +541,7 @@ mod tests {
             warnings: Vec::new(),
             backend: "claude".into(),
             elapsed_ms: 9,
+            exit_code: None,
         };
         b.call_ended(6, 7, &CallEnd::Outcome(Box::new(outcome)), None);
         let refused = CallEnd::Refused {
@@ -518,7 +560,7 @@ mod tests {
         };
         b.script_ended(9, 9, &script);
         b.read_started(10, 10, "plan", 2);
-        b.read_ended(11, 10, 40);
+        b.read_ended(11, 10, 40, 1);
         b.shard_ended(12, &["{\"a\":1}".into(), "{\"b\":2}".into()]);
         b.live(13);
         assert_eq!(b.len(), 12);
@@ -583,7 +625,11 @@ mod tests {
         );
         assert!(matches!(
             it.next(),
-            Some(Note::ReadEnded { op: 10, chars: 40 })
+            Some(Note::ReadEnded {
+                op: 10,
+                chars: 40,
+                files: 1
+            })
         ));
         assert!(
             matches!(it.next(), Some(Note::ShardEnded(lines)) if lines == ["{\"a\":1}", "{\"b\":2}"])
@@ -605,6 +651,7 @@ mod tests {
                 warnings: Vec::new(),
                 backend: String::new(),
                 elapsed_ms: 0,
+                exit_code: None,
             }))
         };
         let mut b = Bunch::new(4);

@@ -47,6 +47,8 @@ pub(crate) struct RunTrace {
     notes: Bunch,
     /// When notes were last handed over.
     handed_ns: u64,
+    /// The paths of each pre-read in flight, by operation (its span counts the files read).
+    reads: std::collections::HashMap<u64, Vec<String>>,
 }
 
 /// Who and where a run's trace is: its ids, the caller's span (`TRACEPARENT`), the trace of
@@ -191,6 +193,7 @@ impl RunTrace {
             spans: Arc::new(Mutex::new(spans)),
             notes: Bunch::new(BUNCH),
             handed_ns: plan.start_ns,
+            reads: std::collections::HashMap::new(),
         }
     }
 
@@ -209,7 +212,11 @@ impl RunTrace {
         match what {
             Event::CallEnded { op, end, .. } => n.call_ended(now_ns, *op, end, self.content),
             Event::ScriptEnded { op, result } => n.script_ended(now_ns, *op, result),
-            Event::ContextRead { op, text } => n.read_ended(now_ns, *op, text.chars().count()),
+            Event::ContextRead { op, text } => {
+                let asked = self.reads.remove(op).unwrap_or_default();
+                let files = super::workdir::context_files_read(&asked, text);
+                n.read_ended(now_ns, *op, text.chars().count(), files);
+            }
             Event::ShardEnded { result, .. } => n.shard_ended(now_ns, &result.lines),
             _ => return,
         }
@@ -240,6 +247,7 @@ impl RunTrace {
                 op, paths, node, ..
             } => {
                 n.read_started(now_ns, *op, node, paths.len());
+                self.reads.insert(*op, paths.clone());
                 None
             }
             _ => return None,

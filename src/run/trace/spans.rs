@@ -16,6 +16,7 @@ use crate::telemetry::{Attr, Head, IdGen, SpanContext, SpanId, Telemetry, TraceI
 
 use super::super::RunStatus;
 use super::super::machine::{Progress, ScriptEnd};
+use super::super::record::PhaseStatus;
 use super::super::runs::parse_timestamp;
 use super::TracePlan;
 use crate::agent::record::AgentCallRecord;
@@ -66,6 +67,9 @@ enum Cut<'a> {
     Ended,
     /// Failed with this message: the run stopped before it finished.
     Interrupted(&'a str),
+    /// The run paused (awaiting approval, budget, Ctrl-C): a phase still open is pending,
+    /// not failed (UNSET); a call or script cut short failed with this message.
+    Paused(&'a str),
 }
 
 /// An agent call in flight.
@@ -94,8 +98,13 @@ struct Work {
 }
 
 enum WorkKind {
-    Script { program: String },
-    PreRead { files: usize },
+    Script {
+        program: String,
+    },
+    /// `files`: how many it was asked to read.
+    PreRead {
+        files: usize,
+    },
 }
 
 /// An agent's backend and model, for its calls' attributes.
@@ -141,8 +150,8 @@ pub(crate) enum Note {
     },
     /// A phase's context files are read (its pre-read)…
     ReadStarted { op: u64, node: String, files: usize },
-    /// … and `chars` characters go before its prompts.
-    ReadEnded { op: u64, chars: usize },
+    /// … and `chars` characters, from `files` files actually read, go before its prompts.
+    ReadEnded { op: u64, chars: usize, files: usize },
     /// A shard of a map's calls ended (on Temporal): its `agent-call` journal lines.
     ShardEnded(Vec<String>),
     /// The run ended.
@@ -181,6 +190,10 @@ pub(crate) struct Ended {
     pub backend: Option<String>,
     /// The output, cut, when content is recorded.
     pub output: Option<String>,
+    /// The `error.type` of a call that never reached a backend (see [`error_class`]).
+    pub class: Option<&'static str>,
+    /// The backend process's exit code.
+    pub exit_code: Option<i32>,
 }
 
 /// How the run ended: what its root span says.
@@ -192,6 +205,9 @@ pub(crate) struct RunEnd {
     pub output_tokens: u64,
     pub cost_usd: Option<f64>,
     pub output_phase: Option<String>,
+    /// `<phase>: <error>` of the first failed phase (the root's status text when the run
+    /// failed without a reason).
+    pub first_failure: Option<String>,
 }
 
 /// The spans of one run.
@@ -342,7 +358,7 @@ impl Spans {
                 let id = self.ids.span();
                 self.work_started(op, id, node, WorkKind::PreRead { files }, now_ns);
             }
-            Note::ReadEnded { op, chars } => self.read_ended(op, chars, now_ns),
+            Note::ReadEnded { op, chars, files } => self.read_ended(op, chars, files, now_ns),
             Note::ShardEnded(lines) => self.shard_ended(lines, now_ns),
             Note::Finish(end) => self.finish(&end, now_ns),
             Note::Live => self.live(now_ns),
@@ -405,7 +421,7 @@ impl Spans {
             .attr_opt("tfc.phase.kind", open.kind.map(|k| k.as_str()))
             .attr_opt("tfc.phase.rework", open.rework.then_some(true))
             .attr("tfc.phase.status", p.status)
-            .attr("tfc.phase.attempts", p.attempts);
+            .attr("tfc.phase.attempts", p.facts.record_attempts);
         let f = &p.facts;
         w.attr_opt("tfc.phase.cache_hit", f.cache_hit)
             .attr_opt("tfc.phase.items", f.items.map(|(_, total)| total));
@@ -468,8 +484,15 @@ impl Spans {
                 w.attr("tfc.phase.id", node)
                     .attr_opt("tfc.phase.kind", o.kind.map(|k| k.as_str()))
                     .attr_opt("tfc.phase.rework", o.rework.then_some(true));
-                if let Cut::Interrupted(e) = cut {
-                    w.attr("error.type", "interrupted").error(e);
+                match cut {
+                    Cut::Interrupted(e) => {
+                        w.attr("error.type", "interrupted").error(e);
+                    }
+                    // Waiting (an approval, or a sub-flow holding one): not an error.
+                    Cut::Paused(_) => {
+                        w.attr("tfc.phase.status", PhaseStatus::Pending.as_str());
+                    }
+                    Cut::Ended => {}
                 }
                 w.end();
             }
@@ -599,6 +622,8 @@ impl Spans {
                     .map(|n| cut(&rec.output, n)),
                 error: rec.error,
                 backend: Some(rec.backend).filter(|b| !b.is_empty()),
+                class: None,
+                exit_code: None,
             };
             self.end_call(call, &end, end_ns, now_ns);
         }
@@ -626,15 +651,14 @@ impl Spans {
         let tokens = (end.input_tokens > 0 || end.output_tokens > 0)
             .then_some((end.input_tokens, end.output_tokens));
         if let Some(stop) = end.stop {
-            w.attr("tfc.call.outcome", stop.as_str())
-                .attr_opt("gen_ai.response.model", end.model.as_ref());
+            w.attr("tfc.call.outcome", stop.as_str());
         }
-        let error_type = (!end.ok).then_some(match end.stop {
-            Some(StopReason::WallTimeout) => "timeout",
-            Some(StopReason::IdleTimeout) => "idle_timeout",
-            Some(StopReason::Cancelled) => "cancelled",
-            _ => "error",
-        });
+        // Only a call that answered has a model that responded.
+        w.attr_opt(
+            "gen_ai.response.model",
+            end.model.as_ref().filter(|_| end.ok),
+        );
+        let error_type = (!end.ok).then(|| error_class(end));
         if !end.ok {
             match (&end.error, end.stop) {
                 (Some(e), _) => w.error(e),
@@ -724,12 +748,25 @@ impl Spans {
         );
     }
 
-    /// The pre-read is done: `chars` characters go before the phase's prompts.
-    fn read_ended(&mut self, op: u64, chars: usize, now_ns: u64) {
+    /// The pre-read is done: `chars` characters, from `files` of the files asked for, go
+    /// before the phase's prompts.
+    fn read_ended(&mut self, op: u64, chars: usize, files: usize, now_ns: u64) {
         if let Some(w) = self.work.remove(&op) {
+            let asked = match w.what {
+                WorkKind::PreRead { files } => files,
+                WorkKind::Script { .. } => 0,
+            };
+            let missing = asked.saturating_sub(files);
             self.end_work(
                 w,
-                &[("tfc.context.chars", Some(Attr::from(chars)))],
+                &[
+                    ("tfc.context.chars", Some(Attr::from(chars))),
+                    ("tfc.context.files", Some(Attr::from(files))),
+                    (
+                        "tfc.context.files_skipped",
+                        (missing > 0).then(|| Attr::from(missing)),
+                    ),
+                ],
                 None,
                 now_ns,
             );
@@ -753,8 +790,13 @@ impl Spans {
         let mut s = self.batch.span(head, (word, &w.node));
         s.attr("tfc.phase.id", &w.node);
         match &w.what {
-            WorkKind::Script { program } => s.attr("process.executable.name", program),
-            WorkKind::PreRead { files } => s.attr("tfc.context.files", *files),
+            WorkKind::Script { program } => {
+                // A script's run counts as one attempt (SPEC §11.1, §16).
+                s.attr("process.executable.name", program)
+                    .attr("tfc.attempt", 1u32)
+            }
+            // The files read are counted when it ends (a cut pre-read read none).
+            WorkKind::PreRead { .. } => &mut s,
         };
         for (k, v) in ended {
             s.attr_opt(k, *v);
@@ -789,7 +831,7 @@ impl Spans {
     /// End every span still open at `now_ns`, as `cut` says.
     fn close_all(&mut self, cut: Cut<'_>, now_ns: u64) {
         let error = match cut {
-            Cut::Interrupted(e) => Some(e),
+            Cut::Interrupted(e) | Cut::Paused(e) => Some(e),
             Cut::Ended => None,
         };
         let ops: Vec<u64> = self.calls.keys().copied().collect();
@@ -803,7 +845,7 @@ impl Spans {
                     .attr("tfc.attempt", c.attempt)
                     .attr("tfc.node", &c.node);
                 if let Some(e) = error {
-                    w.error(e);
+                    w.attr("error.type", "interrupted").error(e);
                 }
                 w.end();
                 self.finished(now_ns);
@@ -812,7 +854,8 @@ impl Spans {
         let ops: Vec<u64> = self.work.keys().copied().collect();
         for op in ops {
             if let Some(w) = self.work.remove(&op) {
-                self.end_work(w, &[], error, now_ns);
+                let class = error.map(|_| Attr::Str("interrupted"));
+                self.end_work(w, &[("error.type", class)], error, now_ns);
             }
         }
         // Innermost first, so a phase's groups end with it.
@@ -844,11 +887,25 @@ impl Spans {
             RunStatus::Running => "the run was interrupted".to_owned(),
             s => format!("the run ended ({}) before this finished", s.as_str()),
         };
-        self.close_all(Cut::Interrupted(&interrupted), now_ns);
-        let status = match (end.status, &end.reason) {
-            (RunStatus::Completed, _) => None,
-            (s, Some(r)) => Some(format!("{}: {r}", s.as_str())),
-            (s, None) => Some(format!("the run ended {}", s.as_str())),
+        let paused = end.status == RunStatus::Paused;
+        self.close_all(
+            if paused {
+                Cut::Paused(&interrupted)
+            } else {
+                Cut::Interrupted(&interrupted)
+            },
+            now_ns,
+        );
+        // ERROR only for a run that failed or was blocked (or cut off while running): its
+        // reason, else its first failed phase and that phase's error. A pause is no error.
+        let status = match end.status {
+            RunStatus::Completed | RunStatus::Paused => None,
+            s => Some(
+                end.reason
+                    .clone()
+                    .or_else(|| end.first_failure.clone())
+                    .unwrap_or_else(|| format!("the run ended {}", s.as_str())),
+            ),
         };
         let mut w = self.batch.span(self.root_head(now_ns), ("run", &self.flow));
         w.attr("tfc.run.id", &self.run_id)
@@ -882,6 +939,61 @@ impl Spans {
     }
 }
 
+/// The class of a failed call, as `error.type` says it (SPEC §16): `timeout`,
+/// `idle_timeout`, `exit_status`, `spawn`, `contract`, `http_<code>`, `aborted`,
+/// `cancelled`, `interrupted`, `budget`, else the call's stop reason (SPEC §9.3) — never a
+/// bare `error`.
+pub(super) fn error_class(end: &Ended) -> &'static str {
+    if let Some(class) = end.class {
+        return class;
+    }
+    let error = end.error.as_deref().unwrap_or("");
+    match end.stop {
+        Some(StopReason::WallTimeout) => return "timeout",
+        Some(StopReason::IdleTimeout) => return "idle_timeout",
+        Some(StopReason::Cancelled) => return "cancelled",
+        Some(StopReason::BackendMissing) if error.starts_with("cannot start") => return "spawn",
+        _ => {}
+    }
+    if error == crate::run::summary::ABORTED {
+        return "aborted";
+    }
+    if let Some(code) = http_status(error) {
+        return http_class(code);
+    }
+    let lower = error.to_ascii_lowercase();
+    let exited = end.exit_code.is_some_and(|c| c != 0);
+    if exited || lower.contains("exited with code") || lower.contains("exited without") {
+        return "exit_status";
+    }
+    if lower.starts_with("output contract violated") {
+        return "contract";
+    }
+    if lower.contains("budget exceeded") {
+        return "budget";
+    }
+    end.stop.unwrap_or(StopReason::Failed).as_str()
+}
+
+/// `http_<code>` for a status code in 100..=599 (kept once: metrics key their points by it).
+fn http_class(code: u16) -> &'static str {
+    static CLASSES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let all = CLASSES.get_or_init(|| (100..600).map(|c| format!("http_{c}")).collect());
+    all.get(usize::from(code).saturating_sub(100))
+        .map_or("failed", String::as_str)
+}
+
+/// The status code of an HTTP error text (`HTTP 429: …`, `… (HTTP 503)`).
+fn http_status(error: &str) -> Option<u16> {
+    let at = error.find("HTTP ")?;
+    let digits = error.get(at + 5..at + 8)?;
+    let after = error[at + 8..].chars().next();
+    let code: u16 = digits.parse().ok()?;
+    let whole =
+        digits.bytes().all(|b| b.is_ascii_digit()) && after.is_none_or(|c| !c.is_ascii_digit());
+    (whole && (100..600).contains(&code)).then_some(code)
+}
+
 /// The first `n` characters of `s`, with a note when cut.
 pub(super) fn cut(s: &str, n: usize) -> String {
     match s.char_indices().nth(n) {
@@ -903,4 +1015,84 @@ fn messages(role: &str, text: &str) -> String {
         crate::value::Value::Array(vec![crate::value::Value::Object(part)]),
     );
     crate::value::Value::Array(vec![crate::value::Value::Object(m)]).to_json()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(stop: Option<StopReason>, error: &str) -> Ended {
+        Ended {
+            stop,
+            ok: false,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: None,
+            model: None,
+            error: Some(error.into()),
+            backend: None,
+            output: None,
+            class: None,
+            exit_code: None,
+        }
+    }
+
+    #[test]
+    fn failed_calls_are_classed_never_as_a_bare_error() {
+        let f = StopReason::Failed;
+        for (end, class) in [
+            (failed(Some(StopReason::Cancelled), "Aborted"), "cancelled"),
+            (failed(Some(f), "Aborted"), "aborted"),
+            (
+                failed(Some(StopReason::BackendMissing), "cannot start `x`: denied"),
+                "spawn",
+            ),
+            (
+                failed(Some(StopReason::BackendMissing), "command not found: `x`"),
+                "backend-missing",
+            ),
+            (
+                failed(Some(f), "opencode: rate limit (HTTP 429)"),
+                "http_429",
+            ),
+            (failed(Some(f), "HTTP 4290"), "failed"),
+            (failed(Some(f), "claude exited with code 1"), "exit_status"),
+            (
+                Ended {
+                    exit_code: Some(3),
+                    ..failed(Some(f), "the agent broke down")
+                },
+                "exit_status",
+            ),
+            (
+                Ended {
+                    exit_code: Some(0),
+                    ..failed(Some(f), "the agent broke down")
+                },
+                "failed",
+            ),
+            (
+                failed(Some(f), "Output contract violated:\n- $.a: missing"),
+                "contract",
+            ),
+            (
+                failed(Some(f), "Budget exceeded: tokens 9 exceeded cap 1"),
+                "budget",
+            ),
+            (
+                failed(Some(StopReason::PermissionDenied), "no"),
+                "permission-denied",
+            ),
+            (failed(None, "broke"), "failed"),
+            (
+                Ended {
+                    class: Some("spawn"),
+                    ..failed(None, "phase: no such directory")
+                },
+                "spawn",
+            ),
+        ] {
+            assert_eq!(error_class(&end), class, "{:?}", end.error);
+        }
+    }
 }
