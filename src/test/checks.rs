@@ -38,13 +38,17 @@ fn ids(flow: &Flow) -> impl Iterator<Item = &str> {
     flow.phases.iter().map(|p| p.id.as_str())
 }
 
+/// `what` names `name`, which is no phase of `flow` (T0005, or T0501 where nodes are made at
+/// run time). `what` leads the message: "pattern 'sub/x'", "'ran'".
 fn unknown(name: &str, span: Span, flow: &Flow, what: &str, out: &mut Vec<Diagnostic>) {
+    let message = if flow.inline {
+        format!("{what}: '{name}' is no phase of the sub-flow")
+    } else {
+        format!("{what}: '{name}' is no phase of the flow")
+    };
     if dynamic(flow) {
         out.push(
-            Diagnostic::new(
-                Code::TestPatternMayMatchNothing,
-                format!("{what} '{name}' names no phase of the flow"),
-            )
+            Diagnostic::new(Code::TestPatternMayMatchNothing, message)
             .at(span)
             .with_label("no such phase")
             .help("it can only match a node made at run time (an expand phase's grafted fragment); check the name if that is not meant"),
@@ -53,19 +57,16 @@ fn unknown(name: &str, span: Span, flow: &Flow, what: &str, out: &mut Vec<Diagno
     }
     let near = did_you_mean(name, ids(flow));
     out.push(
-        Diagnostic::new(
-            Code::TestUnknownNode,
-            format!("{what} '{name}' names no phase of the flow"),
-        )
-        .at(span)
-        .with_label("no such phase")
-        .help(match near {
-            Some(n) => format!("did you mean '{n}'?"),
-            None => format!(
-                "the phases are: {}",
-                ids(flow).collect::<Vec<_>>().join(", ")
-            ),
-        }),
+        Diagnostic::new(Code::TestUnknownNode, message)
+            .at(span)
+            .with_label("no such phase")
+            .help(match near {
+                Some(n) => format!("did you mean '{n}'?"),
+                None => format!(
+                    "the phases are: {}",
+                    ids(flow).collect::<Vec<_>>().join(", ")
+                ),
+            }),
     );
 }
 
@@ -92,7 +93,7 @@ fn resolve<'f>(
     for (i, seg) in pattern.segments.iter().enumerate() {
         let name = seg.phase.as_deref()?;
         let Some(p) = flow.phases.iter().find(|p| p.id == name) else {
-            unknown(name, span, flow, "pattern", out);
+            unknown(name, span, flow, &format!("pattern '{text}'"), out);
             return None;
         };
         let kind = p.ty().as_str();
@@ -252,7 +253,10 @@ fn approval(key: &str, span: Span, top: &Flow, out: &mut Vec<Diagnostic>) {
             out.push(
                 Diagnostic::new(
                     Code::TestNotAnApproval,
-                    format!("'{key}' is a {} phase, not an approval", p.ty().as_str()),
+                    format!(
+                        "'{key}' is {} phase, not an approval",
+                        article(p.ty().as_str())
+                    ),
                 )
                 .at(span)
                 .with_label("not an approval")
@@ -277,6 +281,12 @@ fn approval(key: &str, span: Span, top: &Flow, out: &mut Vec<Diagnostic>) {
     );
 }
 
+/// `a gate`, `an agent`.
+fn article(kind: &str) -> String {
+    let an = kind.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {kind}", if an { "an" } else { "a" })
+}
+
 fn approval_help(flow: &Flow, key: &str) -> String {
     let approvals: Vec<&str> = flow
         .phases
@@ -287,7 +297,8 @@ fn approval_help(flow: &Flow, key: &str) -> String {
     let own = key.rsplit('/').next().unwrap_or(key);
     match did_you_mean(own, approvals.iter().copied()) {
         Some(n) => format!("did you mean '{n}'?"),
-        None if approvals.is_empty() => "this flow has no approval phase".into(),
+        None if approvals.is_empty() && flow.inline => "the sub-flow has no approval phase".into(),
+        None if approvals.is_empty() => "the flow has no approval phase".into(),
         None => format!("the approvals are: {}", approvals.join(", ")),
     }
 }
@@ -303,13 +314,7 @@ fn expect(e: &Expect, flow: &Flow, out: &mut Vec<Diagnostic>) {
     for (what, list) in lists {
         for id in list {
             if !flow.phases.iter().any(|p| p.id == id.name) {
-                unknown(
-                    &id.name,
-                    id.span,
-                    flow,
-                    &format!("'{what}' lists phase"),
-                    out,
-                );
+                unknown(&id.name, id.span, flow, &format!("'{what}'"), out);
             }
         }
     }
@@ -323,7 +328,7 @@ fn expect(e: &Expect, flow: &Flow, out: &mut Vec<Diagnostic>) {
     }
     for pe in &e.phases {
         let Some(p) = flow.phases.iter().find(|p| p.id == pe.name) else {
-            unknown(&pe.name, pe.span, flow, "'phases' names phase", out);
+            unknown(&pe.name, pe.span, flow, "'phases'", out);
             continue;
         };
         let ty = p.ty();
@@ -332,9 +337,9 @@ fn expect(e: &Expect, flow: &Flow, out: &mut Vec<Diagnostic>) {
                 Diagnostic::new(
                     Code::TestImpossibleExpectation,
                     format!(
-                        "'{key}' can never hold for phase '{}': it is a {} phase",
+                        "'{key}' can never hold for phase '{}': it is {} phase",
                         p.id,
-                        ty.as_str()
+                        article(ty.as_str())
                     ),
                 )
                 .at(span)
