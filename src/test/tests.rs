@@ -233,6 +233,18 @@ fn scripts_run_for_real_unless_answered() {
         r#"{"name": "answered", "answers": {"use": "x", "sh": {"stdout": "fake", "exitCode": 0}},
             "expect": {"prompts": {"use": "Got fake"}}}"#,
     ));
+    let mixed = run(
+        flow,
+        r#"{"name": "mixed", "answers": {"use": "x", "sh": ["text, not a script's answer", {"stdout": "", "exitCode": 0}]},
+            "expect": {"status": "failed", "failed": ["sh"]}}"#,
+    );
+    passes(&mixed);
+    assert!(
+        mixed.record.unwrap().phases["sh"]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("answered with an agent call's answer")),
+    );
     passes(&run(
         flow,
         r#"{"name": "failing", "answers": {"use": "x", "sh": {"stdout": "", "exitCode": 3}},

@@ -82,7 +82,19 @@ pub(crate) fn drive(mut machine: Machine, world: &mut World<'_>) -> Result<RunRe
                                 stderr: String::new(),
                                 elapsed_ms: 0,
                             },
-                            _ => unreachable!("only script answers are asked for"),
+                            // A sequence that mixes script and call answers.
+                            _ => ScriptOutcome {
+                                spawn_error: Some(format!(
+                                    "tfc test: script '{}' is answered with an agent call's answer, not {{\"stdout\", \"exitCode\"}}",
+                                    script.node
+                                )),
+                                end: ScriptEnd::Exited,
+                                code: -1,
+                                stdout: String::new(),
+                                stdout_truncated: false,
+                                stderr: String::new(),
+                                elapsed_ms: 0,
+                            },
                         },
                         None => smol::block_on(run_script(*script, CancelSource::new().token())),
                     };
