@@ -132,6 +132,7 @@ codes! {
     TestImpossibleExpectation = "T0008" "test-impossible-expectation",
     TestInvalidMatcher = "T0009" "test-invalid-matcher",
     TestDuplicateName = "T0010" "test-duplicate-name",
+    TestAnswerKind = "T0011" "test-answer-kind",
     TestPatternMayMatchNothing = "T0501" "test-pattern-may-match-nothing",
     TestAnswerViolatesContract = "T0502" "test-answer-violates-contract",
 }

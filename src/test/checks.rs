@@ -17,6 +17,7 @@ pub fn check(file: &TestFile, flow: &Flow) -> Vec<Diagnostic> {
     for t in &file.tests {
         for rule in &t.answers {
             if let Some(p) = resolve(&rule.value.pattern, &rule.name, rule.span, flow, &mut out) {
+                answer_kind(p, rule, &mut out);
                 contract(p, rule, &mut out);
             }
         }
@@ -199,6 +200,41 @@ fn resolve<'f>(
         }
     }
     None
+}
+
+/// T0011: a script phase answered like an agent call (the script would run for real, the
+/// answer unused), or an agent call answered like a script.
+fn answer_kind(p: &Phase, rule: &Named<super::model::AnswerRule>, out: &mut Vec<Diagnostic>) {
+    let script = p.ty() == PhaseType::Script;
+    for a in &rule.value.answers {
+        if matches!(a.reply, Reply::Script { .. }) == script {
+            continue;
+        }
+        let (message, help) = if script {
+            (
+                format!(
+                    "phase '{}' is a script: this answer would never be used",
+                    p.id
+                ),
+                r#"answer a script with {"stdout": "...", "exitCode": 0}, or leave it out to run the script for real"#,
+            )
+        } else {
+            (
+                format!(
+                    r#"phase '{}' is {} phase: {{"stdout", "exitCode"}} answers only scripts"#,
+                    p.id,
+                    article(p.ty().as_str())
+                ),
+                r#"answer an agent call with a string, {"json": V}, {"error": "..."} or {"timeout": true}"#,
+            )
+        };
+        out.push(
+            Diagnostic::new(Code::TestAnswerKind, message)
+                .at(a.span)
+                .with_label("the wrong kind of answer")
+                .help(help),
+        );
+    }
 }
 
 /// T0502: a `json` answer that the answered phase's contract rejects.
@@ -451,6 +487,13 @@ mod tests {
         let got: Vec<&str> = d.iter().map(|(c, _)| c.as_str()).collect();
         assert_eq!(got, ["T0007", "T0007", "T0008", "T0008", "T0008"], "{d:?}");
         assert_eq!(d[1].1, "did you mean 'publish'?");
+    }
+
+    #[test]
+    fn script_answers_only_for_scripts() {
+        let d = codes(r#"{"name": "t", "answers": {"triage": {"stdout": "x", "exitCode": 0}}}"#);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].0, "T0011");
     }
 
     #[test]

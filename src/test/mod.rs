@@ -265,8 +265,8 @@ fn load_flow(
     })
 }
 
-/// Run one in-memory case against flow text (checked first; its errors make the test an
-/// error).
+/// Run one in-memory case against flow text. The flow is checked first, then the case
+/// against it (as a test file is); errors of either make the test an error.
 pub fn run_case(flow_text: &str, case: &TestCase, cwd: &Path) -> TestReport {
     let checked = check_document(
         flow_text,
@@ -275,6 +275,24 @@ pub fn run_case(flow_text: &str, case: &TestCase, cwd: &Path) -> TestReport {
     );
     match checked.flow {
         Some(flow) if !checked.has_errors() => {
+            let file = TestFile {
+                flow: None,
+                tests: vec![case.clone()],
+            };
+            let errors: Vec<String> = checks::check(&file, &flow)
+                .into_iter()
+                .filter(Diagnostic::is_error)
+                .map(|d| format!("[{}] {}", d.code.as_str(), d.message))
+                .collect();
+            if !errors.is_empty() {
+                return TestReport {
+                    name: case.name.clone(),
+                    outcome: Outcome::Error(format!("the test has errors: {}", errors.join("; "))),
+                    duration: Duration::ZERO,
+                    record: None,
+                    calls: Vec::new(),
+                };
+            }
             run_checked(&flow, &Source::new("flow", flow_text.to_owned()), case, cwd)
         }
         _ => {

@@ -233,10 +233,28 @@ fn scripts_run_for_real_unless_answered() {
         r#"{"name": "answered", "answers": {"use": "x", "sh": {"stdout": "fake", "exitCode": 0}},
             "expect": {"prompts": {"use": "Got fake"}}}"#,
     ));
-    let mixed = run(
-        flow,
+    // A script answered like an agent call is an error of the test (T0011) ...
+    let mixed = case(
         r#"{"name": "mixed", "answers": {"use": "x", "sh": ["text, not a script's answer", {"stdout": "", "exitCode": 0}]},
             "expect": {"status": "failed", "failed": ["sh"]}}"#,
+    );
+    let r = run_case(flow, &mixed, Path::new("."));
+    assert!(
+        matches!(r.outcome, Outcome::Error(ref e) if e.contains("[T0011]")),
+        "{:?}",
+        r.outcome
+    );
+    // ... and, run regardless, fails the script phase instead of running it.
+    let checked = crate::check::check_source(
+        flow,
+        &crate::flow::LowerOptions::default(),
+        &crate::check::CheckOptions::default(),
+    );
+    let mixed = run_checked(
+        &checked.flow.unwrap(),
+        &crate::source::Source::new("f", flow.to_owned()),
+        &mixed,
+        Path::new("."),
     );
     passes(&mixed);
     assert!(
