@@ -249,3 +249,21 @@ fn the_bundled_example_tests_pass() {
     assert_eq!(c.code, 0, "{c:?}");
     assert!(Path::new(&common::root().join("examples/conditional-review.json")).is_file());
 }
+
+#[test]
+fn missing_stub_answers_the_unanswered_calls_like_a_dry_run() {
+    let dir = project(
+        "test-cli-missing",
+        r#"{"name": "no answers at all", "expect": {"status": "paused",
+            "phases": {"draft": {"output": "[dry-run] draft"}, "check": {"verdict": "pass"}}}}"#,
+    );
+    let stubbed = tfc_in(Some(&dir), &["test", "--missing", "stub"], b"");
+    assert_eq!(stubbed.code, 0, "{stubbed:?}");
+    let failing = tfc_in(Some(&dir), &["test"], b"");
+    assert_eq!(failing.code, 1, "{failing:?}");
+    assert!(
+        failing.stdout.contains("no answer for node 'draft'"),
+        "{}",
+        failing.stdout
+    );
+}

@@ -29,9 +29,18 @@ pub struct TestArgs {
     /// Tests run at once (default: the number of cores).
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
+    /// A call no answer matches: `fail` the test, or `stub` (answer it as --dry-run would).
+    #[arg(long, value_enum, default_value_t = Missing::Fail)]
+    missing: Missing,
     /// Colour in the diagnostics of invalid test files.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Missing {
+    Fail,
+    Stub,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -78,6 +87,7 @@ pub fn run(a: TestArgs) -> Exit {
     let opts = TestOptions {
         filter: a.filter.clone(),
         cwd,
+        missing_stub: a.missing == Missing::Stub,
         jobs: a.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         }),

@@ -43,6 +43,9 @@ struct State {
 pub struct Answering {
     rules: Vec<Named<AnswerRule>>,
     state: Mutex<State>,
+    /// `--missing=stub`: a call no pattern answers gets the dry-run stub (SPEC §9.9); the
+    /// JSON stubs of `output: "json"` phases by phase id.
+    stubs: Option<HashMap<String, crate::value::Value>>,
 }
 
 impl Answering {
@@ -51,7 +54,28 @@ impl Answering {
         Answering {
             rules,
             state: Mutex::new(State::default()),
+            stubs: None,
         }
+    }
+
+    /// Answer calls no pattern matches like `--dry-run` does, with the JSON stubs of
+    /// `flow`'s `output: "json"` phases (those of inline sub-flows too).
+    pub fn stubbing(mut self, flow: &crate::flow::Flow) -> Answering {
+        fn add(flow: &crate::flow::Flow, out: &mut HashMap<String, crate::value::Value>) {
+            for p in &flow.phases {
+                if p.output == crate::flow::OutputMode::Json {
+                    out.entry(p.id.clone())
+                        .or_insert_with(|| crate::run::contract::stub(p.expect.as_deref()));
+                }
+                if let Some(crate::flow::Def::Inline(child)) = p.def().map(|d| &d.value) {
+                    add(child, out);
+                }
+            }
+        }
+        let mut stubs = HashMap::new();
+        add(flow, &mut stubs);
+        self.stubs = Some(stubs);
+        self
     }
 
     /// The next answer for `node` (its cursor moves on), if some pattern matches it.
@@ -134,20 +158,29 @@ impl Agent for Answering {
                 return Outcome::failed(StopReason::Cancelled, "Aborted");
             }
             let answer = self.next(&request.node, false);
+            let stub = match (&answer, &self.stubs) {
+                (None, Some(stubs)) => {
+                    let mut r = request.clone();
+                    r.json_stub = stubs.get(&request.phase_id).cloned();
+                    Some(crate::agent::DryRun::stub(&r))
+                }
+                _ => None,
+            };
             let log = CallLog {
                 node: request.node.clone(),
                 agent: request.agent.clone(),
                 prompt: request.prompt.clone(),
-                answered: answer.is_some(),
+                answered: answer.is_some() || stub.is_some(),
             };
             self.state
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .calls
                 .push(log);
-            match answer {
-                Some(a) => Answering::outcome(&a, &request),
-                None => Outcome::failed(StopReason::Failed, NO_ANSWER),
+            match (answer, stub) {
+                (Some(a), _) => Answering::outcome(&a, &request),
+                (None, Some(text)) => Outcome::ok(text),
+                (None, None) => Outcome::failed(StopReason::Failed, NO_ANSWER),
             }
         })
     }

@@ -146,6 +146,9 @@ pub struct TestOptions {
     pub cwd: PathBuf,
     /// Tests run at once (at least 1).
     pub jobs: usize,
+    /// `--missing=stub`: a call no answer matches is answered like `--dry-run` answers it,
+    /// instead of failing the test.
+    pub missing_stub: bool,
 }
 
 impl TestCase {
@@ -315,9 +318,20 @@ pub fn run_case(flow_text: &str, case: &TestCase, cwd: &Path) -> TestReport {
 
 /// Run one case against a checked flow.
 pub fn run_checked(flow: &Flow, source: &Source, case: &TestCase, cwd: &Path) -> TestReport {
+    run_checked_with(flow, source, case, cwd, false)
+}
+
+/// [`run_checked`]; with `missing_stub`, calls no answer matches get the dry-run stub.
+pub fn run_checked_with(
+    flow: &Flow,
+    source: &Source,
+    case: &TestCase,
+    cwd: &Path,
+    missing_stub: bool,
+) -> TestReport {
     let started = Instant::now();
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        execute(flow, source, case, cwd)
+        execute(flow, source, case, cwd, missing_stub)
     }));
     let (outcome, record, calls) = match ran {
         Ok(Ok((record, calls))) => {
@@ -374,6 +388,7 @@ fn execute(
     source: &Source,
     case: &TestCase,
     cwd: &Path,
+    missing_stub: bool,
 ) -> Result<(RunRecord, Vec<CallLog>), String> {
     let invocation = Invocation {
         json: case.args.clone(),
@@ -398,7 +413,11 @@ fn execute(
             return Err(format!("bad arguments: {}", errors.join("; ")));
         }
     }
-    let answering = Arc::new(Answering::new(case.answers.clone()));
+    let mut answering = Answering::new(case.answers.clone());
+    if missing_stub {
+        answering = answering.stubbing(flow);
+    }
+    let answering = Arc::new(answering);
     let roster: Arc<dyn Roster> = Arc::new(SingleBackend::new("test", answering.clone()));
     let mut settings = RunSettings::default();
     for a in &case.approvals {
@@ -486,7 +505,13 @@ pub fn run_files(files: Vec<CheckedFile>, opts: &TestOptions) -> Vec<FileReport>
                     let f = &files[fi];
                     let fut = f.flow.as_ref().expect("valid files have a flow");
                     let flow = fut.flow.as_ref().expect("valid files have a flow");
-                    let r = run_checked(flow, &fut.source, &f.file.tests[ci], &opts.cwd);
+                    let r = run_checked_with(
+                        flow,
+                        &fut.source,
+                        &f.file.tests[ci],
+                        &opts.cwd,
+                        opts.missing_stub,
+                    );
                     *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
                 }
             });

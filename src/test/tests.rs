@@ -294,3 +294,33 @@ fn bad_arguments_and_bad_flows_are_errors() {
     let r = run(r#"{"phases": []}"#, r#"{"name": "x"}"#);
     assert!(matches!(r.outcome, Outcome::Error(ref e) if e.contains("the flow has errors")));
 }
+
+#[test]
+fn missing_answers_can_be_stubbed_like_a_dry_run() {
+    let flow = r#"{"name": "s", "phases": [
+      {"id": "t", "task": "JSON", "output": "json", "expect": {"required": ["level"], "properties": {"level": {"enum": ["low", "high"]}}}},
+      {"id": "g", "type": "gate", "dependsOn": ["t"], "task": "ok?"},
+      {"id": "w", "dependsOn": ["g"], "task": "write"}]}"#;
+    let c = case(
+        r#"{"name": "stubbed", "answers": {"w": "written"},
+            "expect": {"status": "completed", "output": "written",
+                       "phases": {"t": {"json": {"level": "low"}}, "g": {"verdict": "pass"}}}}"#,
+    );
+    let checked = crate::check::check_source(
+        flow,
+        &crate::flow::LowerOptions::default(),
+        &crate::check::CheckOptions::default(),
+    );
+    let flow_ir = checked.flow.unwrap();
+    let source = crate::source::Source::new("s", flow.to_owned());
+    passes(&run_checked_with(
+        &flow_ir,
+        &source,
+        &c,
+        Path::new("."),
+        true,
+    ));
+    // Without it, the first call fails the test.
+    let r = run_checked(&flow_ir, &source, &c, Path::new("."));
+    assert!(failures(&r)[0].actual.starts_with("no answer for node 't'"));
+}
