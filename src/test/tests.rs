@@ -324,3 +324,25 @@ fn missing_answers_can_be_stubbed_like_a_dry_run() {
     let r = run_checked(&flow_ir, &source, &c, Path::new("."));
     assert!(failures(&r)[0].actual.starts_with("no answer for node 't'"));
 }
+
+#[test]
+fn branches_race_runners_and_judges_are_answered_by_their_nodes() {
+    let flow = r#"{"name": "k", "phases": [
+      {"id": "par", "type": "parallel", "branches": [{"task": "A"}, {"task": "B"}]},
+      {"id": "race", "type": "race", "dependsOn": ["par"], "branches": [{"task": "fast"}, {"task": "slow"}]},
+      {"id": "pick", "type": "tournament", "dependsOn": ["race"], "variants": 3, "task": "Name it"}]}"#;
+    let r = run(
+        flow,
+        r#"{"name": "nodes", "answers": {"par#0": "a", "par#1": "b", "race#*": "won",
+              "pick#*": "variant", "pick#2": "the best", "pick#judge": "WINNER: 3"},
+            "expect": {"status": "completed", "output": "the best",
+                       "phases": {"par": {"items": 2}},
+                       "prompts": {"pick#judge": {"contains": "the best"}, "par#1": "B"}}}"#,
+    );
+    passes(&r);
+    let nodes: Vec<&str> = r.calls.iter().map(|c| c.node.as_str()).collect();
+    assert!(
+        nodes.contains(&"pick#judge") && nodes.contains(&"race#0"),
+        "{nodes:?}"
+    );
+}
