@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::{scratch, tfc, tfc_in};
 
 const FLOW: &str = r#"{"name": "ship", "args": {"topic": {"type": "string", "default": "x"}}, "phases": [
@@ -238,16 +236,29 @@ fn discovery_skips_build_and_vcs_directories() {
 
 #[test]
 fn the_bundled_example_tests_pass() {
-    let o = tfc(&["test", "examples/conditional-review.test.json"]);
+    let o = tfc(&["test", "examples/"]);
     assert_eq!(o.code, 0, "{o:?}");
     assert!(
-        o.stdout.contains("3 passed; 0 failed; 0 errors"),
+        o.stdout
+            .contains("running 3 tests from examples/conditional-review.test.json")
+            && o.stdout
+                .contains("running 2 tests from examples/gated-rework.test.json"),
         "{}",
         o.stdout
     );
-    let c = tfc(&["check", "examples/conditional-review.test.json"]);
-    assert_eq!(c.code, 0, "{c:?}");
-    assert!(Path::new(&common::root().join("examples/conditional-review.json")).is_file());
+    assert!(
+        o.stdout.contains("5 passed; 0 failed; 0 errors"),
+        "{}",
+        o.stdout
+    );
+    for file in [
+        "examples/conditional-review.test.json",
+        "examples/gated-rework.test.json",
+    ] {
+        let c = tfc(&["check", file]);
+        assert_eq!(c.code, 0, "{c:?}");
+        assert!(c.stderr.contains("0 errors, 0 warnings"), "{}", c.stderr);
+    }
 }
 
 #[test]
