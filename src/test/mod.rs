@@ -171,7 +171,20 @@ impl TestCase {
 /// and whose first diagnostic says why.
 pub fn check_file(path: &Path, cwd: &Path) -> CheckedFile {
     let text = match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => text,
+            // Not UTF-8: E0001 at the first bad byte, over the lossy text.
+            Err(e) => {
+                let diagnostics = crate::json::parse_bytes(e.as_bytes()).diagnostics;
+                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                return CheckedFile {
+                    source: Source::new(path.display().to_string(), text),
+                    file: TestFile::default(),
+                    diagnostics,
+                    flow: None,
+                };
+            }
+        },
         Err(e) => {
             return CheckedFile {
                 source: Source::new(path.display().to_string(), String::new()),

@@ -346,3 +346,16 @@ fn branches_race_runners_and_judges_are_answered_by_their_nodes() {
         "{nodes:?}"
     );
 }
+
+#[test]
+fn an_unreadable_or_non_utf8_test_file_is_a_diagnostic() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.test.json");
+    std::fs::write(&bad, b"{\"flow\": \"\xff\"}").unwrap();
+    let c = check_file(&bad, dir.path());
+    assert_eq!(c.diagnostics[0].code.as_str(), "E0001");
+    assert!(c.invalid().is_some());
+    let c = check_file(&dir.path().join("missing.test.json"), dir.path());
+    assert_eq!(c.diagnostics[0].code.as_str(), "T0003");
+    assert!(c.invalid().is_some());
+}
