@@ -205,6 +205,24 @@ fn resolve<'f>(
 /// T0011: a script phase answered like an agent call (the script would run for real, the
 /// answer unused), or an agent call answered like a script.
 fn answer_kind(p: &Phase, rule: &Named<super::model::AnswerRule>, out: &mut Vec<Diagnostic>) {
+    if p.ty() == PhaseType::Approval {
+        out.push(
+            Diagnostic::new(
+                Code::TestAnswerKind,
+                format!(
+                    "phase '{}' is an approval: it makes no agent call to answer",
+                    p.id
+                ),
+            )
+            .at(rule.span)
+            .with_label("never used")
+            .help(format!(
+                r#"decide it under "approvals": {{"{}": "approve"}} (or "reject")"#,
+                p.id
+            )),
+        );
+        return;
+    }
     let script = p.ty() == PhaseType::Script;
     for a in &rule.value.answers {
         if matches!(a.reply, Reply::Script { .. }) == script {
@@ -491,9 +509,15 @@ mod tests {
 
     #[test]
     fn script_answers_only_for_scripts() {
-        let d = codes(r#"{"name": "t", "answers": {"triage": {"stdout": "x", "exitCode": 0}}}"#);
-        assert_eq!(d.len(), 1, "{d:?}");
+        let d = codes(
+            r#"{"name": "t", "answers": {"triage": {"stdout": "x", "exitCode": 0}, "publish": "yes"}}"#,
+        );
+        assert_eq!(d.len(), 2, "{d:?}");
         assert_eq!(d[0].0, "T0011");
+        assert_eq!(
+            d[1].1,
+            r#"decide it under "approvals": {"publish": "approve"} (or "reject")"#
+        );
     }
 
     #[test]
