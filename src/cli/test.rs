@@ -29,7 +29,7 @@ pub struct TestArgs {
     /// Tests run at once (default: the number of cores).
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
-    /// A call no answer matches: `fail` the test, or `stub` (answer it as --dry-run would).
+    /// A call no answer matches: `fail` the test, or `stub` (answered as in a dry run).
     #[arg(long, value_enum, default_value_t = Missing::Fail)]
     missing: Missing,
     /// Colour in the diagnostics of invalid test files.
