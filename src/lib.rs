@@ -79,6 +79,7 @@ pub mod syntax;
 pub mod telemetry;
 #[cfg(feature = "temporal")]
 pub mod temporal;
+pub mod test;
 pub mod value;
 
 /// README.md's Rust block, compiled and run as a doc test so that the library call it shows

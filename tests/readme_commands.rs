@@ -63,6 +63,18 @@ const COMMANDS: &[(&str, How)] = &[
         How::Run(0, "true"),
     ),
     ("tfc schema > flow.schema.json", How::Run(0, "")),
+    (
+        "tfc test examples/",
+        How::Run(0, "test result: ok. 5 passed; 0 failed; 0 errors"),
+    ),
+    (
+        "tfc check examples/conditional-review.test.json",
+        How::Run(0, ""),
+    ),
+    (
+        "tfc test examples/ --filter high-risk --junit junit.xml",
+        How::Run(0, "test result: ok. 1 passed"),
+    ),
     // No claude or codex CLI on this PATH: the run stops before anything executes.
     (
         "tfc run examples/changelog/flow.json --backend claude",

@@ -14,7 +14,7 @@ use tfc::value::{Map, Value};
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// Flow files (or saved-flow names) to check.
+    /// Flow files (or saved-flow names) to check; test files (*.test.json) with their flow.
     #[arg(required = true, value_name = "FLOW")]
     flows: Vec<String>,
     /// Report interpolation warnings as errors (overrides the flow's strictInterpolation).
@@ -101,6 +101,15 @@ pub fn run(a: CheckArgs) -> Exit {
     let mut json_types = Vec::new();
     let (mut errors, mut warnings, mut unreadable) = (0usize, 0usize, 0usize);
     for flow in &a.flows {
+        // A test file (`*.test.json`) is checked with the flow it names.
+        if tfc::test::discover::is_test_file(flow) && std::path::Path::new(flow).is_file() {
+            let json = (a.format == Format::Json).then_some(&mut json_diags);
+            let (e, w) =
+                super::test::check_test_file(std::path::Path::new(flow), &cwd, color, json);
+            errors += e;
+            warnings += w;
+            continue;
+        }
         let read = match tfc::project::locate_flow(flow, &cwd) {
             Some((path, stem)) => match std::fs::read(&path) {
                 Ok(bytes) => Ok((path, stem, bytes)),

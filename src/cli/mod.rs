@@ -37,6 +37,7 @@ mod runs;
 mod schema;
 mod show;
 mod telemetry;
+mod test;
 mod worker;
 
 use std::io::Write;
@@ -62,6 +63,8 @@ enum Command {
     Resume(Box<resume::ResumeArgs>),
     /// Evaluate a template, condition or safeParse against an eval context.
     Eval(eval::EvalArgs),
+    /// Test flows without spending a token: run *.test.json files, every agent call answered.
+    Test(test::TestArgs),
     /// Print the graph of a flow (Mermaid, SVG or Graphviz), its problems marked.
     Graph(graph::GraphArgs),
     /// Write the self-contained HTML report of a run.
@@ -117,6 +120,7 @@ pub fn main() -> ExitCode {
         Command::Approve(args) => return worker::approve(*args),
         Command::Check(args) => check::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Test(args) => test::run(args),
         Command::Graph(args) => graph::run(args),
         Command::Report(args) => report::run(args),
         Command::Schema(args) => schema::run(args),

@@ -123,12 +123,28 @@ codes! {
     ShellPlaceholder = "W0313" "shell-placeholder",
     UndefinedAgent = "W0701" "undefined-agent",
     ToolsUnsupported = "W0702" "tools-unsupported",
+    // Test files (`*.test.json`, SPEC §17): T0001–T0499 errors, T0500–T0999 warnings.
+    TestUnknownKey = "T0001" "test-unknown-key",
+    TestWrongType = "T0002" "test-wrong-type",
+    TestFlowNotFound = "T0003" "test-flow-not-found",
+    TestInvalidPattern = "T0004" "test-invalid-pattern",
+    TestUnknownNode = "T0005" "test-unknown-node",
+    TestNoSuchInstance = "T0006" "test-no-such-instance",
+    TestNotAnApproval = "T0007" "test-not-an-approval",
+    TestImpossibleExpectation = "T0008" "test-impossible-expectation",
+    TestInvalidMatcher = "T0009" "test-invalid-matcher",
+    TestDuplicateName = "T0010" "test-duplicate-name",
+    TestAnswerKind = "T0011" "test-answer-kind",
+    TestPatternMayMatchNothing = "T0501" "test-pattern-may-match-nothing",
+    TestAnswerViolatesContract = "T0502" "test-answer-violates-contract",
 }
 
 impl Code {
-    /// Warnings start with `W`, errors with `E`.
+    /// Warnings start with `W`, errors with `E`; test-file codes (`T`) are warnings from
+    /// `T0500` on.
     pub(crate) fn is_warning(self) -> bool {
-        self.as_str().starts_with('W')
+        let s = self.as_str();
+        s.starts_with('W') || (s.starts_with('T') && s[1..] >= *"0500")
     }
 
     /// Warnings that strict mode (SPEC §7.3) also reports as errors: every `W02xx`/`W03xx`
@@ -156,7 +172,10 @@ mod tests {
             let s = code.as_str();
             assert!(seen.insert(s), "duplicate code {s}");
             assert_eq!(s.len(), 5);
-            assert!(s.starts_with('E') || s.starts_with('W'));
+            assert!(s.starts_with('E') || s.starts_with('W') || s.starts_with('T'));
+            if let Some(n) = s.strip_prefix('T') {
+                assert_eq!(code.is_warning(), n >= "0500", "{s}");
+            }
             assert!(
                 code.name()
                     .chars()

@@ -349,7 +349,7 @@ impl Lowerer {
     }
 
     /// An `expect` contract or a json-schema scorer's schema (E0407 for every problem).
-    pub(super) fn contract(&mut self, m: &Member, path: &str) -> Option<Contract> {
+    pub(crate) fn contract(&mut self, m: &Member, path: &str) -> Option<Contract> {
         let Kind::Object(members) = &m.value.kind else {
             self.push(
                 Diagnostic::new(
