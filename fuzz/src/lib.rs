@@ -168,3 +168,16 @@ pub fn machine_config(ask: bool, lookups: bool) -> tfc::run::machine::Config {
         ..tfc::run::machine::Config::default()
     }
 }
+
+/// Whether a structure-aware target builds its rare large input from these bytes: one input
+/// in `one_in`, by a hash of all of them (FNV-1a). Every mutation draws again, so large inputs
+/// stay that share of the runs whatever the corpus holds. (A size read from the bytes would
+/// survive most mutations, and large inputs reach new hit counts, so the corpus would fill
+/// with them and the target would crawl.)
+pub fn large_draw(data: &[u8], one_in: u64) -> bool {
+    let hash = data.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    // The high half: FNV's low bits depend on the bytes' low bits only.
+    (hash >> 32).is_multiple_of(one_in)
+}
