@@ -39,7 +39,7 @@ enum Scalar {
 }
 
 /// One input in this many is large.
-const LARGE_ONE_IN: u64 = 128;
+const LARGE_ONE_IN: u64 = 256;
 /// Containers a small input may open (an object one more per four bytes of its key): past
 /// the readable depth (64) and the parsers' nesting limit (256).
 const SMALL: usize = 512;

@@ -1,6 +1,6 @@
 //! Large flows on purpose (structure-aware): `arbitrary` picks a chain length (up to 2,000
 //! phases), a fan-in width, extra forward edges, phase kinds and `when` guards; the flow is
-//! written as JSON and checked. Most chains are short (up to 32 phases, so the fuzzer runs
+//! written as JSON and checked. Most chains are short (up to 16 phases, so the fuzzer runs
 //! hundreds of flows a second); one input in [`LARGE_ONE_IN`], picked by a hash of its bytes
 //! ([`tfc_fuzz::large_draw`]), is a chain of 1,000 to 2,000 phases
 //! (`corpus/flow_shape/seed-phases-2000` is one). Oracle: such a flow is valid — every reference
@@ -28,14 +28,14 @@ struct Shape {
 }
 
 /// One input in this many is large.
-const LARGE_ONE_IN: u64 = 128;
+const LARGE_ONE_IN: u64 = 256;
 
-/// The number of chain phases: 1,000 to 2,000 for a large input, else 1 to 32.
+/// The number of chain phases: 1,000 to 2,000 for a large input, else 1 to 16.
 fn phases(chain: u16, large: bool) -> usize {
     if large {
         1_000 + usize::from(chain) % 1_001
     } else {
-        1 + usize::from(chain % 32)
+        1 + usize::from(chain % 16)
     }
 }
 
