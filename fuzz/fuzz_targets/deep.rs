@@ -2,27 +2,27 @@
 //! container openings (one op may open thousands of levels at once), closings and scalars; the
 //! value it builds goes through clone, compare, drop, compact and pretty JSON, text-mode (under
 //! the prompt cap, as a run renders) and value-mode template rendering, and safeParse.
-//! Oracles: a clone equals its original; the rendered text of `{args.v}` (pretty JSON for
-//! containers, SPEC §4.4) reads back as the same value; value mode returns the value itself;
-//! safeParse of the compact JSON is the value. Nothing may recurse in proportion to depth, so
-//! any nesting must pass.
+//! Sizes: the levels an op opens are spread over powers of two, and an input may open a few
+//! hundred containers (past the readable and parser depths, fast) — or 50,000 (SPEC's 10,000
+//! levels and beyond) for one input in [`LARGE_ONE_IN`], picked by a hash of its bytes
+//! ([`tfc_fuzz::large_draw`]); `corpus/deep/seed-deep-50000` is such an input.
 
 #![no_main]
 
-use arbitrary::Arbitrary;
+use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use tfc::compile::Template;
 use tfc::eval::Bindings;
 use tfc::eval::safe_parse::safe_parse;
 use tfc::value::{Map, Value, parse_json};
-use tfc_fuzz::{has_non_finite, same};
+use tfc_fuzz::{has_non_finite, large_draw, same};
 
 /// The default `[limits] max_prompt_bytes`.
 const PROMPT_CAP: usize = 16 << 20;
 
 #[derive(Arbitrary, Debug)]
 enum Op {
-    /// Open `1 + n` arrays (or objects keyed `k`), one inside the other.
+    /// Open [`levels`]`(n)` arrays (or objects keyed `k`), one inside the other.
     Open { object: bool, n: u16, key: String },
     /// Close the innermost open container.
     Close,
@@ -38,8 +38,30 @@ enum Scalar {
     String(String),
 }
 
-fuzz_target!(|ops: Vec<Op>| {
-    let value = build(ops);
+/// One input in this many is large.
+const LARGE_ONE_IN: u64 = 256;
+/// Containers a small input may open (an object one more per four bytes of its key): past
+/// the readable depth (64) and the parsers' nesting limit (256).
+const SMALL: usize = 512;
+/// Containers a large input may open: well past SPEC's 10,000 levels, within memory.
+const LARGE: usize = 50_000;
+
+/// Levels one `Open` op nests: `1 + n`, shifted right by `n % 16`, so that the counts spread
+/// over every power of two up to 65,536 instead of sitting near 32,768.
+fn levels(n: u16) -> usize {
+    1 + usize::from(n >> (n % 16))
+}
+
+fuzz_target!(|data: &[u8]| {
+    let budget = if large_draw(data, LARGE_ONE_IN) {
+        LARGE
+    } else {
+        SMALL
+    };
+    let Ok(ops) = Vec::<Op>::arbitrary_take_rest(Unstructured::new(data)) else {
+        return;
+    };
+    let value = build(ops, budget);
     let copy = value.clone();
     assert!(same(&copy, &value), "clone differs");
     assert!(
@@ -95,14 +117,13 @@ fuzz_target!(|ops: Vec<Op>| {
 });
 
 /// Builds the value without recursion; containers left open are closed at the end.
-fn build(ops: Vec<Op>) -> Value {
+fn build(ops: Vec<Op>, mut budget: usize) -> Value {
     // Each open container: its key in the parent (for objects) and its finished members.
     enum Open {
         Array(Vec<Value>),
         Object(Map, String),
     }
     let mut stack: Vec<(Open, Option<String>)> = vec![(Open::Array(Vec::new()), None)];
-    let mut budget = 50_000usize; // total containers, so one input stays within memory
     let add = |stack: &mut Vec<(Open, Option<String>)>, v: Value| match stack.last_mut() {
         Some((Open::Array(items), _)) => items.push(v),
         Some((Open::Object(map, key), _)) => {
@@ -122,11 +143,13 @@ fn build(ops: Vec<Op>) -> Value {
     for op in ops {
         match op {
             Op::Open { object, n, key } => {
-                for _ in 0..=n {
-                    if budget == 0 {
+                // Every level of an object repeats its key in each rendering: long keys cost more.
+                let cost = if object { 1 + key.len() / 4 } else { 1 };
+                for _ in 0..levels(n) {
+                    if budget < cost {
                         break;
                     }
-                    budget -= 1;
+                    budget -= cost;
                     let open = if object {
                         Open::Object(Map::default(), key.clone())
                     } else {

@@ -1,13 +1,16 @@
 //! Large flows on purpose (structure-aware): `arbitrary` picks a chain length (up to 2,000
 //! phases), a fan-in width, extra forward edges, phase kinds and `when` guards; the flow is
-//! written as JSON and checked. Oracle: such a flow is valid — every reference points at an
-//! ancestor, every kind has its required fields — so the checker reports no error. With one
-//! back edge added it must report the cycle (E0104, or E0105 for a self edge) and nothing
-//! else as an error.
+//! written as JSON and checked. Most chains are short (up to 16 phases, so the fuzzer runs
+//! hundreds of flows a second); one input in [`LARGE_ONE_IN`], picked by a hash of its bytes
+//! ([`tfc_fuzz::large_draw`]), is a chain of 1,000 to 2,000 phases
+//! (`corpus/flow_shape/seed-phases-2000` is one). Oracle: such a flow is valid — every reference
+//! points at an ancestor, every kind has its required fields — so the checker reports no
+//! error. With one back edge added it must report the cycle (E0104, or E0105 for a self edge)
+//! and nothing else as an error.
 
 #![no_main]
 
-use arbitrary::Arbitrary;
+use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value as Json, json};
 use tfc::check::{CheckOptions, check_source};
@@ -15,6 +18,7 @@ use tfc::flow::LowerOptions;
 
 #[derive(Arbitrary, Debug)]
 struct Shape {
+    /// Picks the chain's length: see [`phases`].
     chain: u16,
     fan_in: u16,
     edges: Vec<(u16, u16)>,
@@ -23,8 +27,24 @@ struct Shape {
     back_edge: Option<(u16, u16)>,
 }
 
-fuzz_target!(|shape: Shape| {
-    let n = usize::from(shape.chain % 2_000) + 1;
+/// One input in this many is large.
+const LARGE_ONE_IN: u64 = 256;
+
+/// The number of chain phases: 1,000 to 2,000 for a large input, else 1 to 16.
+fn phases(chain: u16, large: bool) -> usize {
+    if large {
+        1_000 + usize::from(chain) % 1_001
+    } else {
+        1 + usize::from(chain % 16)
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let large = tfc_fuzz::large_draw(data, LARGE_ONE_IN);
+    let Ok(shape) = Shape::arbitrary_take_rest(Unstructured::new(data)) else {
+        return;
+    };
+    let n = phases(shape.chain, large);
     let id = |i: usize| format!("p{i}");
     let mut deps: Vec<Vec<usize>> = (0..n)
         .map(|i| if i == 0 { vec![] } else { vec![i - 1] })

@@ -168,3 +168,51 @@ pub fn machine_config(ask: bool, lookups: bool) -> tfc::run::machine::Config {
         ..tfc::run::machine::Config::default()
     }
 }
+
+/// Whether a structure-aware target builds its rare large input from these bytes: one input
+/// in `one_in`, by a hash of all of them (FNV-1a). Every mutation draws again, so large inputs
+/// stay that share of the runs whatever the corpus holds. (A size read from the bytes would
+/// survive most mutations, and large inputs reach new hit counts, so the corpus would fill
+/// with them and the target would crawl.)
+pub fn large_draw(data: &[u8], one_in: u64) -> bool {
+    let hash = data.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    // The high half: FNV's low bits depend on the bytes' low bits only.
+    (hash >> 32).is_multiple_of(one_in)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::large_draw;
+
+    #[test]
+    fn the_committed_large_seeds_are_large_draws() {
+        // Both targets draw one input in 256; editing a seed by a byte makes it small.
+        for seed in [
+            &include_bytes!("../corpus/deep/seed-deep-50000")[..],
+            &include_bytes!("../corpus/flow_shape/seed-phases-2000")[..],
+        ] {
+            assert!(large_draw(seed, 256));
+            assert!(!large_draw(&seed[..seed.len() - 1], 256));
+        }
+    }
+
+    #[test]
+    fn one_draw_in_n_is_large_and_trailing_zeros_do_not_keep_it() {
+        // Inputs counting up, as mutations of one input do: about 1/128 of them are large.
+        let large = (0u32..128_000)
+            .filter(|i| large_draw(&i.to_le_bytes(), 128))
+            .count();
+        assert!((700..1_300).contains(&large), "{large}");
+        // The low bits of FNV-1a survive appended zeros; the high half does not.
+        let zeros = (0u32..128_000)
+            .filter(|i| {
+                let mut b = i.to_le_bytes().to_vec();
+                b.push(0);
+                large_draw(&b, 128) && large_draw(&i.to_le_bytes(), 128)
+            })
+            .count();
+        assert!(zeros < 50, "{zeros}");
+    }
+}

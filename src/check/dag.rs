@@ -5,6 +5,11 @@
 use super::graph::{Graph, IdSuggester};
 use crate::diag::{Code, Diagnostic};
 use crate::flow::{Flow, Phase, PhaseType};
+use crate::source::Span;
+
+/// Step id → the phases whose `when` reads it, each with the span of the first such read.
+type WhenReads<'f> =
+    std::collections::HashMap<&'f str, Vec<(Span, usize)>, foldhash::fast::RandomState>;
 
 /// Duplicate ids and unknown or self dependencies. Returns whether the ids and edges are
 /// reliable enough for the cycle, reference and lint rules.
@@ -312,6 +317,8 @@ pub fn gate_sole_path(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
             stack.extend(graph.deps[v].iter().copied());
         }
     }
+    // Built at the first gate on every route, once for all of them.
+    let mut reads = None;
     let mut cur = idom[fin];
     while cur != ROOT {
         let g = &flow.phases[cur];
@@ -330,7 +337,8 @@ pub fn gate_sole_path(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
                     .help("remove \"optional\" if a block should stop the run; if the run must go on whatever the verdict, ask for it in an agent phase with \"output\": \"json\" and route on that with \"when\""),
                 );
             }
-            let routed = routed_on(flow, graph, cur, &leads_to_final);
+            let reads = reads.get_or_insert_with(|| when_reads(flow, &leads_to_final));
+            let routed = routed_on(flow, cur, &pos, reads);
             if let Some(((span, p), others)) = routed.split_first() {
                 let mut d = Diagnostic::new(
                     Code::GateSolePath,
@@ -350,34 +358,46 @@ pub fn gate_sole_path(flow: &Flow, graph: &Graph, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The phases after gate `g` on a route to the final phase whose `when` reads `{steps.G…}`,
-/// each with the span of its first such placeholder.
-fn routed_on<'f>(
-    flow: &'f Flow,
-    graph: &Graph,
-    g: usize,
-    leads_to_final: &[bool],
-) -> Vec<(crate::source::Span, &'f crate::flow::Phase)> {
-    let id = flow.phases[g].id.as_str();
-    let mut seen = vec![false; graph.len()];
-    let mut stack = graph.dependents[g].to_vec();
-    let mut found = Vec::new();
-    while let Some(v) = stack.pop() {
-        if std::mem::replace(&mut seen[v], true) || !leads_to_final[v] {
+/// For each step id read by the `when` of a phase on a route to the final phase: those phases,
+/// each with the span of its first placeholder of that step, in phase order. One pass over
+/// the phases, so that asking it about every gate stays linear.
+fn when_reads<'f>(flow: &'f Flow, leads_to_final: &[bool]) -> WhenReads<'f> {
+    let mut reads = WhenReads::default();
+    for (v, p) in flow.phases.iter().enumerate() {
+        if p.when.is_none() || !leads_to_final[v] {
             continue;
         }
-        stack.extend(graph.dependents[v].iter().copied());
-        let p = &flow.phases[v];
-        if p.when.is_none() {
-            continue;
-        }
-        let read = super::refs::uses(v, p)
-            .into_iter()
-            .find(|u| u.field == "when" && u.path.step_id() == Some(id));
-        if let Some(u) = read {
-            found.push((u.span, p));
+        for u in super::refs::uses(v, p) {
+            let Some(id) = u.path.step_id().filter(|_| u.field == "when") else {
+                continue;
+            };
+            let list = reads.entry(id).or_default();
+            if list.last().is_none_or(|&(_, w)| w != v) {
+                list.push((u.span, v));
+            }
         }
     }
+    reads
+}
+
+/// The phases after gate `g` on a route to the final phase whose `when` reads `{steps.G…}`,
+/// each with the span of its first such placeholder. `g` is on every route to the final
+/// phase, so a phase on such a route is after `g` exactly when it is later in topological
+/// order (an earlier one leads to `g`).
+fn routed_on<'f>(
+    flow: &'f Flow,
+    g: usize,
+    pos: &[usize],
+    when_reads: &WhenReads<'_>,
+) -> Vec<(Span, &'f Phase)> {
+    let Some(reads) = when_reads.get(flow.phases[g].id.as_str()) else {
+        return Vec::new();
+    };
+    let mut found: Vec<_> = reads
+        .iter()
+        .filter(|&&(_, v)| pos[v] > pos[g])
+        .map(|&(span, v)| (span, &flow.phases[v]))
+        .collect();
     found.sort_by_key(|(span, _)| span.start);
     found
 }

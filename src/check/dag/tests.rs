@@ -38,6 +38,47 @@ fn w0102_only_when_the_flow_expects_to_go_on_after_a_block() {
 }
 
 #[test]
+fn w0102_for_each_gate_on_a_chain_names_every_phase_after_it_that_routes_on_it() {
+    // Two gates on every path; 'mid' routes on g1 (twice: one report, its first read),
+    // 'end' on both. 'draft' is before both gates and reads neither.
+    let text = r#"[{"id": "draft", "task": "d"},
+        {"id": "g1", "type": "gate", "dependsOn": ["draft"], "task": "ok? VERDICT"},
+        {"id": "mid", "dependsOn": ["g1"], "task": "m",
+         "when": "{steps.g1.output} == BLOCK || {steps.g1.output} == x"},
+        {"id": "g2", "type": "gate", "dependsOn": ["mid"], "task": "ok? VERDICT"},
+        {"id": "end", "dependsOn": ["g2"], "final": true, "task": "e",
+         "when": "{steps.g2.output} == BLOCK && {steps.g1.output} == PASS"}]"#;
+    let checked = check(text);
+    let w0102: Vec<_> = checked
+        .iter()
+        .filter(|d| d.code.as_str() == "W0102")
+        .collect();
+    let said: Vec<_> = w0102
+        .iter()
+        .map(|d| {
+            let labels: Vec<_> = d.labels.iter().map(|l| l.message.as_str()).collect();
+            (d.phase.as_deref().unwrap_or(""), labels)
+        })
+        .collect();
+    // In file order; the report's own label is its main message.
+    assert_eq!(
+        said,
+        [
+            (
+                "mid",
+                vec!["a block here halts the whole run", "'end' routes on it too"]
+            ),
+            ("end", vec!["a block here halts the whole run"]),
+        ]
+    );
+    // The report points at the first read of the gate in the `when`.
+    let first = text
+        .find("{steps.g1.output} == BLOCK")
+        .expect("in the text") as u32;
+    assert_eq!(w0102[0].span.map(|s| s.start), Some(first));
+}
+
+#[test]
 fn unreadable_edges_silence_graph_and_reference_rules() {
     // A misspelt or mistyped dependsOn: only the schema error, no dead end for 'scan'
     // and no unreachable {steps.scan…}.
