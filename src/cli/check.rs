@@ -1,10 +1,8 @@
 //! `tfc check FLOW…`: every static problem of each flow, rendered with spans (SPEC §7).
 
-use std::io::IsTerminal;
-
 use clap::{Args, ValueEnum};
 
-use super::{Exit, usage_error};
+use super::{Color, Exit, usage_error};
 use tfc::check::{CheckOptions, check_source};
 use tfc::diag::render::{render_file, to_json};
 use tfc::flow::{Invocation, LowerOptions, split_pair};
@@ -48,27 +46,6 @@ pub struct CheckArgs {
 enum Format {
     Text,
     Json,
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum Color {
-    #[default]
-    Auto,
-    Always,
-    Never,
-}
-
-impl Color {
-    /// auto = stderr is a terminal and `NO_COLOR` is unset.
-    pub fn enabled(self) -> bool {
-        match self {
-            Color::Always => true,
-            Color::Never => false,
-            Color::Auto => {
-                std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-            }
-        }
-    }
 }
 
 /// `tfc check`.

@@ -9,7 +9,7 @@ use std::io::Write;
 
 use clap::{Args, ValueEnum};
 
-use super::check::Color;
+use super::Color;
 use super::{Exit, usage_error};
 use tfc::check::{CheckOptions, Checked, check_source};
 use tfc::diag::render::render_file;

@@ -170,3 +170,26 @@ pub fn say(text: impl std::fmt::Display) {
     let mut err = std::io::stderr().lock();
     let _ = write!(err, "{text}").and_then(|()| err.flush());
 }
+
+/// `--color`: whether diagnostics and views are drawn in colour.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Color {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl Color {
+    /// auto = stderr is a terminal and `NO_COLOR` is unset.
+    pub fn enabled(self) -> bool {
+        match self {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => {
+                std::io::IsTerminal::is_terminal(&std::io::stderr())
+                    && std::env::var_os("NO_COLOR").is_none()
+            }
+        }
+    }
+}

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use super::check::Color;
+use super::Color;
 use super::run::{Format, RunArgs, code, launch};
 use super::usage_error;
 use tfc::project::project_root;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
-use super::check::Color;
+use super::Color;
 use super::usage_error;
 use tfc::agent::{ConfigRoster, DryRun, PreflightOptions, RosterOptions, preflight};
 use tfc::check::{CheckOptions, check_document};

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 
-use super::check::Color;
+use super::Color;
 use super::{Exit, usage_error};
 use tfc::diag::render::{render_file, to_json};
 use tfc::test::{CheckedFile, TestOptions, report};
