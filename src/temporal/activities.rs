@@ -203,10 +203,7 @@ impl TfcActivities {
         req: (String, std::path::PathBuf),
     ) -> Result<Option<String>, ActivityError> {
         let (name, cwd) = req;
-        let saved = crate::project::SavedFlows::new(&cwd);
-        Ok(crate::check::FlowLoader::load(&saved, &name)
-            .ok()
-            .map(|(_, t)| t))
+        Ok(driver::load_saved_flow(&name, &cwd))
     }
 
     /// A sub-flow's agents: their backend names on this worker, and the sub-run's id.

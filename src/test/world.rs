@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use crate::agent::{CancelSource, ResolvedAgent, Roster};
 use crate::run::RunRecord;
-use crate::run::driver::{code_compiles, perform_call, prepare_call, resolve_agents, run_script};
+use crate::run::driver::{
+    code_compiles, load_saved_flow, perform_call, prepare_call, resolve_agents, run_script,
+};
 use crate::run::machine::{Command, Event, Input, Machine, ScriptEnd, ScriptOutcome};
 
 use super::answer::Answering;
@@ -154,10 +156,7 @@ pub(crate) fn drive(mut machine: Machine, world: &mut World<'_>) -> Result<RunRe
                     queue.push_back(Event::ScorerEnded { op, pass, detail });
                 }
                 Command::LoadFlow { op, name, cwd } => {
-                    let saved = crate::project::SavedFlows::new(&cwd);
-                    let text = crate::check::FlowLoader::load(&saved, &name)
-                        .ok()
-                        .map(|(_, t)| t);
+                    let text = load_saved_flow(&name, &cwd);
                     queue.push_back(Event::FlowLoaded { op, text });
                 }
                 Command::ResolveAgents { op, names, flow } => {

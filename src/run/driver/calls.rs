@@ -3,6 +3,7 @@
 //! and stop grace, a script through the process supervisor, and the code-compiles check.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -61,6 +62,14 @@ pub(crate) fn resolve_agents(
         }
     }
     (backends, None)
+}
+
+/// A sub-flow's text (`Command::LoadFlow`): the saved flow `name` seen from `cwd`, if found.
+pub(crate) fn load_saved_flow(name: &str, cwd: &Path) -> Option<String> {
+    let saved = crate::project::SavedFlows::new(cwd);
+    crate::check::FlowLoader::load(&saved, name)
+        .ok()
+        .map(|(_, t)| t)
 }
 
 /// Turn the machine's request into a backend request: the agent's backend (`resolved`), the

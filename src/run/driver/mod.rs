@@ -29,7 +29,9 @@ use tty::ask;
 /// The Temporal activities resolve their calls' agents one by one.
 #[cfg(feature = "temporal")]
 pub(crate) use calls::resolve_agent;
-pub(crate) use calls::{code_compiles, perform_call, prepare_call, resolve_agents, run_script};
+pub(crate) use calls::{
+    code_compiles, load_saved_flow, perform_call, prepare_call, resolve_agents, run_script,
+};
 #[cfg(test)]
 pub(crate) use persist::input_line;
 pub(crate) use persist::{PhaseTexts, flow_def_hash, stored_value, write_input_line};
@@ -441,10 +443,7 @@ impl Driver {
                 Event::ScorerEnded { op, pass, detail }
             })),
             Command::LoadFlow { op, name, cwd } => {
-                let saved = crate::project::SavedFlows::new(&cwd);
-                let text = crate::check::FlowLoader::load(&saved, &name)
-                    .ok()
-                    .map(|(_, t)| t);
+                let text = load_saved_flow(&name, &cwd);
                 self.now(Event::FlowLoaded { op, text });
             }
             Command::ResolveAgents { op, names, flow } => {
