@@ -199,6 +199,30 @@ fn read_saved(path: &Path, shown: &Path) -> Result<Value, String> {
     }
 }
 
+/// One file a set-up plans (`tfc init`'s project files, host registrations and editor
+/// settings): its new content, or kept as it is.
+#[derive(Debug)]
+pub struct PlannedFile {
+    /// The file.
+    pub path: PathBuf,
+    /// What to write; `None`: the file is there and stays as it is.
+    pub content: Option<String>,
+    /// Whether the file exists (an update rather than a creation).
+    pub exists: bool,
+}
+
+impl PlannedFile {
+    /// A file written only when it is not there yet.
+    pub fn create_unless_present(path: PathBuf, content: String) -> PlannedFile {
+        let exists = path.exists();
+        PlannedFile {
+            content: (!exists).then_some(content),
+            path,
+            exists,
+        }
+    }
+}
+
 /// Resolve a `FLOW` argument: a path if that file exists, else a saved flow's name. Returns
 /// the file and the flow's default name (the file stem, or the saved name).
 pub fn locate_flow(flow: &str, cwd: &Path) -> Option<(PathBuf, String)> {

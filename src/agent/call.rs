@@ -289,6 +289,11 @@ impl Outcome {
     }
 }
 
+/// The error of a call its idle watchdog stopped after `ms` without output (SPEC §8.6).
+pub(crate) fn idle_timeout_error(ms: u128) -> String {
+    format!("Subagent produced no output for {ms}ms (idle timeout)")
+}
+
 /// A model backend. Object-safe; cancellable through [`Cancel`].
 pub trait Agent: Send + Sync {
     /// The backend's name as shown in run records (`claude`, `replay`, `command`, …).

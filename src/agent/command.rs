@@ -13,7 +13,7 @@ use std::time::Duration;
 use tempfile::NamedTempFile;
 
 use super::env::{self, EnvPolicy, EnvVars};
-use crate::agent::call::{Agent, BoxFuture, Outcome, Request, StopReason};
+use crate::agent::call::{Agent, BoxFuture, Outcome, Request, StopReason, idle_timeout_error};
 use crate::process::Cancel;
 use crate::process::{self, End, Keep, ProcessResult, ProcessSpec, StdoutMode};
 use crate::value::{js_trim, js_trim_end};
@@ -155,10 +155,7 @@ pub(crate) fn stopped(result: &ProcessResult, request: &Request) -> Option<Outco
         End::Exited | End::Settled | End::Aborted | End::LineTooLong => None,
         End::IdleTimeout => Some(Outcome::failed(
             StopReason::IdleTimeout,
-            format!(
-                "Subagent produced no output for {}ms (idle timeout)",
-                ms(request.idle_timeout)
-            ),
+            idle_timeout_error(ms(request.idle_timeout)),
         )),
         End::WallTimeout => Some(Outcome::failed(
             StopReason::WallTimeout,

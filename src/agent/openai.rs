@@ -16,7 +16,9 @@ use std::time::Instant;
 use serde_json::{Value as Json, json};
 
 use super::http::{Guard, HttpError, Response, Url, post};
-use crate::agent::call::{Agent, BoxFuture, Outcome, Request, StopReason, Usage};
+use crate::agent::call::{
+    Agent, BoxFuture, Outcome, Request, StopReason, Usage, idle_timeout_error,
+};
 use crate::process::Cancel;
 
 /// Prices in USD per million tokens; enables `costUSD`.
@@ -165,10 +167,7 @@ impl OpenAiBackend {
                     }
                     Failure::Http(HttpError::Idle) => (
                         StopReason::IdleTimeout,
-                        format!(
-                            "Subagent produced no output for {}ms (idle timeout)",
-                            request.idle_timeout.unwrap_or_default().as_millis()
-                        ),
+                        idle_timeout_error(request.idle_timeout.unwrap_or_default().as_millis()),
                     ),
                     Failure::Http(HttpError::Wall) => (
                         StopReason::WallTimeout,

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use crate::compile::Template;
 use crate::diag::{Code, Diagnostic};
-use crate::flow::{Def, EvalKind, Flow, PhaseKind, check_value, value_help};
+use crate::flow::{Def, EvalKind, Flow, Notation, PhaseKind, check_value, value_help};
 use crate::syntax::{RefPath, Target};
 use crate::value::Map;
 
@@ -44,7 +44,7 @@ pub fn invocation(flow: &Flow, given: &Map, rejected: &[&str], out: &mut Vec<Dia
                         )
                         .at(spec.name_span)
                         .with_label("declared here")
-                        .help(value_help(spec)),
+                        .help(value_help(spec, Notation::Pair)),
                     );
                 }
             }

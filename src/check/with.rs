@@ -18,10 +18,11 @@ use super::loader::FlowLoader;
 use super::types::{Ty, type_of_path};
 use crate::diag::{Code, Diagnostic};
 use crate::flow::{
-    ArgSpec, ArgType, Flow, Phase, PhaseKind, WithValue, convert_value, unknown_arg_message,
+    ArgSpec, ArgType, Flow, Notation, Phase, PhaseKind, WithValue, convert_value, enum_list,
+    unknown_arg_message, value_help,
 };
 use crate::source::{Source, Span};
-use crate::value::{Value, format_number};
+use crate::value::Value;
 
 /// The child a `with` is checked against.
 pub struct Child<'c> {
@@ -114,7 +115,7 @@ pub fn check(
                 .at(field.span)
                 .with_label(label)
                 .phase(&p.id)
-                .help(with_help(spec));
+                .help(value_help(spec, Notation::With));
             let declared = format!("'{key}' is declared here: {}", declared_type(spec));
             out.push(child.label(d, spec.name_span, declared));
         }
@@ -221,7 +222,7 @@ fn expected(spec: &ArgSpec) -> String {
     match spec.ty {
         Some(ArgType::Number) => "be a number".into(),
         Some(ArgType::Boolean) => "be true or false".into(),
-        Some(ArgType::Enum) => format!("be one of {}", values(spec)),
+        Some(ArgType::Enum) => format!("be one of {}", enum_list(spec)),
         Some(ArgType::RelativePath) => "be a relative path".into(),
         Some(ArgType::String) | None => "be a string".into(),
     }
@@ -232,42 +233,10 @@ fn declared_type(spec: &ArgSpec) -> String {
     match spec.ty {
         Some(ArgType::Number) => "number".into(),
         Some(ArgType::Boolean) => "boolean".into(),
-        Some(ArgType::Enum) => format!("enum {}", values(spec)),
+        Some(ArgType::Enum) => format!("enum {}", enum_list(spec)),
         Some(ArgType::RelativePath) => "relative-path".into(),
         Some(ArgType::String) => "string".into(),
         None => "untyped".into(),
-    }
-}
-
-fn values(spec: &ArgSpec) -> String {
-    spec.values
-        .iter()
-        .map(Value::to_json)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// How to write a `with` value that fits `spec`.
-fn with_help(spec: &ArgSpec) -> String {
-    let n = &spec.name;
-    match spec.ty {
-        Some(ArgType::Number) => {
-            let range = match (spec.minimum, spec.maximum) {
-                (Some(lo), Some(hi)) => {
-                    format!(" from {} to {}", format_number(lo), format_number(hi))
-                }
-                (Some(lo), None) => format!(" >= {}", format_number(lo)),
-                (None, Some(hi)) => format!(" <= {}", format_number(hi)),
-                (None, None) => String::new(),
-            };
-            format!("pass a number{range} (or a string of one), e.g. \"{n}\": 10")
-        }
-        Some(ArgType::Boolean) => format!("pass \"{n}\": true or \"{n}\": false"),
-        Some(ArgType::Enum) => format!("pass one of {}", values(spec)),
-        Some(ArgType::RelativePath) => {
-            format!("pass a relative path with '/' separators, e.g. \"{n}\": \"src/lib\"")
-        }
-        Some(ArgType::String) | None => format!("pass a string, e.g. \"{n}\": \"…\""),
     }
 }
 

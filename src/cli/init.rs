@@ -6,10 +6,10 @@
 //! `.gitignore` only gains the lines it lacks), so running it again changes nothing. Every file
 //! is printed with what happened to it.
 //!
-//! The work is a plan of [`Change`]s, applied (or, with `--dry-run`, printed) at the end; host
-//! registrations (`--host`, SPEC §13.4; [`host_plan`], here so that `tfc init` owns all of
-//! its set-up and `cli/mcp.rs` only serves) add their own changes to the same plan, and so do
-//! editor set-ups (`--editor`, [`editor_plan`]: the settings that attach `tfc lsp`).
+//! The work is a plan of [`PlannedFile`]s, applied (or, with `--dry-run`, printed) at the
+//! end; host registrations (`--host`, SPEC §13.4; [`host_plan`], here so that `tfc init` owns
+//! all of its set-up and `cli/mcp.rs` only serves) add their own files to the same plan, and so
+//! do editor set-ups (`--editor`, [`editor_plan`]: the settings that attach `tfc lsp`).
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +18,7 @@ use clap::Args;
 use super::{Exit, usage_error};
 use tfc::agent::ConfigEnv;
 use tfc::agent::config::{Detection, Preset, detect};
-use tfc::project::project_root;
+use tfc::project::{PlannedFile, project_root};
 
 #[derive(Args, Debug)]
 pub struct InitArgs {
@@ -38,28 +38,6 @@ pub struct InitArgs {
     editor: Vec<String>,
 }
 
-/// One file of the plan: its new content, or kept as it is.
-pub(crate) struct Change {
-    /// The file.
-    pub path: PathBuf,
-    /// What to write; `None`: the file is there and stays as it is.
-    pub content: Option<String>,
-    /// Whether the file exists (an update rather than a creation).
-    pub exists: bool,
-}
-
-impl Change {
-    /// A file written only when it is not there yet.
-    pub(crate) fn create_unless_present(path: PathBuf, content: String) -> Change {
-        let exists = path.exists();
-        Change {
-            content: (!exists).then_some(content),
-            path,
-            exists,
-        }
-    }
-}
-
 /// `tfc init`.
 pub fn run(a: InitArgs) -> Exit {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
@@ -68,8 +46,8 @@ pub fn run(a: InitArgs) -> Exit {
     let detection = detect(&env);
     let tfc_dir = root.join(".tfc");
     let mut plan = vec![
-        Change::create_unless_present(tfc_dir.join("config.toml"), config_toml(&detection)),
-        Change::create_unless_present(
+        PlannedFile::create_unless_present(tfc_dir.join("config.toml"), config_toml(&detection)),
+        PlannedFile::create_unless_present(
             tfc_dir.join("agents").join("default.md"),
             DEFAULT_AGENT.to_owned(),
         ),
@@ -103,7 +81,7 @@ pub fn run(a: InitArgs) -> Exit {
 /// The files `tfc init --host H…` writes (and the notes it prints): `found` (a bare `--host`)
 /// stands for every host CLI on `PATH`, and so does no `--host` at all, except that finding
 /// none is then no error. Each host's entry runs this binary (`<abs path of tfc> mcp`).
-fn host_plan(names: &[String], root: &Path) -> Result<(Vec<Change>, Vec<String>), String> {
+fn host_plan(names: &[String], root: &Path) -> Result<(Vec<PlannedFile>, Vec<String>), String> {
     use tfc::mcp::hosts::{Host, found_on_path, register};
     let mut hosts = Vec::new();
     if names.is_empty() {
@@ -143,11 +121,7 @@ fn host_plan(names: &[String], root: &Path) -> Result<(Vec<Change>, Vec<String>)
     for h in hosts {
         let r = register(h, root, &exe, codex_home.as_deref())
             .map_err(|e| format!("--host {}: {e}", h.as_str()))?;
-        changes.extend(r.files.into_iter().map(|f| Change {
-            path: f.path,
-            content: f.content,
-            exists: f.exists,
-        }));
+        changes.extend(r.files);
         notes.extend(r.note);
     }
     Ok((changes, notes))
@@ -155,7 +129,7 @@ fn host_plan(names: &[String], root: &Path) -> Result<(Vec<Change>, Vec<String>)
 
 /// The files `tfc init --editor E…` writes: each editor's project settings that attach
 /// `tfc lsp` (this binary) to flow files (see `tfc::lsp::editors`).
-fn editor_plan(names: &[String], root: &Path) -> Result<Vec<Change>, String> {
+fn editor_plan(names: &[String], root: &Path) -> Result<Vec<PlannedFile>, String> {
     use tfc::lsp::editors::{Editor, setup};
     let mut editors: Vec<Editor> = Vec::new();
     for n in names {
@@ -174,17 +148,13 @@ fn editor_plan(names: &[String], root: &Path) -> Result<Vec<Change>, String> {
     let mut changes = Vec::new();
     for e in editors {
         let files = setup(e, root, &exe).map_err(|m| format!("--editor {}: {m}", e.as_str()))?;
-        changes.extend(files.into_iter().map(|f| Change {
-            path: f.path,
-            content: f.content,
-            exists: f.exists,
-        }));
+        changes.extend(files);
     }
     Ok(changes)
 }
 
 /// Write (or with `dry_run` print) every change; one line per file on stdout.
-pub(crate) fn apply(plan: &[Change], dry_run: bool, cwd: &Path) -> Result<(), String> {
+pub(crate) fn apply(plan: &[PlannedFile], dry_run: bool, cwd: &Path) -> Result<(), String> {
     for c in plan {
         let shown = c.path.strip_prefix(cwd).unwrap_or(&c.path).display();
         let Some(content) = &c.content else {
@@ -244,7 +214,7 @@ const IGNORED: [&str; 4] = ["/runs/", "/cache/", "/work/", "/worktrees/"];
 /// (its patterns are relative to `.tfc/`), needs no git to find the repository's top, and
 /// leaves the user's own file alone. A `.tfc/.gitignore` already there keeps every line it
 /// has; the missing patterns are appended, once.
-fn gitignore(path: &Path) -> Change {
+fn gitignore(path: &Path) -> PlannedFile {
     let Ok(current) = std::fs::read_to_string(path) else {
         let mut text = String::from(
             "# Written by `tfc init`: what tfc runs leave here is not for version control\n\
@@ -255,14 +225,14 @@ fn gitignore(path: &Path) -> Change {
             text.push_str(line);
             text.push('\n');
         }
-        return Change::create_unless_present(path.to_path_buf(), text);
+        return PlannedFile::create_unless_present(path.to_path_buf(), text);
     };
     let missing: Vec<&str> = IGNORED
         .into_iter()
         .filter(|want| !current.lines().any(|l| l.trim() == *want))
         .collect();
     if missing.is_empty() {
-        return Change {
+        return PlannedFile {
             path: path.to_path_buf(),
             content: None,
             exists: true,
@@ -276,7 +246,7 @@ fn gitignore(path: &Path) -> Change {
         text.push_str(line);
         text.push('\n');
     }
-    Change {
+    PlannedFile {
         path: path.to_path_buf(),
         content: Some(text),
         exists: true,

@@ -177,7 +177,8 @@ fn member_text(v: &Value) -> String {
     }
 }
 
-fn enum_list(spec: &ArgSpec) -> String {
+/// An enum's members as JSON: `"fast", "slow"`.
+pub(crate) fn enum_list(spec: &ArgSpec) -> String {
     spec.values
         .iter()
         .map(|v| v.to_json())
@@ -307,7 +308,7 @@ pub fn resolve_owned(
                     d = d
                         .at(spec.name_span)
                         .with_label("declared here")
-                        .help(value_help(spec));
+                        .help(value_help(spec, Notation::Pair));
                 }
                 diags.push(d);
             }
@@ -316,9 +317,29 @@ pub fn resolve_owned(
     (given, diags)
 }
 
-/// How to pass a value that fits `spec`, for E0502 help lines.
-pub fn value_help(spec: &ArgSpec) -> String {
-    let n = &spec.name;
+/// How a help line writes an argument given a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notation {
+    /// An invocation's pair: `n=10`.
+    Pair,
+    /// A member of a sub-flow phase's `with` object: `"n": 10` (a number may also be given
+    /// as a string of one).
+    With,
+}
+
+impl Notation {
+    /// Argument `name` given `value` (already in this notation).
+    fn given(self, name: &str, value: &str) -> String {
+        match self {
+            Notation::Pair => format!("{name}={value}"),
+            Notation::With => format!("\"{name}\": {value}"),
+        }
+    }
+}
+
+/// How to pass a value that fits `spec`, written in `notation`, for E0502 help lines.
+pub fn value_help(spec: &ArgSpec, notation: Notation) -> String {
+    let given = |value: &str| notation.given(&spec.name, value);
     match spec.ty {
         Some(ArgType::Number) => {
             let range = match (spec.minimum, spec.maximum) {
@@ -329,21 +350,35 @@ pub fn value_help(spec: &ArgSpec) -> String {
                 (None, Some(hi)) => format!(" <= {}", format_number(hi)),
                 (None, None) => String::new(),
             };
-            format!("pass a number{range}, e.g. {n}=10")
+            let or_string = match notation {
+                Notation::Pair => "",
+                Notation::With => " (or a string of one)",
+            };
+            format!("pass a number{range}{or_string}, e.g. {}", given("10"))
         }
-        Some(ArgType::Boolean) => format!("pass {n}=true or {n}=false"),
-        Some(ArgType::Enum) => format!(
-            "pass one of: {}",
-            spec.values
-                .iter()
-                .map(|v| format!("{n}={}", member_text(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        Some(ArgType::Boolean) => format!("pass {} or {}", given("true"), given("false")),
+        Some(ArgType::Enum) => match notation {
+            Notation::Pair => format!(
+                "pass one of: {}",
+                spec.values
+                    .iter()
+                    .map(|v| given(&member_text(v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Notation::With => format!("pass one of {}", enum_list(spec)),
+        },
         Some(ArgType::RelativePath) => {
-            format!("pass a relative path with '/' separators, e.g. {n}=src/lib")
+            let path = match notation {
+                Notation::Pair => "src/lib",
+                Notation::With => "\"src/lib\"",
+            };
+            format!(
+                "pass a relative path with '/' separators, e.g. {}",
+                given(path)
+            )
         }
-        Some(ArgType::String) | None => format!("pass a string, e.g. {n}=\"…\""),
+        Some(ArgType::String) | None => format!("pass a string, e.g. {}", given("\"…\"")),
     }
 }
 

@@ -23,9 +23,10 @@ pub mod schema;
 mod shorthand;
 mod specs;
 
+pub(crate) use args::enum_list;
 pub use args::{
-    ArgProblem, Invocation, check_relative_path, check_value, convert_text, convert_value,
-    effective_args, resolve_args, resolve_invocation, resolve_owned, split_pair,
+    ArgProblem, Invocation, Notation, check_relative_path, check_value, convert_text,
+    convert_value, effective_args, resolve_args, resolve_invocation, resolve_owned, split_pair,
     unknown_arg_message, value_help,
 };
 pub use enums::{

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::json::{Kind, Node};
+use crate::project::PlannedFile;
 use crate::source::Span;
 
 /// An editor `tfc init --editor` sets up.
@@ -52,17 +53,6 @@ impl Editor {
     }
 }
 
-/// One file a set-up writes.
-#[derive(Debug)]
-pub struct EditorFile {
-    /// The file.
-    pub path: PathBuf,
-    /// Its new content; `None` when it is already as it should be.
-    pub content: Option<String>,
-    /// Whether the file exists now.
-    pub exists: bool,
-}
-
 /// Where editors attach `tfc lsp` (as globs relative to the project; SPEC §15).
 pub const FLOW_GLOBS: [&str; 3] = ["*.flow.json", ".tfc/flows/**/*.json", "taskflows/**/*.json"];
 
@@ -70,7 +60,7 @@ pub const FLOW_GLOBS: [&str; 3] = ["*.flow.json", ".tfc/flows/**/*.json", "taskf
 const VSCODE_SCHEMA: &str = ".vscode/tfc-flow.schema.json";
 
 /// Plan the set-up of `editor` for the project at `root`, running `exe lsp`.
-pub fn setup(editor: Editor, root: &Path, exe: &Path) -> Result<Vec<EditorFile>, String> {
+pub fn setup(editor: Editor, root: &Path, exe: &Path) -> Result<Vec<PlannedFile>, String> {
     let command = exe.display().to_string();
     match editor {
         Editor::Vscode => {
@@ -100,7 +90,7 @@ pub fn setup(editor: Editor, root: &Path, exe: &Path) -> Result<Vec<EditorFile>,
 }
 
 /// A file tfc owns whole: written when missing or different.
-fn whole_file(path: PathBuf, content: String) -> Result<EditorFile, String> {
+fn whole_file(path: PathBuf, content: String) -> Result<PlannedFile, String> {
     let exists = path.exists();
     let current = if exists {
         Some(
@@ -110,7 +100,7 @@ fn whole_file(path: PathBuf, content: String) -> Result<EditorFile, String> {
     } else {
         None
     };
-    Ok(EditorFile {
+    Ok(PlannedFile {
         content: (current.as_deref() != Some(content.as_str())).then_some(content),
         path,
         exists,
@@ -147,7 +137,7 @@ fn schema_entry() -> Value {
 }
 
 /// `.vscode/settings.json` with flow files associated with JSONC, their schema and `tfc.path`.
-fn vscode_settings(path: &Path, command: &str) -> Result<EditorFile, String> {
+fn vscode_settings(path: &Path, command: &str) -> Result<PlannedFile, String> {
     let (current, exists) = read(path)?;
     let by_hand = || {
         let mut want = serde_json::Map::new();
@@ -196,7 +186,7 @@ fn vscode_settings(path: &Path, command: &str) -> Result<EditorFile, String> {
     if text != current && !text.ends_with('\n') {
         text.push('\n');
     }
-    Ok(EditorFile {
+    Ok(PlannedFile {
         path: path.to_path_buf(),
         content: (text != current).then_some(text),
         exists,
@@ -382,7 +372,7 @@ fn marked_block(
     comment: &str,
     block: &str,
     check: impl Fn(&str) -> Result<(), String>,
-) -> Result<EditorFile, String> {
+) -> Result<PlannedFile, String> {
     let (current, exists) = read(path)?;
     let begin = format!("{comment} {BEGIN}");
     let end = format!("{comment} {END}");
@@ -424,7 +414,7 @@ fn marked_block(
         }
     };
     check(&text)?;
-    Ok(EditorFile {
+    Ok(PlannedFile {
         path: path.to_path_buf(),
         content: (text != current).then_some(text),
         exists,

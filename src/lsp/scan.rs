@@ -100,6 +100,15 @@ fn string_end(b: &[u8], open: usize) -> usize {
     b.len()
 }
 
+/// The offset after the `//` (to the line's end) or `/* */` comment that starts at `i`.
+fn comment_end(b: &[u8], i: usize) -> usize {
+    if b.get(i + 1) == Some(&b'/') {
+        memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n)
+    } else {
+        memchr::memmem::find(&b[i + 2..], b"*/").map_or(b.len(), |n| i + 2 + n + 2)
+    }
+}
+
 /// Where `offset` is in `text`.
 pub fn context(text: &str, offset: usize) -> Context {
     let b = text.as_bytes();
@@ -129,12 +138,8 @@ pub fn context(text: &str, offset: usize) -> Context {
                 i = end + 1;
                 continue;
             }
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n);
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = memchr::memmem::find(&b[i + 2..], b"*/").map_or(b.len(), |n| i + 2 + n + 2);
+            b'/' if matches!(b.get(i + 1), Some(b'/' | b'*')) => {
+                i = comment_end(b, i);
                 continue;
             }
             c @ (b'{' | b'[') => {
@@ -190,12 +195,8 @@ fn rest_of_array(b: &[u8], text: &str, from: usize, items: &mut Vec<String>) {
                 i = end + 1;
                 continue;
             }
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n);
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = memchr::memmem::find(&b[i + 2..], b"*/").map_or(b.len(), |n| i + 2 + n + 2);
+            b'/' if matches!(b.get(i + 1), Some(b'/' | b'*')) => {
+                i = comment_end(b, i);
                 continue;
             }
             b'{' | b'[' => depth += 1,

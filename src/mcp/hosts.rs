@@ -15,9 +15,11 @@
 //! as text — the `[mcp_servers.tfc]` table appended or its lines replaced — so comments and
 //! layout elsewhere in the file stay as they were.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value, json};
+
+use crate::project::PlannedFile;
 
 /// A coding-agent host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,24 +63,13 @@ impl Host {
     }
 }
 
-/// One file a registration writes.
-#[derive(Debug)]
-pub struct HostFile {
-    /// The file.
-    pub path: PathBuf,
-    /// Its new content; `None` when it already registers tfc as it should.
-    pub content: Option<String>,
-    /// Whether the file exists now.
-    pub exists: bool,
-}
-
 /// What registering with one host takes.
 #[derive(Debug)]
 pub struct Registration {
     /// The host.
     pub host: Host,
     /// Files to write (none for pi).
-    pub files: Vec<HostFile>,
+    pub files: Vec<PlannedFile>,
     /// What to tell the user besides the files.
     pub note: Option<String>,
 }
@@ -144,7 +135,7 @@ pub fn register(
 }
 
 /// `<key>.tfc = entry` merged into the JSON object in `path`.
-fn json_entry(path: &Path, key: &str, entry: Value) -> Result<HostFile, String> {
+fn json_entry(path: &Path, key: &str, entry: Value) -> Result<PlannedFile, String> {
     let exists = path.exists();
     let mut doc: Map<String, Value> = if exists {
         let text = std::fs::read_to_string(path)
@@ -182,7 +173,7 @@ fn json_entry(path: &Path, key: &str, entry: Value) -> Result<HostFile, String> 
         ));
     };
     if servers.get("tfc") == Some(&entry) {
-        return Ok(HostFile {
+        return Ok(PlannedFile {
             path: path.to_path_buf(),
             content: None,
             exists,
@@ -191,7 +182,7 @@ fn json_entry(path: &Path, key: &str, entry: Value) -> Result<HostFile, String> 
     servers.insert("tfc".into(), entry);
     let mut text = serde_json::to_string_pretty(&Value::Object(doc)).unwrap_or_default();
     text.push('\n');
-    Ok(HostFile {
+    Ok(PlannedFile {
         path: path.to_path_buf(),
         content: Some(text),
         exists,
@@ -199,7 +190,7 @@ fn json_entry(path: &Path, key: &str, entry: Value) -> Result<HostFile, String> 
 }
 
 /// `[mcp_servers.tfc]` in codex's `config.toml`, edited as text.
-fn codex_entry(path: &Path, command: &str) -> Result<HostFile, String> {
+fn codex_entry(path: &Path, command: &str) -> Result<PlannedFile, String> {
     let exists = path.exists();
     let text = if exists {
         std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?
@@ -250,7 +241,7 @@ fn codex_entry(path: &Path, command: &str) -> Result<HostFile, String> {
             )
         })?;
     }
-    Ok(HostFile {
+    Ok(PlannedFile {
         path: path.to_path_buf(),
         content,
         exists,
@@ -279,7 +270,7 @@ fn replace_table(text: &str, block: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn apply(f: &HostFile) {
+    fn apply(f: &PlannedFile) {
         if let Some(c) = &f.content {
             std::fs::create_dir_all(f.path.parent().unwrap()).unwrap();
             std::fs::write(&f.path, c).unwrap();

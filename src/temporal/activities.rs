@@ -37,12 +37,7 @@ impl TfcActivities {
 
     fn resolve(&self, agent: &str) -> Result<ResolvedAgent, String> {
         let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(a) = agents.get(agent) {
-            return Ok(a.clone());
-        }
-        let r = self.roster.resolve(agent)?;
-        agents.insert(agent.to_owned(), r.clone());
-        Ok(r)
+        driver::resolve_agent(&mut agents, self.roster.as_ref(), agent).cloned()
     }
 }
 
@@ -208,10 +203,7 @@ impl TfcActivities {
         req: (String, std::path::PathBuf),
     ) -> Result<Option<String>, ActivityError> {
         let (name, cwd) = req;
-        let saved = crate::project::SavedFlows::new(&cwd);
-        Ok(crate::check::FlowLoader::load(&saved, &name)
-            .ok()
-            .map(|(_, t)| t))
+        Ok(driver::load_saved_flow(&name, &cwd))
     }
 
     /// A sub-flow's agents: their backend names on this worker, and the sub-run's id.
@@ -222,17 +214,8 @@ impl TfcActivities {
         req: (Vec<String>, String),
     ) -> Result<(String, Vec<(String, String)>, Option<String>), ActivityError> {
         let (names, flow) = req;
-        let mut backends = Vec::new();
-        let mut error = None;
-        for a in names {
-            match self.resolve(&a) {
-                Ok(r) => backends.push((a, r.backend_name)),
-                Err(e) => {
-                    error = Some(e);
-                    break;
-                }
-            }
-        }
+        let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        let (backends, error) = driver::resolve_agents(names, &mut agents, self.roster.as_ref());
         Ok((crate::run::store::new_run_id(&flow), backends, error))
     }
 

@@ -620,17 +620,12 @@ fn quick() -> ActivityOptions {
 
 /// A script activity that did not return.
 fn lost_script(e: &ActivityExecutionError) -> ScriptOutcome {
-    let (end, spawn_error) = match e {
-        ActivityExecutionError::Cancelled(_) => (ScriptEnd::Cancelled, None),
-        other => (ScriptEnd::Exited, Some(worker_lost(&other.to_string()))),
-    };
-    ScriptOutcome {
-        spawn_error,
-        end,
-        code: -1,
-        stdout: String::new(),
-        stdout_truncated: false,
-        stderr: String::new(),
-        elapsed_ms: 0,
+    match e {
+        ActivityExecutionError::Cancelled(_) => ScriptOutcome {
+            spawn_error: None,
+            end: ScriptEnd::Cancelled,
+            ..ScriptOutcome::not_started(String::new())
+        },
+        other => ScriptOutcome::not_started(worker_lost(&other.to_string())),
     }
 }

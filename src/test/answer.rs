@@ -11,13 +11,14 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::agent::call::idle_timeout_error;
 use crate::agent::{Agent, BoxFuture, Cancel, Outcome, Request, StopReason};
 
 use super::model::{Answer, AnswerRule, Named, Reply};
 use super::pattern::best_match;
 
 /// The idle watchdog's default (SPEC §8.6), for a timeout answer to a call without a limit.
-const DEFAULT_IDLE_MS: u64 = 300_000;
+const DEFAULT_IDLE_MS: u128 = 300_000;
 
 /// One call the backend saw.
 #[derive(Clone, Debug, PartialEq)]
@@ -122,11 +123,8 @@ impl Answering {
                 None => {
                     let ms = request
                         .idle_timeout
-                        .map_or(DEFAULT_IDLE_MS, |d: Duration| d.as_millis() as u64);
-                    Outcome::failed(
-                        StopReason::IdleTimeout,
-                        format!("Subagent produced no output for {ms}ms (idle timeout)"),
-                    )
+                        .map_or(DEFAULT_IDLE_MS, |d: Duration| d.as_millis());
+                    Outcome::failed(StopReason::IdleTimeout, idle_timeout_error(ms))
                 }
             },
             Reply::Script { .. } => Outcome::failed(

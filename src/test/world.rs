@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use crate::agent::{CancelSource, ResolvedAgent, Roster};
 use crate::run::RunRecord;
-use crate::run::driver::{code_compiles, perform_call, prepare_call, run_script};
+use crate::run::driver::{
+    code_compiles, load_saved_flow, perform_call, prepare_call, resolve_agents, run_script,
+};
 use crate::run::machine::{Command, Event, Input, Machine, ScriptEnd, ScriptOutcome};
 
 use super::answer::Answering;
@@ -83,18 +85,10 @@ pub(crate) fn drive(mut machine: Machine, world: &mut World<'_>) -> Result<RunRe
                                 elapsed_ms: 0,
                             },
                             // A sequence that mixes script and call answers.
-                            _ => ScriptOutcome {
-                                spawn_error: Some(format!(
-                                    "tfc test: script '{}' is answered with an agent call's answer, not {{\"stdout\", \"exitCode\"}}",
-                                    script.node
-                                )),
-                                end: ScriptEnd::Exited,
-                                code: -1,
-                                stdout: String::new(),
-                                stdout_truncated: false,
-                                stderr: String::new(),
-                                elapsed_ms: 0,
-                            },
+                            _ => ScriptOutcome::not_started(format!(
+                                "tfc test: script '{}' is answered with an agent call's answer, not {{\"stdout\", \"exitCode\"}}",
+                                script.node
+                            )),
                         },
                         None => smol::block_on(run_script(*script, CancelSource::new().token())),
                     };
@@ -162,27 +156,12 @@ pub(crate) fn drive(mut machine: Machine, world: &mut World<'_>) -> Result<RunRe
                     queue.push_back(Event::ScorerEnded { op, pass, detail });
                 }
                 Command::LoadFlow { op, name, cwd } => {
-                    let saved = crate::project::SavedFlows::new(&cwd);
-                    let text = crate::check::FlowLoader::load(&saved, &name)
-                        .ok()
-                        .map(|(_, t)| t);
+                    let text = load_saved_flow(&name, &cwd);
                     queue.push_back(Event::FlowLoaded { op, text });
                 }
                 Command::ResolveAgents { op, names, flow } => {
-                    let mut backends = Vec::new();
-                    let mut error = None;
-                    for a in names {
-                        match world.roster.resolve(&a) {
-                            Ok(r) => {
-                                backends.push((a.clone(), r.backend_name.clone()));
-                                world.agents.insert(a, r);
-                            }
-                            Err(e) => {
-                                error = Some(e);
-                                break;
-                            }
-                        }
-                    }
+                    let (backends, error) =
+                        resolve_agents(names, &mut world.agents, world.roster.as_ref());
                     queue.push_back(Event::AgentsResolved {
                         op,
                         run_id: format!("{flow}-test"),

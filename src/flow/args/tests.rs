@@ -114,3 +114,42 @@ fn resolve_args_applies_defaults_and_reports_each_argument_once() {
     assert_eq!(problems[0].message, "Missing required argument 'version'");
     assert_eq!(problems.len(), 1);
 }
+
+/// E0502's help says how to pass a fitting value, as a `K=V` pair for an invocation and as a
+/// JSON member for a sub-flow phase's `with`.
+#[test]
+fn value_help_writes_each_type_in_either_notation() {
+    let flow = declaring();
+    let help = |name: &str, n: Notation| value_help(flow.args.get(name).expect(name), n);
+    let pairs = [
+        ("version", "pass a number <= 10, e.g. version=10"),
+        ("mode", "pass one of: mode=fast, mode=slow, mode=3"),
+        ("dry", "pass dry=true or dry=false"),
+        ("name", "pass a string, e.g. name=\"…\""),
+        (
+            "dir",
+            "pass a relative path with '/' separators, e.g. dir=src/lib",
+        ),
+        ("legacy", "pass a string, e.g. legacy=\"…\""),
+    ];
+    for (name, want) in pairs {
+        assert_eq!(help(name, Notation::Pair), want, "{name}");
+    }
+    let with = [
+        (
+            "version",
+            "pass a number <= 10 (or a string of one), e.g. \"version\": 10",
+        ),
+        ("mode", "pass one of \"fast\", \"slow\", 3"),
+        ("dry", "pass \"dry\": true or \"dry\": false"),
+        ("name", "pass a string, e.g. \"name\": \"…\""),
+        (
+            "dir",
+            "pass a relative path with '/' separators, e.g. \"dir\": \"src/lib\"",
+        ),
+        ("legacy", "pass a string, e.g. \"legacy\": \"…\""),
+    ];
+    for (name, want) in with {
+        assert_eq!(help(name, Notation::With), want, "{name}");
+    }
+}

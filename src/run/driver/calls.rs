@@ -2,6 +2,8 @@
 //! activities both use these): preparing a backend call, one attempt with its wall timeout
 //! and stop grace, a script through the process supervisor, and the code-compiles check.
 
+use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,6 +28,48 @@ pub(crate) struct PreparedCall {
     model: Option<String>,
     warnings: Vec<String>,
     pub request: Request,
+}
+
+/// The agent `name` from `agents` (those resolved so far), or else resolved by `roster` and
+/// kept there.
+pub(crate) fn resolve_agent<'a>(
+    agents: &'a mut HashMap<String, ResolvedAgent>,
+    roster: &dyn Roster,
+    name: &str,
+) -> Result<&'a ResolvedAgent, String> {
+    if !agents.contains_key(name) {
+        let r = roster.resolve(name)?;
+        agents.insert(name.to_owned(), r);
+    }
+    Ok(&agents[name])
+}
+
+/// A sub-flow's agents (`Command::ResolveAgents`), each through [`resolve_agent`]: their
+/// backend names in order, up to the first that cannot be resolved, and that one's error.
+pub(crate) fn resolve_agents(
+    names: Vec<String>,
+    agents: &mut HashMap<String, ResolvedAgent>,
+    roster: &dyn Roster,
+) -> (Vec<(String, String)>, Option<String>) {
+    let mut backends = Vec::new();
+    for name in names {
+        match resolve_agent(agents, roster, &name) {
+            Ok(r) => {
+                let backend = r.backend_name.clone();
+                backends.push((name, backend));
+            }
+            Err(e) => return (backends, Some(e)),
+        }
+    }
+    (backends, None)
+}
+
+/// A sub-flow's text (`Command::LoadFlow`): the saved flow `name` seen from `cwd`, if found.
+pub(crate) fn load_saved_flow(name: &str, cwd: &Path) -> Option<String> {
+    let saved = crate::project::SavedFlows::new(cwd);
+    crate::check::FlowLoader::load(&saved, name)
+        .ok()
+        .map(|(_, t)| t)
 }
 
 /// Turn the machine's request into a backend request: the agent's backend (`resolved`), the
@@ -136,17 +180,8 @@ pub(crate) async fn perform_call(call: PreparedCall, stop: Arc<CancelSource>) ->
 
 /// Run a script under the process supervisor; `token` stops it (its process group killed).
 pub(crate) async fn run_script(s: ScriptRequest, token: crate::agent::Cancel) -> ScriptOutcome {
-    let spawn_failed = |e: String| ScriptOutcome {
-        spawn_error: Some(e),
-        end: ScriptEnd::Exited,
-        code: -1,
-        stdout: String::new(),
-        stdout_truncated: false,
-        stderr: String::new(),
-        elapsed_ms: 0,
-    };
     let Some((program, args)) = s.argv.split_first() else {
-        return spawn_failed("the script has no command".into());
+        return ScriptOutcome::not_started("the script has no command".into());
     };
     let mut spec = ProcessSpec::new(program).args(args);
     spec.cwd = Some(s.cwd.clone());
@@ -169,7 +204,7 @@ pub(crate) async fn run_script(s: ScriptRequest, token: crate::agent::Cancel) ->
     // A script's stdout beyond its first MiB is read and dropped (SPEC §3.11), never capped.
     spec.max_output = None;
     match run_process(spec, token).await {
-        Err(e) => spawn_failed(e.to_string()),
+        Err(e) => ScriptOutcome::not_started(e.to_string()),
         Ok(r) => ScriptOutcome {
             spawn_error: None,
             end: match r.end {

@@ -26,7 +26,12 @@ use crate::value::Value;
 use persist::stored_value_with_errors;
 use tty::ask;
 
-pub(crate) use calls::{code_compiles, perform_call, prepare_call, run_script};
+/// The Temporal activities resolve their calls' agents one by one.
+#[cfg(feature = "temporal")]
+pub(crate) use calls::resolve_agent;
+pub(crate) use calls::{
+    code_compiles, load_saved_flow, perform_call, prepare_call, resolve_agents, run_script,
+};
 #[cfg(test)]
 pub(crate) use persist::input_line;
 pub(crate) use persist::{PhaseTexts, flow_def_hash, stored_value, write_input_line};
@@ -438,31 +443,12 @@ impl Driver {
                 Event::ScorerEnded { op, pass, detail }
             })),
             Command::LoadFlow { op, name, cwd } => {
-                let saved = crate::project::SavedFlows::new(&cwd);
-                let text = crate::check::FlowLoader::load(&saved, &name)
-                    .ok()
-                    .map(|(_, t)| t);
+                let text = load_saved_flow(&name, &cwd);
                 self.now(Event::FlowLoaded { op, text });
             }
             Command::ResolveAgents { op, names, flow } => {
-                let mut backends = Vec::new();
-                let mut error = None;
-                for a in names {
-                    let resolved = match self.agents.get(&a) {
-                        Some(r) => Ok(r.clone()),
-                        None => self.roster.resolve(&a),
-                    };
-                    match resolved {
-                        Ok(r) => {
-                            backends.push((a.clone(), r.backend_name.clone()));
-                            self.agents.insert(a, r);
-                        }
-                        Err(e) => {
-                            error = Some(e);
-                            break;
-                        }
-                    }
-                }
+                let (backends, error) =
+                    resolve_agents(names, &mut self.agents, self.roster.as_ref());
                 self.now(Event::AgentsResolved {
                     op,
                     run_id: super::store::new_run_id(&flow),

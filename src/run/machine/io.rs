@@ -266,6 +266,21 @@ pub struct ScriptOutcome {
     pub elapsed_ms: u64,
 }
 
+impl ScriptOutcome {
+    /// A script that could not be started, and why.
+    pub fn not_started(why: String) -> ScriptOutcome {
+        ScriptOutcome {
+            spawn_error: Some(why),
+            end: ScriptEnd::Exited,
+            code: -1,
+            stdout: String::new(),
+            stdout_truncated: false,
+            stderr: String::new(),
+            elapsed_ms: 0,
+        }
+    }
+}
+
 /// How a script stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
