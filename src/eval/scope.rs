@@ -87,11 +87,15 @@ pub const FAMILY_HEADS: [&str; 6] = ["steps", "args", "previous", "reflexion", "
 /// family and no name `bound` accepts (the `as` names of the flow's maps): no scope's
 /// [`Scope::local`] ever answers for it. This is the one rule behind both the run's
 /// `unresolved refs … left intact` warning for such refs and its static counterpart, W0207.
+#[inline]
 pub fn unresolvable_by_head(path: &RefPath, bound: impl Fn(&str) -> bool) -> bool {
-    let head = path.head();
+    // Most refs are `steps.…`: decided by the target alone, without reading the head.
     match path.target {
-        Target::Never => head == "previous",
-        Target::Local => !FAMILY_HEADS.contains(&head) && !bound(head),
+        Target::Never => path.head() == "previous",
+        Target::Local => {
+            let head = path.head();
+            !FAMILY_HEADS.contains(&head) && !bound(head)
+        }
         _ => false,
     }
 }
