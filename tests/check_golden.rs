@@ -18,7 +18,7 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use tfc::diag::Code;
@@ -102,52 +102,6 @@ fn run(case: &Case, extra: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn bless() -> bool {
-    std::env::var_os("TFC_BLESS").is_some_and(|v| v == "1")
-}
-
-/// Compare `actual` with the golden at `path`, or write it when blessing. Returns a problem.
-fn compare(path: &Path, actual: &str) -> Option<String> {
-    if bless() {
-        std::fs::write(path, actual).expect("write golden");
-        return None;
-    }
-    match std::fs::read_to_string(path) {
-        Ok(expected) if expected == actual => None,
-        Ok(expected) => Some(format!(
-            "{} differs:\n{}",
-            path.display(),
-            diff(&expected, actual)
-        )),
-        Err(_) => Some(format!(
-            "{} is missing (run with TFC_BLESS=1 to create it)",
-            path.display()
-        )),
-    }
-}
-
-/// A small line diff: the first differing line of each side, with context.
-fn diff(expected: &str, actual: &str) -> String {
-    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
-    let first = e
-        .iter()
-        .zip(&a)
-        .position(|(x, y)| x != y)
-        .unwrap_or(e.len().min(a.len()));
-    let from = first.saturating_sub(2);
-    let show = |lines: &[&str]| {
-        lines
-            .iter()
-            .enumerate()
-            .skip(from)
-            .take(8)
-            .map(|(i, l)| format!("  {:>4} | {l}", i + 1))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    format!("--- expected\n{}\n+++ actual\n{}", show(&e), show(&a))
-}
-
 fn pretty(json: &str) -> String {
     let value: serde_json::Value = serde_json::from_str(json).expect("--format json prints JSON");
     let mut s = serde_json::to_string_pretty(&value).expect("serialise");
@@ -166,7 +120,10 @@ fn goldens() {
     for case in &cases {
         let (code, _, stderr) = run(case, &[]);
         let text = format!("exit: {code}\n{stderr}");
-        problems.extend(compare(&case.base.with_extension("stderr"), &text));
+        problems.extend(common::golden::compare(
+            &case.base.with_extension("stderr"),
+            &text,
+        ));
 
         let (json_code, stdout, json_stderr) = run(case, &["--format", "json"]);
         if json_code != code {
@@ -182,7 +139,7 @@ fn goldens() {
             ));
             continue;
         }
-        problems.extend(compare(
+        problems.extend(common::golden::compare(
             &case.base.with_extension("json.out"),
             &pretty(&stdout),
         ));
@@ -231,7 +188,7 @@ fn codes_in_scope() -> Vec<Code> {
 
 #[test]
 fn every_code_has_a_golden() {
-    if bless() {
+    if common::golden::bless() {
         return; // the goldens are being rewritten by `goldens` right now
     }
     let mut seen = String::new();
@@ -251,7 +208,7 @@ fn every_code_has_a_golden() {
 /// Each `<CODE>-…` golden shows its own code (the file name says what it is for).
 #[test]
 fn goldens_show_their_code() {
-    if bless() {
+    if common::golden::bless() {
         return;
     }
     let mut wrong = Vec::new();

@@ -10,7 +10,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use tfc::diag::Code;
@@ -47,28 +47,6 @@ fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn bless() -> bool {
-    std::env::var_os("TFC_BLESS").is_some_and(|v| v == "1")
-}
-
-fn compare(path: &Path, actual: &str) -> Option<String> {
-    if bless() {
-        std::fs::write(path, actual).expect("write golden");
-        return None;
-    }
-    match std::fs::read_to_string(path) {
-        Ok(expected) if expected == actual => None,
-        Ok(expected) => Some(format!(
-            "{} differs:\n--- expected\n{expected}\n+++ actual\n{actual}",
-            path.display()
-        )),
-        Err(_) => Some(format!(
-            "{} is missing (run with TFC_BLESS=1 to create it)",
-            path.display()
-        )),
-    }
-}
-
 fn golden(stem: &str, ext: &str) -> PathBuf {
     common::root().join(DIR).join(format!("{stem}.{ext}"))
 }
@@ -81,7 +59,7 @@ fn goldens() {
     for stem in &cases {
         let file = format!("{DIR}/{stem}.test.json");
         let (code, _, stderr) = run(&["check", "--color", "never", &file]);
-        problems.extend(compare(
+        problems.extend(common::golden::compare(
             &golden(stem, "stderr"),
             &format!("exit: {code}\n{stderr}"),
         ));
@@ -94,7 +72,7 @@ fn goldens() {
         let value: serde_json::Value = serde_json::from_str(&stdout).expect("JSON report");
         let mut pretty = serde_json::to_string_pretty(&value).expect("serialise");
         pretty.push('\n');
-        problems.extend(compare(&golden(stem, "json.out"), &pretty));
+        problems.extend(common::golden::compare(&golden(stem, "json.out"), &pretty));
         if stem.starts_with("ok-") {
             if code != 0 || !stderr.starts_with("ok: 0 errors, 0 warnings") {
                 problems.push(format!("{file} must check silently:\n{stderr}"));
@@ -111,7 +89,7 @@ fn goldens() {
 /// Each `<CODE>-…` golden shows its code, and every test-file code has a golden.
 #[test]
 fn every_test_file_code_has_its_golden() {
-    if bless() {
+    if common::golden::bless() {
         return;
     }
     let mut missing = Vec::new();

@@ -5,6 +5,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+pub mod golden;
+
 /// What one `tfc` invocation did.
 #[derive(Debug)]
 pub struct Outcome {
