@@ -56,6 +56,9 @@ pub struct Analysis {
     pub root: PathBuf,
     /// Every placeholder's type (computed when first asked for).
     types: OnceCell<Vec<PlaceholderType>>,
+    /// A test file (`*.test.json`): it, checked with the flow it names (`flow` is then
+    /// `None`: the document is no flow).
+    pub test: Option<Box<crate::test::CheckedFile>>,
 }
 
 impl Analysis {
@@ -77,6 +80,22 @@ impl Analysis {
             diagnostics: checked.diagnostics,
             root: project.root.clone(),
             types: OnceCell::new(),
+            test: None,
+        }
+    }
+
+    /// A checked test file, with the diagnostics to show for it.
+    pub fn test_file(
+        checked: crate::test::CheckedFile,
+        diagnostics: Vec<Diagnostic>,
+        project: &Project,
+    ) -> Analysis {
+        Analysis {
+            flow: None,
+            diagnostics,
+            root: project.root.clone(),
+            types: OnceCell::new(),
+            test: Some(Box::new(checked)),
         }
     }
 
