@@ -59,6 +59,8 @@ pub fn normal(path: &Path) -> PathBuf {
             Component::ParentDir if out.file_name().is_some() => {
                 out.pop();
             }
+            // `/..` is `/`.
+            Component::ParentDir if out.has_root() => {}
             c => out.push(c),
         }
     }
@@ -442,4 +444,54 @@ pub fn definition(
         target,
         index.range(&source.text, inner(&source.text, phase.id_span)),
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_uris_and_normal_paths() {
+        for (uri, test) in [
+            ("file:///p/review.test.json", true),
+            ("untitled:review.test.json", true),
+            ("file:///p/review.flow.json", false),
+            ("file:///p/.test.json", false),
+            ("file:///p/test.json", false),
+        ] {
+            assert_eq!(is_test_uri(&uri.parse().unwrap()), test, "{uri}");
+        }
+        assert_eq!(
+            normal(Path::new("/p/tests/../flows/./a.json")),
+            Path::new("/p/flows/a.json")
+        );
+        assert_eq!(normal(Path::new("/../a.json")), Path::new("/a.json"));
+        assert_eq!(normal(Path::new("../a.json")), Path::new("../a.json"));
+        let project = Project::of(None, Path::new("/nowhere"));
+        assert_eq!(
+            path_of(&"untitled:x.test.json".parse().unwrap(), &project),
+            project.root.join("x.test.json")
+        );
+    }
+
+    #[test]
+    fn patterns_end_on_their_phase() {
+        let flow = r#"{"phases": [
+            {"id": "a", "task": "x"},
+            {"id": "sub", "type": "flow", "dependsOn": ["a"], "final": true,
+             "def": {"phases": [{"id": "inner", "task": "y"}]}}]}"#;
+        let checked = crate::check::check_source(
+            flow,
+            &crate::flow::LowerOptions::default(),
+            &crate::check::CheckOptions::default(),
+        );
+        let flow = checked.flow.unwrap();
+        let id = |p: &str| phase_of(&flow, p).map(|p| p.id.clone());
+        assert_eq!(id("a").as_deref(), Some("a"));
+        assert_eq!(id("sub/inner").as_deref(), Some("inner"));
+        assert_eq!(id("sub/*").as_deref(), Some("sub"));
+        assert_eq!(id("sub/nope"), None);
+        assert_eq!(id("a/x"), None);
+        assert_eq!(id("*"), None);
+    }
 }
