@@ -4,7 +4,8 @@
 //! `expect.prompts`), approval ids (`approvals`), phase ids (`expect.phases`, `ran`,
 //! `skipped`, `failed`, `notRun`, `outputPhase`) and the expectations a phase's kind can meet
 //! (`expect.phases.<id>`); hover on a pattern or phase id showing the phase; definition from
-//! `flow` to the flow's file and from a pattern or phase id to the phase.
+//! `flow` to the flow's file and from a pattern or phase id to the phase. Completion and hover
+//! read the flow's phases even while it has errors (lowered apart from the check).
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -15,14 +16,14 @@ use lsp_types::{
     Range, Uri,
 };
 
-use super::analysis::{Analysis, Project, inner};
+use super::analysis::{Analysis, Project, TestDoc, inner};
 use super::complete::{Target, item};
 use super::ctx::Ctx;
 use super::position::LineIndex;
 use super::scan::{self, At, Seg};
 use super::uri;
 use crate::diag::Diagnostic;
-use crate::flow::{Def, Flow, Phase, PhaseKind, PhaseType};
+use crate::flow::{Def, Flow, LowerOptions, Phase, PhaseKind, PhaseType};
 use crate::source::{Source, Span};
 use crate::test::{CheckedFile, PHASE_KEYS, Pattern, expectation_fits};
 
@@ -79,13 +80,26 @@ pub fn analyse(
     let mut diagnostics = checked.diagnostics.clone();
     diagnostics.extend(flow_errors(&checked));
     diagnostics.sort_by_key(|d| d.span.map(|s| s.start));
-    Analysis::test_file(checked, diagnostics, project)
+    let broken_flow = match &checked.flow {
+        Some(f) if f.flow.is_none() => {
+            let stem = Path::new(&f.source.name)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned());
+            crate::flow::lower_source(&f.source.text, &LowerOptions { default_name: stem }).flow
+        }
+        _ => None,
+    };
+    let test = TestDoc {
+        checked,
+        broken_flow,
+    };
+    Analysis::test_file(test, diagnostics, project)
 }
 
 /// The file a test file depends on: the flow it names (where it was found, or where it would
 /// be beside the test file when it was not), normalised; `None` when it names none.
 pub fn flow_dependency(analysis: &Analysis, path: &Path) -> Option<PathBuf> {
-    let checked = analysis.test.as_deref()?;
+    let checked = &analysis.test.as_deref()?.checked;
     let found = match &checked.flow {
         Some(f) => PathBuf::from(&f.source.name),
         None => path
@@ -164,12 +178,6 @@ fn place(c: &scan::Context) -> Option<Place<'_>> {
     })
 }
 
-/// The flow a test file names, when it was read and checks clean.
-fn flow_of(test: &CheckedFile) -> Option<(&Flow, &Source)> {
-    let fut = test.flow.as_ref()?;
-    Some((fut.flow.as_ref()?, &fut.source))
-}
-
 /// Every node pattern that can match a call of `flow` (phases under `prefix`), with what it
 /// matches: the phase, and its items, branches, iterations, judge and sub-flow nodes where it
 /// has them. Approvals make no call and are left out.
@@ -241,15 +249,11 @@ fn approvals(flow: &Flow, prefix: &str, out: &mut Vec<(String, String)>) {
 }
 
 /// Completion in a test file.
-pub fn completion(
-    cx: &Ctx<'_>,
-    test: &CheckedFile,
-    p: CompletionParams,
-) -> Option<CompletionResponse> {
+pub fn completion(cx: &Ctx<'_>, test: &TestDoc, p: CompletionParams) -> Option<CompletionResponse> {
     let offset = cx.offset(p.text_document_position.position);
     let c = scan::context(cx.text, offset);
     let place = place(&c)?;
-    let (flow, _) = flow_of(test)?;
+    let (flow, _) = test.flow()?;
     let mut offered: Vec<(String, String)> = Vec::new();
     let mut kind = CompletionItemKind::REFERENCE;
     match place {
@@ -387,9 +391,9 @@ fn describe(p: &Phase, source: &Source) -> String {
 }
 
 /// Hover in a test file: the phase a pattern, approval or phase id names.
-pub fn hover(cx: &Ctx<'_>, test: &CheckedFile, p: HoverParams) -> Option<Hover> {
+pub fn hover(cx: &Ctx<'_>, test: &TestDoc, p: HoverParams) -> Option<Hover> {
     let offset = cx.offset(p.text_document_position_params.position);
-    let (flow, source) = flow_of(test)?;
+    let (flow, source) = test.flow()?;
     let (phase, span) = match phase_at(cx, flow, offset) {
         Some(found) => found,
         None => {
@@ -424,11 +428,11 @@ fn markdown(cx: &Ctx<'_>, value: String, span: Span) -> Hover {
 /// to the phase's id in it.
 pub fn definition(
     cx: &Ctx<'_>,
-    test: &CheckedFile,
+    test: &TestDoc,
     p: GotoDefinitionParams,
 ) -> Option<GotoDefinitionResponse> {
     let offset = cx.offset(p.text_document_position_params.position);
-    let fut = test.flow.as_ref()?;
+    let fut = test.checked.flow.as_ref()?;
     let target = uri::from_path(&normal(Path::new(&fut.source.name)))?;
     let c = scan::context(cx.text, offset);
     if c.path.is_empty() && matches!(&c.at, At::Value { key: Some(k), .. } if k == "flow") {
@@ -437,7 +441,7 @@ pub fn definition(
             Range::default(),
         )));
     }
-    let (flow, source) = flow_of(test)?;
+    let (flow, source) = test.flow()?;
     let (phase, _) = phase_at(cx, flow, offset)?;
     let index = LineIndex::new(&source.text, cx.index.encoding);
     Some(GotoDefinitionResponse::Scalar(Location::new(

@@ -112,6 +112,28 @@ fn a_test_files_own_problems_and_its_flows_errors() {
     );
     assert_eq!(actions, json!([]));
 
+    // While the flow is being fixed, its phases are still offered and shown.
+    let p = c.pos(&uri, "\"*\"", 1);
+    let items = c.ok(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": uri}, "position": p}),
+    );
+    let labels: Vec<&str> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels.len(), 12, "{labels:?}");
+    assert!(labels.contains(&"sub/inner"), "{labels:?}");
+    let h = c.ok("textDocument/hover", c.at(&uri, "\"*\"", 1));
+    assert!(
+        h["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("every call")
+    );
+
     // A flow that is not there.
     let missing = uri_of(&root.join("missing.test.json"));
     let diags = c.open(
