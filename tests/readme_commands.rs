@@ -65,7 +65,7 @@ const COMMANDS: &[(&str, How)] = &[
     ("tfc schema > flow.schema.json", How::Run(0, "")),
     (
         "tfc test examples/",
-        How::Run(0, "test result: ok. 5 passed; 0 failed; 0 errors"),
+        How::Run(0, "test result: ok. 24 passed; 0 failed; 0 errors"),
     ),
     (
         "tfc check examples/conditional-review.test.json",

@@ -39,10 +39,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use answer::{Answering, CallLog};
+pub use checks::expectation_fits;
 pub use expect::{Failure, line_diff};
 pub use model::{
     Answer, AnswerRule, Bound, Decided, Expect, ItemsExpect, Matcher, MatcherKind, Named,
-    PhaseExpect, Reply, TestCase, TestFile,
+    PHASE_KEYS, PhaseExpect, Reply, TestCase, TestFile,
 };
 pub use pattern::{Pattern, Segment, Suffix, best_match};
 
@@ -202,6 +203,17 @@ pub fn check_file(path: &Path, cwd: &Path) -> CheckedFile {
 
 /// [`check_file`] of text already read (`path` names it and places its relative flow).
 pub fn check_text(path: &Path, text: String, cwd: &Path) -> CheckedFile {
+    check_text_with(path, text, cwd, &|_| None)
+}
+
+/// [`check_text`], where `open` gives the text of a file that is newer than the disk's (an
+/// editor's unsaved buffer): the flow the test file names is read from it when it has one.
+pub fn check_text_with(
+    path: &Path,
+    text: String,
+    cwd: &Path,
+    open: &dyn Fn(&Path) -> Option<String>,
+) -> CheckedFile {
     let source = Source::new(path.display().to_string(), text);
     let parsed = crate::json::parse(&source.text);
     let mut diagnostics = parsed.diagnostics;
@@ -215,7 +227,7 @@ pub fn check_text(path: &Path, text: String, cwd: &Path) -> CheckedFile {
     let flow = file
         .flow
         .as_ref()
-        .and_then(|f| load_flow(path, f, cwd, &mut diagnostics));
+        .and_then(|f| load_flow(path, f, cwd, open, &mut diagnostics));
     if let Some(FlowUnderTest {
         flow: Some(flow), ..
     }) = &flow
@@ -231,21 +243,30 @@ pub fn check_text(path: &Path, text: String, cwd: &Path) -> CheckedFile {
     }
 }
 
-/// The flow `named` by the test file at `path`: a file relative to it, or a saved flow.
+/// The flow `named` by the test file at `path`: a file relative to it, or a saved flow (the
+/// text `open` has for it first).
 fn load_flow(
     path: &Path,
     named: &Named<()>,
     cwd: &Path,
+    open: &dyn Fn(&Path) -> Option<String>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<FlowUnderTest> {
     let beside = path.parent().unwrap_or(Path::new(".")).join(&named.name);
     let saved = crate::project::SavedFlows::new(cwd);
-    let found = if beside.is_file() {
+    let found = if let Some(t) = open(&beside) {
+        Some((beside.clone(), t))
+    } else if beside.is_file() {
         std::fs::read_to_string(&beside)
             .ok()
             .map(|t| (beside.clone(), t))
     } else {
-        crate::check::FlowLoader::load(&saved, &named.name).ok()
+        crate::check::FlowLoader::load(&saved, &named.name)
+            .ok()
+            .map(|(p, t)| match open(&p) {
+                Some(newer) => (p, newer),
+                None => (p, t),
+            })
     };
     let Some((flow_path, text)) = found else {
         diagnostics.push(
