@@ -482,10 +482,11 @@ fn execute(
         source: Box::new(source.clone()),
         document: None,
     };
-    // Coverage reads the machine's journal lines: it keeps one (in memory, line by line).
-    let prepared = interpreter
-        .prepare(source, invocation, coverage)
+    // No store, no journal; coverage reads the machine's decision lines as they go by.
+    let mut prepared = interpreter
+        .prepare(source, invocation, false)
         .map_err(|e| e.to_string())?;
+    prepared.config.decisions = coverage;
     let machine =
         crate::run::machine::Machine::new(Arc::new(prepared.flow), prepared.args, prepared.config);
     let mut w = world::World {

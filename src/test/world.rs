@@ -4,7 +4,8 @@
 //! supervisor, context files, working directories — except that nothing waits for time:
 //! a timer (retry backoff) fires as soon as nothing else is left to do, with the clock moved
 //! to its deadline. No store, no cache, no approval prompt: undecided approvals pause.
-//! Journal lines (kept only for `--coverage`) go to the coverage recorder, nowhere else.
+//! Journal event lines (emitted only for `--coverage`: the machine's decisions) go to the
+//! coverage recorder, nowhere else.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::PathBuf;

@@ -266,9 +266,9 @@ impl Machine {
         }
     }
 
-    /// Emit a journal event line (when journaling).
+    /// Emit a journal event line (when journaling, or asked for the decisions).
     pub(crate) fn journal(&mut self, kind: &str, fill: impl FnOnce(&mut Map)) {
-        if !self.cfg.journaling {
+        if !(self.cfg.journaling || self.cfg.decisions) {
             return;
         }
         let mut m = Map::default();
@@ -279,9 +279,9 @@ impl Machine {
             .push(Command::Journal(Line::Event(Value::Object(m))));
     }
 
-    /// Emit a ready-made journal line (when journaling).
+    /// Emit a ready-made journal line (when journaling, or asked for the decisions).
     pub(crate) fn journal_value(&mut self, v: Value) {
-        if self.cfg.journaling {
+        if self.cfg.journaling || self.cfg.decisions {
             self.out.push(Command::Journal(Line::Event(v)));
         }
     }

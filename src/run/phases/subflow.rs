@@ -159,6 +159,7 @@ impl Subflow {
         let cfg = Config {
             run_id,
             journaling: false,
+            decisions: false,
             replay: backends.iter().any(|(_, b)| b.starts_with("replay")),
             backends: backends.into_iter().collect(),
             cwd: ex.work_dir.to_path_buf(),
