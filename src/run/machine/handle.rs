@@ -275,15 +275,27 @@ impl Machine {
         m.insert("type".into(), Value::from(kind));
         m.insert("ts".into(), Value::from(self.ts()));
         fill(&mut m);
-        self.out
-            .push(Command::Journal(Line::Event(Value::Object(m))));
+        self.emit(Value::Object(m));
     }
 
     /// Emit a ready-made journal line (when journaling, or asked for the decisions).
     pub(crate) fn journal_value(&mut self, v: Value) {
         if self.cfg.journaling || self.cfg.decisions {
-            self.out.push(Command::Journal(Line::Event(v)));
+            self.emit(v);
         }
+    }
+
+    /// Push an event line. A sub-flow's decision lines (it keeps no journal of its own) name
+    /// their phase by its node path (`sub/inner`): its parent passes them on as they are.
+    fn emit(&mut self, mut v: Value) {
+        if !self.cfg.journaling
+            && !self.cfg.node_prefix.is_empty()
+            && let Value::Object(m) = &mut v
+            && let Some(Value::String(p)) = m.get_mut("phase")
+        {
+            p.insert_str(0, &self.cfg.node_prefix);
+        }
+        self.out.push(Command::Journal(Line::Event(v)));
     }
 }
 

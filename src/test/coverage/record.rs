@@ -1,18 +1,19 @@
 //! What one test run reached, recorded from the machine's own decisions as the test driver
-//! sees them go by: the calls it starts (an attempt past the first is a retry), its journal
-//! lines (`condition` for `when`, `phase-start`/`phase-end` for joins, `race-won`) and its
-//! final record (verdicts, rounds, loop stops, approval decisions, optional failures).
+//! sees them go by: the calls it starts (an attempt past the first is a retry), its decision
+//! lines (`condition` for `when`, `phase-start`/`phase-end` for joins, `race-won`; those of
+//! inline defs named by node path) and its final record (verdicts, rounds, loop stops,
+//! approval decisions, optional failures; inline defs' in their `subRun`).
 
 use crate::flow::{Flow, Join, PhaseKind};
-use crate::run::{PhaseStatus, RunRecord};
+use crate::run::{PhaseRecord, PhaseStatus, RunRecord};
 use crate::value::Value;
 
-use super::{Decision, Hit, LoopEnd};
+use super::{Decision, Hit, Layout, LoopEnd};
 
 /// The hits of one run, gathered while it runs.
 pub(crate) struct Recorder<'a> {
-    flow: &'a Flow,
-    /// Per phase: satisfied (SPEC §8.2) as of the journal lines seen so far.
+    layout: Layout<'a>,
+    /// Per phase: satisfied (SPEC §8.2) as of the lines seen so far.
     satisfied: Vec<bool>,
     hits: Vec<Hit>,
 }
@@ -20,24 +21,26 @@ pub(crate) struct Recorder<'a> {
 impl<'a> Recorder<'a> {
     /// A recorder for a run of `flow`.
     pub(crate) fn new(flow: &'a Flow) -> Recorder<'a> {
+        let layout = Layout::new(flow);
         Recorder {
-            flow,
-            satisfied: vec![false; flow.phases.len()],
+            satisfied: vec![false; layout.entries.len()],
+            layout,
             hits: Vec::new(),
         }
     }
 
-    fn index(&self, id: &str) -> Option<u32> {
-        self.flow.index_of(id).map(|i| i as u32)
-    }
-
     /// The machine starts attempt `attempt` (1-based) of a call of phase `phase_id` at node
-    /// `node`. Calls inside sub-flows (`sub/inner`) are not the flow's own.
+    /// `node` (`triage`, `review#2`, `fix@3`, `sub/inner`).
     pub(crate) fn call(&mut self, node: &str, phase_id: &str, attempt: u32) {
-        if attempt > 1
-            && !node.contains('/')
-            && let Some(phase) = self.index(phase_id)
-        {
+        if attempt <= 1 {
+            return;
+        }
+        let prefix = node.rfind('/').map_or("", |k| &node[..=k]);
+        let rest = &node[prefix.len()..];
+        let own = rest
+            .strip_prefix(phase_id)
+            .is_some_and(|tail| tail.is_empty() || tail.starts_with('#') || tail.starts_with('@'));
+        if own && let Some(phase) = self.layout.index(&format!("{prefix}{phase_id}")) {
             self.hits.push(Hit::Retried { phase });
         }
     }
@@ -46,9 +49,10 @@ impl<'a> Recorder<'a> {
     pub(crate) fn journal(&mut self, v: &Value) {
         let Value::Object(m) = v else { return };
         let text = |k: &str| m.get(k).and_then(Value::as_str);
-        let Some(i) = text("phase").and_then(|id| self.index(id)) else {
+        let Some(i) = text("phase").and_then(|path| self.layout.index(path)) else {
             return;
         };
+        let e = &self.layout.entries[i as usize];
         match text("type") {
             Some("condition") if text("field") == Some("when") => {
                 if let Some(Value::Bool(value)) = m.get("value") {
@@ -59,23 +63,17 @@ impl<'a> Recorder<'a> {
                 }
             }
             Some("phase-end") => {
-                let p = &self.flow.phases[i as usize];
                 self.satisfied[i as usize] = match text("status") {
                     Some("done") => true,
-                    Some("failed") => p.optional,
+                    Some("failed") => e.phase.optional,
                     _ => false,
                 };
             }
-            Some("phase-start") => {
-                let p = &self.flow.phases[i as usize];
-                if p.join == Join::Any {
-                    for d in &p.deps {
-                        if self.satisfied.get(d.index()) == Some(&true) {
-                            self.hits.push(Hit::Joined {
-                                phase: i,
-                                via: d.index() as u32,
-                            });
-                        }
+            Some("phase-start") if e.phase.join == Join::Any => {
+                for d in &e.phase.deps {
+                    let via = e.base + d.index() as u32;
+                    if self.satisfied.get(via as usize) == Some(&true) {
+                        self.hits.push(Hit::Joined { phase: i, via });
                     }
                 }
             }
@@ -95,12 +93,12 @@ impl<'a> Recorder<'a> {
 
     /// The run's final record: the rest of the hits; all of them, sorted, each once.
     pub(crate) fn finish(mut self, record: &RunRecord) -> Vec<Hit> {
-        for (i, p) in self.flow.phases.iter().enumerate() {
-            let Some(r) = record.phases.get(&p.id) else {
+        for (i, e) in self.layout.entries.iter().enumerate() {
+            let Some(r) = find(record, &e.path) else {
                 continue;
             };
             let phase = i as u32;
-            match &p.kind {
+            match &e.phase.kind {
                 PhaseKind::Gate(_) => {
                     if let Some(g) = &r.gate {
                         let rounds = g.rounds.unwrap_or(0);
@@ -138,7 +136,7 @@ impl<'a> Recorder<'a> {
                 }
                 _ => {}
             }
-            if p.optional && r.status == PhaseStatus::Failed {
+            if e.phase.optional && r.status == PhaseStatus::Failed {
                 self.hits.push(Hit::OptionalFailed { phase });
             }
         }
@@ -146,4 +144,14 @@ impl<'a> Recorder<'a> {
         self.hits.dedup();
         self.hits
     }
+}
+
+/// The record of the phase at node path `path` (`sub/inner`: in `sub`'s `subRun`).
+fn find<'r>(record: &'r RunRecord, path: &str) -> Option<&'r PhaseRecord> {
+    let mut parts = path.split('/');
+    let mut r = record.phases.get(parts.next()?)?;
+    for part in parts {
+        r = r.sub_run.as_ref()?.phases.get(part)?;
+    }
+    Some(r)
 }

@@ -332,3 +332,67 @@ fn the_percentage_is_never_rounded_up_to_complete() {
     c.rows.clear();
     assert_eq!(c.count_line(), "outcomes 0/0 (nothing to cover)");
 }
+
+/// A flow phase with an inline object `def`: its phases count, named by node path.
+const NESTED: &str = r#"{"name": "outer", "phases": [
+  {"id": "a", "task": "A"},
+  {"id": "sub", "type": "flow", "dependsOn": ["a"], "def": {"phases": [
+    {"id": "rate", "task": "Rate", "retry": {"max": 1}},
+    {"id": "deep", "task": "Deep", "dependsOn": ["rate"], "when": "{steps.rate.output} == high"},
+    {"id": "ok", "type": "gate", "dependsOn": ["rate"], "task": "ok?"}]}},
+  {"id": "b", "task": "B {steps.sub.output}", "dependsOn": ["sub"], "when": "{steps.a.output} == go"}
+]}"#;
+
+#[test]
+fn the_phases_of_an_inline_def_count_by_node_path() {
+    let checked = check_document(NESTED, &LowerOptions::default(), &CheckOptions::default());
+    assert!(!checked.has_errors(), "{:#?}", checked.diagnostics);
+    let flow = checked.flow.expect("a flow");
+    let points = outcomes(&flow);
+    let ids: Vec<&str> = points.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "sub/rate.retry.used",
+            "sub/deep.when.true",
+            "sub/deep.when.false",
+            "sub/ok.gate.pass",
+            "sub/ok.gate.block",
+            "b.when.true",
+            "b.when.false",
+        ]
+    );
+    // Spans are in the outer file.
+    let inner_when = &points[1];
+    assert_eq!(&NESTED[inner_when.span.range()], "\"when\"");
+    assert!(inner_when.span.start < points[5].span.start);
+    let source = Source::new("outer.json", NESTED.to_owned());
+    let case = TestCase::parse(
+        r#"{"name": "nested", "answers": {"sub/rate": [{"error": "overloaded"}, "high"],
+              "sub/ok": "VERDICT: PASS", "a": "stop", "*": "x"},
+            "expect": {"status": "completed"}}"#,
+    )
+    .expect("a case");
+    let r = run_checked_covering(&flow, &source, &case, Path::new("."), false, true);
+    assert_eq!(
+        r.outcome,
+        crate::test::Outcome::Passed,
+        "{}",
+        crate::test::report::details(&r)
+    );
+    let reached: Vec<&str> = points
+        .iter()
+        .filter(|p| r.hits.contains(&p.hit))
+        .map(|p| p.id.as_str())
+        .collect();
+    assert_eq!(
+        reached,
+        [
+            "sub/rate.retry.used",
+            "sub/deep.when.true",
+            "sub/ok.gate.pass",
+            "b.when.false"
+        ]
+    );
+    assert_eq!(r.hits.len(), reached.len(), "{:?}", r.hits);
+}
