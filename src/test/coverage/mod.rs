@@ -80,7 +80,8 @@ pub enum Hit {
         /// The phase.
         phase: u32,
     },
-    /// The `join:"any"` phase started with dependency `via` satisfied.
+    /// The `join:"any"` phase's join held (it was started, its `when` evaluated) with
+    /// dependency `via` satisfied.
     Joined {
         /// The phase.
         phase: u32,

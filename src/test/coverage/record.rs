@@ -61,6 +61,8 @@ impl<'a> Recorder<'a> {
                         value: *value,
                     });
                 }
+                // Its join held, whatever the condition says.
+                self.joined(i);
             }
             Some("phase-end") => {
                 self.satisfied[i as usize] = match text("status") {
@@ -69,14 +71,7 @@ impl<'a> Recorder<'a> {
                     _ => false,
                 };
             }
-            Some("phase-start") if e.phase.join == Join::Any => {
-                for d in &e.phase.deps {
-                    let via = e.base + d.index() as u32;
-                    if self.satisfied.get(via as usize) == Some(&true) {
-                        self.hits.push(Hit::Joined { phase: i, via });
-                    }
-                }
-            }
+            Some("phase-start") => self.joined(i),
             Some("race-won") => {
                 if let Some(Value::Number(b)) = m.get("branch")
                     && *b >= 0.0
@@ -88,6 +83,21 @@ impl<'a> Recorder<'a> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Phase `i` is being started (its join held): a `join:"any"` phase was reached by each
+    /// dependency satisfied now.
+    fn joined(&mut self, i: u32) {
+        let e = &self.layout.entries[i as usize];
+        if e.phase.join != Join::Any {
+            return;
+        }
+        for d in &e.phase.deps {
+            let via = e.base + d.index() as u32;
+            if self.satisfied.get(via as usize) == Some(&true) {
+                self.hits.push(Hit::Joined { phase: i, via });
+            }
         }
     }
 

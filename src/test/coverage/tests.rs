@@ -396,3 +396,26 @@ fn the_phases_of_an_inline_def_count_by_node_path() {
     );
     assert_eq!(r.hits.len(), reached.len(), "{:?}", r.hits);
 }
+
+#[test]
+fn a_join_is_reached_even_when_its_condition_then_skips_the_phase() {
+    let text = r#"{"name": "j", "phases": [
+      {"id": "a", "task": "A"},
+      {"id": "b", "task": "B"},
+      {"id": "j", "task": "J", "dependsOn": ["a", "b"], "join": "any", "when": "{steps.a.output} == go"}]}"#;
+    let checked = check_document(text, &LowerOptions::default(), &CheckOptions::default());
+    let flow = checked.flow.expect("a flow");
+    let case = TestCase::parse(
+        r#"{"name": "stop", "answers": {"*": "stop"}, "expect": {"skipped": ["j"]}}"#,
+    )
+    .expect("a case");
+    let source = Source::new("j.json", text.to_owned());
+    let r = run_checked_covering(&flow, &source, &case, Path::new("."), false, true);
+    assert_eq!(r.outcome, crate::test::Outcome::Passed);
+    let reached: Vec<String> = outcomes(&flow)
+        .into_iter()
+        .filter(|p| r.hits.contains(&p.hit))
+        .map(|p| p.id)
+        .collect();
+    assert_eq!(reached, ["j.when.false", "j.join.a"]);
+}
