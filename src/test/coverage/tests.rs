@@ -419,3 +419,35 @@ fn a_join_is_reached_even_when_its_condition_then_skips_the_phase() {
         .collect();
     assert_eq!(reached, ["j.when.false", "j.join.a"]);
 }
+
+#[test]
+fn at_most_fifty_unreached_outcomes_are_drawn_then_a_count() {
+    let phases: Vec<String> = (0..30)
+        .map(|i| format!(r#"{{"id": "p{i}", "task": "T", "when": "{{args.x}} == {i}"}}"#))
+        .collect();
+    let text = format!(
+        r#"{{"name": "many", "args": {{"x": {{"default": "1"}}}}, "phases": [{}]}}"#,
+        phases.join(",")
+    );
+    let checked = check_document(&text, &LowerOptions::default(), &CheckOptions::default());
+    let flow = checked.flow.expect("a flow");
+    let c = Coverage {
+        source: Source::new("many.json", text.clone()),
+        tests: 0,
+        rows: outcomes(&flow)
+            .into_iter()
+            .map(|point| Row {
+                point,
+                tests: Vec::new(),
+            })
+            .collect(),
+    };
+    assert_eq!(c.unreached().len(), 60);
+    let drawn = c.render_unreached(false);
+    assert_eq!(drawn.matches("[T0900]").count(), 50, "{drawn}");
+    assert!(
+        drawn.ends_with("… and 10 more unreached outcomes of many.json (not shown; `tfc test --coverage --format json` lists them all)\n"),
+        "{drawn}"
+    );
+    assert_eq!(c.count_line(), "outcomes 0/60 (0%)");
+}
