@@ -75,6 +75,10 @@ const COMMANDS: &[(&str, How)] = &[
         "tfc test examples/ --filter high-risk --junit junit.xml",
         How::Run(0, "test result: ok. 1 passed"),
     ),
+    (
+        "tfc test examples/ --coverage",
+        How::Run(0, "outcomes 5/8 (63%)"),
+    ),
     // No claude or codex CLI on this PATH: the run stops before anything executes.
     (
         "tfc run examples/changelog/flow.json --backend claude",

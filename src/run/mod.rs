@@ -392,6 +392,7 @@ impl Interpreter {
             max_output: opts.max_output(),
             max_prompt: opts.max_prompt(),
             journaling,
+            decisions: false,
             // The trace is built from the progress notes too.
             progress: opts.progress.is_some() || opts.telemetry.is_some(),
             replay: agents

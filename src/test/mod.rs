@@ -23,10 +23,12 @@
 //! Files: `model.rs` (the test file, read with spans), `pattern.rs` (node patterns and
 //! specificity), `checks.rs` (the file checked against its flow), `answer.rs` (the answering
 //! backend), `world.rs` (the machine on a virtual clock), `expect.rs` (expectations and
-//! matchers), `report.rs` (text like `cargo test`, JSON lines, JUnit XML), `discover.rs`.
+//! matchers), `report.rs` (text like `cargo test`, JSON lines, JUnit XML), `discover.rs`,
+//! `coverage/` (`--coverage`: the flow's outcomes and the tests that reach them).
 
 mod answer;
 mod checks;
+pub mod coverage;
 pub mod discover;
 mod expect;
 mod model;
@@ -127,6 +129,9 @@ pub struct TestReport {
     pub record: Option<Box<RunRecord>>,
     /// The calls the run made.
     pub calls: Vec<CallLog>,
+    /// The flow's outcomes the run reached, sorted (recorded with [`TestOptions::coverage`]
+    /// only; empty otherwise).
+    pub hits: Vec<coverage::Hit>,
 }
 
 /// The results of one test file.
@@ -150,6 +155,8 @@ pub struct TestOptions {
     /// `--missing=stub`: a call no answer matches is answered like `--dry-run` answers it,
     /// instead of failing the test.
     pub missing_stub: bool,
+    /// `--coverage`: record the outcomes each test reaches ([`TestReport::hits`]).
+    pub coverage: bool,
 }
 
 impl TestCase {
@@ -328,6 +335,7 @@ pub fn run_case(flow_text: &str, case: &TestCase, cwd: &Path) -> TestReport {
                     duration: Duration::ZERO,
                     record: None,
                     calls: Vec::new(),
+                    hits: Vec::new(),
                 };
             }
             run_checked(&flow, &Source::new("flow", flow_text.to_owned()), case, cwd)
@@ -345,6 +353,7 @@ pub fn run_case(flow_text: &str, case: &TestCase, cwd: &Path) -> TestReport {
                 duration: Duration::ZERO,
                 record: None,
                 calls: Vec::new(),
+                hits: Vec::new(),
             }
         }
     }
@@ -363,12 +372,26 @@ pub fn run_checked_with(
     cwd: &Path,
     missing_stub: bool,
 ) -> TestReport {
+    run_checked_covering(flow, source, case, cwd, missing_stub, false)
+}
+
+/// [`run_checked_with`]; with `coverage`, the report's [`TestReport::hits`] are recorded.
+pub fn run_checked_covering(
+    flow: &Flow,
+    source: &Source,
+    case: &TestCase,
+    cwd: &Path,
+    missing_stub: bool,
+    coverage: bool,
+) -> TestReport {
     let started = Instant::now();
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        execute(flow, source, case, cwd, missing_stub)
+        execute(flow, source, case, cwd, missing_stub, coverage)
     }));
+    let mut hits = Vec::new();
     let (outcome, record, calls) = match ran {
-        Ok(Ok((record, calls))) => {
+        Ok(Ok((record, calls, reached))) => {
+            hits = reached;
             let mut failures: Vec<Failure> = calls
                 .iter()
                 .filter(|c| !c.answered)
@@ -412,6 +435,7 @@ pub fn run_checked_with(
         duration: started.elapsed(),
         record,
         calls,
+        hits,
     }
 }
 
@@ -423,7 +447,8 @@ fn execute(
     case: &TestCase,
     cwd: &Path,
     missing_stub: bool,
-) -> Result<(RunRecord, Vec<CallLog>), String> {
+    coverage: bool,
+) -> Result<(RunRecord, Vec<CallLog>, Vec<coverage::Hit>), String> {
     let invocation = Invocation {
         json: case.args.clone(),
         ..Invocation::default()
@@ -478,9 +503,11 @@ fn execute(
         source: Box::new(source.clone()),
         document: None,
     };
-    let prepared = interpreter
+    // No store, no journal; coverage reads the machine's decision lines as they go by.
+    let mut prepared = interpreter
         .prepare(source, invocation, false)
         .map_err(|e| e.to_string())?;
+    prepared.config.decisions = coverage;
     let machine =
         crate::run::machine::Machine::new(Arc::new(prepared.flow), prepared.args, prepared.config);
     let mut w = world::World {
@@ -488,9 +515,11 @@ fn execute(
         roster,
         answering: &answering,
         project_root: None,
+        coverage: coverage.then(|| coverage::Recorder::new(flow)),
     };
     let record = world::drive(machine, &mut w)?;
-    Ok((record, answering.calls()))
+    let hits = w.coverage.map(|c| c.finish(&record)).unwrap_or_default();
+    Ok((record, answering.calls(), hits))
 }
 
 /// Run the tests of `files` (those `opts.filter` keeps) on `opts.jobs` threads; reports in
@@ -515,6 +544,7 @@ pub fn run_files(files: Vec<CheckedFile>, opts: &TestOptions) -> Vec<FileReport>
                     duration: Duration::ZERO,
                     record: None,
                     calls: Vec::new(),
+                    hits: Vec::new(),
                 }),
                 None => work.push((fi, ci)),
             }
@@ -539,12 +569,13 @@ pub fn run_files(files: Vec<CheckedFile>, opts: &TestOptions) -> Vec<FileReport>
                     let f = &files[fi];
                     let fut = f.flow.as_ref().expect("valid files have a flow");
                     let flow = fut.flow.as_ref().expect("valid files have a flow");
-                    let r = run_checked_with(
+                    let r = run_checked_covering(
                         flow,
                         &fut.source,
                         &f.file.tests[ci],
                         &opts.cwd,
                         opts.missing_stub,
+                        opts.coverage,
                     );
                     *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
                 }

@@ -53,6 +53,10 @@ pub struct Config {
     pub max_prompt: usize,
     /// The run keeps a journal (a store): journal lines are emitted.
     pub journaling: bool,
+    /// Without a journal, emit its event lines all the same (`condition`, `phase-start`,
+    /// `phase-end`, `race-won`, …; not the inputs, agent calls or cache keys): the machine's
+    /// decisions, which `tfc test --coverage` reads. The caller's, never persisted.
+    pub decisions: bool,
     /// Progress notes are wanted.
     pub progress: bool,
     /// Agent name → backend name, for the record.

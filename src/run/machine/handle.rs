@@ -266,24 +266,36 @@ impl Machine {
         }
     }
 
-    /// Emit a journal event line (when journaling).
+    /// Emit a journal event line (when journaling, or asked for the decisions).
     pub(crate) fn journal(&mut self, kind: &str, fill: impl FnOnce(&mut Map)) {
-        if !self.cfg.journaling {
+        if !(self.cfg.journaling || self.cfg.decisions) {
             return;
         }
         let mut m = Map::default();
         m.insert("type".into(), Value::from(kind));
         m.insert("ts".into(), Value::from(self.ts()));
         fill(&mut m);
-        self.out
-            .push(Command::Journal(Line::Event(Value::Object(m))));
+        self.emit(Value::Object(m));
     }
 
-    /// Emit a ready-made journal line (when journaling).
+    /// Emit a ready-made journal line (when journaling, or asked for the decisions).
     pub(crate) fn journal_value(&mut self, v: Value) {
-        if self.cfg.journaling {
-            self.out.push(Command::Journal(Line::Event(v)));
+        if self.cfg.journaling || self.cfg.decisions {
+            self.emit(v);
         }
+    }
+
+    /// Push an event line. A sub-flow's decision lines (it keeps no journal of its own) name
+    /// their phase by its node path (`sub/inner`): its parent passes them on as they are.
+    fn emit(&mut self, mut v: Value) {
+        if !self.cfg.journaling
+            && !self.cfg.node_prefix.is_empty()
+            && let Value::Object(m) = &mut v
+            && let Some(Value::String(p)) = m.get_mut("phase")
+        {
+            p.insert_str(0, &self.cfg.node_prefix);
+        }
+        self.out.push(Command::Journal(Line::Event(v)));
     }
 }
 

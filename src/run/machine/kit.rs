@@ -416,9 +416,9 @@ impl Cx<'_> {
     pub fn rework(&mut self, deps: Vec<usize>, depth: u32) {
         self.m.rework(self.exec, deps, depth);
     }
-    /// Emit a journal event line (when journaling).
+    /// Emit a journal event line (when journaling, or asked for the decisions).
     pub fn journal(&mut self, kind: &str, fill: impl FnOnce(&mut Map)) {
-        if !self.m.cfg().journaling {
+        if !(self.m.cfg().journaling || self.m.cfg().decisions) {
             return;
         }
         let mut m = Map::default();

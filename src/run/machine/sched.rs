@@ -214,7 +214,7 @@ impl Machine {
                 r.json.clone(),
             )));
         }
-        if self.cfg.journaling {
+        if self.cfg.journaling || self.cfg.decisions {
             let flow = self.flow.clone();
             let id = flow.phases[i].id.as_str();
             let (status_text, error) = (r.status.as_str(), r.error.clone());

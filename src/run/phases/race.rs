@@ -1,11 +1,13 @@
 //! race (SPEC §3.12): every branch starts at once; the first success wins and, with
 //! `cancelLosers`, the others are cancelled. The phase ends when every branch has settled,
-//! or at its deadline (a timer), whichever comes first.
+//! or at its deadline (a timer), whichever comes first. The winner is journaled
+//! (`race-won {phase, branch}`) the moment it is decided.
 
 use super::super::machine::{CallResult, Cx, Exec, Halt, KindEvent, Step};
 use super::super::record::{ItemInfo, PhaseStatus};
 use crate::agent::Purpose;
 use crate::flow::{Phase, kinds};
+use crate::value::Value;
 
 /// The deadline timer's slot.
 const DEADLINE: u32 = u32::MAX;
@@ -74,6 +76,11 @@ impl Race {
                 self.settled += 1;
                 if r.ok && self.winner.is_none() {
                     self.winner = Some(i);
+                    // The decision itself, for readers of the journal (`tfc test --coverage`).
+                    cx.journal("race-won", |m| {
+                        m.insert("phase".into(), Value::from(phase.id.as_str()));
+                        m.insert("branch".into(), Value::Number(i as f64));
+                    });
                     if k.cancel_losers {
                         for j in 0..n {
                             if j != i && self.results[j].is_none() {
