@@ -20,6 +20,8 @@ mod shard;
 mod state;
 
 #[cfg(test)]
+mod calls_tests;
+#[cfg(test)]
 mod race_tests;
 #[cfg(test)]
 mod sim;
@@ -33,6 +35,8 @@ pub use io::{
 };
 
 pub use state::Machine;
+
+pub(crate) use sched::budget_reason;
 
 pub(crate) use kit::{
     CallResult, CallSpec, Child, Cx, Exec, Halt, KindEvent, Meter, OpKind, Purpose, Reuse, Step,

@@ -94,6 +94,14 @@ impl Machine {
             return;
         }
         self.started[i] = true;
+        // A call was refused at the call cap: the run stops starting phases now, as it
+        // would once the phase that needed the call ended (SPEC §8.7).
+        if self.stop.is_none()
+            && self.meter.refused
+            && let Some(reason) = self.meter.over()
+        {
+            self.halt(Stop::Budget(reason));
+        }
         if let Some(stop) = &self.stop {
             let reason = stop_reason(stop);
             self.mark_skipped(i, &reason);
@@ -410,6 +418,14 @@ impl Machine {
         let d = j.deps[j.next];
         j.next += 1;
         let more = j.next < j.deps.len();
+        if rec.status == PhaseStatus::Skipped {
+            // Its call was refused at the call cap (SPEC §8.7): the dependency keeps its
+            // last state, and the rework ends.
+            if let Some(j) = self.reworks[job].take() {
+                self.deliver(j.gate, super::KindEvent::Reworked(None));
+            }
+            return;
+        }
         rec.attempts += self.recs[d].attempts;
         let mut usage = self.recs[d].usage;
         usage.add(&rec.usage);
@@ -590,7 +606,10 @@ impl Machine {
     /// records are moved into it instead of copied.
     fn fill(&mut self, last: bool) {
         let flow = self.flow.clone();
-        let mut usage = crate::agent::Usage::default();
+        let mut usage = crate::agent::Usage {
+            calls: self.calls_made(),
+            ..crate::agent::Usage::default()
+        };
         self.record.warnings.clear();
         self.record.phases.clear();
         self.record_src.clear();
@@ -665,6 +684,11 @@ fn empty_record() -> crate::run::RunRecord {
         replay: false,
         store_errors: Vec::new(),
     }
+}
+
+/// `Budget exceeded: <reason>`: why a phase the budget stopped is skipped.
+pub(crate) fn budget_reason(reason: String) -> String {
+    stop_reason(&Stop::Budget(reason))
 }
 
 pub(crate) fn stop_reason(stop: &Stop) -> String {
