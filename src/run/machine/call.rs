@@ -86,7 +86,7 @@ impl Machine {
         if let Err(reason) = self.meter.take_call() {
             if lc.k == 0 {
                 lc.result.capped = true;
-                lc.result.error = Some(super::sched::budget_reason(reason));
+                lc.result.error = Some(super::kit::budget_reason(&reason));
             }
             return self.call_done(lc);
         }

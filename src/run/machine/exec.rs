@@ -565,6 +565,11 @@ impl Exec {
         self.rec.skip_reason = Some(reason);
     }
 
+    /// [`Exec::skip`] with `Budget exceeded: <reason>`.
+    pub fn skip_over_budget(&mut self, reason: &str) {
+        self.skip(super::kit::budget_reason(reason));
+    }
+
     pub fn fail(&mut self, output: String, error: impl Into<String>) {
         self.rec.status = PhaseStatus::Failed;
         self.rec.output = output;

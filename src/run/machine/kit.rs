@@ -357,6 +357,11 @@ pub(crate) enum Stop {
     Abort,
 }
 
+/// `Budget exceeded: <reason>`: why a phase the budget stopped is skipped.
+pub(crate) fn budget_reason(reason: &str) -> String {
+    format!("Budget exceeded: {reason}")
+}
+
 /// What an execution's operation is (an abort stops scripts; timers and questions stay).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum OpKind {

@@ -36,8 +36,6 @@ pub use io::{
 
 pub use state::Machine;
 
-pub(crate) use sched::budget_reason;
-
 pub(crate) use kit::{
     CallResult, CallSpec, Child, Cx, Exec, Halt, KindEvent, Meter, OpKind, Purpose, Reuse, Step,
     Stop,

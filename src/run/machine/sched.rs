@@ -686,16 +686,11 @@ fn empty_record() -> crate::run::RunRecord {
     }
 }
 
-/// `Budget exceeded: <reason>`: why a phase the budget stopped is skipped.
-pub(crate) fn budget_reason(reason: String) -> String {
-    stop_reason(&Stop::Budget(reason))
-}
-
 pub(crate) fn stop_reason(stop: &Stop) -> String {
     match stop {
         Stop::Block(Some(r)) => format!("Gate blocked: {r}"),
         Stop::Block(None) => "Gate blocked".to_owned(),
-        Stop::Budget(r) => format!("Budget exceeded: {r}"),
+        Stop::Budget(r) => super::kit::budget_reason(r),
         Stop::Abort => "Aborted before execution".to_owned(),
     }
 }

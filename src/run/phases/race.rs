@@ -62,7 +62,7 @@ impl Race {
                 for (i, (agent, prompt)) in specs.into_iter().enumerate() {
                     if let Some(reason) = cx.refuse_call() {
                         if started == 0 {
-                            ex.skip(super::super::machine::budget_reason(reason));
+                            ex.skip_over_budget(&reason);
                             return Step::Done(Halt::None);
                         }
                         self.results[i] = Some(CallResult {
