@@ -226,6 +226,7 @@ impl Machine {
             let flow = self.flow.clone();
             let id = flow.phases[i].id.as_str();
             let (status_text, error) = (r.status.as_str(), r.error.clone());
+            let skipped = r.skip_reason.clone();
             let (hit, hash) = (r.cache_hit, r.input_hash.clone());
             let warnings = r.warnings.clone();
             self.journal("phase-end", |m| {
@@ -233,6 +234,10 @@ impl Machine {
                 m.insert("status".into(), Value::from(status_text));
                 if let Some(e) = &error {
                     m.insert("error".into(), Value::from(e.as_str()));
+                }
+                // A phase whose call the call cap refused (SPEC §8.7).
+                if let Some(r) = &skipped {
+                    m.insert("skipReason".into(), Value::from(r.as_str()));
                 }
                 if let Some(h) = hit {
                     m.insert("cacheHit".into(), Value::from(h));
