@@ -48,7 +48,7 @@ pub struct Origin {
     pub status: String,
     /// `--phase` and what it changed.
     pub patch: Option<Patch>,
-    /// `--max-usd`/`--max-tokens`.
+    /// `--max-usd`/`--max-tokens`/`--max-calls`.
     pub caps: Caps,
 }
 
@@ -383,7 +383,7 @@ pub struct Plan {
 
 /// Whether the parent may be resumed (`status` = its effective status, `interrupted` for a
 /// running record whose lock is stale), the budget refusal, the patch; `flag_caps` are
-/// `--max-usd/--max-tokens`. `Err` = the message (exit 2).
+/// `--max-usd/--max-tokens/--max-calls`. `Err` = the message (exit 2).
 pub fn plan(
     parent: &Parent,
     status: &str,
