@@ -324,3 +324,20 @@ fn without_a_cap_the_calls_are_counted() {
         r#"{"input":5,"output":5,"cacheRead":0,"cacheWrite":0,"costUSD":null,"turns":0,"calls":5}"#
     );
 }
+
+#[test]
+fn gate_rework_rounds_are_calls() {
+    // Every answer lacks a verdict: the gate blocks, and each rework round re-runs `a` and
+    // asks the gate again; the round past the cap is not started and the last block stands.
+    let flow = r#"{"phases": [{"id": "a", "task": "draft"},
+        {"id": "g", "type": "gate", "dependsOn": ["a"], "onBlock": "retry", "retry": {"max": 5},
+         "task": "check {steps.a.output}"}]}"#;
+    let r = run(flow, 4);
+    assert_eq!(r.calls, ["a", "g", "a", "g"]);
+    assert_eq!(
+        r.record.status,
+        RunStatus::Blocked,
+        "a block outranks the budget"
+    );
+    assert_eq!(r.record.usage.calls, 4);
+}
