@@ -389,6 +389,9 @@ impl Interpreter {
             max_tokens: opts
                 .max_tokens
                 .or(flow.budget.as_ref().and_then(|b| b.value.max_tokens)),
+            max_calls: opts
+                .max_calls
+                .or(flow.budget.as_ref().and_then(|b| b.value.max_calls)),
             max_output: opts.max_output(),
             max_prompt: opts.max_prompt(),
             journaling,

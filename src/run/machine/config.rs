@@ -47,6 +47,8 @@ pub struct Config {
     pub max_usd: Option<f64>,
     /// The effective token cap.
     pub max_tokens: Option<f64>,
+    /// The effective call cap (`budget.maxCalls`, `--max-calls`).
+    pub max_calls: Option<u64>,
     /// `[limits] max_output_bytes`.
     pub max_output: usize,
     /// `[limits] max_prompt_bytes`.

@@ -12,6 +12,9 @@ use crate::value::Value;
 /// The deadline timer's slot.
 const DEADLINE: u32 = u32::MAX;
 
+/// A branch not started at the call cap.
+const NOT_STARTED: &str = "(skipped: budget exceeded)";
+
 /// A race in progress.
 #[derive(Debug, Default)]
 pub(crate) struct Race {
@@ -55,8 +58,27 @@ impl Race {
                         .map_or_else(|| phase.agent.value.clone(), |a| a.value.clone());
                     specs.push((agent, prompt));
                 }
-                self.timer = Some(cx.timer(DEADLINE, self.deadline_ms));
+                // Branches that would pass the call cap are not started (SPEC §8.7); with
+                // none started, the race is skipped.
+                let mut started = 0;
                 for (i, (agent, prompt)) in specs.into_iter().enumerate() {
+                    if let Some(reason) = cx.refuse_call() {
+                        if started == 0 {
+                            ex.skip_over_budget(&reason);
+                            return Step::Done(Halt::None);
+                        }
+                        self.results[i] = Some(CallResult {
+                            error: Some(NOT_STARTED.into()),
+                            capped: true,
+                            ..CallResult::default()
+                        });
+                        self.settled += 1;
+                        continue;
+                    }
+                    if started == 0 {
+                        self.timer = Some(cx.timer(DEADLINE, self.deadline_ms));
+                    }
+                    started += 1;
                     let mut spec =
                         ex.spec(format!("{}#{i}", phase.id), &agent, prompt, Purpose::Task);
                     spec.item_index = Some(i);
@@ -117,6 +139,15 @@ impl Race {
         let mut errors = Vec::new();
         for (i, r) in self.results.iter().enumerate() {
             match r {
+                Some(r) if r.capped => {
+                    ex.rec.budget_truncated = true;
+                    items.push(ItemInfo {
+                        index: i,
+                        status: PhaseStatus::Skipped,
+                        error: Some(NOT_STARTED.into()),
+                        input_hash: None,
+                    });
+                }
                 Some(r) => {
                     ex.rec.attempts += r.attempts;
                     ex.rec.usage.add(&r.usage);

@@ -259,7 +259,12 @@ impl Subflow {
 
 /// The child run ended: its final output becomes the phase's.
 fn done(ex: &mut Exec, sub: RunRecord, name: &str) -> Step {
-    ex.rec.usage.add(&sub.usage);
+    // The sub-run's calls are the parent run's too (its `usage.calls` counts them): a
+    // phase's usage carries no call count.
+    ex.rec.usage.add(&crate::agent::Usage {
+        calls: 0,
+        ..sub.usage
+    });
     let status = sub.status;
     let output = sub.final_output.clone();
     let detail = sub.reason.clone().or_else(|| {
