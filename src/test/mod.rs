@@ -23,7 +23,8 @@
 //! Files: `model.rs` (the test file, read with spans), `pattern.rs` (node patterns and
 //! specificity), `checks.rs` (the file checked against its flow), `answer.rs` (the answering
 //! backend), `world.rs` (the machine on a virtual clock), `expect.rs` (expectations and
-//! matchers), `report.rs` (text like `cargo test`, JSON lines, JUnit XML), `discover.rs`.
+//! matchers), `report.rs` (text like `cargo test`, JSON lines, JUnit XML), `discover.rs`;
+//! `property/` runs flows with generated answers (`--property`).
 
 mod answer;
 mod checks;
@@ -31,6 +32,7 @@ pub mod discover;
 mod expect;
 mod model;
 mod pattern;
+pub mod property;
 pub mod report;
 mod world;
 
@@ -294,6 +296,7 @@ pub fn run_case(flow_text: &str, case: &TestCase, cwd: &Path) -> TestReport {
             let file = TestFile {
                 flow: None,
                 tests: vec![case.clone()],
+                invariants: None,
             };
             let errors: Vec<String> = checks::check(&file, &flow)
                 .into_iter()
@@ -342,12 +345,27 @@ pub fn run_checked_with(
     cwd: &Path,
     missing_stub: bool,
 ) -> TestReport {
+    run_observed(flow, source, case, cwd, missing_stub, false).0
+}
+
+/// [`run_checked_with`]; with `observe`, the machine journals, and the `condition` events
+/// that name undefined operands (`unresolved`) come back too.
+pub(crate) fn run_observed(
+    flow: &Flow,
+    source: &Source,
+    case: &TestCase,
+    cwd: &Path,
+    missing_stub: bool,
+    observe: bool,
+) -> (TestReport, Vec<crate::value::Value>) {
     let started = Instant::now();
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        execute(flow, source, case, cwd, missing_stub)
+        execute(flow, source, case, cwd, missing_stub, observe)
     }));
+    let mut observed = Vec::new();
     let (outcome, record, calls) = match ran {
-        Ok(Ok((record, calls))) => {
+        Ok(Ok((record, calls, conditions))) => {
+            observed = conditions;
             let mut failures: Vec<Failure> = calls
                 .iter()
                 .filter(|c| !c.answered)
@@ -385,14 +403,18 @@ pub fn run_checked_with(
             )
         }
     };
-    TestReport {
+    let report = TestReport {
         name: case.name.clone(),
         outcome,
         duration: started.elapsed(),
         record,
         calls,
-    }
+    };
+    (report, observed)
 }
+
+/// What one run leaves: its record, the calls it made, the kept `condition` events.
+type Executed = (RunRecord, Vec<CallLog>, Vec<crate::value::Value>);
 
 /// The run itself: the interpreter prepares it (arguments, agents, configuration) as for
 /// `tfc run`, the test driver drives it.
@@ -402,7 +424,8 @@ fn execute(
     case: &TestCase,
     cwd: &Path,
     missing_stub: bool,
-) -> Result<(RunRecord, Vec<CallLog>), String> {
+    observe: bool,
+) -> Result<Executed, String> {
     let invocation = Invocation {
         json: case.args.clone(),
         ..Invocation::default()
@@ -460,16 +483,20 @@ fn execute(
     let prepared = interpreter
         .prepare(source, invocation, false)
         .map_err(|e| e.to_string())?;
-    let machine =
-        crate::run::machine::Machine::new(Arc::new(prepared.flow), prepared.args, prepared.config);
+    let mut config = prepared.config;
+    // Journal lines are only kept here to observe conditions: no store is written.
+    config.journaling |= observe;
+    let machine = crate::run::machine::Machine::new(Arc::new(prepared.flow), prepared.args, config);
     let mut w = world::World {
         agents: prepared.agents,
         roster,
         answering: &answering,
         project_root: None,
+        unresolved_conditions: observe.then(Vec::new),
     };
     let record = world::drive(machine, &mut w)?;
-    Ok((record, answering.calls()))
+    let conditions = w.unresolved_conditions.take().unwrap_or_default();
+    Ok((record, answering.calls(), conditions))
 }
 
 /// Run the tests of `files` (those `opts.filter` keeps) on `opts.jobs` threads; reports in

@@ -14,7 +14,7 @@ use crate::run::RunRecord;
 use crate::run::driver::{
     code_compiles, load_saved_flow, perform_call, prepare_call, resolve_agents, run_script,
 };
-use crate::run::machine::{Command, Event, Input, Machine, ScriptEnd, ScriptOutcome};
+use crate::run::machine::{Command, Event, Input, Line, Machine, ScriptEnd, ScriptOutcome};
 
 use super::answer::Answering;
 use super::model::Reply;
@@ -31,6 +31,9 @@ pub(crate) struct World<'a> {
     pub roster: Arc<dyn Roster>,
     pub answering: &'a Answering,
     pub project_root: Option<PathBuf>,
+    /// When kept (the machine journals), the `condition` journal events that name undefined
+    /// operands (`unresolved`): what `--property` checks against their inferred types.
+    pub unresolved_conditions: Option<Vec<crate::value::Value>>,
 }
 
 /// Drive `machine` to its end; `Err` is an internal problem (the run could not end).
@@ -203,6 +206,15 @@ pub(crate) fn drive(mut machine: Machine, world: &mut World<'_>) -> Result<RunRe
                     });
                 }
                 Command::Finish(record) => finished = Some(*record),
+                Command::Journal(Line::Event(v)) => {
+                    if let Some(kept) = &mut world.unresolved_conditions
+                        && let Some(m) = v.as_object()
+                        && m.get("type").and_then(crate::value::Value::as_str) == Some("condition")
+                        && m.contains_key("unresolved")
+                    {
+                        kept.push(v);
+                    }
+                }
                 Command::CacheStore { .. }
                 | Command::EndShard(_)
                 | Command::CapShard { .. }
