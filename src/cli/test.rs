@@ -91,6 +91,11 @@ pub fn run(a: TestArgs) -> Exit {
     if a.property.is_some() && a.junit.is_some() {
         return usage_error("--junit reports the files' tests; it does not apply to --property");
     }
+    if a.property.is_some() && a.filter.is_some() {
+        return usage_error(
+            "--filter selects the files' tests by name; --property runs each file's flow instead (name the test files to run)",
+        );
+    }
     let color = a.color.enabled();
     let checked: Vec<CheckedFile> = files
         .iter()
