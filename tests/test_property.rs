@@ -125,7 +125,9 @@ fn the_shrunk_case_pastes_into_the_file_as_a_failing_test() {
     let t = tfc_in(Some(&dir), &["test"], b"");
     assert_eq!(t.code, 1, "{t:?}");
     assert!(
-        t.stdout.contains("test property: reads-resolve ... FAILED"),
+        t.stdout.contains(
+            "test property: {steps.triage.json.files.0} resolves in the task of 'fix' ... FAILED"
+        ),
         "{}",
         t.stdout
     );

@@ -113,6 +113,8 @@ pub struct Violation {
     pub invariant: &'static str,
     /// What exactly broke, as a stable key: a shrunk plan must break the same one.
     pub key: String,
+    /// The name of the test case that reproduces it (`property: {…} resolves in …`).
+    pub title: String,
     /// The invariant and how the run broke it, for people.
     pub message: String,
     /// An `expect` that fails on the reproducing test case, when the invariant can be said
@@ -146,6 +148,7 @@ pub fn check(inv: &Invariants<'_>, report: &TestReport, conditions: &[Value]) ->
             return Some(Violation {
                 invariant: "ends",
                 key: format!("ends:{why}"),
+                title: "property: the run ends".into(),
                 message: format!("the run must end without a panic: it {why} ({e})"),
                 expect: None,
             });
@@ -170,6 +173,7 @@ pub fn check(inv: &Invariants<'_>, report: &TestReport, conditions: &[Value]) ->
         return Some(Violation {
             invariant: "invariants",
             key: format!("invariants:{}", what.join(",")),
+            title: format!("property: the invariants hold ({})", what.join(", ")),
             message: format!("the file's invariants must hold: {}", lines.join("; ")),
             expect: Some(written.clone()),
         });
@@ -210,6 +214,7 @@ fn unresolved_read(inv: &Invariants<'_>, record: &RunRecord) -> Option<Violation
                 return Some(Violation {
                     invariant: "reads-resolve",
                     key: format!("read:{id}:{field}:{path}"),
+                    title: format!("property: {{{path}}} resolves in the {field} of '{id}'"),
                     message: format!(
                         "every read whose type excludes `missing` must resolve: {{{path}}} in the {field} of phase '{id}' did not (its type is {}){}",
                         r.ty,
@@ -244,6 +249,7 @@ fn undefined_operand(
             return Some(Violation {
                 invariant: "conditions-defined",
                 key: format!("operand:{id}:{field}:{path}"),
+                title: format!("property: {{{path}}} is defined in the {field} of '{id}'"),
                 message: format!(
                     "no condition operand whose type excludes `missing` may be undefined: {{{path}}} in the {field} of phase '{id}' was (its type is {}){}",
                     r.ty,
@@ -304,6 +310,7 @@ fn final_output(flow: &Flow, record: &RunRecord) -> Option<Violation> {
     Some(Violation {
         invariant: "final-output",
         key: "final-output".into(),
+        title: format!("property: the output comes from the final phase '{last}'"),
         message: format!(
             "a completed run's output must come from the final phase '{last}': it came from {came} (W0109; add it to `lint.allow` if skipping the final phase is meant)"
         ),

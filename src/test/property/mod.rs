@@ -125,6 +125,7 @@ impl Runner<'_> {
                 return Some(Violation {
                     invariant: "ends",
                     key: "ends:case".into(),
+                    title: "property: the run ends".into(),
                     message: format!(
                         "internal error: a generated case did not read back: {}",
                         why.join("; ")
@@ -190,8 +191,7 @@ pub fn run_flow(
             continue;
         };
         let (plan, violation, shrink_steps) = runner.shrink(plan, violation);
-        let name = format!("property: {}", violation.invariant);
-        let case = plan.entry(&name, violation.expect.as_ref());
+        let case = plan.entry(&violation.title, violation.expect.as_ref());
         return (
             run + 1,
             Some(Finding {
