@@ -205,3 +205,49 @@ fn property_flags_are_checked() {
         o.stderr
     );
 }
+
+/// The signal the invariant reads: a condition's journal event names the operands that were
+/// undefined when it was decided (`when`, and now `until` too).
+#[test]
+fn a_run_journals_the_undefined_operands_of_its_conditions() {
+    let dir = scratch("property-journal");
+    std::fs::create_dir_all(dir.join(".tfc")).unwrap();
+    let flow = r#"{"name": "conds", "phases": [
+      {"id": "a", "task": "hello"},
+      {"id": "b", "task": "then", "dependsOn": ["a"], "when": "{steps.a.json.nope} != x && {steps.a.output} == hello"},
+      {"id": "c", "type": "loop", "task": "again", "dependsOn": ["b"], "maxIterations": 1,
+       "until": "{steps.b.json.gone} == 1"}
+    ]}"#;
+    std::fs::write(dir.join("flow.json"), flow).unwrap();
+    let o = tfc_in(Some(&dir), &["run", "flow.json", "--agent-cmd", "cat"], b"");
+    assert_eq!(o.code, 0, "{o:?}");
+    let runs = dir.join(".tfc/runs/conds");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .find(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .expect("a run directory");
+    let journal = std::fs::read_to_string(run.path().join("journal.jsonl")).unwrap();
+    let conditions: Vec<Value> = journal
+        .lines()
+        .filter(|l| l.contains(r#""type":"condition""#))
+        .map(|l| parse_json(l).unwrap())
+        .collect();
+    let unresolved = |field: &str| {
+        conditions
+            .iter()
+            .find(|c| c.as_object().unwrap()["field"] == Value::from(field))
+            .and_then(|c| c.as_object().unwrap().get("unresolved").cloned())
+            .map(|u| u.to_json())
+    };
+    assert_eq!(
+        unresolved("when").as_deref(),
+        Some(r#"["steps.a.json.nope"]"#),
+        "{journal}"
+    );
+    assert_eq!(
+        unresolved("until").as_deref(),
+        Some(r#"["steps.b.json.gone"]"#),
+        "{journal}"
+    );
+}
