@@ -33,7 +33,6 @@ mod shrink;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-pub use generate::{satisfies, value as contract_value};
 pub use invariant::Violation;
 pub use plan::{Approval, Gen, NodePlan, Plan};
 pub use rng::Rng;
