@@ -1,6 +1,6 @@
 use proptest::prelude::*;
 
-use super::generate::{plan, texts, value};
+use super::generate::{plan, satisfies, texts, value};
 use super::rng::Rng;
 use super::*;
 use crate::check::{CheckOptions, check_source};
