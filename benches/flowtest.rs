@@ -1,8 +1,10 @@
-//! `tfc test` (SPEC §17) speed: one test of a 20-phase flow, and 1,000 tests across 50 files
-//! at one and two jobs. Run with `cargo bench --bench flowtest`.
+//! `tfc test` (SPEC §17) speed: one test of a 20-phase flow, 1,000 tests across 50 files at
+//! one and two jobs, and `--property 1000` on a 20-phase flow. Run with
+//! `cargo bench --bench flowtest`.
 //!
 //! Targets (SPEC §17): a 20-phase flow's test under 2 ms; the 1,000 tests scale linearly with
-//! `--jobs` (two jobs take about half the time of one on a 2-core machine).
+//! `--jobs` (two jobs take about half the time of one on a 2-core machine); `--property 1000`
+//! under 5 s.
 //!
 //! The flow has every kind that runs without a process: contracts, guards, a gate with a
 //! rework round, a map over a contract-typed array, a reduce, a loop, a tournament and a
@@ -12,6 +14,10 @@
 use std::path::{Path, PathBuf};
 
 use divan::{Bencher, black_box};
+use tfc::check::{CheckOptions, check_source};
+use tfc::flow::LowerOptions;
+use tfc::source::Source;
+use tfc::test::property::{PropertyOptions, run_flow};
 use tfc::test::{CheckedFile, Outcome, TestOptions, check_text, run_files};
 
 #[global_allocator]
@@ -142,6 +148,62 @@ fn thousand_tests_50_files(b: Bencher, jobs: usize) {
     let opts = options(dir.path(), jobs);
     assert!(all_passed(&run_files(files.clone(), &opts)));
     b.bench(|| run_files(black_box(files.clone()), &opts));
+}
+
+/// Twenty phases: a JSON triage whose contract every later phase reads through, maps over
+/// its files, JSON steps, gates and loops, in a chain.
+fn property_flow() -> String {
+    let mut phases = vec![
+        r#"{"id": "p0", "task": "Triage.", "output": "json",
+            "expect": {"type": "object", "required": ["severity", "files"],
+                       "properties": {"severity": {"enum": ["low", "medium", "high"]},
+                                      "files": {"type": "array", "minItems": 1, "maxItems": 8,
+                                                "items": {"type": "string"}},
+                                      "note": {"type": "string"}}}}"#
+            .to_owned(),
+    ];
+    for i in 1..20 {
+        let prev = i - 1;
+        let body = match i % 5 {
+            1 => r#""type": "map", "over": "{steps.p0.json.files}", "task": "Review {item}.""#.to_owned(),
+            2 => format!(r#""type": "gate", "task": "Good? {{steps.p{prev}.output}}""#),
+            3 => r#""task": "Fix {steps.p0.json.files.0} at {steps.p0.json.severity}.", "output": "json",
+                    "expect": {"type": "object", "required": ["level"], "properties": {"level": {"type": "integer"}}}"#
+                .to_owned(),
+            4 => format!(r#""task": "Level {{steps.p{prev}.json.level}}: {{steps.p0.json.note}}""#),
+            _ => format!(
+                r#""type": "loop", "task": "Polish {{steps.p{prev}.output}}.", "maxIterations": 2, "until": "{{loop.lastOutput}} contains DONE""#
+            ),
+        };
+        phases.push(format!(
+            r#"{{"id": "p{i}", "dependsOn": ["p{prev}"], {body}}}"#
+        ));
+    }
+    format!(
+        r#"{{"name": "bench-20", "phases": [{}]}}"#,
+        phases.join(",\n")
+    )
+}
+
+/// `--property 1000` on a 20-phase flow (target: under 5 s). The flow is correct (its
+/// array has `minItems: 1`), so every run is made: no finding cuts the work short.
+#[divan::bench(sample_count = 3)]
+fn property_1000_on_20_phases(b: Bencher) {
+    let text = property_flow();
+    let checked = check_source(&text, &LowerOptions::default(), &CheckOptions::default());
+    assert!(!checked.has_errors(), "{:?}", checked.diagnostics);
+    let flow = checked.flow.expect("a flow");
+    let source = Source::new("bench-20.json", text.clone());
+    let opts = PropertyOptions {
+        runs: 1000,
+        seed: 1,
+        cwd: ".".into(),
+    };
+    b.bench(|| {
+        let (runs, finding) = run_flow(black_box(&flow), &source, None, &opts);
+        assert!(finding.is_none(), "{:?}", finding.map(|f| f.violation));
+        assert_eq!(runs, 1000);
+    });
 }
 
 /// A scratch directory removed on drop (no extra dependency for one bench).

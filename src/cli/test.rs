@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use super::Color;
 use super::{Exit, usage_error};
 use tfc::diag::render::{render_file, to_json};
+use tfc::test::property::{self, PropertyOptions};
 use tfc::test::{CheckedFile, TestOptions, coverage, report};
 use tfc::value::Value;
 
@@ -36,6 +37,14 @@ pub struct TestArgs {
     /// loop ending, race winner, approval decision, …) the tests reached.
     #[arg(long)]
     coverage: bool,
+    /// Run each flow N times with answers generated from its contracts, checking its
+    /// invariants, instead of running the files' tests; a violation is shrunk and printed as
+    /// a test case.
+    #[arg(long, value_name = "N")]
+    property: Option<u64>,
+    /// The seed of `--property` (default: random, printed): the same seed repeats the runs.
+    #[arg(long, value_name = "S", requires = "property")]
+    seed: Option<u64>,
     /// Colour in the diagnostics of invalid test files.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
@@ -80,6 +89,22 @@ pub fn run(a: TestArgs) -> Exit {
     if a.jobs == Some(0) {
         return usage_error("--jobs must be at least 1");
     }
+    if a.property == Some(0) {
+        return usage_error("--property must be at least 1");
+    }
+    if a.property.is_some() && a.junit.is_some() {
+        return usage_error("--junit reports the files' tests; it does not apply to --property");
+    }
+    if a.property.is_some() && a.coverage {
+        return usage_error(
+            "--coverage reports what the files' tests reach; it does not apply to --property",
+        );
+    }
+    if a.property.is_some() && a.filter.is_some() {
+        return usage_error(
+            "--filter selects the files' tests by name; --property runs each file's flow instead (name the test files to run)",
+        );
+    }
     let color = a.color.enabled();
     let checked: Vec<CheckedFile> = files
         .iter()
@@ -87,6 +112,14 @@ pub fn run(a: TestArgs) -> Exit {
         .collect();
     for c in &checked {
         say!("{}", diagnostics_text(c, color));
+    }
+    if let Some(runs) = a.property {
+        let opts = PropertyOptions {
+            runs,
+            seed: a.seed.unwrap_or_else(property::random_seed),
+            cwd,
+        };
+        return properties(&checked, &opts, a.format, started);
     }
     let opts = TestOptions {
         filter: a.filter.clone(),
@@ -123,6 +156,28 @@ pub fn run(a: TestArgs) -> Exit {
         return Exit::Usage;
     }
     match report::exit_code(&reports) {
+        0 => Exit::Ok,
+        1 => Exit::Failure,
+        _ => Exit::Usage,
+    }
+}
+
+/// `tfc test --property N`: each file's flow run N times with generated answers.
+fn properties(
+    checked: &[CheckedFile],
+    opts: &PropertyOptions,
+    format: Format,
+    started: Instant,
+) -> Exit {
+    let reports: Vec<property::PropertyReport> = checked
+        .iter()
+        .map(|c| property::run_file(c, opts))
+        .collect();
+    match format {
+        Format::Text => out!("{}", property::text(&reports, opts, started.elapsed())),
+        Format::Json => out!("{}", property::json_lines(&reports, opts)),
+    }
+    match property::exit_code(&reports) {
         0 => Exit::Ok,
         1 => Exit::Failure,
         _ => Exit::Usage,

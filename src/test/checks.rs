@@ -2,7 +2,8 @@
 //! name no phase (T0005, with the nearest id; T0501 where nodes made at run time exist), an
 //! item, iteration or judge pattern on a phase that has none (T0006), an approvals key that is
 //! no approval (T0007), an expectation that can never hold for the phase's kind (T0008), and a
-//! `json` answer that violates the phase's contract (T0502, unless `"violates": true`).
+//! `json` answer that violates the phase's contract (T0502, unless `"violates": true`). The
+//! file's `invariants` are checked as an `expect` is.
 
 use crate::diag::{Code, Diagnostic, did_you_mean};
 use crate::flow::{Def, Flow, Phase, PhaseKind, PhaseType};
@@ -25,6 +26,9 @@ pub fn check(file: &TestFile, flow: &Flow) -> Vec<Diagnostic> {
             approval(&a.name, a.span, flow, &mut out);
         }
         expect(&t.expect, flow, &mut out);
+    }
+    if let Some((invariants, _)) = &file.invariants {
+        expect(invariants, flow, &mut out);
     }
     out
 }
@@ -539,5 +543,28 @@ mod tests {
         );
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].0, "T0502");
+    }
+
+    #[test]
+    fn invariants_are_checked_as_an_expect_is() {
+        let checked = check_source(FLOW, &LowerOptions::default(), &CheckOptions::default());
+        let flow = checked.flow.unwrap();
+        let text = r#"{"flow": "f.json", "tests": [],
+            "invariants": {"calls": {"max": 40}, "ran": ["triag"],
+                           "phases": {"fix": {"verdict": "pass"}}}}"#;
+        let node = crate::json::parse(text).root.unwrap();
+        let mut r = Reader::default();
+        let file = r.file(&node);
+        assert!(r.diags.is_empty(), "{:?}", r.diags);
+        let (inv, written) = file.invariants.as_ref().unwrap();
+        assert_eq!(inv.calls.as_ref().unwrap().max, Some(40.0));
+        assert!(written.as_object().unwrap().contains_key("calls"));
+        let d: Vec<(String, String)> = check(&file, &flow)
+            .into_iter()
+            .map(|d| (d.code.as_str().to_owned(), d.help.unwrap_or_default()))
+            .collect();
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!(d[0], ("T0005".into(), "did you mean 'triage'?".into()));
+        assert_eq!(d[1].0, "T0008");
     }
 }

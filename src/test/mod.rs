@@ -24,7 +24,8 @@
 //! specificity), `checks.rs` (the file checked against its flow), `answer.rs` (the answering
 //! backend), `world.rs` (the machine on a virtual clock), `expect.rs` (expectations and
 //! matchers), `report.rs` (text like `cargo test`, JSON lines, JUnit XML), `discover.rs`,
-//! `coverage/` (`--coverage`: the flow's outcomes and the tests that reach them).
+//! `coverage/` (`--coverage`: the flow's outcomes and the tests that reach them), `property/`
+//! (`--property`: flows run with generated answers).
 
 mod answer;
 mod checks;
@@ -33,6 +34,7 @@ pub mod discover;
 mod expect;
 mod model;
 mod pattern;
+pub mod property;
 pub mod report;
 mod world;
 
@@ -322,6 +324,7 @@ pub fn run_case(flow_text: &str, case: &TestCase, cwd: &Path) -> TestReport {
             let file = TestFile {
                 flow: None,
                 tests: vec![case.clone()],
+                invariants: None,
             };
             let errors: Vec<String> = checks::check(&file, &flow)
                 .into_iter()
@@ -384,14 +387,47 @@ pub fn run_checked_covering(
     missing_stub: bool,
     coverage: bool,
 ) -> TestReport {
+    let watch = Watch {
+        coverage,
+        conditions: false,
+    };
+    run_watched(flow, source, case, cwd, missing_stub, watch).0
+}
+
+/// What a test run records besides its record and its calls.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Watch {
+    /// `--coverage`: the outcomes reached ([`TestReport::hits`]).
+    pub coverage: bool,
+    /// `--property`: the `condition` events that name undefined operands (`unresolved`),
+    /// returned beside the report.
+    pub conditions: bool,
+}
+
+/// [`run_checked_with`], watched as `watch` says.
+pub(crate) fn run_watched(
+    flow: &Flow,
+    source: &Source,
+    case: &TestCase,
+    cwd: &Path,
+    missing_stub: bool,
+    watch: Watch,
+) -> (TestReport, Vec<crate::value::Value>) {
     let started = Instant::now();
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        execute(flow, source, case, cwd, missing_stub, coverage)
+        execute(flow, source, case, cwd, missing_stub, watch)
     }));
     let mut hits = Vec::new();
+    let mut observed = Vec::new();
     let (outcome, record, calls) = match ran {
-        Ok(Ok((record, calls, reached))) => {
+        Ok(Ok(Executed {
+            record,
+            calls,
+            hits: reached,
+            conditions,
+        })) => {
             hits = reached;
+            observed = conditions;
             let mut failures: Vec<Failure> = calls
                 .iter()
                 .filter(|c| !c.answered)
@@ -429,14 +465,25 @@ pub fn run_checked_covering(
             )
         }
     };
-    TestReport {
+    let report = TestReport {
         name: case.name.clone(),
         outcome,
         duration: started.elapsed(),
         record,
         calls,
         hits,
-    }
+    };
+    (report, observed)
+}
+
+/// What one run leaves.
+struct Executed {
+    record: RunRecord,
+    calls: Vec<CallLog>,
+    /// The outcomes reached (`Watch::coverage`).
+    hits: Vec<coverage::Hit>,
+    /// The `condition` events naming undefined operands (`Watch::conditions`).
+    conditions: Vec<crate::value::Value>,
 }
 
 /// The run itself: the interpreter prepares it (arguments, agents, configuration) as for
@@ -447,8 +494,8 @@ fn execute(
     case: &TestCase,
     cwd: &Path,
     missing_stub: bool,
-    coverage: bool,
-) -> Result<(RunRecord, Vec<CallLog>, Vec<coverage::Hit>), String> {
+    watch: Watch,
+) -> Result<Executed, String> {
     let invocation = Invocation {
         json: case.args.clone(),
         ..Invocation::default()
@@ -507,7 +554,9 @@ fn execute(
     let mut prepared = interpreter
         .prepare(source, invocation, false)
         .map_err(|e| e.to_string())?;
-    prepared.config.decisions = coverage;
+    // No store, no journal; coverage and properties read the machine's decision lines as
+    // they go by.
+    prepared.config.decisions = watch.coverage || watch.conditions;
     let machine =
         crate::run::machine::Machine::new(Arc::new(prepared.flow), prepared.args, prepared.config);
     let mut w = world::World {
@@ -515,11 +564,18 @@ fn execute(
         roster,
         answering: &answering,
         project_root: None,
-        coverage: coverage.then(|| coverage::Recorder::new(flow)),
+        coverage: watch.coverage.then(|| coverage::Recorder::new(flow)),
+        unresolved_conditions: watch.conditions.then(Vec::new),
     };
     let record = world::drive(machine, &mut w)?;
     let hits = w.coverage.map(|c| c.finish(&record)).unwrap_or_default();
-    Ok((record, answering.calls(), hits))
+    let conditions = w.unresolved_conditions.take().unwrap_or_default();
+    Ok(Executed {
+        record,
+        calls: answering.calls(),
+        hits,
+        conditions,
+    })
 }
 
 /// Run the tests of `files` (those `opts.filter` keeps) on `opts.jobs` threads; reports in

@@ -19,6 +19,9 @@ pub struct TestFile {
     pub flow: Option<Named<()>>,
     /// `tests`, in file order.
     pub tests: Vec<TestCase>,
+    /// `invariants`: expectations every `--property` run must meet (the `expect` syntax),
+    /// with the object as written (a shrunk finding's test case repeats it as its `expect`).
+    pub invariants: Option<(Expect, Value)>,
 }
 
 /// A value with the name it was written under and where.
@@ -200,7 +203,7 @@ pub enum MatcherKind {
     Not(Box<Matcher>),
 }
 
-const FILE_KEYS: &[&str] = &["flow", "tests"];
+const FILE_KEYS: &[&str] = &["flow", "tests", "invariants"];
 const TEST_KEYS: &[&str] = &["name", "args", "answers", "approvals", "expect"];
 const ANSWER_KEYS: &[&str] = &[
     "json", "error", "timeout", "usage", "violates", "stdout", "exitCode",
@@ -377,6 +380,10 @@ impl Reader {
                         "write \"tests\": [{\"name\": \"...\", \"answers\": {...}, \"expect\": {...}}]",
                     ),
                 },
+                "invariants" => {
+                    let e = self.expect_as(&m.value, "'invariants'");
+                    file.invariants = Some((e, m.value.to_value()));
+                }
                 _ => {}
             }
         }
@@ -680,10 +687,15 @@ impl Reader {
 
     /// An `expect` block.
     pub(crate) fn expect(&mut self, node: &Node) -> Expect {
+        self.expect_as(node, "'expect'")
+    }
+
+    /// An `expect`-syntax block called `what` in messages (`'expect'`, `'invariants'`).
+    fn expect_as(&mut self, node: &Node, what: &str) -> Expect {
         let mut e = Expect::default();
         let Some(members) = self.object(
             node,
-            "'expect'",
+            what,
             EXPECT_KEYS,
             "write \"expect\": {\"status\": \"completed\", \"output\": {\"contains\": \"...\"}}",
         ) else {
@@ -1040,5 +1052,19 @@ mod tests {
         assert_eq!(d[1].help.as_deref(), Some("did you mean 'expect'?"));
         assert_eq!(d[6].help.as_deref(), Some("did you mean 'completed'?"));
         assert!(d.iter().all(|d| d.span.is_some()));
+    }
+
+    #[test]
+    fn invariants_read_with_the_expect_syntax() {
+        let (f, d) = read(
+            r#"{"flow": "f.json", "tests": [], "invariants": {"calls": {"max": 4}, "stauts": "completed"}}"#,
+        );
+        assert_eq!(
+            f.invariants.as_ref().unwrap().0.calls.as_ref().unwrap().max,
+            Some(4.0)
+        );
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].message, "unknown key 'stauts' in 'invariants'");
+        assert_eq!(d[0].help.as_deref(), Some("did you mean 'status'?"));
     }
 }

@@ -36,6 +36,9 @@ pub(crate) struct World<'a> {
     pub project_root: Option<PathBuf>,
     /// `--coverage`: what the run reaches, from the calls it starts and its journal lines.
     pub coverage: Option<Recorder<'a>>,
+    /// When kept (the machine journals), the `condition` journal events that name undefined
+    /// operands (`unresolved`): what `--property` checks against their inferred types.
+    pub unresolved_conditions: Option<Vec<crate::value::Value>>,
 }
 
 /// Drive `machine` to its end; `Err` is an internal problem (the run could not end).
@@ -214,6 +217,13 @@ pub(crate) fn drive(mut machine: Machine, world: &mut World<'_>) -> Result<RunRe
                 Command::Journal(Line::Event(v)) => {
                     if let Some(c) = &mut world.coverage {
                         c.journal(&v);
+                    }
+                    if let Some(kept) = &mut world.unresolved_conditions
+                        && let Some(m) = v.as_object()
+                        && m.get("type").and_then(crate::value::Value::as_str) == Some("condition")
+                        && m.contains_key("unresolved")
+                    {
+                        kept.push(v);
                     }
                 }
                 Command::CacheStore { .. }

@@ -20,6 +20,9 @@ pub struct Outcome {
     pub reads: Vec<String>,
     /// Phase ids read through `steps.ID…` and `previous.output`, distinct, first-read order.
     pub read_phases: Vec<String>,
+    /// The operands' placeholder paths that did not resolve (undefined), distinct, in order
+    /// of first appearance; empty when the text does not parse.
+    pub unresolved: Vec<String>,
 }
 
 /// A `when` guard: a parse error is true (fail-open) and reported; empty is true, no error.
@@ -46,6 +49,7 @@ pub fn eval_gate_entry<S: Scope + ?Sized>(src: &str, scope: &S) -> Outcome {
                 error: None,
                 reads: template.path_texts(&rendered.reads),
                 read_phases: template.read_phases(scope, &rendered.reads),
+                unresolved: template.path_texts(&rendered.missing),
             }
         }
         _ => eval_or(src, scope, false),
@@ -61,11 +65,19 @@ fn eval_or<S: Scope + ?Sized>(src: &str, scope: &S, fallback: bool) -> Outcome {
                 reads,
                 read_phases,
             } = run(&program, scope);
+            let mut unresolved: Vec<String> = Vec::new();
+            for path in &program.refs {
+                let text = &*path.text;
+                if !reads.iter().any(|r| r == text) && !unresolved.iter().any(|u| u == text) {
+                    unresolved.push(text.to_owned());
+                }
+            }
             Outcome {
                 value,
                 error: None,
                 reads,
                 read_phases,
+                unresolved,
             }
         }
         Err(error) => {

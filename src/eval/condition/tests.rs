@@ -512,3 +512,19 @@ fn deepest_conditions_compile_and_run_on_a_small_stack() {
         .join()
         .unwrap();
 }
+
+#[test]
+fn use_sites_name_their_undefined_operands() {
+    let s = scope();
+    let o = eval_when(
+        "{steps.triage.json.severity} == high && {steps.triage.json.files.0} != x || {args.nope} == {args.nope}",
+        &s,
+    );
+    assert_eq!(o.unresolved, ["steps.triage.json.files.0", "args.nope"]);
+    assert!(eval_until("{args.x} == 5", &s).unresolved.is_empty());
+    assert_eq!(
+        eval_gate_entry("{args.gone} contains x", &s).unresolved,
+        ["args.gone"]
+    );
+    assert!(eval_when("{args.nope} == == 5", &s).unresolved.is_empty());
+}

@@ -19,6 +19,34 @@ use crate::agent::{Purpose as CallPurpose, Usage};
 use crate::flow::{Flow, OutputMode};
 use crate::value::{Map, Value, format_number};
 
+/// The fields of a `condition` journal event (SPEC §10.3): `{phase, field, expr, value,
+/// error?, unresolved?}`, where `unresolved` lists the operands' placeholders that were
+/// undefined when the condition was decided (what `tfc test --property` checks against their
+/// inferred types).
+pub(crate) fn condition_event(
+    m: &mut Map,
+    phase: &str,
+    field: &str,
+    expr: &str,
+    o: &crate::eval::Outcome,
+) {
+    m.insert("phase".into(), Value::from(phase));
+    m.insert("field".into(), Value::from(field));
+    m.insert("expr".into(), Value::from(expr));
+    m.insert("value".into(), Value::Bool(o.value));
+    if let Some(e) = &o.error {
+        m.insert("error".into(), Value::from(e.message.as_str()));
+    }
+    if !o.unresolved.is_empty() {
+        let list = o
+            .unresolved
+            .iter()
+            .map(|u| Value::from(u.as_str()))
+            .collect();
+        m.insert("unresolved".into(), Value::Array(list));
+    }
+}
+
 /// What an execution is told.
 #[derive(Debug)]
 pub(crate) enum KindEvent {
@@ -508,6 +536,17 @@ impl Cx<'_> {
     /// Emit a ready-made journal line (when journaling).
     pub fn journal_value(&mut self, v: Value) {
         self.m.journal_value(v);
+    }
+    /// Emit the `condition` journal event of a condition this phase evaluated (when
+    /// journaling).
+    pub fn journal_condition(
+        &mut self,
+        phase: &str,
+        field: &str,
+        expr: &str,
+        o: &crate::eval::Outcome,
+    ) {
+        self.journal("condition", |m| condition_event(m, phase, field, expr, o));
     }
 }
 

@@ -122,13 +122,7 @@ impl Machine {
                 self.recs[i].warn(w);
             }
             self.journal("condition", |m| {
-                m.insert("phase".into(), Value::from(phase.id.as_str()));
-                m.insert("field".into(), Value::from("when"));
-                m.insert("expr".into(), Value::from(when.as_str()));
-                m.insert("value".into(), Value::Bool(o.value));
-                if let Some(e) = &o.error {
-                    m.insert("error".into(), Value::from(e.message.as_str()));
-                }
+                super::kit::condition_event(m, &phase.id, "when", when.as_str(), &o)
             });
             for id in &o.read_phases {
                 self.recs[i].read(id);

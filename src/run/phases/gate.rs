@@ -196,6 +196,7 @@ impl Gate {
             let mut all = true;
             for entry in &k.eval {
                 let o = eval_gate_entry(entry.src.value.as_str(), &scope);
+                cx.journal_condition(&phase.id, "eval", entry.src.value.as_str(), &o);
                 for id in &o.read_phases {
                     ex.rec.read(id);
                 }

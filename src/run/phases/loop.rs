@@ -222,6 +222,7 @@ impl Loop {
                 Layered::new(&scope).with("loop", Value::Object(std::mem::take(&mut self.locals)));
             until_scope.own = Some((phase.id.as_str(), StepState::done(r.output.clone())));
             let o = eval_until(u.as_str(), &until_scope);
+            cx.journal_condition(&phase.id, "until", u.as_str(), &o);
             for id in o.read_phases.iter().filter(|id| **id != phase.id) {
                 ex.rec.read(id);
             }
