@@ -138,7 +138,7 @@ pub fn run(a: TestArgs) -> Exit {
     }
     // Coverage informs; it never changes the exit code.
     if a.coverage {
-        let all = coverage::tally(&reports);
+        let all = tfc::test::coverage_of(&reports);
         match a.format {
             Format::Text => {
                 for c in &all {

@@ -578,6 +578,23 @@ fn execute(
     })
 }
 
+/// The coverage of the flows `reports` tested (`--coverage`): files whose flow could not be
+/// checked are left out (their tests did not run); files naming the same flow merge.
+pub fn coverage_of(reports: &[FileReport]) -> Vec<coverage::Coverage> {
+    coverage::tally(reports.iter().filter_map(|r| {
+        let fut = r.checked.flow.as_ref()?;
+        Some(coverage::Tested {
+            source: &fut.source,
+            flow: fut.flow.as_ref()?,
+            tests: r
+                .tests
+                .iter()
+                .map(|t| (t.name.as_str(), t.hits.as_slice()))
+                .collect(),
+        })
+    }))
+}
+
 /// Run the tests of `files` (those `opts.filter` keeps) on `opts.jobs` threads; reports in
 /// file and test order whatever the scheduling. The tests of a file that cannot run are
 /// errors.

@@ -8,7 +8,7 @@ use crate::flow::{Flow, Join, PhaseKind};
 use crate::run::{PhaseRecord, PhaseStatus, RunRecord};
 use crate::value::Value;
 
-use super::{Decision, Hit, Layout, LoopEnd};
+use super::outcome::{Decision, Hit, Layout, LoopEnd};
 
 /// The hits of one run, gathered while it runs.
 pub(crate) struct Recorder<'a> {

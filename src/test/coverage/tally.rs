@@ -9,8 +9,8 @@ use crate::diag::{Code, Diagnostic};
 use crate::source::Source;
 use crate::value::{Map, Value};
 
-use super::super::FileReport;
-use super::{Kind, Point, outcomes};
+use super::outcome::{Hit, Kind, Point, outcomes};
+use crate::flow::Flow;
 
 /// One outcome and the tests that reached it.
 #[derive(Clone, Debug)]
@@ -150,16 +150,29 @@ fn hint(kind: Kind) -> &'static str {
     }
 }
 
-/// The coverage of every flow the reports' tests ran, in the order the flows first appear.
-/// Test files naming the same flow file merge; files whose flow could not be checked are left
-/// out (their tests did not run).
-pub fn tally(reports: &[FileReport]) -> Vec<Coverage> {
+/// One test file's part of the coverage: the flow it tested and what each test reached.
+pub struct Tested<'a> {
+    /// The flow's text (its name is the flow file's path).
+    pub source: &'a Source,
+    /// The flow.
+    pub flow: &'a Flow,
+    /// Each test that ran: its name and the outcomes it reached.
+    pub tests: Vec<(&'a str, &'a [Hit])>,
+}
+
+/// The coverage of every flow `files` tested, in the order the flows first appear. Test files
+/// naming the same flow file merge (the caller leaves out files whose tests did not run:
+/// [`crate::test::coverage_of`]).
+pub fn tally<'a>(files: impl IntoIterator<Item = Tested<'a>>) -> Vec<Coverage> {
     let mut out: Vec<(PathBuf, Coverage)> = Vec::new();
-    for r in reports {
-        let Some(fut) = &r.checked.flow else { continue };
-        let Some(flow) = &fut.flow else { continue };
-        let key = std::fs::canonicalize(&fut.source.name)
-            .unwrap_or_else(|_| PathBuf::from(&fut.source.name));
+    for Tested {
+        source,
+        flow,
+        tests,
+    } in files
+    {
+        let key =
+            std::fs::canonicalize(&source.name).unwrap_or_else(|_| PathBuf::from(&source.name));
         let at = match out.iter().position(|(k, _)| *k == key) {
             Some(at) => at,
             None => {
@@ -173,7 +186,7 @@ pub fn tally(reports: &[FileReport]) -> Vec<Coverage> {
                 out.push((
                     key,
                     Coverage {
-                        source: fut.source.clone(),
+                        source: source.clone(),
                         tests: 0,
                         rows,
                     },
@@ -182,11 +195,11 @@ pub fn tally(reports: &[FileReport]) -> Vec<Coverage> {
             }
         };
         let c = &mut out[at].1;
-        for t in &r.tests {
+        for (name, hits) in tests {
             c.tests += 1;
             for row in &mut c.rows {
-                if t.hits.binary_search(&row.point.hit).is_ok() {
-                    row.tests.push(t.name.clone());
+                if hits.binary_search(&row.point.hit).is_ok() {
+                    row.tests.push(name.to_owned());
                 }
             }
         }

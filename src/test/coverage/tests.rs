@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::flow::Flow;
 use crate::check::{CheckOptions, check_document};
 use crate::flow::LowerOptions;
 use crate::source::Source;
@@ -212,7 +213,7 @@ fn run_project(dir: &Path, coverage: bool) -> Vec<crate::test::FileReport> {
 fn the_tests_of_every_file_naming_a_flow_merge() {
     let dir = project();
     let reports = run_project(dir.path(), true);
-    let all = tally(&reports);
+    let all = crate::test::coverage_of(&reports);
     assert_eq!(all.len(), 1, "one flow: {all:#?}");
     let c = &all[0];
     assert_eq!(c.tests, 3);
@@ -297,7 +298,7 @@ fn without_coverage_nothing_is_recorded() {
             .flat_map(|r| &r.tests)
             .all(|t| t.hits.is_empty())
     );
-    let all = tally(&reports);
+    let all = crate::test::coverage_of(&reports);
     assert_eq!(all[0].reached(), 0);
 }
 
