@@ -438,8 +438,9 @@ fn execute(
             Decided::Approve => settings.approve.push(a.name.clone()),
             Decided::Reject(note) => {
                 settings.reject.push(a.name.clone());
-                if settings.reject_reason.is_none() {
-                    settings.reject_reason = note.clone();
+                // Each rejection keeps its own note.
+                if let Some(note) = note {
+                    settings.reject_notes.insert(a.name.clone(), note.clone());
                 }
             }
         }
