@@ -28,7 +28,9 @@
 mod answer;
 mod checks;
 pub mod discover;
+pub mod edit;
 mod expect;
+pub mod from_run;
 mod model;
 mod pattern;
 pub mod report;
@@ -149,6 +151,9 @@ pub struct TestOptions {
     /// `--missing=stub`: a call no answer matches is answered like `--dry-run` answers it,
     /// instead of failing the test.
     pub missing_stub: bool,
+    /// `--keep-runs`: each test's run is written to the run store under this project root,
+    /// as a normal run is (`tfc show`, `tfc report` open it); `None`: nothing is written.
+    pub keep_runs: Option<PathBuf>,
 }
 
 impl TestCase {
@@ -342,9 +347,24 @@ pub fn run_checked_with(
     cwd: &Path,
     missing_stub: bool,
 ) -> TestReport {
+    let opts = TestOptions {
+        cwd: cwd.to_path_buf(),
+        missing_stub,
+        ..TestOptions::default()
+    };
+    run_checked_opts(flow, source, case, &opts)
+}
+
+/// [`run_checked`] as `opts` say (`cwd`, `missing_stub`, `keep_runs`; not `filter`, `jobs`).
+pub fn run_checked_opts(
+    flow: &Flow,
+    source: &Source,
+    case: &TestCase,
+    opts: &TestOptions,
+) -> TestReport {
     let started = Instant::now();
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        execute(flow, source, case, cwd, missing_stub)
+        execute(flow, source, case, opts)
     }));
     let (outcome, record, calls) = match ran {
         Ok(Ok((record, calls))) => {
@@ -400,9 +420,9 @@ fn execute(
     flow: &Flow,
     source: &Source,
     case: &TestCase,
-    cwd: &Path,
-    missing_stub: bool,
+    opts: &TestOptions,
 ) -> Result<(RunRecord, Vec<CallLog>), String> {
+    let (cwd, missing_stub) = (opts.cwd.as_path(), opts.missing_stub);
     let invocation = Invocation {
         json: case.args.clone(),
         ..Invocation::default()
@@ -445,22 +465,28 @@ fn execute(
             }
         }
     }
-    let opts = RunOptions {
+    let keep = opts.keep_runs.as_ref();
+    let run_opts = RunOptions {
         settings,
         interactive: false,
         cwd: Some(cwd.to_path_buf()),
-        run_id: Some(format!("test-{}", flow.name)),
+        run_id: Some(match keep {
+            Some(_) => crate::run::store::new_run_id(&flow.name),
+            None => format!("test-{}", flow.name),
+        }),
         ..RunOptions::default()
     };
-    let interpreter = Interpreter::new(roster.clone()).options(opts);
+    let interpreter = Interpreter::new(roster.clone()).options(run_opts);
     let source = FlowSource::Checked {
         flow: Box::new(flow.clone()),
         source: Box::new(source.clone()),
         document: None,
     };
+    // A kept run journals as a stored one does.
     let prepared = interpreter
-        .prepare(source, invocation, false)
+        .prepare(source, invocation, keep.is_some())
         .map_err(|e| e.to_string())?;
+    let keep = keep.map(|root| world::Keep::new(root.clone(), prepared.def.clone(), cwd));
     let machine =
         crate::run::machine::Machine::new(Arc::new(prepared.flow), prepared.args, prepared.config);
     let mut w = world::World {
@@ -468,6 +494,7 @@ fn execute(
         roster,
         answering: &answering,
         project_root: None,
+        keep,
     };
     let record = world::drive(machine, &mut w)?;
     Ok((record, answering.calls()))
@@ -519,13 +546,7 @@ pub fn run_files(files: Vec<CheckedFile>, opts: &TestOptions) -> Vec<FileReport>
                     let f = &files[fi];
                     let fut = f.flow.as_ref().expect("valid files have a flow");
                     let flow = fut.flow.as_ref().expect("valid files have a flow");
-                    let r = run_checked_with(
-                        flow,
-                        &fut.source,
-                        &f.file.tests[ci],
-                        &opts.cwd,
-                        opts.missing_stub,
-                    );
+                    let r = run_checked_opts(flow, &fut.source, &f.file.tests[ci], opts);
                     *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
                 }
             });

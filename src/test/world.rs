@@ -3,7 +3,9 @@
 //! [`Agent`](crate::agent::Agent) seam (the answering backend), scripts through the process
 //! supervisor, context files, working directories — except that nothing waits for time:
 //! a timer (retry backoff) fires as soon as nothing else is left to do, with the clock moved
-//! to its deadline. No store, no cache, no approval prompt: undecided approvals pause.
+//! to its deadline. No cache, no approval prompt (undecided approvals pause), and no store
+//! unless the run is kept (`--keep-runs`): then its journal lines are gathered and, once it
+//! has ended, written with its `run.json` as a normal run's are.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::PathBuf;
@@ -14,7 +16,9 @@ use crate::run::RunRecord;
 use crate::run::driver::{
     code_compiles, load_saved_flow, perform_call, prepare_call, resolve_agents, run_script,
 };
+use crate::run::machine::Line;
 use crate::run::machine::{Command, Event, Input, Machine, ScriptEnd, ScriptOutcome};
+use crate::value::Value;
 
 use super::answer::Answering;
 use super::model::Reply;
@@ -31,6 +35,87 @@ pub(crate) struct World<'a> {
     pub roster: Arc<dyn Roster>,
     pub answering: &'a Answering,
     pub project_root: Option<PathBuf>,
+    /// Write the run to the store when it ends.
+    pub keep: Option<Keep>,
+}
+
+/// A run to be written to the store (`--keep-runs`): its journal so far.
+pub(crate) struct Keep {
+    root: PathBuf,
+    def: Option<Value>,
+    cwd: PathBuf,
+    first: Option<Value>,
+    lines: String,
+}
+
+impl Keep {
+    /// A run kept under project `root`, of definition `def`, started in `cwd`.
+    pub(crate) fn new(root: PathBuf, def: Option<Value>, cwd: &std::path::Path) -> Keep {
+        Keep {
+            root,
+            def,
+            cwd: cwd.to_path_buf(),
+            first: None,
+            lines: String::new(),
+        }
+    }
+
+    fn line(&mut self, line: Line) {
+        match line {
+            // The first line (`run-start`) is written with the directory.
+            Line::Event(v) if self.first.is_none() && self.lines.is_empty() => self.first = Some(v),
+            Line::Event(v) => {
+                self.lines.push_str(&v.to_json());
+                self.lines.push('\n');
+            }
+            Line::Input(input) => {
+                crate::run::driver::write_input_line(&input, &mut self.lines);
+                self.lines.push('\n');
+            }
+            Line::Raw(text) => {
+                self.lines.push_str(&text);
+                self.lines.push('\n');
+            }
+        }
+    }
+
+    /// Write the ended run: its directory, `run.json` and journal.
+    fn write(&self, record: &RunRecord, versions: &[u64]) -> std::io::Result<()> {
+        use crate::run::driver::{PhaseTexts, flow_def_hash, stored_value};
+        let meta = self.def.as_ref().map(flow_def_hash).unwrap_or_default();
+        let def = self.def.as_ref();
+        let (first, _) = stored_value(
+            record,
+            versions,
+            None,
+            def,
+            &self.cwd,
+            &meta,
+            &mut PhaseTexts::default(),
+        );
+        let mut store = crate::run::store::RunStore::create(
+            &self.root,
+            &record.flow,
+            &record.run_id,
+            &first,
+            self.first.as_ref().unwrap_or(&Value::Null),
+        )?;
+        store.append_raw(&self.lines)?;
+        let (value, errors) = stored_value(
+            record,
+            versions,
+            Some(&mut store),
+            def,
+            &self.cwd,
+            &meta,
+            &mut PhaseTexts::default(),
+        );
+        if let Some(e) = errors.into_iter().next() {
+            return Err(e);
+        }
+        store.save(&value, std::time::Instant::now())?;
+        store.close()
+    }
 }
 
 /// Drive `machine` to its end; `Err` is an internal problem (the run could not end).
@@ -203,14 +288,26 @@ pub(crate) fn drive(mut machine: Machine, world: &mut World<'_>) -> Result<RunRe
                     });
                 }
                 Command::Finish(record) => finished = Some(*record),
+                Command::Journal(line) => {
+                    if let Some(k) = world.keep.as_mut() {
+                        k.line(line);
+                    }
+                }
                 Command::CacheStore { .. }
                 | Command::EndShard(_)
                 | Command::CapShard { .. }
                 | Command::Progress(_)
-                | Command::Journal(_)
                 | Command::Save => {}
             }
         }
     }
-    Ok(finished.expect("the loop ends when the run has"))
+    let record = finished.expect("the loop ends when the run has");
+    if let Some(k) = &world.keep {
+        k.write(&record, &machine.versions()).map_err(|e| {
+            format!(
+                "cannot keep the run in the run store: {e} (.tfc/runs must be a writable directory)"
+            )
+        })?;
+    }
+    Ok(record)
 }
