@@ -6,7 +6,8 @@
 //! parsing) → `compile` (ASTs to ops) → `eval` (running ops) → `flow` (the IR) → `check` →
 //! `project` (saved flows, config places) → `lsp` (the language server over check and
 //! project) → `process` (the supervisor) → `agent` → `run` (the
-//! machine and its driver) → `report` → `mcp` (the MCP server over all of them). A stage may use lower stages only, never a higher one.
+//! machine and its driver) → `report` → `test` (`tfc test` over the machine) → `mcp` (the MCP
+//! server over all of them). A stage may use lower stages only, never a higher one.
 //! Within one stage folder, the files form no import cycle; a parent module declaring its
 //! children (`mod x;`) is not an import, but a child using an item of its parent is, so a
 //! parent that re-exports a child and a child that uses the parent's items form a cycle.
@@ -44,6 +45,7 @@ const STAGES: &[&str] = &[
     "telemetry",
     "run",
     "report",
+    "test",
     "mcp",
     "temporal",
 ];

@@ -207,7 +207,55 @@ pub fn check_file(path: &Path, cwd: &Path) -> CheckedFile {
 
 /// [`check_file`] of text already read (`path` names it and places its relative flow).
 pub fn check_text(path: &Path, text: String, cwd: &Path) -> CheckedFile {
-    let source = Source::new(path.display().to_string(), text);
+    check_with(path.display().to_string(), text, |named, diagnostics| {
+        load_flow(path, named, cwd, diagnostics)
+    })
+}
+
+/// Tests given as text (a test file's `tests` array, `[{"name": …}, …]`) of a flow given as
+/// text too — nothing read from disk but the saved flows its sub-flows use (found from
+/// `cwd`): MCP's inline tests. `name` names the tests in reports, `flow_name` the flow when
+/// its document has no `name`.
+pub fn check_inline(
+    name: &str,
+    tests: &str,
+    flow: Source,
+    flow_name: &str,
+    cwd: &Path,
+) -> CheckedFile {
+    let flow_ref = crate::value::Value::from(flow.name.as_str()).to_json();
+    let text = format!("{{\"flow\": {flow_ref}, \"tests\": {tests}}}");
+    check_with(name.to_owned(), text, |_, _| {
+        let saved = crate::project::SavedFlows::new(cwd);
+        let opts = CheckOptions {
+            loader: Some(&saved),
+            cwd: Some(cwd.to_path_buf()),
+            ..CheckOptions::default()
+        };
+        let lower = LowerOptions {
+            default_name: Some(flow_name.to_owned()),
+        };
+        let checked = check_document(&flow.text, &lower, &opts);
+        let lowered = if checked.has_errors() {
+            None
+        } else {
+            checked.flow
+        };
+        Some(FlowUnderTest {
+            source: flow,
+            diagnostics: checked.diagnostics,
+            flow: lowered,
+        })
+    })
+}
+
+/// A test file's text checked, with its flow found by `load` (given the file's `flow`).
+fn check_with(
+    name: String,
+    text: String,
+    load: impl FnOnce(&Named<()>, &mut Vec<Diagnostic>) -> Option<FlowUnderTest>,
+) -> CheckedFile {
+    let source = Source::new(name, text);
     let parsed = crate::json::parse(&source.text);
     let mut diagnostics = parsed.diagnostics;
     let mut reader = model::Reader::default();
@@ -217,10 +265,7 @@ pub fn check_text(path: &Path, text: String, cwd: &Path) -> CheckedFile {
         .map(|r| reader.file(r))
         .unwrap_or_default();
     diagnostics.extend(reader.diags);
-    let flow = file
-        .flow
-        .as_ref()
-        .and_then(|f| load_flow(path, f, cwd, &mut diagnostics));
+    let flow = file.flow.as_ref().and_then(|f| load(f, &mut diagnostics));
     if let Some(FlowUnderTest {
         flow: Some(flow), ..
     }) = &flow
