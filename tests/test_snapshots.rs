@@ -325,3 +325,23 @@ fn keep_runs_writes_each_tests_run_to_the_store() {
         assert!(!dir.join(".tfc/runs/ship").join(id).join("lock").exists());
     }
 }
+
+#[test]
+fn the_help_describes_from_run_update_and_keep_runs() {
+    let h = common::tfc(&["test", "--help"]);
+    assert_eq!(h.code, 0, "{h:?}");
+    for text in [
+        "--from-run <RUN>",
+        "-o, --output <FILE>",
+        "--name <TEXT>",
+        "--update",
+        "--keep-runs",
+        "Snapshots: --update rewrites",
+        "From a real run: `tfc test --from-run RUN -o FILE`",
+    ] {
+        assert!(h.stdout.contains(text), "{text}\n{}", h.stdout);
+    }
+    // --from-run makes a test; it runs none, so it takes no test paths.
+    let o = common::tfc(&["test", "--from-run", "last", "examples"]);
+    assert_eq!(o.code, 2, "{o:?}");
+}
