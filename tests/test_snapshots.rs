@@ -166,20 +166,41 @@ fn a_recorded_run_becomes_a_test_that_passes() {
     let text = std::fs::read_to_string(dir.join("tests/ship.test.json")).unwrap();
     assert!(text.starts_with("// recorded runs\n{"), "{text}");
     assert!(
-        text.contains("\"publish\": {\n          \"reject\": \"not today\"\n        }"),
+        text.contains("\"approvals\": {\"publish\": {\"reject\": \"not today\"}}"),
         "{text}"
     );
 
-    // Both pass, run for free.
+    // A paused run: its output names the run ("Resume with: tfc resume <runId> …"), which the
+    // test's run is not; any run id matches there.
+    let paused = tfc(&dir, &["run", "flows/ship.json", "--agent-cmd", &agent]);
+    assert_eq!(paused.code, 5, "{paused:?}");
+    let o = tfc(
+        &dir,
+        &[
+            "test",
+            "--from-run",
+            "last",
+            "-o",
+            "tests/ship.test.json",
+            "--name",
+            "paused",
+        ],
+    );
+    assert_eq!(o.code, 0, "{o:?}");
+    let text = std::fs::read_to_string(dir.join("tests/ship.test.json")).unwrap();
+    assert!(text.contains("\"regex\": \"\\\\ARun paused"), "{text}");
+
+    // All pass, run for free.
     let t = tfc(&dir, &["test", "tests/ship.test.json"]);
     assert_eq!(t.code, 0, "{t:?}\n{text}");
-    assert!(t.stdout.contains("test approved ... ok"), "{}", t.stdout);
-    assert!(
-        t.stdout.contains("test approved (2) ... ok"),
-        "{}",
-        t.stdout
-    );
-    assert!(t.stdout.contains("2 passed; 0 failed"), "{}", t.stdout);
+    for line in [
+        "test approved ... ok",
+        "test approved (2) ... ok",
+        "test paused ... ok",
+    ] {
+        assert!(t.stdout.contains(line), "{line}\n{}", t.stdout);
+    }
+    assert!(t.stdout.contains("3 passed; 0 failed"), "{}", t.stdout);
 }
 
 #[test]

@@ -28,9 +28,77 @@ pub fn json_string(s: &str) -> String {
     Value::from(s).to_json()
 }
 
-/// `value` as two-space pretty JSON whose lines after the first are indented by `indent`.
+/// How wide a line of a written test may grow before a container is broken over lines.
+const WIDTH: usize = 90;
+
+/// `value` (a test) as JSON for people, its lines after the first indented by `indent`: a
+/// member per line, two spaces deeper per level, except that a container fitting on its line
+/// stays on it (`"publish": {"reject": "not yet"}`).
 fn pretty_at(value: &Value, indent: &str) -> String {
-    value.to_pretty_json().replace('\n', &format!("\n{indent}"))
+    let mut out = String::new();
+    readable(value, indent, indent.len(), true, &mut out);
+    out
+}
+
+/// `v` on one line, `, ` and `: ` between its parts.
+fn inline(v: &Value) -> String {
+    match v {
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(inline).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        Value::Object(m) => {
+            let parts: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{}: {}", json_string(k), inline(v)))
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        scalar => scalar.to_json(),
+    }
+}
+
+/// `v` written at column `used` of a line indented by `indent`; `broken`: over lines even if
+/// it would fit.
+fn readable(v: &Value, indent: &str, used: usize, broken: bool, out: &mut String) {
+    let one = inline(v);
+    let empty = match v {
+        Value::Array(a) => a.is_empty(),
+        Value::Object(m) => m.is_empty(),
+        _ => true,
+    };
+    if empty || (!broken && used + one.len() <= WIDTH) {
+        out.push_str(&one);
+        return;
+    }
+    let inner = format!("{indent}  ");
+    let (open, close) = match v {
+        Value::Array(_) => ('[', ']'),
+        _ => ('{', '}'),
+    };
+    out.push(open);
+    let mut first = true;
+    let mut item = |key: Option<&str>, child: &Value, out: &mut String| {
+        out.push_str(if first { "\n" } else { ",\n" });
+        first = false;
+        out.push_str(&inner);
+        let mut used = inner.len();
+        if let Some(k) = key {
+            let k = json_string(k);
+            used += k.len() + 2;
+            out.push_str(&k);
+            out.push_str(": ");
+        }
+        readable(child, &inner, used, false, out);
+    };
+    match v {
+        Value::Array(items) => items.iter().for_each(|c| item(None, c, out)),
+        Value::Object(m) => m.iter().for_each(|(k, c)| item(Some(k), c, out)),
+        _ => {}
+    }
+    out.push('\n');
+    out.push_str(indent);
+    out.push(close);
 }
 
 /// A new test file naming `flow` with one test, `case`.
@@ -285,7 +353,7 @@ mod tests {
         let text = new_file("flows/ship.json", &case("t"));
         assert_eq!(
             text,
-            "{\n  \"flow\": \"flows/ship.json\",\n  \"tests\": [\n    {\n      \"name\": \"t\",\n      \"answers\": {\n        \"*\": \"x\"\n      }\n    }\n  ]\n}\n"
+            "{\n  \"flow\": \"flows/ship.json\",\n  \"tests\": [\n    {\n      \"name\": \"t\",\n      \"answers\": {\"*\": \"x\"}\n    }\n  ]\n}\n"
         );
         assert_eq!(test_names(&text), ["t"]);
     }
@@ -296,7 +364,7 @@ mod tests {
         let out = append_case(text, &case("b")).unwrap();
         assert_eq!(
             out,
-            "// the ship flow's tests\n{\n  \"flow\": \"ship.json\", /* here */\n  \"tests\": [\n    {\"name\": \"a\"}, // first\n    {\n      \"name\": \"b\",\n      \"answers\": {\n        \"*\": \"x\"\n      }\n    }\n  ]\n}\n"
+            "// the ship flow's tests\n{\n  \"flow\": \"ship.json\", /* here */\n  \"tests\": [\n    {\"name\": \"a\"}, // first\n    {\n      \"name\": \"b\",\n      \"answers\": {\"*\": \"x\"}\n    }\n  ]\n}\n"
         );
         assert_eq!(test_names(&out), ["a", "b"]);
         // A trailing comma stays one.
@@ -322,6 +390,22 @@ mod tests {
         assert!(out.contains("// the flow"), "{out}");
         assert!(append_case("{\"tests\": 3}", &case("b")).is_err());
         assert!(append_case("[1", &case("b")).is_err());
+    }
+
+    #[test]
+    fn long_containers_break_over_lines_and_short_ones_stay_on_theirs() {
+        let long = "x".repeat(80);
+        let v = crate::value::parse_json(&format!(
+            r#"{{"name": "t", "expect": {{"phases": {{"a": {{"status": "done"}}}}, "output": "{long}"}}}}"#
+        ))
+        .unwrap();
+        assert_eq!(
+            pretty_at(&v, "  "),
+            format!(
+                "{{\n    \"name\": \"t\",\n    \"expect\": {{\n      \"phases\": {{\"a\": {{\"status\": \"done\"}}}},\n      \"output\": \"{long}\"\n    }}\n  }}"
+            )
+        );
+        assert_eq!(pretty_at(&Value::Object(Default::default()), ""), "{}");
     }
 
     #[test]

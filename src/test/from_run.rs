@@ -150,10 +150,8 @@ pub fn case_from_run(dir: &Path, record: &Value, name: Option<&str>) -> FromRun 
         }
     }
     expect.insert("phases".into(), Value::Object(phases));
-    expect.insert(
-        "output".into(),
-        Value::from(get_str(record, "finalOutput").unwrap_or("")),
-    );
+    let output = get_str(record, "finalOutput").unwrap_or("");
+    expect.insert("output".into(), output_matcher(output, run_id));
     expect.insert(
         "outputPhase".into(),
         get(record, "outputPhase").cloned().unwrap_or(Value::Null),
@@ -178,6 +176,18 @@ pub fn case_from_run(dir: &Path, record: &Value, name: Option<&str>) -> FromRun 
         def: get(record, "def").cloned(),
         notes,
     }
+}
+
+/// The final output as a matcher: the text itself, or — when it names the run (a paused
+/// run's "Resume with: tfc resume <runId> …"), which a test's run is not — a regex that takes
+/// any run id in its place.
+fn output_matcher(output: &str, run_id: &str) -> Value {
+    if run_id.is_empty() || !output.contains(run_id) {
+        return Value::from(output);
+    }
+    let parts: Vec<String> = output.split(run_id).map(regex::escape).collect();
+    let pattern = format!("\\A{}\\z", parts.join("[A-Za-z0-9._-]+"));
+    object(vec![("regex", Value::from(pattern))])
 }
 
 /// One recorded call as an answer.
@@ -370,6 +380,24 @@ mod tests {
         std::fs::remove_file(root.join("flows/other.json")).unwrap();
         assert_eq!(locate_flow(&v, "ship", root), None);
         assert_eq!(flow_by_name("ship", root), Some(Ok(root.join("ship.json"))));
+    }
+
+    #[test]
+    fn an_output_naming_the_run_matches_any_run_id() {
+        assert_eq!(output_matcher("done.", "r-1"), Value::from("done."));
+        let m = output_matcher(
+            "Paused (x+y).\nResume with: tfc resume r-1 --approve p",
+            "r-1",
+        );
+        let p = m
+            .as_object()
+            .and_then(|o| o.get("regex"))
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("{m:?}"));
+        let re = regex::Regex::new(p).unwrap();
+        assert!(re.is_match("Paused (x+y).\nResume with: tfc resume test-ship --approve p"));
+        assert!(!re.is_match("Paused (x+y).\nResume with: tfc resume test-ship --approve q"));
+        assert!(!re.is_match("Paused (xxy).\nResume with: tfc resume r-1 --approve p"));
     }
 
     #[test]
