@@ -383,6 +383,64 @@ mod tests {
     }
 
     #[test]
+    fn a_run_record_and_journal_become_a_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let call = |node: &str, ok: bool, output: &str, stop: &str| {
+            format!(
+                r#"{{"type":"agent-call","node":"{node}","agent":"default","attempt":1,"backend":"x","ok":{ok},"output":"{output}","error":{},"stopReason":"{stop}","prompt":"p"}}"#,
+                if ok {
+                    "null".to_owned()
+                } else {
+                    format!("\"{output} failed\"")
+                }
+            )
+        };
+        let journal = [
+            r#"{"type":"run-start","runId":"r-1","flow":"f"}"#.to_owned(),
+            call("draft", false, "", "idle-timeout"),
+            call("draft", true, "second", "completed"),
+            call("items#0", false, "boom", "failed"),
+            call("items#0", true, "one", "completed"),
+        ]
+        .join("\n");
+        std::fs::write(dir.path().join("journal.jsonl"), journal + "\n").unwrap();
+        let record = crate::value::parse_json(
+            r#"{"runId": "r-1", "flow": "f", "status": "blocked", "args": {"n": 2},
+                "finalOutput": "Gate blocked", "outputPhase": null,
+                "phases": {
+                  "cached": {"status": "done", "output": "from the cache", "cacheHit": "cross-run"},
+                  "loop": {"status": "done", "type": "loop", "output": "x", "cacheHit": "run-only"},
+                  "draft": {"status": "done", "output": "second"},
+                  "items": {"status": "done", "type": "map"},
+                  "ok": {"status": "done", "type": "approval", "approval": {"decision": "approve"}},
+                  "no": {"status": "done", "type": "approval", "approval": {"decision": "reject", "note": "later"}},
+                  "wait": {"status": "pending", "type": "approval", "approval": {"decision": "pending"}}}}"#,
+        )
+        .unwrap();
+        let made = case_from_run(dir.path(), &record, Some("mine"));
+        assert_eq!(
+            made.case.to_json(),
+            concat!(
+                r#"{"name":"mine","args":{"n":2},"answers":{"#,
+                r#""draft":[{"timeout":true},"second"],"items#0":[{"error":"boom failed"},"one"],"#,
+                r#""cached":"from the cache"},"#,
+                r#""approvals":{"ok":"approve","no":{"reject":"later"}},"#,
+                r#""expect":{"status":"blocked","phases":{"cached":{"status":"done"},"#,
+                r#""loop":{"status":"done"},"draft":{"status":"done"},"items":{"status":"done"},"#,
+                r#""ok":{"status":"done"},"no":{"status":"done"},"wait":{"status":"pending"}},"#,
+                r#""output":"Gate blocked","outputPhase":null}}"#
+            )
+        );
+        assert_eq!(made.flow, "f");
+        assert_eq!(made.notes.len(), 1);
+        assert!(
+            made.notes[0].starts_with("phase 'loop' (loop) was reused"),
+            "{:?}",
+            made.notes
+        );
+    }
+
+    #[test]
     fn an_output_naming_the_run_matches_any_run_id() {
         assert_eq!(output_matcher("done.", "r-1"), Value::from("done."));
         let m = output_matcher(
