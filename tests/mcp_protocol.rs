@@ -106,7 +106,8 @@ fn tools_list_has_every_tool_with_schemas() {
             "tfc_graph",
             "tfc_flows",
             "tfc_save",
-            "tfc_eval"
+            "tfc_eval",
+            "tfc_test"
         ]
     );
     for t in &tools {
@@ -311,4 +312,51 @@ fn check_graph_eval_save_and_flows() {
     let c = ok(&s.call(15, "tfc_check", json!({"name": "review"})));
     assert_eq!(c["ok"], true);
     assert_eq!(s.finish(), 0);
+}
+
+/// `tfc_test` runs test files under the root, or tests given inline with their flow, and
+/// answers with the objects of `tfc test --format json`; it writes no run.
+#[test]
+fn tfc_test_runs_test_files_and_inline_tests() {
+    let root = project("mcp_test_tool");
+    std::fs::create_dir_all(root.join("flows")).unwrap();
+    std::fs::write(root.join("flows/review.json"), GOOD).unwrap();
+    std::fs::write(
+        root.join("flows/review.test.json"),
+        r#"{"flow": "review.json", // the flow beside it
+            "tests": [{"name": "every call answered", "answers": {"*": "fine"},
+                       "expect": {"status": "completed", "output": "fine"}}]}"#,
+    )
+    .unwrap();
+    let mut s = Server::start(&root);
+    let r = ok(&s.call(2, "tfc_test", json!({})));
+    assert_eq!(
+        (&r["ok"], &r["passed"], &r["failed"], &r["errors"]),
+        (&json!(true), &json!(1), &json!(0), &json!(0)),
+        "{r}"
+    );
+    assert_eq!(
+        r["tests"],
+        json!([{"file": "flows/review.test.json", "name": "every call answered",
+                "result": "ok", "status": "completed"}])
+    );
+    let res = s.call(
+        3,
+        "tfc_test",
+        json!({"path": "flows/review.json",
+               "tests": [{"name": "wrong output", "answers": {"*": "fine"}, "expect": {"output": "great"}}]}),
+    );
+    let r = ok(&res);
+    assert_eq!(r["ok"], false, "{r}");
+    assert_eq!(r["tests"][0]["failures"][0]["expected"], "\"great\"", "{r}");
+    assert!(
+        res["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("test result: FAILED. 0 passed; 1 failed"),
+        "{res}"
+    );
+    let res = s.call(4, "tfc_test", json!({"paths": ["nowhere"]}));
+    assert!(err(&res).contains("'paths'"), "{res}");
+    assert!(!root.join(".tfc/runs").exists(), "a test wrote a run");
 }

@@ -204,6 +204,20 @@ fn property_flags_are_checked() {
         "{}",
         o.stderr
     );
+    // --property runs generated answers, not the files' tests: what reports on those
+    // tests does not combine with it.
+    for other in [
+        &["--coverage"][..],
+        &["--junit", "j.xml"],
+        &["--filter", "x"],
+        &["--update"],
+    ] {
+        let mut argv = vec!["test", "--property", "5"];
+        argv.extend_from_slice(other);
+        let o = tfc_in(Some(&dir), &argv, b"");
+        assert_eq!(o.code, 2, "{argv:?}: {o:?}");
+        assert!(o.stderr.contains("cannot be used with"), "{}", o.stderr);
+    }
 }
 
 /// The signal the invariant reads: a condition's journal event names the operands that were

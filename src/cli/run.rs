@@ -337,6 +337,7 @@ pub(super) fn launch(
             approve_all: a.approve_all,
             reject: a.reject.clone(),
             reject_reason: a.reason.clone(),
+            reject_notes: Default::default(),
             default_idle_timeout_ms: roster.idle_timeout_ms(),
             project_root: Some(root.clone()),
         },

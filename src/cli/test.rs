@@ -1,7 +1,9 @@
 //! `tfc test [PATH…]`: run flows' tests (`*.test.json`) without spending a token — a thin
-//! layer over [`tfc::test`]: discover, check, run, print, exit 0/1/2.
+//! layer over [`tfc::test`]: discover, check, run, print, exit 0/1/2. `--update` rewrites
+//! plain-string `output`/`prompts` matchers to what the runs produced; `--from-run RUN`
+//! writes a test made of a recorded run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
@@ -9,15 +11,52 @@ use clap::{Args, ValueEnum};
 use super::Color;
 use super::{Exit, usage_error};
 use tfc::diag::render::{render_file, to_json};
+use tfc::run::runs;
 use tfc::test::property::{self, PropertyOptions};
-use tfc::test::{CheckedFile, TestOptions, coverage, report};
+use tfc::test::{CheckedFile, TestOptions, coverage, edit, from_run, report};
 use tfc::value::Value;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Snapshots: --update rewrites each `output`, `phases.<id>.output` and \
+`prompts` matcher written as a plain string to what the run produced, and nothing else in the \
+file (comments and layout kept); matchers written as objects ({\"contains\": …}) are left alone.
+
+From a real run: `tfc test --from-run RUN -o FILE` writes a test whose answers are the run's \
+recorded calls (per node, in order; failures as {\"error\"}, timeouts as {\"timeout\": true}, \
+scripts as {\"stdout\", \"exitCode\"} when the journal holds them), whose approvals and args are \
+the run's, and whose expectations are its status, each phase's status and its final output. \
+FILE is created (naming the flow relative to it) or the test is appended to its `tests`; \
+without -o the new test file is printed."
+)]
 pub struct TestArgs {
     /// Test files, or directories to search for *.test.json (default: the project root).
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
+    /// Make a test of a recorded run (its id, a unique prefix, or `last`) instead of running
+    /// tests.
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["paths", "update", "keep_runs", "filter", "junit"])]
+    from_run: Option<String>,
+    /// With --from-run: the test file to write (created, or the test appended to its
+    /// `tests`); default: print a new test file.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        requires = "from_run"
+    )]
+    output: Option<PathBuf>,
+    /// With --from-run: the test's name (default `run <runId>`).
+    #[arg(long, value_name = "TEXT", requires = "from_run")]
+    name: Option<String>,
+    /// Rewrite the plain-string `output`/`prompts` matchers to what the runs produced
+    /// (snapshot tests), then report the tests as they now stand.
+    #[arg(long)]
+    update: bool,
+    /// Write each test's run to the run store (.tfc/runs), as `tfc run` does, for `tfc show`
+    /// and `tfc report`; without it a test writes nothing.
+    #[arg(long)]
+    keep_runs: bool,
     /// Run only the tests whose name contains this text.
     #[arg(long, value_name = "TEXT")]
     filter: Option<String>,
@@ -40,7 +79,7 @@ pub struct TestArgs {
     /// Run each flow N times with answers generated from its contracts, checking its
     /// invariants, instead of running the files' tests; a violation is shrunk and printed as
     /// a test case.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with_all = ["from_run", "update", "keep_runs", "filter", "junit", "coverage"])]
     property: Option<u64>,
     /// The seed of `--property` (default: random, printed): the same seed repeats the runs.
     #[arg(long, value_name = "S", requires = "property")]
@@ -66,6 +105,9 @@ enum Format {
 pub fn run(a: TestArgs) -> Exit {
     let started = Instant::now();
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    if let Some(run) = &a.from_run {
+        return from_run(&a, run, &cwd);
+    }
     let paths = if a.paths.is_empty() {
         vec![tfc::project::project_root(&cwd)]
     } else {
@@ -92,24 +134,14 @@ pub fn run(a: TestArgs) -> Exit {
     if a.property == Some(0) {
         return usage_error("--property must be at least 1");
     }
-    if a.property.is_some() && a.junit.is_some() {
-        return usage_error("--junit reports the files' tests; it does not apply to --property");
-    }
-    if a.property.is_some() && a.coverage {
-        return usage_error(
-            "--coverage reports what the files' tests reach; it does not apply to --property",
-        );
-    }
-    if a.property.is_some() && a.filter.is_some() {
-        return usage_error(
-            "--filter selects the files' tests by name; --property runs each file's flow instead (name the test files to run)",
-        );
-    }
     let color = a.color.enabled();
-    let checked: Vec<CheckedFile> = files
-        .iter()
-        .map(|f| tfc::test::check_file(f, &cwd))
-        .collect();
+    let check = |files: &[PathBuf]| -> Vec<CheckedFile> {
+        files
+            .iter()
+            .map(|f| tfc::test::check_file(f, &cwd))
+            .collect()
+    };
+    let checked = check(&files);
     for c in &checked {
         say!("{}", diagnostics_text(c, color));
     }
@@ -123,14 +155,32 @@ pub fn run(a: TestArgs) -> Exit {
     }
     let opts = TestOptions {
         filter: a.filter.clone(),
-        cwd,
+        cwd: cwd.clone(),
         missing_stub: a.missing == Missing::Stub,
         coverage: a.coverage,
         jobs: a.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         }),
+        keep_runs: a.keep_runs.then(|| tfc::project::project_root(&cwd)),
     };
-    let reports = tfc::test::run_files(checked, &opts);
+    let mut reports = tfc::test::run_files(checked, &opts);
+    if a.update {
+        match update(&files, &reports) {
+            // Reported as they now stand (their runs are kept once, by the first pass).
+            Ok(true) => {
+                let opts = TestOptions {
+                    keep_runs: None,
+                    ..opts
+                };
+                reports = tfc::test::run_files(check(&files), &opts);
+            }
+            Ok(false) => {}
+            Err(e) => {
+                sayln!("error: {e}");
+                return Exit::Usage;
+            }
+        }
+    }
     let elapsed = started.elapsed();
     match a.format {
         Format::Text => out!("{}", report::text(&reports, elapsed)),
@@ -181,6 +231,155 @@ fn properties(
         0 => Exit::Ok,
         1 => Exit::Failure,
         _ => Exit::Usage,
+    }
+}
+
+/// `--update`: each file's plain-string matchers set to what its tests' runs produced;
+/// `Ok(true)` when some file changed.
+fn update(files: &[PathBuf], reports: &[tfc::test::FileReport]) -> Result<bool, String> {
+    let mut changed = false;
+    for (path, r) in files.iter().zip(reports) {
+        let text = &r.checked.source.text;
+        let u = edit::update(text, r);
+        for n in &u.notes {
+            sayln!("note: {}: {n}", path.display());
+        }
+        if u.edits.is_empty() {
+            continue;
+        }
+        let n = u.edits.len();
+        std::fs::write(path, edit::apply(text, u.edits))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        sayln!(
+            "updated {n} matcher{} in {}",
+            if n == 1 { "" } else { "s" },
+            path.display()
+        );
+        changed = true;
+    }
+    Ok(changed)
+}
+
+/// `--from-run RUN`: a test made of a recorded run, appended to `-o FILE`, written to it as
+/// a new test file, or printed.
+fn from_run(a: &TestArgs, run: &str, cwd: &Path) -> Exit {
+    let root = tfc::project::project_root(cwd);
+    let entry = match runs::find(&root, run, None) {
+        Ok(e) => e,
+        Err(e) => return usage_error(e),
+    };
+    let status = runs::effective_status(&entry.dir, &entry.record);
+    if status == "running" || status == "interrupted" {
+        return usage_error(format!(
+            "run '{}' is {status}: a test is made of a run that ended (completed, failed, blocked or paused){}",
+            entry.run_id,
+            if status == "interrupted" {
+                "; resume it with `tfc resume` first"
+            } else {
+                "; wait for it to end"
+            }
+        ));
+    }
+    let mut made = from_run::case_from_run(&entry.dir, &entry.record, a.name.as_deref());
+    for n in &made.notes {
+        sayln!("note: {n}");
+    }
+    let existing = a
+        .output
+        .as_ref()
+        .filter(|f| f.exists())
+        .map(|f| (f, std::fs::read_to_string(f)));
+    let (text, what) = match existing {
+        Some((file, Err(e))) => {
+            return usage_error(format!("cannot read {}: {e}", file.display()));
+        }
+        Some((file, Ok(text))) => {
+            // The file must test the run's flow.
+            let checked = tfc::test::check_text(file, text.clone(), cwd);
+            if let Some(flow) = checked.flow.as_ref().and_then(|f| f.flow.as_ref())
+                && flow.name != made.flow
+            {
+                return usage_error(format!(
+                    "{} tests the flow '{}', and run '{}' is of the flow '{}': write the test to another file",
+                    file.display(),
+                    flow.name,
+                    entry.run_id,
+                    made.flow
+                ));
+            }
+            rename_unique(&mut made.case, &edit::test_names(&text));
+            match edit::append_case(&text, &made.case) {
+                Ok(t) => (t, "appended to"),
+                Err(e) => {
+                    return usage_error(format!("cannot add a test to {}: {e}", file.display()));
+                }
+            }
+        }
+        None => {
+            let located = made
+                .def
+                .as_ref()
+                .and_then(|d| from_run::locate_flow(d, &made.flow, &root));
+            let located = match located {
+                Some(l) => l,
+                None => match from_run::flow_by_name(&made.flow, &root) {
+                    Some(l) => {
+                        sayln!(
+                            "warning: no flow file under {} holds the definition run '{}' used (was the flow edited since?); the test names the flow '{}' as it is now",
+                            root.display(),
+                            entry.run_id,
+                            made.flow
+                        );
+                        l
+                    }
+                    None => {
+                        return usage_error(format!(
+                            "cannot find the flow of run '{}': no file under {} holds its definition, and none is named {}.json; restore the flow file, or append the test to a test file of that flow with -o FILE",
+                            entry.run_id,
+                            root.display(),
+                            made.flow
+                        ));
+                    }
+                },
+            };
+            let base = a
+                .output
+                .as_ref()
+                .and_then(|f| f.parent())
+                .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf);
+            let flow = match located {
+                Ok(path) => from_run::relative_path(&base, &path),
+                Err(saved) => saved,
+            };
+            (edit::new_file(&flow, &made.case), "written to")
+        }
+    };
+    let name = made
+        .case
+        .as_object()
+        .and_then(|c| c.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    match &a.output {
+        Some(file) => {
+            if let Err(e) = std::fs::write(file, text) {
+                return usage_error(format!("cannot write {}: {e}", file.display()));
+            }
+            sayln!("test '{name}' {what} {}", file.display());
+        }
+        None => out!("{text}"),
+    }
+    Exit::Ok
+}
+
+/// The case's name made unique among `taken` (a duplicate name is an error, T0010).
+fn rename_unique(case: &mut Value, taken: &[String]) {
+    if let Value::Object(c) = case
+        && let Some(name) = c.get("name").and_then(Value::as_str)
+    {
+        let unique = edit::unique_name(name, taken);
+        c.insert("name".into(), Value::from(unique));
     }
 }
 

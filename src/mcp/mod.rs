@@ -2,7 +2,7 @@
 //!
 //! The tools are thin layers over the library — [`check`](crate::check) for `tfc_check` and
 //! `tfc_save`, [`report`](crate::report) for `tfc_graph`, [`eval`](crate::eval) for
-//! `tfc_eval` — and over the run store for the run tools: a run is a detached `tfc run`
+//! `tfc_eval`, [`test`](crate::test) for `tfc_test` — and over the run store for the run tools: a run is a detached `tfc run`
 //! process, and its status is read from its files, never kept in the server.
 //!
 //! # Why a JSON-RPC layer of our own, not the `rmcp` SDK
@@ -28,6 +28,7 @@ mod runs;
 mod schema;
 mod server;
 mod store;
+mod testing;
 mod tools;
 
 pub use server::{Config, PROTOCOL_VERSIONS, serve};

@@ -262,6 +262,34 @@ pub fn tools() -> Vec<Value> {
             ),
             json!({"type": "object"}),
         ),
+        tool(
+            "tfc_test",
+            "Test flows without tokens",
+            "Run flows' tests as `tfc test` does: each test runs the real flow with every agent call answered by the test (no backend, no tokens, no run written). Either the *.test.json files under paths (default: the root), or tests given inline with their flow (path, name or flow). Script phases run for real unless a test answers them. Returns {ok, passed, failed, errors, tests, diagnostics}; tests are the objects of `tfc test --format json`.",
+            Effect::Changes,
+            with_flow(json!({
+                "paths": {"type": "array", "items": {"type": "string"},
+                          "description": "Test files, or directories to search for *.test.json, relative to the root (default: the root)."},
+                "tests": {"type": "array", "items": {"type": "object"},
+                          "description": "Inline tests (the elements of a test file's tests: {name, args?, answers, approvals?, expect}) of the flow named by path, name or flow."},
+                "filter": {"type": "string", "description": "Run only the tests whose name contains this text."},
+                "missing": {"type": "string", "enum": ["fail", "stub"], "default": "fail",
+                            "description": "A call no answer matches: fail the test, or answer it as a dry run does."}})),
+            json!({"type": "object", "properties": {
+                "ok": {"type": "boolean"}, "passed": {"type": "integer", "minimum": 0},
+                "failed": {"type": "integer", "minimum": 0}, "errors": {"type": "integer", "minimum": 0},
+                "tests": {"type": "array", "items": {"type": "object", "properties": {
+                    "file": {"type": "string"}, "name": {"type": "string"},
+                    "result": {"type": "string", "enum": ["ok", "failed", "error"]},
+                    "status": {"type": "string"}, "error": {"type": "string"},
+                    "failures": {"type": "array", "items": {"type": "object", "properties": {
+                        "expectation": {"type": "string"}, "expected": {"type": "string"},
+                        "actual": {"type": "string"}, "diff": {"type": "string"}},
+                        "required": ["expectation", "expected", "actual"]}}},
+                    "required": ["file", "name", "result"]}},
+                "diagnostics": diagnostics()},
+                "required": ["ok", "passed", "failed", "errors", "tests", "diagnostics"]}),
+        ),
     ]
 }
 
@@ -272,7 +300,7 @@ mod tests {
     #[test]
     fn every_tool_has_object_schemas() {
         let tools = tools();
-        assert_eq!(tools.len(), 12);
+        assert_eq!(tools.len(), 13);
         for t in &tools {
             assert_eq!(t["inputSchema"]["type"], "object", "{}", t["name"]);
             assert_eq!(t["outputSchema"]["type"], "object", "{}", t["name"]);

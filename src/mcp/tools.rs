@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::call::{Args, Call, ToolError, tool_result};
 use super::runs::Runner;
-use super::{eval, flows};
+use super::{eval, flows, testing};
 
 /// Is `name` one of the server's tools?
 pub fn exists(name: &str) -> bool {
@@ -22,6 +22,7 @@ pub fn call(runner: &Runner, name: &str, arguments: Option<&Value>, call: &Call)
             "tfc_flows" => flows::tool_flows(args, root),
             "tfc_save" => flows::tool_save(args, root),
             "tfc_eval" => eval::tool_eval(args),
+            "tfc_test" => testing::tool_test(args, root),
             "tfc_run" => runner.tool_run(args, call),
             "tfc_resume" => runner.tool_resume(args, call),
             "tfc_status" => runner.tool_status(args),

@@ -26,7 +26,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
             return Err(format!("no such file or directory: {}", p.display()));
         }
         let mut found = Vec::new();
-        walk(p, &mut found);
+        walk(p, &is_test_file, &mut found);
         found.sort();
         for f in found {
             if !out.contains(&f) {
@@ -37,7 +37,18 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+/// The files under `root` that may hold a flow (`*.json`, `*.jsonc`; test files and the
+/// skipped directories left out), sorted.
+pub fn flow_files(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let flow =
+        |name: &str| (name.ends_with(".json") || name.ends_with(".jsonc")) && !is_test_file(name);
+    walk(root, &flow, &mut found);
+    found.sort();
+    found
+}
+
+fn walk(dir: &Path, keep: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -48,9 +59,9 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         };
         if ty.is_dir() {
             if !SKIPPED.contains(&name.as_str()) {
-                walk(&e.path(), out);
+                walk(&e.path(), keep, out);
             }
-        } else if ty.is_file() && is_test_file(&name) {
+        } else if ty.is_file() && keep(&name) {
             out.push(e.path());
         }
     }

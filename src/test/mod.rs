@@ -25,13 +25,18 @@
 //! backend), `world.rs` (the machine on a virtual clock), `expect.rs` (expectations and
 //! matchers), `report.rs` (text like `cargo test`, JSON lines, JUnit XML), `discover.rs`,
 //! `coverage/` (`--coverage`: the flow's outcomes and the tests that reach them), `property/`
-//! (`--property`: flows run with generated answers).
+//! (`--property`: flows run with generated answers), `from_run.rs` (`--from-run`: a recorded
+//! run made a test), `edit.rs` (span edits that keep a file's comments and layout:
+//! `--update`, appended tests), `keep.rs` (`--keep-runs`).
 
 mod answer;
 mod checks;
 pub mod coverage;
 pub mod discover;
+pub mod edit;
 mod expect;
+pub mod from_run;
+mod keep;
 mod model;
 mod pattern;
 pub mod property;
@@ -159,6 +164,9 @@ pub struct TestOptions {
     pub missing_stub: bool,
     /// `--coverage`: record the outcomes each test reaches ([`TestReport::hits`]).
     pub coverage: bool,
+    /// `--keep-runs`: each test's run is written to the run store under this project root,
+    /// as a normal run is (`tfc show`, `tfc report` open it); `None`: nothing is written.
+    pub keep_runs: Option<PathBuf>,
 }
 
 impl TestCase {
@@ -223,7 +231,55 @@ pub fn check_text_with(
     cwd: &Path,
     open: &dyn Fn(&Path) -> Option<String>,
 ) -> CheckedFile {
-    let source = Source::new(path.display().to_string(), text);
+    check_with(path.display().to_string(), text, |named, diagnostics| {
+        load_flow(path, named, cwd, open, diagnostics)
+    })
+}
+
+/// Tests given as text (a test file's `tests` array, `[{"name": …}, …]`) of a flow given as
+/// text too — nothing read from disk but the saved flows its sub-flows use (found from
+/// `cwd`): MCP's inline tests. `name` names the tests in reports, `flow_name` the flow when
+/// its document has no `name`.
+pub fn check_inline(
+    name: &str,
+    tests: &str,
+    flow: Source,
+    flow_name: &str,
+    cwd: &Path,
+) -> CheckedFile {
+    let flow_ref = crate::value::Value::from(flow.name.as_str()).to_json();
+    let text = format!("{{\"flow\": {flow_ref}, \"tests\": {tests}}}");
+    check_with(name.to_owned(), text, |_, _| {
+        let saved = crate::project::SavedFlows::new(cwd);
+        let opts = CheckOptions {
+            loader: Some(&saved),
+            cwd: Some(cwd.to_path_buf()),
+            ..CheckOptions::default()
+        };
+        let lower = LowerOptions {
+            default_name: Some(flow_name.to_owned()),
+        };
+        let checked = check_document(&flow.text, &lower, &opts);
+        let lowered = if checked.has_errors() {
+            None
+        } else {
+            checked.flow
+        };
+        Some(FlowUnderTest {
+            source: flow,
+            diagnostics: checked.diagnostics,
+            flow: lowered,
+        })
+    })
+}
+
+/// A test file's text checked, with its flow found by `load` (given the file's `flow`).
+fn check_with(
+    name: String,
+    text: String,
+    load: impl FnOnce(&Named<()>, &mut Vec<Diagnostic>) -> Option<FlowUnderTest>,
+) -> CheckedFile {
+    let source = Source::new(name, text);
     let parsed = crate::json::parse(&source.text);
     let mut diagnostics = parsed.diagnostics;
     let mut reader = model::Reader::default();
@@ -233,10 +289,7 @@ pub fn check_text_with(
         .map(|r| reader.file(r))
         .unwrap_or_default();
     diagnostics.extend(reader.diags);
-    let flow = file
-        .flow
-        .as_ref()
-        .and_then(|f| load_flow(path, f, cwd, open, &mut diagnostics));
+    let flow = file.flow.as_ref().and_then(|f| load(f, &mut diagnostics));
     if let Some(FlowUnderTest {
         flow: Some(flow), ..
     }) = &flow
@@ -375,47 +428,37 @@ pub fn run_checked_with(
     cwd: &Path,
     missing_stub: bool,
 ) -> TestReport {
-    run_checked_covering(flow, source, case, cwd, missing_stub, false)
+    let opts = TestOptions {
+        cwd: cwd.to_path_buf(),
+        missing_stub,
+        ..TestOptions::default()
+    };
+    run_checked_opts(flow, source, case, &opts)
 }
 
-/// [`run_checked_with`]; with `coverage`, the report's [`TestReport::hits`] are recorded.
-pub fn run_checked_covering(
+/// [`run_checked`] as `opts` say (`cwd`, `missing_stub`, `coverage`, `keep_runs`; not
+/// `filter`, `jobs`).
+pub fn run_checked_opts(
     flow: &Flow,
     source: &Source,
     case: &TestCase,
-    cwd: &Path,
-    missing_stub: bool,
-    coverage: bool,
+    opts: &TestOptions,
 ) -> TestReport {
-    let watch = Watch {
-        coverage,
-        conditions: false,
-    };
-    run_watched(flow, source, case, cwd, missing_stub, watch).0
+    run_watched(flow, source, case, opts, false).0
 }
 
-/// What a test run records besides its record and its calls.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Watch {
-    /// `--coverage`: the outcomes reached ([`TestReport::hits`]).
-    pub coverage: bool,
-    /// `--property`: the `condition` events that name undefined operands (`unresolved`),
-    /// returned beside the report.
-    pub conditions: bool,
-}
-
-/// [`run_checked_with`], watched as `watch` says.
+/// [`run_checked_opts`]; with `conditions` (`--property`), the `condition` events that name
+/// undefined operands (`unresolved`) come back beside the report.
 pub(crate) fn run_watched(
     flow: &Flow,
     source: &Source,
     case: &TestCase,
-    cwd: &Path,
-    missing_stub: bool,
-    watch: Watch,
+    opts: &TestOptions,
+    conditions: bool,
 ) -> (TestReport, Vec<crate::value::Value>) {
     let started = Instant::now();
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        execute(flow, source, case, cwd, missing_stub, watch)
+        execute(flow, source, case, opts, conditions)
     }));
     let mut hits = Vec::new();
     let mut observed = Vec::new();
@@ -480,9 +523,9 @@ pub(crate) fn run_watched(
 struct Executed {
     record: RunRecord,
     calls: Vec<CallLog>,
-    /// The outcomes reached (`Watch::coverage`).
+    /// The outcomes reached (`TestOptions::coverage`).
     hits: Vec<coverage::Hit>,
-    /// The `condition` events naming undefined operands (`Watch::conditions`).
+    /// The `condition` events naming undefined operands (when asked for).
     conditions: Vec<crate::value::Value>,
 }
 
@@ -492,10 +535,10 @@ fn execute(
     flow: &Flow,
     source: &Source,
     case: &TestCase,
-    cwd: &Path,
-    missing_stub: bool,
-    watch: Watch,
+    opts: &TestOptions,
+    conditions: bool,
 ) -> Result<Executed, String> {
+    let (cwd, missing_stub) = (opts.cwd.as_path(), opts.missing_stub);
     let invocation = Invocation {
         json: case.args.clone(),
         ..Invocation::default()
@@ -531,32 +574,37 @@ fn execute(
             Decided::Approve => settings.approve.push(a.name.clone()),
             Decided::Reject(note) => {
                 settings.reject.push(a.name.clone());
-                if settings.reject_reason.is_none() {
-                    settings.reject_reason = note.clone();
+                // Each rejection keeps its own note.
+                if let Some(note) = note {
+                    settings.reject_notes.insert(a.name.clone(), note.clone());
                 }
             }
         }
     }
-    let opts = RunOptions {
+    let keep = opts.keep_runs.as_ref();
+    let run_opts = RunOptions {
         settings,
         interactive: false,
         cwd: Some(cwd.to_path_buf()),
-        run_id: Some(format!("test-{}", flow.name)),
+        run_id: Some(match keep {
+            Some(_) => crate::run::store::new_run_id(&flow.name),
+            None => format!("test-{}", flow.name),
+        }),
         ..RunOptions::default()
     };
-    let interpreter = Interpreter::new(roster.clone()).options(opts);
+    let interpreter = Interpreter::new(roster.clone()).options(run_opts);
     let source = FlowSource::Checked {
         flow: Box::new(flow.clone()),
         source: Box::new(source.clone()),
         document: None,
     };
-    // No store, no journal; coverage reads the machine's decision lines as they go by.
+    // A kept run journals as a stored one does; else no store, no journal, and coverage and
+    // properties read the machine's decision lines as they go by.
     let mut prepared = interpreter
-        .prepare(source, invocation, false)
+        .prepare(source, invocation, keep.is_some())
         .map_err(|e| e.to_string())?;
-    // No store, no journal; coverage and properties read the machine's decision lines as
-    // they go by.
-    prepared.config.decisions = watch.coverage || watch.conditions;
+    prepared.config.decisions = opts.coverage || conditions;
+    let keep = keep.map(|root| keep::Keep::new(root.clone(), prepared.def.clone(), cwd));
     let machine =
         crate::run::machine::Machine::new(Arc::new(prepared.flow), prepared.args, prepared.config);
     let mut w = world::World {
@@ -564,8 +612,9 @@ fn execute(
         roster,
         answering: &answering,
         project_root: None,
-        coverage: watch.coverage.then(|| coverage::Recorder::new(flow)),
-        unresolved_conditions: watch.conditions.then(Vec::new),
+        coverage: opts.coverage.then(|| coverage::Recorder::new(flow)),
+        unresolved_conditions: conditions.then(Vec::new),
+        keep,
     };
     let record = world::drive(machine, &mut w)?;
     let hits = w.coverage.map(|c| c.finish(&record)).unwrap_or_default();
@@ -642,14 +691,7 @@ pub fn run_files(files: Vec<CheckedFile>, opts: &TestOptions) -> Vec<FileReport>
                     let f = &files[fi];
                     let fut = f.flow.as_ref().expect("valid files have a flow");
                     let flow = fut.flow.as_ref().expect("valid files have a flow");
-                    let r = run_checked_covering(
-                        flow,
-                        &fut.source,
-                        &f.file.tests[ci],
-                        &opts.cwd,
-                        opts.missing_stub,
-                        opts.coverage,
-                    );
+                    let r = run_checked_opts(flow, &fut.source, &f.file.tests[ci], opts);
                     *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
                 }
             });

@@ -141,47 +141,61 @@ pub fn details(t: &TestReport) -> String {
 /// "error"?, "status"?}` (no timing: the same run prints the same bytes).
 pub fn json_lines(reports: &[FileReport]) -> String {
     let mut out = String::new();
+    for o in json_objects(reports) {
+        out.push_str(&o.to_json());
+        out.push('\n');
+    }
+    out
+}
+
+/// The objects of [`json_lines`], in order (MCP's `tfc_test` returns them as they are).
+pub fn json_objects(reports: &[FileReport]) -> Vec<Value> {
+    let mut out = Vec::new();
     for r in reports {
         for t in &r.tests {
-            let mut o = Map::default();
-            o.insert("file".into(), Value::from(r.checked.source.name.as_str()));
-            o.insert("name".into(), Value::from(t.name.as_str()));
-            let result = match t.outcome {
-                Outcome::Passed => "ok",
-                Outcome::Failed(_) => "failed",
-                Outcome::Error(_) => "error",
-            };
-            o.insert("result".into(), Value::from(result));
-            if let Some(rec) = &t.record {
-                o.insert("status".into(), Value::from(rec.status.as_str()));
-            }
-            match &t.outcome {
-                Outcome::Failed(fs) => {
-                    let list = fs
-                        .iter()
-                        .map(|f| {
-                            let mut m = Map::default();
-                            m.insert("expectation".into(), Value::from(f.what.as_str()));
-                            m.insert("expected".into(), Value::from(f.expected.as_str()));
-                            m.insert("actual".into(), Value::from(f.actual.as_str()));
-                            if let Some(d) = &f.diff {
-                                m.insert("diff".into(), Value::from(d.as_str()));
-                            }
-                            Value::Object(m)
-                        })
-                        .collect();
-                    o.insert("failures".into(), Value::Array(list));
-                }
-                Outcome::Error(e) => {
-                    o.insert("error".into(), Value::from(e.as_str()));
-                }
-                Outcome::Passed => {}
-            }
-            out.push_str(&Value::Object(o).to_json());
-            out.push('\n');
+            out.push(json_object(r, t));
         }
     }
     out
+}
+
+/// One test's object.
+fn json_object(r: &FileReport, t: &TestReport) -> Value {
+    let mut o = Map::default();
+    o.insert("file".into(), Value::from(r.checked.source.name.as_str()));
+    o.insert("name".into(), Value::from(t.name.as_str()));
+    let result = match t.outcome {
+        Outcome::Passed => "ok",
+        Outcome::Failed(_) => "failed",
+        Outcome::Error(_) => "error",
+    };
+    o.insert("result".into(), Value::from(result));
+    if let Some(rec) = &t.record {
+        o.insert("status".into(), Value::from(rec.status.as_str()));
+    }
+    match &t.outcome {
+        Outcome::Failed(fs) => {
+            let list = fs
+                .iter()
+                .map(|f| {
+                    let mut m = Map::default();
+                    m.insert("expectation".into(), Value::from(f.what.as_str()));
+                    m.insert("expected".into(), Value::from(f.expected.as_str()));
+                    m.insert("actual".into(), Value::from(f.actual.as_str()));
+                    if let Some(d) = &f.diff {
+                        m.insert("diff".into(), Value::from(d.as_str()));
+                    }
+                    Value::Object(m)
+                })
+                .collect();
+            o.insert("failures".into(), Value::Array(list));
+        }
+        Outcome::Error(e) => {
+            o.insert("error".into(), Value::from(e.as_str()));
+        }
+        Outcome::Passed => {}
+    }
+    Value::Object(o)
 }
 
 /// Text safe inside XML: `&<>"'` escaped, characters XML 1.0 cannot hold dropped.

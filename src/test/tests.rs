@@ -182,6 +182,51 @@ fn approvals_are_decided_per_test_and_pending_pauses() {
 }
 
 #[test]
+fn each_rejected_approval_keeps_its_own_note() {
+    // A rejection blocks the run, so one run decides one of them: the note listed first
+    // must not stand in for the other's.
+    let flow = r#"{"name": "a", "phases": [
+      {"id": "publish", "type": "approval", "task": "Publish?"},
+      {"id": "post", "dependsOn": ["publish"], "task": "Post"},
+      {"id": "announce", "type": "approval", "dependsOn": ["post"], "task": "Announce?"}]}"#;
+    let note = |approvals: &str, id: &str| {
+        let r = run(
+            flow,
+            &format!(
+                r#"{{"name": "notes", "answers": {{"*": "x"}}, "approvals": {approvals},
+                    "expect": {{"status": "blocked"}}}}"#
+            ),
+        );
+        passes(&r);
+        let record = r.record.expect("a record");
+        let a = record.phases[id].approval.clone().expect("decided");
+        (a.decision, a.note, record.reason)
+    };
+    assert_eq!(
+        note(
+            r#"{"announce": {"reject": "too loud"}, "publish": {"reject": "not yet"}}"#,
+            "publish"
+        ),
+        (
+            "reject",
+            Some("not yet".into()),
+            Some("Gate blocked: not yet".into())
+        )
+    );
+    assert_eq!(
+        note(
+            r#"{"publish": "approve", "announce": {"reject": "too loud"}}"#,
+            "announce"
+        ),
+        (
+            "reject",
+            Some("too loud".into()),
+            Some("Gate blocked: too loud".into())
+        )
+    );
+}
+
+#[test]
 fn items_iterations_and_sub_flow_nodes_are_answered_by_pattern() {
     let flow = r#"{"name": "n", "args": {"files": {"default": ["a", "b", "c"]}}, "phases": [
       {"id": "review", "type": "map", "over": "{args.files}", "task": "Review {item}"},

@@ -3,9 +3,10 @@
 //! [`Agent`](crate::agent::Agent) seam (the answering backend), scripts through the process
 //! supervisor, context files, working directories — except that nothing waits for time:
 //! a timer (retry backoff) fires as soon as nothing else is left to do, with the clock moved
-//! to its deadline. No store, no cache, no approval prompt: undecided approvals pause.
-//! Journal event lines (emitted only for `--coverage`: the machine's decisions) go to the
-//! coverage recorder, nowhere else.
+//! to its deadline. No cache, no approval prompt (undecided approvals pause), and no store
+//! unless the run is kept (`--keep-runs`, [`Keep`]). Journal event lines (emitted for
+//! `--coverage` and `--property`: the machine's decisions, or all of them for a kept run) go
+//! to the coverage recorder, the property's condition list and the kept journal.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::PathBuf;
@@ -17,9 +18,11 @@ use crate::run::driver::{
     code_compiles, load_saved_flow, perform_call, prepare_call, resolve_agents, run_script,
 };
 use crate::run::machine::{Command, Event, Input, Line, Machine, ScriptEnd, ScriptOutcome};
+use crate::value::Value;
 
 use super::answer::Answering;
 use super::coverage::Recorder;
+use super::keep::Keep;
 use super::model::Reply;
 
 /// The clock's start: 2026-01-01T00:00:00Z (a fixed moment, so records compare).
@@ -36,9 +39,11 @@ pub(crate) struct World<'a> {
     pub project_root: Option<PathBuf>,
     /// `--coverage`: what the run reaches, from the calls it starts and its journal lines.
     pub coverage: Option<Recorder<'a>>,
-    /// When kept (the machine journals), the `condition` journal events that name undefined
-    /// operands (`unresolved`): what `--property` checks against their inferred types.
+    /// `--property`: the `condition` journal events that name undefined operands
+    /// (`unresolved`), which it checks against their inferred types.
     pub unresolved_conditions: Option<Vec<crate::value::Value>>,
+    /// Write the run to the store when it ends.
+    pub keep: Option<Keep>,
 }
 
 /// Drive `machine` to its end; `Err` is an internal problem (the run could not end).
@@ -214,26 +219,38 @@ pub(crate) fn drive(mut machine: Machine, world: &mut World<'_>) -> Result<RunRe
                     });
                 }
                 Command::Finish(record) => finished = Some(*record),
-                Command::Journal(Line::Event(v)) => {
-                    if let Some(c) = &mut world.coverage {
-                        c.journal(&v);
+                Command::Journal(line) => {
+                    if let Line::Event(v) = &line {
+                        if let Some(c) = &mut world.coverage {
+                            c.journal(v);
+                        }
+                        if let Some(kept) = &mut world.unresolved_conditions
+                            && let Some(m) = v.as_object()
+                            && m.get("type").and_then(Value::as_str) == Some("condition")
+                            && m.contains_key("unresolved")
+                        {
+                            kept.push(v.clone());
+                        }
                     }
-                    if let Some(kept) = &mut world.unresolved_conditions
-                        && let Some(m) = v.as_object()
-                        && m.get("type").and_then(crate::value::Value::as_str) == Some("condition")
-                        && m.contains_key("unresolved")
-                    {
-                        kept.push(v);
+                    if let Some(k) = world.keep.as_mut() {
+                        k.line(line);
                     }
                 }
                 Command::CacheStore { .. }
                 | Command::EndShard(_)
                 | Command::CapShard { .. }
                 | Command::Progress(_)
-                | Command::Journal(_)
                 | Command::Save => {}
             }
         }
     }
-    Ok(finished.expect("the loop ends when the run has"))
+    let record = finished.expect("the loop ends when the run has");
+    if let Some(k) = &world.keep {
+        k.write(&record, &machine.versions()).map_err(|e| {
+            format!(
+                "cannot keep the run in the run store: {e} (.tfc/runs must be a writable directory)"
+            )
+        })?;
+    }
+    Ok(record)
 }

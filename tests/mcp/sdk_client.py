@@ -17,7 +17,7 @@ from mcp.client.stdio import stdio_client
 
 EXPECTED = [
     "tfc_check", "tfc_run", "tfc_status", "tfc_wait", "tfc_cancel", "tfc_resume",
-    "tfc_runs", "tfc_show", "tfc_graph", "tfc_flows", "tfc_save", "tfc_eval",
+    "tfc_runs", "tfc_show", "tfc_graph", "tfc_flows", "tfc_save", "tfc_eval", "tfc_test",
 ]
 
 
@@ -78,6 +78,10 @@ async def main(tfc, root):
             ev, _ = await call("tfc_eval", {"mode": "when", "text": "{args.n} > 2", "ctx": {"args": {"n": 3}}})
             if ev["value"] is not True:
                 fail(f"tfc_eval: {ev}")
+            tested, _ = await call("tfc_test", {"path": "flow.json", "tests": [
+                {"name": "inline", "answers": {"*": "x"}, "expect": {"status": "completed", "output": "x"}}]})
+            if not tested["ok"] or tested["passed"] != 1:
+                fail(f"tfc_test: {tested}")
             with open(f"{root}/flow.json") as f:
                 import json
                 doc = json.load(f)

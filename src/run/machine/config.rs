@@ -26,6 +26,9 @@ pub struct RunSettings {
     pub reject: Vec<String>,
     /// `--reject-reason`: the rejection's note.
     pub reject_reason: Option<String>,
+    /// A note of its own per rejected approval (a test's `{"reject": "note"}`), over
+    /// `reject_reason`.
+    pub reject_notes: IndexMap<String, String>,
     /// `[defaults] idle_timeout_ms` from the configuration.
     pub default_idle_timeout_ms: Option<u64>,
     /// Where `.tfc/` lives (dedicated directories live under it); `None` = do not persist

@@ -52,6 +52,9 @@ impl Config {
                 .as_deref()
                 .map_or(Value::Null, s),
         );
+        if !self.settings.reject_notes.is_empty() {
+            m.insert("rejectNotes".into(), map(&self.settings.reject_notes));
+        }
         m.insert("ask".into(), Value::Bool(self.ask));
         m.insert("maxUsd".into(), num(self.max_usd));
         m.insert("maxTokens".into(), num(self.max_tokens));
@@ -149,6 +152,7 @@ impl Config {
                 approve_all: flag("approveAll"),
                 reject: list("reject"),
                 reject_reason: text("rejectReason"),
+                reject_notes: pairs("rejectNotes"),
                 default_idle_timeout_ms: number("defaultIdleTimeoutMs").map(|t| t as u64),
                 project_root: text("projectRoot").map(PathBuf::from),
             },
@@ -210,6 +214,7 @@ mod tests {
                 concurrency: Some(3),
                 approve: vec!["ok".into()],
                 reject_reason: Some("no".into()),
+                reject_notes: IndexMap::from([("gate".to_owned(), "its own".to_owned())]),
                 ..RunSettings::default()
             },
             max_usd: Some(1.5),

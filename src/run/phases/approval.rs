@@ -18,7 +18,12 @@ pub(crate) fn step(ex: &mut Exec, cx: &mut Cx<'_>, ev: KindEvent) -> Step {
             let id = cx.node(&phase.id);
             let cfg = cx.cfg();
             if cfg.settings.reject.contains(&id) {
-                let note = cfg.settings.reject_reason.clone();
+                let note = cfg
+                    .settings
+                    .reject_notes
+                    .get(&id)
+                    .or(cfg.settings.reject_reason.as_ref())
+                    .cloned();
                 return decide(ex, cx, Decision::Reject, note, "flag");
             }
             if cfg.settings.approve_all

@@ -3,11 +3,11 @@
 use std::path::Path;
 
 use super::*;
-use crate::flow::Flow;
 use crate::check::{CheckOptions, check_document};
+use crate::flow::Flow;
 use crate::flow::LowerOptions;
 use crate::source::Source;
-use crate::test::{TestCase, TestOptions, run_checked_covering};
+use crate::test::{TestCase, TestOptions, run_checked_opts};
 
 /// Every kind of outcome once (two for a join and a race).
 const FLOW: &str = r#"{"name": "cov", "phases": [
@@ -36,7 +36,16 @@ fn flow() -> (Flow, Source) {
 fn reached(case: &str) -> Vec<String> {
     let (flow, source) = flow();
     let case = TestCase::parse(case).unwrap_or_else(|d| panic!("bad case: {d:#?}"));
-    let r = run_checked_covering(&flow, &source, &case, Path::new("."), false, true);
+    let r = run_checked_opts(
+        &flow,
+        &source,
+        &case,
+        &TestOptions {
+            cwd: ".".into(),
+            coverage: true,
+            ..TestOptions::default()
+        },
+    );
     assert_eq!(
         r.outcome,
         crate::test::Outcome::Passed,
@@ -374,7 +383,16 @@ fn the_phases_of_an_inline_def_count_by_node_path() {
             "expect": {"status": "completed"}}"#,
     )
     .expect("a case");
-    let r = run_checked_covering(&flow, &source, &case, Path::new("."), false, true);
+    let r = run_checked_opts(
+        &flow,
+        &source,
+        &case,
+        &TestOptions {
+            cwd: ".".into(),
+            coverage: true,
+            ..TestOptions::default()
+        },
+    );
     assert_eq!(
         r.outcome,
         crate::test::Outcome::Passed,
@@ -411,7 +429,16 @@ fn a_join_is_reached_even_when_its_condition_then_skips_the_phase() {
     )
     .expect("a case");
     let source = Source::new("j.json", text.to_owned());
-    let r = run_checked_covering(&flow, &source, &case, Path::new("."), false, true);
+    let r = run_checked_opts(
+        &flow,
+        &source,
+        &case,
+        &TestOptions {
+            cwd: ".".into(),
+            coverage: true,
+            ..TestOptions::default()
+        },
+    );
     assert_eq!(r.outcome, crate::test::Outcome::Passed);
     let reached: Vec<String> = outcomes(&flow)
         .into_iter()

@@ -111,7 +111,8 @@ struct Runner<'a> {
     source: &'a Source,
     invariants: Option<&'a Value>,
     required: Vec<invariant::Required>,
-    cwd: &'a std::path::Path,
+    /// How each run is made (its `cwd`; nothing recorded but what the invariants read).
+    options: super::TestOptions,
 }
 
 impl Runner<'_> {
@@ -133,17 +134,8 @@ impl Runner<'_> {
                 });
             }
         };
-        let (report, conditions) = super::run_watched(
-            self.flow,
-            self.source,
-            &case,
-            self.cwd,
-            false,
-            super::Watch {
-                coverage: false,
-                conditions: true,
-            },
-        );
+        let (report, conditions) =
+            super::run_watched(self.flow, self.source, &case, &self.options, true);
         let inv = invariant::Invariants {
             flow: self.flow,
             required: &self.required,
@@ -190,7 +182,10 @@ pub fn run_flow(
         source,
         invariants,
         required: invariant::required_reads(flow),
-        cwd: &opts.cwd,
+        options: super::TestOptions {
+            cwd: opts.cwd.clone(),
+            ..super::TestOptions::default()
+        },
     };
     for run in 0..opts.runs {
         let mut rng = Rng::for_run(opts.seed, run);
