@@ -3,7 +3,7 @@
 //!
 //! The stages, lowest first: `value` (JSON values with JS semantics) → `source` (text and
 //! spans) → `diag` (diagnostics) → `json` (the span-keeping reader) → `syntax` (lexing and
-//! parsing) → `compile` (ASTs to ops) → `eval` (running ops) → `flow` (the IR) → `check` →
+//! parsing) → `compile` (ASTs to ops) → `eval` (running ops) → `flow` (the IR) → `plan` (call counts) → `check` →
 //! `project` (saved flows, config places) → `lsp` (the language server over check and
 //! project) → `process` (the supervisor) → `agent` → `run` (the
 //! machine and its driver) → `report` → `mcp` (the MCP server over all of them). A stage may use lower stages only, never a higher one.
@@ -36,6 +36,7 @@ const STAGES: &[&str] = &[
     "compile",
     "eval",
     "flow",
+    "plan",
     "check",
     "project",
     "lsp",

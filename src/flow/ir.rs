@@ -217,6 +217,8 @@ pub struct Budget {
     pub max_usd: Option<f64>,
     /// `maxTokens`.
     pub max_tokens: Option<f64>,
+    /// `maxCalls` (**tfc:** §8.7): agent calls, an integer >= 1.
+    pub max_calls: Option<f64>,
     /// Written as `{}` (W0309); a budget whose caps were invalid is not empty.
     pub empty: bool,
 }

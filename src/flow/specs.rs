@@ -255,6 +255,13 @@ impl Lowerer {
                 }
             }
         }
+        if let Some(n) = self.number(&f, "maxCalls") {
+            if n.value >= 1.0 && n.value.fract() == 0.0 && n.value.is_finite() {
+                b.max_calls = Some(n.value);
+            } else {
+                self.invalid_value(f["maxCalls"], "an integer >= 1");
+            }
+        }
         Some(Field::new(b, m.key.span, m.value.span))
     }
 
