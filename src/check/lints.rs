@@ -13,7 +13,11 @@ use crate::flow::{Cond, Flow, Join, PhaseType};
 /// W0309 (an empty budget) and a budget below the flow's estimated minimum spend, or
 /// (`maxCalls`) below the fewest calls a run makes (`crate::plan`, through `loader` for
 /// `use` targets).
-pub fn budget(flow: &Flow, loader: Option<&dyn super::loader::FlowLoader>, out: &mut Vec<Diagnostic>) {
+pub fn budget(
+    flow: &Flow,
+    loader: Option<&dyn super::loader::FlowLoader>,
+    out: &mut Vec<Diagnostic>,
+) {
     let Some(b) = &flow.budget else { return };
     if b.value.empty {
         out.push(

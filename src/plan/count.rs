@@ -108,9 +108,7 @@ impl<'e> Planner<'e> {
                         g.calls.min = Some(0);
                     }
                 }
-                let calls = groups
-                    .iter()
-                    .fold(Calls::ZERO, |acc, g| acc.plus(g.calls));
+                let calls = groups.iter().fold(Calls::ZERO, |acc, g| acc.plus(g.calls));
                 let prompt_tokens = groups.iter().map(Group::tokens).max().unwrap_or(0);
                 let dynamic = groups.iter().any(|g| g.dynamic);
                 PhasePlan {
@@ -177,7 +175,9 @@ impl<'e> Planner<'e> {
                 let n = items::of_map(flow, p, self.items, args);
                 if n.max.is_none() {
                     let source = items::source_id(p)
-                        .map(|s| format!(", or declare \"maxItems\" in the expect of '{prefix}{s}'"))
+                        .map(|s| {
+                            format!(", or declare \"maxItems\" in the expect of '{prefix}{s}'")
+                        })
                         .unwrap_or_default();
                     self.assume(format!(
                         "{prefix}{}: the number of map items is unknown: pass --items N{source}",
@@ -188,7 +188,11 @@ impl<'e> Planner<'e> {
             }
             PhaseKind::Loop(k) => {
                 let n = k.max_iterations.floor().clamp(1.0, 100.0) as u64;
-                let size = if k.reflexion { task.with_dynamic() } else { task };
+                let size = if k.reflexion {
+                    task.with_dynamic()
+                } else {
+                    task
+                };
                 vec![one(agent, Calls::between(Some(1), Some(n), a), size)]
             }
             PhaseKind::Tournament(k) => {
@@ -288,7 +292,10 @@ impl<'e> Planner<'e> {
                 };
             }
             PhaseKind::Expand(_) => {
-                self.assume(format!("{prefix}{}: expand builds its phases at run time: its calls are unknown", p.id));
+                self.assume(format!(
+                    "{prefix}{}: expand builds its phases at run time: its calls are unknown",
+                    p.id
+                ));
                 vec![one(agent, Calls::UNKNOWN, pre)]
             }
         };
@@ -352,7 +359,9 @@ impl<'e> Planner<'e> {
             .collect();
         let rounds = if k.on_block == OnBlock::Retry && depth < MAX_REWORK_DEPTH && !deps.is_empty()
         {
-            p.retry.as_ref().map_or(1, |r| r.value.max.floor().max(0.0) as u64)
+            p.retry
+                .as_ref()
+                .map_or(1, |r| r.value.max.floor().max(0.0) as u64)
         } else {
             0
         };
@@ -437,7 +446,9 @@ impl<'e> Planner<'e> {
                 default_name: Some(name.to_owned()),
             },
         );
-        let Some(child) = lowered.flow.filter(|_| !lowered.diagnostics.iter().any(|d| d.is_error()))
+        let Some(child) = lowered
+            .flow
+            .filter(|_| !lowered.diagnostics.iter().any(|d| d.is_error()))
         else {
             self.assume(format!(
                 "{prefix}{id}: saved flow '{name}' has errors: its calls are unknown (run `tfc check` on it)"
@@ -467,7 +478,8 @@ fn topo_order(flow: &Flow) -> Vec<usize> {
     let n = flow.phases.len();
     let (deps, dependents) = flow.edges();
     let mut waiting: Vec<usize> = deps.iter().map(Vec::len).collect();
-    let mut ready: std::collections::VecDeque<usize> = (0..n).filter(|&i| waiting[i] == 0).collect();
+    let mut ready: std::collections::VecDeque<usize> =
+        (0..n).filter(|&i| waiting[i] == 0).collect();
     let mut order = Vec::with_capacity(n);
     let mut placed = vec![false; n];
     while let Some(i) = ready.pop_front() {
@@ -492,7 +504,11 @@ fn skippable(flow: &Flow, order: &[usize]) -> Vec<bool> {
     let mut seen = vec![false; n];
     for &i in order {
         let p = &flow.phases[i];
-        let deps = p.deps.iter().map(|d| d.index()).filter(|&d| d < n && d != i);
+        let deps = p
+            .deps
+            .iter()
+            .map(|d| d.index())
+            .filter(|&d| d < n && d != i);
         let upstream = match p.join {
             Join::All => deps.clone().any(|d| skip[d] || !seen[d]),
             Join::Any => {

@@ -86,7 +86,10 @@ fn from_over(flow: &Flow, p: &Phase, args: Option<&Map>, depth: usize) -> Items 
                     }
                     PhaseKind::Parallel(par) if field == Some("json") => {
                         let n = par.branches.len() as u64;
-                        return Items { min: n, max: Some(n) };
+                        return Items {
+                            min: n,
+                            max: Some(n),
+                        };
                     }
                     _ => {}
                 }

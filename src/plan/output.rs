@@ -140,7 +140,10 @@ pub fn to_text(plan: &Plan) -> String {
     let _ = writeln!(
         out,
         "  input tokens   {}  (static prompt text; values inserted at run time not counted)",
-        range(tok.min.map(|n| format!("~{n}")), tok.max.map(|n| format!("~{n}")))
+        range(
+            tok.min.map(|n| format!("~{n}")),
+            tok.max.map(|n| format!("~{n}"))
+        )
     );
     let _ = writeln!(
         out,
@@ -213,5 +216,9 @@ fn phase_rows(p: &PhasePlan, depth: usize, rows: &mut Vec<[String; 6]>) {
 fn range(min: Option<String>, max: Option<String>) -> String {
     let min = min.unwrap_or_else(|| "?".into());
     let max = max.unwrap_or_else(|| "?".into());
-    if min == max { min } else { format!("{min} to {max}") }
+    if min == max {
+        min
+    } else {
+        format!("{min} to {max}")
+    }
 }
