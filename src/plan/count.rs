@@ -174,7 +174,20 @@ impl<'e> Planner<'e> {
             PhaseKind::Map(_) => {
                 let n = items::of_map(flow, p, self.items, args);
                 if n.max.is_none() {
+                    // Only kinds that take `expect` can state the most items.
                     let source = items::source_id(p)
+                        .filter(|s| {
+                            flow.phase(s).is_some_and(|src| {
+                                matches!(
+                                    src.kind,
+                                    PhaseKind::Agent(_)
+                                        | PhaseKind::Gate(_)
+                                        | PhaseKind::Reduce(_)
+                                        | PhaseKind::Loop(_)
+                                        | PhaseKind::Map(_)
+                                )
+                            })
+                        })
                         .map(|s| {
                             format!(", or declare \"maxItems\" in the expect of '{prefix}{s}'")
                         })

@@ -171,6 +171,18 @@ fn map_items_come_from_the_source_contract() {
 }
 
 #[test]
+fn a_script_source_is_settled_by_items_alone() {
+    let p = planned(
+        r#"{"phases": [{"id": "ls", "type": "script", "run": ["ls"]},
+        {"id": "each", "type": "map", "dependsOn": ["ls"], "over": "{steps.ls.output}", "task": "{item}"}]}"#,
+    );
+    assert_eq!(
+        p.assumptions[0],
+        "each: the number of map items is unknown: pass --items N"
+    );
+}
+
+#[test]
 fn items_flag_sets_every_map() {
     let p = plan(
         &flow(MAP_FLOW),
