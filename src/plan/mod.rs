@@ -31,8 +31,6 @@ mod model;
 mod output;
 mod prompt;
 #[cfg(test)]
-mod proptests;
-#[cfg(test)]
 mod tests;
 
 pub use caps::below_minimum;
