@@ -208,3 +208,60 @@ fn run_with_plan_runs_nothing_without_a_terminal_unless_yes() {
     assert_eq!(o.stdout, "hi\n");
     assert!(dir.join("called").exists());
 }
+
+/// On a terminal (a pseudo-terminal from `script`), `--plan` asks: `n` starts nothing, `y`
+/// runs.
+#[test]
+fn run_with_plan_asks_on_a_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        common::skip("`script` (util-linux) is not installed");
+        return;
+    }
+    let dir = project("plan_tty");
+    std::fs::write(
+        dir.join("one.json"),
+        r#"{"name": "one", "phases": [{"id": "a", "task": "say hi"}]}"#,
+    )
+    .unwrap();
+    let on_a_terminal = |answer: &str| {
+        let mut child = Command::new("script")
+            .args(["-qfec"])
+            .arg(format!(
+                "exec {} run one.json --plan --agent-cmd \"sh -c 'touch called; echo hi'\"",
+                env!("CARGO_BIN_EXE_tfc")
+            ))
+            .arg("/dev/null")
+            .current_dir(&dir)
+            .env("NO_COLOR", "1")
+            .env("HOME", dir.join("no-home"))
+            .env("XDG_CONFIG_HOME", dir.join("no-home"))
+            .env_remove("TFC_CONFIG")
+            .env_remove("TFC_BACKEND")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run script");
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(answer.as_bytes()).expect("answer");
+        drop(stdin);
+        let out = child.wait_with_output().expect("wait for script");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, screen) = on_a_terminal("n\n");
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("plan of 'one'"), "{screen}");
+    assert!(
+        screen.contains("Start the run? [y/N] not started"),
+        "{screen}"
+    );
+    assert!(!dir.join("called").exists());
+    let (code, screen) = on_a_terminal("y\n");
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("hi"), "{screen}");
+    assert!(dir.join("called").exists());
+}
