@@ -80,3 +80,53 @@ impl Env for PlanEnv {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(toml: &str, backend: Option<&str>) -> PlanEnv {
+        PlanEnv {
+            cwd: PathBuf::from("."),
+            saved: SavedFlows::new(Path::new(".")),
+            config: Config::parse(toml, Path::new("cfg.toml")),
+            env: ConfigEnv {
+                backend: backend.map(str::to_owned),
+                ..ConfigEnv::default()
+            },
+        }
+    }
+
+    const PRICED: &str = r#"default_backend = "cli"
+[backends.cli]
+preset = "claude"
+[backends.local]
+kind = "openai"
+base_url = "http://127.0.0.1:9/v1"
+price = { input_per_mtok = 0.15, output_per_mtok = 0.6 }
+[agents]
+scout = { backend = "local" }
+"#;
+
+    #[test]
+    fn an_agent_is_priced_by_its_backend() {
+        let e = env(PRICED, None);
+        assert_eq!(
+            e.price("scout"),
+            Ok(Price {
+                input_per_mtok: 0.15,
+                output_per_mtok: 0.6
+            })
+        );
+        assert_eq!(
+            e.price("writer").unwrap_err(),
+            "agent 'writer' runs on backend 'cli', which has no price: add price = { input_per_mtok = …, output_per_mtok = … } to [backends.cli]"
+        );
+        // TFC_BACKEND serves every agent.
+        assert!(env(PRICED, Some("local")).price("writer").is_ok());
+        assert_eq!(
+            env("", None).price("a").unwrap_err(),
+            "agent 'a' has no configured backend, so no price (an auto-detected CLI reports none)"
+        );
+    }
+}
