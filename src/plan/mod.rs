@@ -65,8 +65,10 @@ pub fn plan(flow: &Flow, opts: &Options<'_>, env: &dyn Env) -> Plan {
         max_tokens: b.value.max_tokens,
         max_usd: b.value.max_usd,
     });
+    // The flow's `lint.allow` silences W0103 here as in `tfc check`.
     let mut warnings: Vec<String> = below_minimum(flow, || calls.min)
         .iter()
+        .filter(|d| !flow.lint_allow.contains(&d.code))
         .map(|d| format!("[{}] {}", d.code.as_str(), d.message))
         .collect();
     if let Some(note) = caps.max_calls.and_then(|c| caps::reachable(c, calls)) {

@@ -484,6 +484,8 @@ fn caps_below_or_within_the_counts() {
         ]
     );
     assert!(planned(&text(16)).warnings.is_empty());
+    let allowed = text(1).replacen('{', r#"{"lint": {"allow": ["W0103"]}, "#, 1);
+    assert!(planned(&allowed).warnings.is_empty());
 }
 
 #[test]
