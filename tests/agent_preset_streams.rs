@@ -94,6 +94,7 @@ fn recorded_answers_through_every_preset() {
             "claude",
             "claude.jsonl",
             Usage {
+                calls: 0,
                 input: 3216,
                 output: 13,
                 cache_read: 1200,
@@ -107,6 +108,7 @@ fn recorded_answers_through_every_preset() {
             "codex",
             "codex.jsonl",
             Usage {
+                calls: 0,
                 input: 8145,
                 output: 13,
                 cache_read: 1200,
@@ -120,6 +122,7 @@ fn recorded_answers_through_every_preset() {
             "gemini",
             "gemini.jsonl",
             Usage {
+                calls: 0,
                 input: 7235,
                 output: 13,
                 cache_read: 1200,
@@ -133,6 +136,7 @@ fn recorded_answers_through_every_preset() {
             "opencode",
             "opencode.jsonl",
             Usage {
+                calls: 0,
                 input: 2445,
                 output: 13,
                 cache_read: 1200,
@@ -146,6 +150,7 @@ fn recorded_answers_through_every_preset() {
             "pi",
             "pi.jsonl",
             Usage {
+                calls: 0,
                 input: 620,
                 output: 13,
                 cache_read: 0,

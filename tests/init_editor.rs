@@ -180,10 +180,14 @@ fn init_editor_from_nothing_then_dry_run_and_refusals() {
     assert!(out.contains("created .vscode/settings.json"), "{out}");
     let v: serde_json::Value = serde_json::from_str(&read(&dir, ".vscode/settings.json")).unwrap();
     assert_eq!(v["files.associations"]["*.flow.json"], "jsonc");
+    // Test files are served (JSONC) but are not flows: the flow schema never applies to them.
+    assert_eq!(v["files.associations"]["*.test.json"], "jsonc");
     assert_eq!(
         v["json.schemas"][0]["fileMatch"][1],
         "**/.tfc/flows/**/*.json"
     );
+    let matched = v["json.schemas"][0]["fileMatch"].as_array().unwrap();
+    assert!(!matched.iter().any(|g| g == "*.test.json"), "{matched:?}");
     let first = read(&dir, ".vscode/settings.json");
     let (code, _, _) = tfc(&dir, &["init", "--editor", "vscode"]);
     assert_eq!(code, 0);

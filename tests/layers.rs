@@ -4,9 +4,9 @@
 //! The stages, lowest first: `value` (JSON values with JS semantics) → `source` (text and
 //! spans) → `diag` (diagnostics) → `json` (the span-keeping reader) → `syntax` (lexing and
 //! parsing) → `compile` (ASTs to ops) → `eval` (running ops) → `flow` (the IR) → `plan` (call counts) → `check` →
-//! `project` (saved flows, config places) → `lsp` (the language server over check and
-//! project) → `process` (the supervisor) → `agent` → `run` (the
-//! machine and its driver) → `report` → `mcp` (the MCP server over all of them). A stage may use lower stages only, never a higher one.
+//! `project` (saved flows, config places) → `process` (the supervisor) → `agent` → `run` (the
+//! machine and its driver) → `test` (`tfc test` over run) → `lsp` (the language server over
+//! check, project and test) → `report` → `mcp` (the MCP server over all of them). A stage may use lower stages only, never a higher one.
 //! Within one stage folder, the files form no import cycle; a parent module declaring its
 //! children (`mod x;`) is not an import, but a child using an item of its parent is, so a
 //! parent that re-exports a child and a child that uses the parent's items form a cycle.
@@ -39,11 +39,12 @@ const STAGES: &[&str] = &[
     "plan",
     "check",
     "project",
-    "lsp",
     "process",
     "agent",
     "telemetry",
     "run",
+    "test",
+    "lsp",
     "report",
     "mcp",
     "temporal",

@@ -48,7 +48,7 @@ fn pytest_lsp_drives_every_feature_over_stdio() {
         out.status.success(),
         "pytest-lsp failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
-    assert!(stdout.contains("7 passed"), "{stdout}");
+    assert!(stdout.contains("8 passed"), "{stdout}");
     assert!(stdout.contains("LATENCY 1000 phases"), "{stdout}");
 }
 

@@ -70,6 +70,9 @@ fn a_refused_request_is_recorded_alike_by_every_preset() {
     // counted no turn of its own (codex, opencode).
     let refused = json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0,
                          "costUSD": null, "turns": 1});
+    // The run's usage counts its one call too (`usage.calls`, SPEC §8.7).
+    let mut run_usage = refused.clone();
+    run_usage["calls"] = json!(1);
     for (preset, code, configured, recorded) in [
         // The model named by `system/init` as `claude-opus-4-8[1m]`.
         ("claude", 1, None, "claude-opus-4-8"),
@@ -89,7 +92,7 @@ fn a_refused_request_is_recorded_alike_by_every_preset() {
         let phase = &record["phases"]["ask"];
         assert_eq!(phase["status"], "failed", "{preset}: {phase}");
         assert_eq!(phase["usage"], refused, "{preset}");
-        assert_eq!(record["usage"], refused, "{preset}");
+        assert_eq!(record["usage"], run_usage, "{preset}");
         assert_eq!(phase["model"], recorded, "{preset}");
         assert_eq!(calls.len(), 1, "{preset}");
         assert_eq!(calls[0]["usage"], refused, "{preset}");

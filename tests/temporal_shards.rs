@@ -251,3 +251,41 @@ fn a_run_over_budget_stops_the_shard_out_as_it_stops_a_local_map() {
     }
     assert_eq!(records[0], records[1]);
 }
+
+#[test]
+fn the_call_cap_holds_across_shards() {
+    let Some((server, base)) = server_in("shard-calls") else {
+        return;
+    };
+    // Shards of four items, three calls at once, `other` beside them: the run makes exactly
+    // five calls (SPEC §8.7), however the shards and the other phase interleave.
+    let dir = base.join("capped");
+    let agent = project(&dir);
+    std::fs::write(
+        dir.join(".tfc").join("config.toml"),
+        "[engine]\nshard_items = 4\n",
+    )
+    .expect("config");
+    let flow = MAP
+        .replace(
+            r#""name": "wide","#,
+            r#""name": "wide", "budget": {"maxCalls": 5},"#,
+        )
+        .replace(
+            r#""phases": ["#,
+            r#""phases": [{"id": "other", "task": "other"},"#,
+        );
+    std::fs::write(dir.join("flow.json"), flow).expect("flow");
+    let _w = Worker::start(&server, &dir, &agent, "calls");
+    let ran = run_on(&server, &dir, &agent);
+    assert_eq!(ran.code, 5, "paused: {}", ran.stderr);
+    assert_eq!(calls(&dir).len(), 5, "{:?}", calls(&dir));
+    let rec = record(&dir);
+    assert_eq!(rec["status"], "paused", "{rec:#}");
+    assert_eq!(
+        rec["reason"], "budget exceeded: calls 5 reached cap 5",
+        "{rec:#}"
+    );
+    assert_eq!(rec["usage"]["calls"], 5, "{rec:#}");
+    assert_eq!(rec["phases"]["each"]["budgetTruncated"], true, "{rec:#}");
+}

@@ -93,7 +93,10 @@ fn every_test_file_code_has_its_golden() {
         return;
     }
     let mut missing = Vec::new();
-    for code in Code::ALL.iter().filter(|c| c.as_str().starts_with('T')) {
+    // T09xx come from `tfc test --coverage`, not `tfc check`: tests/test_coverage.rs has
+    // their golden.
+    let checked = |c: &&Code| c.as_str().starts_with('T') && !c.as_str().starts_with("T09");
+    for code in Code::ALL.iter().filter(checked) {
         let stem = cases()
             .into_iter()
             .find(|s| s.starts_with(&format!("{}-", code.as_str())));

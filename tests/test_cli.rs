@@ -234,30 +234,65 @@ fn discovery_skips_build_and_vcs_directories() {
     assert_eq!(none.code, 2, "{none:?}");
 }
 
+/// Every bundled example flow has its tests, and they all pass: `tfc test examples/` exits 0.
 #[test]
 fn the_bundled_example_tests_pass() {
     let o = tfc(&["test", "examples/"]);
     assert_eq!(o.code, 0, "{o:?}");
-    assert!(
-        o.stdout
-            .contains("running 3 tests from examples/conditional-review.test.json")
-            && o.stdout
-                .contains("running 2 tests from examples/gated-rework.test.json"),
-        "{}",
-        o.stdout
-    );
-    assert!(
-        o.stdout.contains("5 passed; 0 failed; 0 errors"),
-        "{}",
-        o.stdout
-    );
-    for file in [
-        "examples/conditional-review.test.json",
-        "examples/gated-rework.test.json",
-    ] {
+    let files = [
+        ("examples/changelog/flow.test.json", 3),
+        ("examples/conditional-review.test.json", 3),
+        ("examples/gated-rework.test.json", 2),
+        ("examples/map-reduce-audit.test.json", 5),
+        ("examples/release-check.test.json", 5),
+        ("examples/script-fallback.test.json", 6),
+    ];
+    for (file, n) in files {
+        assert!(
+            o.stdout
+                .contains(&format!("running {n} tests from {file}\n")),
+            "{file}: {}",
+            o.stdout
+        );
         let c = tfc(&["check", file]);
         assert_eq!(c.code, 0, "{c:?}");
         assert!(c.stderr.contains("0 errors, 0 warnings"), "{}", c.stderr);
+    }
+    let total: usize = files.iter().map(|(_, n)| n).sum();
+    assert!(
+        o.stdout
+            .contains(&format!("{total} passed; 0 failed; 0 errors")),
+        "{}",
+        o.stdout
+    );
+    // A flow added to examples/ comes with its tests: `NAME.json` beside `NAME.test.json`.
+    let mut flows = Vec::new();
+    let mut dirs = vec![common::root().join("examples")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if name.ends_with(".json")
+                && !name.ends_with(".test.json")
+                && std::fs::read_to_string(&path)
+                    .unwrap()
+                    .contains("\"phases\"")
+            {
+                flows.push(path);
+            }
+        }
+    }
+    assert!(flows.len() >= files.len(), "{flows:?}");
+    for flow in flows {
+        let test = flow.with_extension("test.json");
+        assert!(
+            test.is_file(),
+            "{} has no {}",
+            flow.display(),
+            test.display()
+        );
     }
 }
 

@@ -1,4 +1,5 @@
-// Starts `tfc lsp` for flow files: *.flow.json, .tfc/flows/**/*.json, taskflows/**/*.json.
+// Starts `tfc lsp` for flow files (*.flow.json, .tfc/flows/**/*.json, taskflows/**/*.json)
+// and their test files (*.test.json).
 const vscode = require("vscode");
 const { LanguageClient } = require("vscode-languageclient/node");
 
@@ -15,6 +16,7 @@ exports.activate = function activate() {
         { scheme: "file", pattern: "**/*.flow.json" },
         { scheme: "file", pattern: "**/.tfc/flows/**/*.json" },
         { scheme: "file", pattern: "**/taskflows/**/*.json" },
+        { scheme: "file", pattern: "**/*.test.json" },
       ],
     },
   );

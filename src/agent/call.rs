@@ -155,6 +155,14 @@ pub struct Usage {
     pub cost_usd: Option<f64>,
     /// Model turns (tool-use round trips) the call took.
     pub turns: u32,
+    /// **tfc:** agent calls, counted against `budget.maxCalls` (SPEC §8.7): set on a run's
+    /// `usage` and `spentBefore` only; written only when not 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub calls: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -165,6 +173,7 @@ impl Usage {
         self.cache_read += other.cache_read;
         self.cache_write += other.cache_write;
         self.turns += other.turns;
+        self.calls += other.calls;
         self.cost_usd = match (self.cost_usd, other.cost_usd) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),

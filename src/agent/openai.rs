@@ -278,6 +278,7 @@ impl OpenAiBackend {
                 (input as f64 * p.input_per_mtok + output as f64 * p.output_per_mtok) / 1e6
             }),
             turns: 1,
+            calls: 0,
         }
     }
 }
@@ -549,6 +550,7 @@ mod tests {
         assert_eq!(
             o.usage,
             Usage {
+                calls: 0,
                 input: 12,
                 output: 3,
                 cache_read: 8,

@@ -105,6 +105,7 @@ impl From<UsageIn> for Usage {
             cache_write: u.cache_write.0,
             cost_usd: u.cost_usd.0,
             turns: u32::try_from(u.turns.0).unwrap_or(u32::MAX),
+            calls: 0,
         }
     }
 }
@@ -414,6 +415,7 @@ pub(crate) mod tests {
             output: "answer \"quoted\"\n".into(),
             error: None,
             usage: Usage {
+                calls: 0,
                 input: 10,
                 output: 5,
                 cache_read: 3,

@@ -23,8 +23,8 @@ pub fn budget(
         out.push(
             Diagnostic::new(Code::EmptyBudget, "'budget' sets no cap")
                 .at(b.span)
-                .with_label("no maxUSD or maxTokens")
-                .help("set \"maxUSD\" and/or \"maxTokens\", or remove 'budget' (it also forces one phase at a time)"),
+                .with_label("no maxUSD, maxTokens or maxCalls")
+                .help("set \"maxUSD\", \"maxTokens\" and/or \"maxCalls\", or remove 'budget' (an empty one also forces one phase at a time)"),
         );
         return;
     }

@@ -54,6 +54,9 @@ pub struct ResumeArgs {
     /// Token cap (applies to the total, the parent's spend included).
     #[arg(long = "max-tokens")]
     max_tokens: Option<f64>,
+    /// Agent call cap (applies to the total, the parent's calls included).
+    #[arg(long = "max-calls", value_name = "N", value_parser = super::run::max_calls_value)]
+    max_calls: Option<u64>,
     /// `text`: the final output on stdout; `json`: the run record instead.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -119,6 +122,7 @@ pub fn run(a: ResumeArgs) -> ExitCode {
     let caps = Caps {
         max_usd: a.max_usd,
         max_tokens: a.max_tokens,
+        max_calls: a.max_calls,
     };
     let planned = match plan(&parent, &status, patch.as_ref(), caps) {
         Ok(p) => p,
@@ -173,6 +177,7 @@ pub fn run(a: ResumeArgs) -> ExitCode {
         reason: a.reason.clone(),
         max_usd: a.max_usd,
         max_tokens: a.max_tokens,
+        max_calls: a.max_calls,
         quiet: a.quiet,
         color: a.color,
         run_id: a.run_id.clone(),

@@ -87,6 +87,9 @@ pub struct RunArgs {
     /// Token cap for this invocation.
     #[arg(long = "max-tokens")]
     pub(super) max_tokens: Option<f64>,
+    /// Agent call cap for this invocation (retries, items, iterations each count).
+    #[arg(long = "max-calls", value_name = "N", value_parser = max_calls_value)]
+    pub(super) max_calls: Option<u64>,
     /// Do not report this warning: a code (W0102) or a name (gate-sole-path); repeatable.
     #[arg(long, value_name = "CODE")]
     pub(super) allow: Vec<String>,
@@ -478,6 +481,7 @@ fn run_options(
         interactive: true,
         max_usd: a.max_usd,
         max_tokens: a.max_tokens,
+        max_calls: a.max_calls,
         cwd: Some(cwd.to_path_buf()),
         run_id: a.run_id.clone(),
         progress: Some(view.sink()),
@@ -873,4 +877,14 @@ fn roster(a: &RunArgs, cwd: &Path, flow: &Flow) -> Result<ConfigRoster, String> 
 
 fn invocation(a: &RunArgs) -> Result<Invocation, String> {
     super::input::invocation(&a.pairs, a.args_json.as_deref())
+}
+
+/// `--max-calls N` (run, resume, and fork's caps): an integer >= 1 (SPEC §8.7).
+pub(super) fn max_calls_value(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "'{s}' is not a call cap: expected an integer >= 1 (the agent calls the run may make)"
+        )),
+    }
 }

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use super::Color;
 use super::{Exit, usage_error};
 use tfc::diag::render::{render_file, to_json};
-use tfc::test::{CheckedFile, TestOptions, report};
+use tfc::test::{CheckedFile, TestOptions, coverage, report};
 use tfc::value::Value;
 
 #[derive(Args, Debug)]
@@ -32,6 +32,10 @@ pub struct TestArgs {
     /// A call no answer matches: `fail` the test, or `stub` (answered as in a dry run).
     #[arg(long, value_enum, default_value_t = Missing::Fail)]
     missing: Missing,
+    /// Also report which of each flow's outcomes (each `when` true and false, gate verdict,
+    /// loop ending, race winner, approval decision, …) the tests reached.
+    #[arg(long)]
+    coverage: bool,
     /// Colour in the diagnostics of invalid test files.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
@@ -88,6 +92,7 @@ pub fn run(a: TestArgs) -> Exit {
         filter: a.filter.clone(),
         cwd,
         missing_stub: a.missing == Missing::Stub,
+        coverage: a.coverage,
         jobs: a.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         }),
@@ -97,6 +102,19 @@ pub fn run(a: TestArgs) -> Exit {
     match a.format {
         Format::Text => out!("{}", report::text(&reports, elapsed)),
         Format::Json => out!("{}", report::json_lines(&reports)),
+    }
+    // Coverage informs; it never changes the exit code.
+    if a.coverage {
+        let all = coverage::tally(&reports);
+        match a.format {
+            Format::Text => {
+                for c in &all {
+                    say!("{}", c.render_unreached(color));
+                    out!("{}", coverage::text(std::slice::from_ref(c)));
+                }
+            }
+            Format::Json => out!("{}", coverage::json_lines(&all)),
+        }
     }
     if let Some(path) = &a.junit
         && let Err(e) = std::fs::write(path, report::junit(&reports, elapsed))

@@ -41,8 +41,17 @@ pub struct WorkerArgs {
     #[command(flatten)]
     pub(super) remote: TemporalArgs,
     /// At most this many agent calls and scripts at once on this worker.
-    #[arg(long = "max-calls", value_name = "N", default_value_t = 8)]
-    pub(super) max_calls: usize,
+    #[arg(long = "max-concurrent-calls", value_name = "N", default_value_t = 8)]
+    pub(super) max_concurrent_calls: usize,
+    /// The old spelling of --max-concurrent-calls (deprecated: `--max-calls` now caps a run's
+    /// calls, SPEC §8.7); accepted for one release, with a warning.
+    #[arg(
+        long = "max-calls",
+        value_name = "N",
+        hide = true,
+        conflicts_with = "max_concurrent_calls"
+    )]
+    pub(super) max_calls_deprecated: Option<usize>,
     /// Serve every agent with this backend (a configured name).
     #[arg(long)]
     pub(super) backend: Option<String>,
@@ -52,6 +61,21 @@ pub struct WorkerArgs {
     /// Let agents use write/edit/bash tools on unsandboxed backends.
     #[arg(long)]
     pub(super) allow_writes: bool,
+}
+
+impl WorkerArgs {
+    /// The activity slots, from either spelling (the old one with a deprecation warning).
+    fn slots(&self) -> usize {
+        match self.max_calls_deprecated {
+            Some(n) => {
+                sayln!(
+                    "warning: `tfc worker --max-calls` is deprecated and will be removed in the next release; use --max-concurrent-calls {n} (`--max-calls` caps a run's agent calls on `tfc run`)"
+                );
+                n
+            }
+            None => self.max_concurrent_calls,
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -115,6 +139,7 @@ pub(super) fn remote(a: &TemporalArgs) -> Result<tfc::temporal::Remote, String> 
 #[cfg(feature = "temporal")]
 pub fn worker(a: WorkerArgs) -> ExitCode {
     use std::sync::Arc;
+    let slots = a.slots();
     let remote = match remote(&a.remote) {
         Ok(r) => r,
         Err(m) => return super::usage_error(m).into(),
@@ -163,7 +188,7 @@ pub fn worker(a: WorkerArgs) -> ExitCode {
         remote.namespace,
         remote.address,
         tfc::temporal::BUILD_ID,
-        a.max_calls
+        slots
     );
     match export.telemetry.as_ref() {
         Some(tel) => {
@@ -181,7 +206,7 @@ pub fn worker(a: WorkerArgs) -> ExitCode {
         ),
     }
     flush_on_signals(export);
-    match tfc::temporal::worker(&remote, Arc::new(roster), a.max_calls) {
+    match tfc::temporal::worker(&remote, Arc::new(roster), slots) {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => {
             sayln!("error: {m}");
@@ -273,7 +298,8 @@ pub fn approve(a: ApproveArgs) -> ExitCode {
 }
 
 #[cfg(not(feature = "temporal"))]
-pub fn worker(_: WorkerArgs) -> ExitCode {
+pub fn worker(a: WorkerArgs) -> ExitCode {
+    let _ = a.slots();
     super::usage_error(NO_TEMPORAL).into()
 }
 

@@ -137,6 +137,8 @@ codes! {
     TestAnswerKind = "T0011" "test-answer-kind",
     TestPatternMayMatchNothing = "T0501" "test-pattern-may-match-nothing",
     TestAnswerViolatesContract = "T0502" "test-answer-violates-contract",
+    // `tfc test --coverage` (SPEC §17 "Coverage"): T0900 on; informs, never fails a test.
+    TestOutcomeNotReached = "T0900" "test-outcome-not-reached",
 }
 
 impl Code {

@@ -270,7 +270,7 @@ const ARG_SPEC: &[FieldDef] = &[
 const BUDGET: &[FieldDef] = &[
     f("maxUSD", T::Number, "cost cap in USD"),
     f("maxTokens", T::Number, "input+output token cap"),
-    f("maxCalls", T::Integer, "agent call cap (an integer >= 1)"),
+    f("maxCalls", T::Integer, "agent call cap (integer >= 1)"),
 ];
 
 const LINT: &[FieldDef] = &[f(

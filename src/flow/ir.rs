@@ -188,9 +188,14 @@ impl Flow {
         self.ids.get(id, &self.phases).map(PhaseId::index)
     }
 
-    /// Runtime concurrency: `max(1, floor(v))`, default 8; any budget forces 1.
+    /// Runtime concurrency: `max(1, floor(v))`, default 8; a budget with `maxUSD` or
+    /// `maxTokens` forces 1 (`maxCalls` alone does not: its cap is taken before each call).
     pub fn effective_concurrency(&self) -> usize {
-        if self.budget.is_some() {
+        if self
+            .budget
+            .as_ref()
+            .is_some_and(|b| b.value.max_calls.is_none() || b.value.meters_spend())
+        {
             return 1;
         }
         self.concurrency
@@ -217,10 +222,17 @@ pub struct Budget {
     pub max_usd: Option<f64>,
     /// `maxTokens`.
     pub max_tokens: Option<f64>,
-    /// `maxCalls` (**tfc:** §8.7): agent calls, an integer >= 1.
-    pub max_calls: Option<f64>,
+    /// `maxCalls` (**tfc:**): agent calls the run may make (SPEC §8.7).
+    pub max_calls: Option<u64>,
     /// Written as `{}` (W0309); a budget whose caps were invalid is not empty.
     pub empty: bool,
+}
+
+impl Budget {
+    /// A cap on what calls spend (`maxUSD` or `maxTokens`), which serialises the run.
+    pub fn meters_spend(&self) -> bool {
+        self.max_usd.is_some() || self.max_tokens.is_some()
+    }
 }
 
 /// An argument declaration (SPEC §2.2).

@@ -253,4 +253,17 @@ mod tests {
             r#"{"type":"string","enum":["all","any"],"description":"wait for all dependencies or the first satisfied one"}"#
         );
     }
+
+    #[test]
+    fn the_call_cap_is_an_integer_budget_field() {
+        let s = schema();
+        let budget = &s.as_object().unwrap()["$defs"].as_object().unwrap()["budget"];
+        let calls = &budget.as_object().unwrap()["properties"]
+            .as_object()
+            .unwrap()["maxCalls"];
+        assert_eq!(
+            calls.to_json(),
+            r#"{"type":"integer","description":"agent call cap (integer >= 1)"}"#
+        );
+    }
 }

@@ -240,7 +240,10 @@ impl Lowerer {
     }
 
     pub(super) fn budget(&mut self, m: &Member) -> Option<Field<Budget>> {
-        let members = self.object_members(m, "an object {\"maxUSD\"?: n, \"maxTokens\"?: n}")?;
+        let members = self.object_members(
+            m,
+            "an object {\"maxUSD\"?: n, \"maxTokens\"?: n, \"maxCalls\"?: n}",
+        )?;
         let f = self.fields(members, ObjectKind::Budget, |_| false);
         let mut b = Budget {
             empty: members.is_empty(),
@@ -256,10 +259,10 @@ impl Lowerer {
             }
         }
         if let Some(n) = self.number(&f, "maxCalls") {
-            if n.value >= 1.0 && n.value.fract() == 0.0 && n.value.is_finite() {
-                b.max_calls = Some(n.value);
-            } else {
+            if n.value < 1.0 || n.value.fract() != 0.0 || n.value > 1e15 {
                 self.invalid_value(f["maxCalls"], "an integer >= 1");
+            } else {
+                b.max_calls = Some(n.value as u64);
             }
         }
         Some(Field::new(b, m.key.span, m.value.span))
@@ -635,6 +638,53 @@ mod tests {
             let got = codes(&text);
             assert!(!got.contains(&"W0309"), "{budget}: {got:?}");
         }
+    }
+
+    #[test]
+    fn max_calls_is_an_integer_of_at_least_one() {
+        let flow = |calls: &str| {
+            format!(
+                r#"{{"budget": {{"maxCalls": {calls}}}, "phases": [{{"id": "a", "task": "x"}}]}}"#
+            )
+        };
+        assert_eq!(codes(&flow("5")), Vec::<&str>::new());
+        for bad in ["0", "-1", "2.5"] {
+            let text = flow(bad);
+            let d = find(&check(&text), "E0005");
+            assert!(d.message.contains("'maxCalls'"), "{bad}: {}", d.message);
+            assert!(
+                d.message.contains("an integer >= 1"),
+                "{bad}: {}",
+                d.message
+            );
+            assert!(d.help.is_some(), "{bad}: a help line");
+            let span = d.span;
+            assert_eq!(
+                span.map(|s| &text[s.start as usize..s.end as usize]),
+                Some(bad),
+                "{bad}: the span is the value"
+            );
+        }
+    }
+
+    #[test]
+    fn max_calls_alone_does_not_serialise_the_run() {
+        let lowered = |budget: &str| {
+            let text = format!(
+                r#"{{"concurrency": 4, "budget": {budget}, "phases": [{{"id": "a", "task": "x"}}]}}"#
+            );
+            crate::check::check_source(
+                &text,
+                &crate::flow::LowerOptions::default(),
+                &crate::check::CheckOptions::default(),
+            )
+            .flow
+            .expect("flow")
+            .effective_concurrency()
+        };
+        assert_eq!(lowered(r#"{"maxCalls": 3}"#), 4);
+        assert_eq!(lowered(r#"{"maxCalls": 3, "maxTokens": 100}"#), 1);
+        assert_eq!(lowered(r#"{"maxUSD": 1}"#), 1);
     }
 
     #[test]

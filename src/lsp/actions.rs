@@ -25,6 +25,12 @@ pub fn code_actions(cx: &Ctx<'_>, p: CodeActionParams) -> Option<CodeActionRespo
         if span.end < want.start || span.start > want.end {
             continue;
         }
+        // A test file: the errors of its flow are fixed in the flow's file, and it has no
+        // `lint.allow`.
+        let test = cx.analysis.test.is_some();
+        if test && d.labels.iter().any(|l| l.file.is_some()) {
+            continue;
+        }
         let mut add = |title: String, edits: Vec<(Span, String)>, preferred: bool| {
             let edits = edits
                 .into_iter()
@@ -51,6 +57,7 @@ pub fn code_actions(cx: &Ctx<'_>, p: CodeActionParams) -> Option<CodeActionRespo
             add(title, vec![edit], true);
         }
         if d.code.is_warning()
+            && !test
             && let Some(edit) = allow_in_flow(cx.text, d.code)
         {
             add(

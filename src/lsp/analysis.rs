@@ -56,6 +56,29 @@ pub struct Analysis {
     pub root: PathBuf,
     /// Every placeholder's type (computed when first asked for).
     types: OnceCell<Vec<PlaceholderType>>,
+    /// A test file (`*.test.json`): it, checked with the flow it names (`flow` is then
+    /// `None`: the document is no flow).
+    pub test: Option<Box<TestDoc>>,
+}
+
+/// A test file, checked.
+pub struct TestDoc {
+    /// It and the flow it names, as `tfc test` checks them.
+    pub checked: crate::test::CheckedFile,
+    /// The named flow lowered although it has errors (`checked` keeps a flow only when it has
+    /// none), so that completion and hover still know its phases while it is being fixed.
+    pub broken_flow: Option<Flow>,
+}
+
+impl TestDoc {
+    /// The named flow's phases and its text, when it was read and lowered.
+    pub fn flow(&self) -> Option<(&Flow, &crate::source::Source)> {
+        let fut = self.checked.flow.as_ref()?;
+        Some((
+            fut.flow.as_ref().or(self.broken_flow.as_ref())?,
+            &fut.source,
+        ))
+    }
 }
 
 impl Analysis {
@@ -77,6 +100,18 @@ impl Analysis {
             diagnostics: checked.diagnostics,
             root: project.root.clone(),
             types: OnceCell::new(),
+            test: None,
+        }
+    }
+
+    /// A checked test file, with the diagnostics to show for it.
+    pub fn test_file(test: TestDoc, diagnostics: Vec<Diagnostic>, project: &Project) -> Analysis {
+        Analysis {
+            flow: None,
+            diagnostics,
+            root: project.root.clone(),
+            types: OnceCell::new(),
+            test: Some(Box::new(test)),
         }
     }
 

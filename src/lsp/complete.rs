@@ -84,14 +84,14 @@ pub fn field_doc(c: &scan::Context, key: &str) -> Option<&'static str> {
 /// choose between the two). The word after the cursor is never taken by default: completing
 /// `{steps.tr|` typed before `Risk` keeps `Risk`.
 #[derive(Clone, Copy, Debug)]
-struct Target {
+pub struct Target {
     insert: Span,
     replace: Span,
 }
 
 impl Target {
     /// The typed prefix `start..cursor`, and the word `start..end` when the client may replace.
-    fn new(start: usize, cursor: usize, end: usize) -> Target {
+    pub fn new(start: usize, cursor: usize, end: usize) -> Target {
         Target {
             insert: Span::new(start as u32, cursor as u32),
             replace: Span::new(start as u32, end.max(cursor) as u32),
@@ -100,7 +100,7 @@ impl Target {
 }
 
 /// A completion item putting `text` at `target`.
-fn item(
+pub fn item(
     cx: &Ctx<'_>,
     label: &str,
     kind: CompletionItemKind,

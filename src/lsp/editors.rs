@@ -1,6 +1,6 @@
 //! Setting editors up for `tfc lsp` (`tfc init --editor`, SPEC §13.4, §15): each editor's own
 //! project files associate flow files (`*.flow.json`, `.tfc/flows/**/*.json`,
-//! `taskflows/**/*.json`) with the language server, merged into what is there without
+//! `taskflows/**/*.json`) and test files (`*.test.json`) with the language server, merged into what is there without
 //! dropping anything; a file already right is left alone, so a second run changes no byte.
 //!
 //! | editor | files | what |
@@ -53,8 +53,16 @@ impl Editor {
     }
 }
 
-/// Where editors attach `tfc lsp` (as globs relative to the project; SPEC §15).
+/// Flow files (as globs relative to the project; SPEC §15): the flow schema applies to them.
 pub const FLOW_GLOBS: [&str; 3] = ["*.flow.json", ".tfc/flows/**/*.json", "taskflows/**/*.json"];
+
+/// Test files (SPEC §17): served by `tfc lsp` too, but not flows (no flow schema).
+pub const TEST_GLOB: &str = "*.test.json";
+
+/// Where editors attach `tfc lsp`: flow files and test files.
+pub fn lsp_globs() -> impl Iterator<Item = &'static str> {
+    FLOW_GLOBS.into_iter().chain([TEST_GLOB])
+}
 
 /// The schema file VS Code reads, relative to the project root.
 const VSCODE_SCHEMA: &str = ".vscode/tfc-flow.schema.json";
@@ -119,20 +127,20 @@ fn read(path: &Path) -> Result<(String, bool), String> {
 
 // ---- VS Code -------------------------------------------------------------------------------
 
-/// The flow globs as VS Code matches them: a folder anywhere in the workspace.
-fn vscode_globs() -> impl Iterator<Item = String> {
-    FLOW_GLOBS.iter().map(|g| {
+/// `globs` as VS Code matches them: a folder anywhere in the workspace.
+fn vscode_globs<'a>(globs: impl Iterator<Item = &'a str>) -> impl Iterator<Item = String> {
+    globs.map(|g| {
         if g.starts_with('*') {
-            (*g).to_owned()
+            g.to_owned()
         } else {
             format!("**/{g}")
         }
     })
 }
 
-/// The `json.schemas` entry for flow files.
+/// The `json.schemas` entry for flow files (test files are not flows: no schema for them).
 fn schema_entry() -> Value {
-    let file_match: Vec<String> = vscode_globs().collect();
+    let file_match: Vec<String> = vscode_globs(FLOW_GLOBS.into_iter()).collect();
     json!({"fileMatch": file_match, "url": format!("./{VSCODE_SCHEMA}")})
 }
 
@@ -154,7 +162,7 @@ fn vscode_settings(path: &Path, command: &str) -> Result<PlannedFile, String> {
     // One edit at a time, each made on the text the previous one left: a missing member or
     // element per edit, until the setting has all it needs.
     for step in 0..3 {
-        for _ in 0..=FLOW_GLOBS.len() {
+        for _ in 0..=lsp_globs().count() {
             let parsed = crate::json::parse(&text);
             let root = match parsed.root {
                 Some(r) if parsed.diagnostics.is_empty() && matches!(r.kind, Kind::Object(_)) => r,
@@ -193,9 +201,13 @@ fn vscode_settings(path: &Path, command: &str) -> Result<PlannedFile, String> {
     })
 }
 
-/// `files.associations` for flow files: JSONC (flows may hold comments).
+/// `files.associations` for flow and test files: JSONC (both may hold comments).
 fn associations() -> Value {
-    Value::Object(vscode_globs().map(|g| (g, json!("jsonc"))).collect())
+    Value::Object(
+        vscode_globs(lsp_globs())
+            .map(|g| (g, json!("jsonc")))
+            .collect(),
+    )
 }
 
 type Edit = Option<(Span, String)>;
@@ -437,13 +449,13 @@ fn lua_string(s: &str) -> String {
     out
 }
 
-/// The Neovim set-up: `tfc lsp` for flow files, opened or new, rooted at the project.
+/// The Neovim set-up: `tfc lsp` for flow and test files, opened or new, rooted at the project.
 pub fn neovim_lua(command: &str) -> String {
     format!(
-        r#"-- tfc lsp for flow files (Neovim 0.10+: vim.fs.root). Neovim reads this file when
+        r#"-- tfc lsp for flow and test files (Neovim 0.10+: vim.fs.root). Neovim reads this file when
 -- 'exrc' is set (vim.o.exrc = true in init.lua) and you trusted it (:trust).
 vim.api.nvim_create_autocmd({{ "BufReadPost", "BufNewFile" }}, {{
-  pattern = {{ "*.flow.json", "*/.tfc/flows/*.json", "*/taskflows/*.json" }},
+  pattern = {{ "*.flow.json", "*/.tfc/flows/*.json", "*/taskflows/*.json", "*.test.json" }},
   callback = function(args)
     local file = vim.api.nvim_buf_get_name(args.buf)
     vim.lsp.start({{
@@ -457,11 +469,10 @@ vim.api.nvim_create_autocmd({{ "BufReadPost", "BufNewFile" }}, {{
     )
 }
 
-/// The Helix set-up: the server and a `taskflow` language for flow files.
+/// The Helix set-up: the server and a `taskflow` language for flow and test files.
 fn helix_toml(command: &str) -> String {
     let quoted = toml::Value::String(command.to_owned()).to_string();
-    let globs: Vec<String> = FLOW_GLOBS
-        .iter()
+    let globs: Vec<String> = lsp_globs()
         .map(|g| format!("{{ glob = \"{g}\" }}"))
         .collect();
     format!(

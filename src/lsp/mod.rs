@@ -11,6 +11,8 @@
 //! - `features`: diagnostics, hover, definition, references, rename, document symbols;
 //! - `complete`: completion; `actions`: code actions; `callers`: the callers of a saved flow
 //!   (an argument's rename reaches their `with`);
+//! - `testfile`: test files (`*.test.json`): checked with the flow they name (re-checked when
+//!   that flow changes in the editor), completion, hover and definition of their patterns;
 //! - `ctx`: what a request handler sees of its document;
 //! - `uri`: `file:` URIs; `scan`: where the cursor is in (possibly broken) JSON;
 //! - `editors`: the editor settings `tfc init --editor` writes.
@@ -24,13 +26,14 @@ pub mod editors;
 mod features;
 pub mod position;
 mod scan;
+mod testfile;
 #[cfg(test)]
 mod tests;
 mod uri;
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
@@ -105,17 +108,17 @@ struct Doc {
     text: String,
     index: LineIndex,
     project: Project,
+    /// Its file, normalised (`None` for a buffer with no file).
+    path: Option<PathBuf>,
+    /// A test file (`*.test.json`), not a flow.
+    test: bool,
+    /// A test file: the flow file it was last checked with (its text changing in the editor
+    /// re-checks the test file).
+    flow_dep: Option<PathBuf>,
     /// The analysis of `text`, once computed.
     analysis: Option<Analysis>,
     /// Changed since its diagnostics were last published: when the first such change came.
     dirty: Option<Instant>,
-}
-
-impl Doc {
-    fn analysis(&mut self, settings: &Settings) -> &Analysis {
-        self.analysis
-            .get_or_insert_with(|| Analysis::new(&self.text, &self.project, settings))
-    }
 }
 
 struct Server<'c> {
@@ -299,13 +302,18 @@ impl Server<'_> {
                 let doc = Doc {
                     index: LineIndex::new(&d.text, self.encoding),
                     project: Project::of(path.as_deref(), &self.cwd),
+                    path: path.as_deref().map(testfile::normal),
+                    test: testfile::is_test_uri(&d.uri),
+                    flow_dep: None,
                     uri: d.uri.clone(),
                     version: d.version,
                     text: d.text,
                     analysis: None,
                     dirty: Some(Instant::now()),
                 };
+                let changed = doc.path.clone();
                 self.docs.insert(d.uri.as_str().to_owned(), doc);
+                self.recheck_tests_of(changed);
             }
             "textDocument/didChange" => {
                 let Ok(p) = serde_json::from_value::<DidChangeTextDocumentParams>(n.params) else {
@@ -327,6 +335,8 @@ impl Server<'_> {
                 doc.version = p.text_document.version;
                 doc.analysis = None;
                 doc.dirty.get_or_insert_with(Instant::now);
+                let changed = doc.path.clone();
+                self.recheck_tests_of(changed);
             }
             "textDocument/didClose" => {
                 let Ok(p) = serde_json::from_value::<DidCloseTextDocumentParams>(n.params) else {
@@ -334,23 +344,75 @@ impl Server<'_> {
                 };
                 if let Some(doc) = self.docs.remove(p.text_document.uri.as_str()) {
                     self.publish(&doc.uri, Vec::new(), None);
+                    // The file on disk holds the flow now.
+                    self.recheck_tests_of(doc.path);
                 }
             }
             _ => {}
         }
     }
 
-    /// Publish the diagnostics of every document whose debounce has run out.
+    /// The flow at `path` changed in the editor (opened, edited, closed): the open test files
+    /// naming it are checked again with the same debounce.
+    fn recheck_tests_of(&mut self, path: Option<PathBuf>) {
+        let Some(path) = path else {
+            return;
+        };
+        let now = Instant::now();
+        for doc in self.docs.values_mut() {
+            if doc.test && doc.flow_dep.as_ref() == Some(&path) {
+                doc.analysis = None;
+                doc.dirty.get_or_insert(now);
+            }
+        }
+    }
+
+    /// Publish the diagnostics of every document whose debounce has run out: flows first, so
+    /// a test file re-checked with its flow never delays the flow's own diagnostics.
     fn publish_due(&mut self) {
         let now = Instant::now();
-        let due: Vec<String> = self
+        let mut due: Vec<(bool, String)> = self
             .docs
             .iter()
             .filter(|(_, d)| d.dirty.is_some_and(|t| t + DEBOUNCE <= now))
-            .map(|(k, _)| k.clone())
+            .map(|(k, d)| (d.test, k.clone()))
             .collect();
-        for key in due {
+        due.sort();
+        for (_, key) in due {
             self.publish_doc(&key);
+        }
+    }
+
+    /// Compute the analysis of the document `key` if it has none: a flow checked as `tfc check`
+    /// checks it; a test file with the flow it names (an open buffer's text winning over the
+    /// disk's).
+    fn analyse(&mut self, key: &str) {
+        let Some(doc) = self.docs.get(key) else {
+            return;
+        };
+        if doc.analysis.is_some() {
+            return;
+        }
+        if !doc.test {
+            let analysis = Analysis::new(&doc.text, &doc.project, &self.settings);
+            if let Some(doc) = self.docs.get_mut(key) {
+                doc.analysis = Some(analysis);
+            }
+            return;
+        }
+        let docs = &self.docs;
+        let open = |p: &Path| {
+            let p = testfile::normal(p);
+            docs.values()
+                .find(|d| d.path.as_ref() == Some(&p))
+                .map(|d| d.text.clone())
+        };
+        let path = testfile::path_of(&doc.uri, &doc.project);
+        let analysis = testfile::analyse(&doc.text, &path, &doc.project, &open);
+        let dep = testfile::flow_dependency(&analysis, &path);
+        if let Some(doc) = self.docs.get_mut(key) {
+            doc.analysis = Some(analysis);
+            doc.flow_dep = dep;
         }
     }
 
@@ -359,12 +421,15 @@ impl Server<'_> {
             return;
         };
         doc.dirty = None;
-        let settings = &self.settings;
         let checked = catch_unwind(AssertUnwindSafe(|| {
-            doc.analysis(settings);
+            self.analyse(key);
+            let doc = &self.docs[key];
             let analysis = doc.analysis.as_ref().expect("analysed above");
             features::diagnostics(&doc.text, &doc.index, &doc.uri, analysis)
         }));
+        let Some(doc) = self.docs.get_mut(key) else {
+            return;
+        };
         let (uri, version) = (doc.uri.clone(), doc.version);
         match checked {
             Ok(diags) => self.publish(&uri, diags, Some(version)),
@@ -496,11 +561,10 @@ impl Server<'_> {
             .and_then(Json::as_str)
             .ok_or_else(|| Failure::params("no textDocument.uri"))?
             .to_owned();
-        let Some(doc) = self.docs.get_mut(&uri) else {
+        if !self.docs.contains_key(&uri) {
             return Ok(Json::Null);
-        };
-        let settings = &self.settings;
-        doc.analysis(settings);
+        }
+        self.analyse(&uri);
         let doc = &self.docs[&uri];
         let cx = Ctx {
             text: &doc.text,
@@ -517,6 +581,20 @@ impl Server<'_> {
         fn to_json(v: impl serde::Serialize) -> Result<Json, Failure> {
             serde_json::to_value(v)
                 .map_err(|e| Failure(ErrorCode::InternalError as i32, e.to_string()))
+        }
+        // A test file answers from its own module; what it does not answer (symbols,
+        // references, rename) finds no flow in it.
+        if let Some(t) = cx.analysis.test.as_deref() {
+            match method {
+                "textDocument/hover" => return to_json(testfile::hover(&cx, t, parse(p)?)),
+                "textDocument/definition" => {
+                    return to_json(testfile::definition(&cx, t, parse(p)?));
+                }
+                "textDocument/completion" => {
+                    return to_json(testfile::completion(&cx, t, parse(p)?));
+                }
+                _ => {}
+            }
         }
         match method {
             "textDocument/hover" => to_json(features::hover(&cx, parse(p)?)),

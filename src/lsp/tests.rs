@@ -12,6 +12,7 @@ use super::position::{Encoding, LineIndex};
 use super::{Ended, Settings, serve};
 
 mod editing;
+mod testfile;
 
 const FLOW: &str = r#"{
   "name": "review",

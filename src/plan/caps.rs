@@ -55,18 +55,17 @@ pub fn below_minimum(flow: &Flow, min_calls: impl FnOnce() -> Count) -> Vec<Diag
     }
     if let Some(cap) = b.value.max_calls
         && let Some(min) = min_calls()
-        && cap < min as f64
+        && cap < min
     {
         out.push(
             Diagnostic::new(
                 Code::BudgetBelowMinimum,
                 format!(
-                    "Budget cap ({} calls) is below the minimum of {min} agent call(s) any run of this flow makes: the run will stop early",
-                    format_number(cap)
+                    "Budget cap ({cap} calls) is below the minimum of {min} agent call(s) any run of this flow makes: the run will stop early"
                 ),
             )
             .at(b.span)
-            .with_label(format!("maxCalls {}", format_number(cap)))
+            .with_label(format!("maxCalls {cap}"))
             .help(format!("raise maxCalls to at least {min} (`tfc plan` counts the calls of each phase), or expect the run to pause at its budget")),
         );
     }

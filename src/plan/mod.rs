@@ -61,7 +61,7 @@ pub fn plan(flow: &Flow, opts: &Options<'_>, env: &dyn Env) -> Plan {
         }
     };
     let caps = flow.budget.as_ref().map_or_else(Caps::default, |b| Caps {
-        max_calls: b.value.max_calls.map(|c| c as u64),
+        max_calls: b.value.max_calls,
         max_tokens: b.value.max_tokens,
         max_usd: b.value.max_usd,
     });

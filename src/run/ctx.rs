@@ -17,6 +17,8 @@ pub struct RunOptions {
     pub max_usd: Option<f64>,
     /// `--max-tokens`: overrides the flow's budget.
     pub max_tokens: Option<f64>,
+    /// `--max-calls`: overrides the flow's `budget.maxCalls` (SPEC §8.7).
+    pub max_calls: Option<u64>,
     /// The invocation directory (relative `cwd`s and context paths resolve against it).
     pub cwd: Option<PathBuf>,
     /// Run id to use (tests); generated when `None`.

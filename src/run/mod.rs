@@ -389,9 +389,13 @@ impl Interpreter {
             max_tokens: opts
                 .max_tokens
                 .or(flow.budget.as_ref().and_then(|b| b.value.max_tokens)),
+            max_calls: opts
+                .max_calls
+                .or(flow.budget.as_ref().and_then(|b| b.value.max_calls)),
             max_output: opts.max_output(),
             max_prompt: opts.max_prompt(),
             journaling,
+            decisions: false,
             // The trace is built from the progress notes too.
             progress: opts.progress.is_some() || opts.telemetry.is_some(),
             replay: agents

@@ -705,6 +705,7 @@ pub fn usage_from_value(v: &Value) -> Usage {
         cache_write: n("cacheWrite").unwrap_or(0.0) as u64,
         cost_usd: n("costUSD"),
         turns: n("turns").unwrap_or(0.0) as u32,
+        calls: n("calls").unwrap_or(0.0) as u64,
     }
 }
 
@@ -980,6 +981,7 @@ pub(crate) fn usage_member(u: &mut Usage, key: &str, v: &Value) {
         "cacheWrite" => u.cache_write = z as u64,
         "costUSD" => u.cost_usd = n,
         "turns" => u.turns = z as u32,
+        "calls" => u.calls = z as u64,
         _ => {}
     }
 }

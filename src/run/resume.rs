@@ -48,7 +48,7 @@ pub struct Origin {
     pub status: String,
     /// `--phase` and what it changed.
     pub patch: Option<Patch>,
-    /// `--max-usd`/`--max-tokens`.
+    /// `--max-usd`/`--max-tokens`/`--max-calls`.
     pub caps: Caps,
 }
 
@@ -367,6 +367,9 @@ pub struct Caps {
     pub max_usd: Option<f64>,
     /// Token cap.
     pub max_tokens: Option<f64>,
+    /// Call cap (SPEC §8.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_calls: Option<u64>,
 }
 
 /// The child's plan: its definition and what it carries.
@@ -380,7 +383,7 @@ pub struct Plan {
 
 /// Whether the parent may be resumed (`status` = its effective status, `interrupted` for a
 /// running record whose lock is stale), the budget refusal, the patch; `flag_caps` are
-/// `--max-usd/--max-tokens`. `Err` = the message (exit 2).
+/// `--max-usd/--max-tokens/--max-calls`. `Err` = the message (exit 2).
 pub fn plan(
     parent: &Parent,
     status: &str,
@@ -410,9 +413,18 @@ pub fn plan(
         let caps = Caps {
             max_usd: flag_caps.max_usd.or(budget.max_usd),
             max_tokens: flag_caps.max_tokens.or(budget.max_tokens),
+            max_calls: flag_caps.max_calls.or(budget.max_calls),
         };
-        let mut meter = super::machine::Meter::new(caps.max_usd, caps.max_tokens);
+        let mut meter = super::machine::Meter::new(caps.max_usd, caps.max_tokens)
+            .with_max_calls(caps.max_calls);
         meter.add(&spent);
+        if meter.over().is_none() && meter.calls_full() {
+            return Err(format!(
+                "Run '{}' stopped at its budget ({reason}); pass --max-calls above the {} call(s) already made to continue",
+                parent.run_id,
+                meter.calls()
+            ));
+        }
         if meter.over().is_some() {
             return Err(format!(
                 "Run '{}' stopped at its budget ({reason}); pass --max-usd/--max-tokens above the amount already spent to continue",
@@ -448,6 +460,11 @@ pub fn plan(
     carried.states.reserve(parent.phases.len());
     for (id, r) in &parent.phases {
         if r.status != PhaseStatus::Done || dropped.contains(id) || !own.contains(id.as_str()) {
+            continue;
+        }
+        // Stopped short by the budget (items skipped, a loop cut): it runs again, calling
+        // only what it did not finish (its finished items are carried above).
+        if r.budget_truncated {
             continue;
         }
         if idempotent.contains(id) {
@@ -676,6 +693,7 @@ fn def_budget(def: &Value) -> Caps {
     Caps {
         max_usd: n("maxUSD").or(n("maxUsd")),
         max_tokens: n("maxTokens"),
+        max_calls: n("maxCalls").filter(|c| *c >= 1.0).map(|c| c as u64),
     }
 }
 

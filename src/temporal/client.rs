@@ -72,8 +72,8 @@ fn host_name() -> String {
 }
 
 /// Serve workflow `TfcRun` and its activities until the process is stopped; agents resolve
-/// through `roster` (this worker's configuration); at most `max_calls` activities at once.
-pub fn worker(remote: &Remote, roster: Arc<dyn Roster>, max_calls: usize) -> Result<(), String> {
+/// through `roster` (this worker's configuration); at most `slots` activities at once.
+pub fn worker(remote: &Remote, roster: Arc<dyn Roster>, slots: usize) -> Result<(), String> {
     let rt = tokio()?;
     rt.block_on(async {
         let runtime = Runtime::from_current_tokio(Default::default())
@@ -81,7 +81,7 @@ pub fn worker(remote: &Remote, roster: Arc<dyn Roster>, max_calls: usize) -> Res
         let client = connect(remote).await?;
         let tuner = TunerHolder::builder()
             .workflow_task_slot_supplier(FixedSizeSlotSupplier::new(50))
-            .activity_task_slot_supplier(FixedSizeSlotSupplier::new(max_calls.max(1)))
+            .activity_task_slot_supplier(FixedSizeSlotSupplier::new(slots.max(1)))
             .local_activity_task_slot_supplier(FixedSizeSlotSupplier::new(50))
             .nexus_task_slot_supplier(FixedSizeSlotSupplier::new(1))
             .build();

@@ -405,20 +405,32 @@ fn expect(e: &Expect, flow: &Flow, out: &mut Vec<Diagnostic>) {
         };
         let v = &pe.value;
         if let Some((_, span)) = &v.verdict
-            && !matches!(ty, PhaseType::Gate | PhaseType::Approval)
+            && !expectation_fits("verdict", ty)
         {
             never(*span, "verdict", "gates (and rejected approvals)");
         }
         if let Some((_, span)) = &v.iterations
-            && ty != PhaseType::Loop
+            && !expectation_fits("iterations", ty)
         {
             never(*span, "iterations", "loops");
         }
         if let Some((_, span)) = &v.items
-            && !matches!(ty, PhaseType::Map | PhaseType::Parallel | PhaseType::Race)
+            && !expectation_fits("items", ty)
         {
             never(*span, "items", "map, parallel and race phases");
         }
+    }
+}
+
+/// Can the expectation `key` (of `expect.phases.<id>`) ever hold for a phase of type `ty`?
+/// (`verdict` only on gates and approvals, `iterations` on loops, `items` on map, parallel
+/// and race phases; every other key on any phase.)
+pub fn expectation_fits(key: &str, ty: PhaseType) -> bool {
+    match key {
+        "verdict" => matches!(ty, PhaseType::Gate | PhaseType::Approval),
+        "iterations" => ty == PhaseType::Loop,
+        "items" => matches!(ty, PhaseType::Map | PhaseType::Parallel | PhaseType::Race),
+        _ => true,
     }
 }
 

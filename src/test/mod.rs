@@ -23,10 +23,12 @@
 //! Files: `model.rs` (the test file, read with spans), `pattern.rs` (node patterns and
 //! specificity), `checks.rs` (the file checked against its flow), `answer.rs` (the answering
 //! backend), `world.rs` (the machine on a virtual clock), `expect.rs` (expectations and
-//! matchers), `report.rs` (text like `cargo test`, JSON lines, JUnit XML), `discover.rs`.
+//! matchers), `report.rs` (text like `cargo test`, JSON lines, JUnit XML), `discover.rs`,
+//! `coverage/` (`--coverage`: the flow's outcomes and the tests that reach them).
 
 mod answer;
 mod checks;
+pub mod coverage;
 pub mod discover;
 mod expect;
 mod model;
@@ -39,10 +41,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use answer::{Answering, CallLog};
+pub use checks::expectation_fits;
 pub use expect::{Failure, line_diff};
 pub use model::{
     Answer, AnswerRule, Bound, Decided, Expect, ItemsExpect, Matcher, MatcherKind, Named,
-    PhaseExpect, Reply, TestCase, TestFile,
+    PHASE_KEYS, PhaseExpect, Reply, TestCase, TestFile,
 };
 pub use pattern::{Pattern, Segment, Suffix, best_match};
 
@@ -126,6 +129,9 @@ pub struct TestReport {
     pub record: Option<Box<RunRecord>>,
     /// The calls the run made.
     pub calls: Vec<CallLog>,
+    /// The flow's outcomes the run reached, sorted (recorded with [`TestOptions::coverage`]
+    /// only; empty otherwise).
+    pub hits: Vec<coverage::Hit>,
 }
 
 /// The results of one test file.
@@ -149,6 +155,8 @@ pub struct TestOptions {
     /// `--missing=stub`: a call no answer matches is answered like `--dry-run` answers it,
     /// instead of failing the test.
     pub missing_stub: bool,
+    /// `--coverage`: record the outcomes each test reaches ([`TestReport::hits`]).
+    pub coverage: bool,
 }
 
 impl TestCase {
@@ -202,6 +210,17 @@ pub fn check_file(path: &Path, cwd: &Path) -> CheckedFile {
 
 /// [`check_file`] of text already read (`path` names it and places its relative flow).
 pub fn check_text(path: &Path, text: String, cwd: &Path) -> CheckedFile {
+    check_text_with(path, text, cwd, &|_| None)
+}
+
+/// [`check_text`], where `open` gives the text of a file that is newer than the disk's (an
+/// editor's unsaved buffer): the flow the test file names is read from it when it has one.
+pub fn check_text_with(
+    path: &Path,
+    text: String,
+    cwd: &Path,
+    open: &dyn Fn(&Path) -> Option<String>,
+) -> CheckedFile {
     let source = Source::new(path.display().to_string(), text);
     let parsed = crate::json::parse(&source.text);
     let mut diagnostics = parsed.diagnostics;
@@ -215,7 +234,7 @@ pub fn check_text(path: &Path, text: String, cwd: &Path) -> CheckedFile {
     let flow = file
         .flow
         .as_ref()
-        .and_then(|f| load_flow(path, f, cwd, &mut diagnostics));
+        .and_then(|f| load_flow(path, f, cwd, open, &mut diagnostics));
     if let Some(FlowUnderTest {
         flow: Some(flow), ..
     }) = &flow
@@ -231,21 +250,30 @@ pub fn check_text(path: &Path, text: String, cwd: &Path) -> CheckedFile {
     }
 }
 
-/// The flow `named` by the test file at `path`: a file relative to it, or a saved flow.
+/// The flow `named` by the test file at `path`: a file relative to it, or a saved flow (the
+/// text `open` has for it first).
 fn load_flow(
     path: &Path,
     named: &Named<()>,
     cwd: &Path,
+    open: &dyn Fn(&Path) -> Option<String>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<FlowUnderTest> {
     let beside = path.parent().unwrap_or(Path::new(".")).join(&named.name);
     let saved = crate::project::SavedFlows::new(cwd);
-    let found = if beside.is_file() {
+    let found = if let Some(t) = open(&beside) {
+        Some((beside.clone(), t))
+    } else if beside.is_file() {
         std::fs::read_to_string(&beside)
             .ok()
             .map(|t| (beside.clone(), t))
     } else {
-        crate::check::FlowLoader::load(&saved, &named.name).ok()
+        crate::check::FlowLoader::load(&saved, &named.name)
+            .ok()
+            .map(|(p, t)| match open(&p) {
+                Some(newer) => (p, newer),
+                None => (p, t),
+            })
     };
     let Some((flow_path, text)) = found else {
         diagnostics.push(
@@ -307,6 +335,7 @@ pub fn run_case(flow_text: &str, case: &TestCase, cwd: &Path) -> TestReport {
                     duration: Duration::ZERO,
                     record: None,
                     calls: Vec::new(),
+                    hits: Vec::new(),
                 };
             }
             run_checked(&flow, &Source::new("flow", flow_text.to_owned()), case, cwd)
@@ -324,6 +353,7 @@ pub fn run_case(flow_text: &str, case: &TestCase, cwd: &Path) -> TestReport {
                 duration: Duration::ZERO,
                 record: None,
                 calls: Vec::new(),
+                hits: Vec::new(),
             }
         }
     }
@@ -342,12 +372,26 @@ pub fn run_checked_with(
     cwd: &Path,
     missing_stub: bool,
 ) -> TestReport {
+    run_checked_covering(flow, source, case, cwd, missing_stub, false)
+}
+
+/// [`run_checked_with`]; with `coverage`, the report's [`TestReport::hits`] are recorded.
+pub fn run_checked_covering(
+    flow: &Flow,
+    source: &Source,
+    case: &TestCase,
+    cwd: &Path,
+    missing_stub: bool,
+    coverage: bool,
+) -> TestReport {
     let started = Instant::now();
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        execute(flow, source, case, cwd, missing_stub)
+        execute(flow, source, case, cwd, missing_stub, coverage)
     }));
+    let mut hits = Vec::new();
     let (outcome, record, calls) = match ran {
-        Ok(Ok((record, calls))) => {
+        Ok(Ok((record, calls, reached))) => {
+            hits = reached;
             let mut failures: Vec<Failure> = calls
                 .iter()
                 .filter(|c| !c.answered)
@@ -391,6 +435,7 @@ pub fn run_checked_with(
         duration: started.elapsed(),
         record,
         calls,
+        hits,
     }
 }
 
@@ -402,7 +447,8 @@ fn execute(
     case: &TestCase,
     cwd: &Path,
     missing_stub: bool,
-) -> Result<(RunRecord, Vec<CallLog>), String> {
+    coverage: bool,
+) -> Result<(RunRecord, Vec<CallLog>, Vec<coverage::Hit>), String> {
     let invocation = Invocation {
         json: case.args.clone(),
         ..Invocation::default()
@@ -457,9 +503,11 @@ fn execute(
         source: Box::new(source.clone()),
         document: None,
     };
-    let prepared = interpreter
+    // No store, no journal; coverage reads the machine's decision lines as they go by.
+    let mut prepared = interpreter
         .prepare(source, invocation, false)
         .map_err(|e| e.to_string())?;
+    prepared.config.decisions = coverage;
     let machine =
         crate::run::machine::Machine::new(Arc::new(prepared.flow), prepared.args, prepared.config);
     let mut w = world::World {
@@ -467,9 +515,11 @@ fn execute(
         roster,
         answering: &answering,
         project_root: None,
+        coverage: coverage.then(|| coverage::Recorder::new(flow)),
     };
     let record = world::drive(machine, &mut w)?;
-    Ok((record, answering.calls()))
+    let hits = w.coverage.map(|c| c.finish(&record)).unwrap_or_default();
+    Ok((record, answering.calls(), hits))
 }
 
 /// Run the tests of `files` (those `opts.filter` keeps) on `opts.jobs` threads; reports in
@@ -494,6 +544,7 @@ pub fn run_files(files: Vec<CheckedFile>, opts: &TestOptions) -> Vec<FileReport>
                     duration: Duration::ZERO,
                     record: None,
                     calls: Vec::new(),
+                    hits: Vec::new(),
                 }),
                 None => work.push((fi, ci)),
             }
@@ -518,12 +569,13 @@ pub fn run_files(files: Vec<CheckedFile>, opts: &TestOptions) -> Vec<FileReport>
                     let f = &files[fi];
                     let fut = f.flow.as_ref().expect("valid files have a flow");
                     let flow = fut.flow.as_ref().expect("valid files have a flow");
-                    let r = run_checked_with(
+                    let r = run_checked_covering(
                         flow,
                         &fut.source,
                         &f.file.tests[ci],
                         &opts.cwd,
                         opts.missing_stub,
+                        opts.coverage,
                     );
                     *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
                 }

@@ -221,7 +221,9 @@ const EXPECT_KEYS: &[&str] = &[
     "costUSD",
     "warnings",
 ];
-const PHASE_KEYS: &[&str] = &[
+/// The keys of an expectation on one phase (`expect.phases.<id>`); which fit which kind of
+/// phase: [`expectation_fits`](super::expectation_fits).
+pub const PHASE_KEYS: &[&str] = &[
     "status",
     "output",
     "json",

@@ -4,6 +4,8 @@
 //! supervisor, context files, working directories — except that nothing waits for time:
 //! a timer (retry backoff) fires as soon as nothing else is left to do, with the clock moved
 //! to its deadline. No store, no cache, no approval prompt: undecided approvals pause.
+//! Journal event lines (emitted only for `--coverage`: the machine's decisions) go to the
+//! coverage recorder, nowhere else.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::PathBuf;
@@ -14,9 +16,10 @@ use crate::run::RunRecord;
 use crate::run::driver::{
     code_compiles, load_saved_flow, perform_call, prepare_call, resolve_agents, run_script,
 };
-use crate::run::machine::{Command, Event, Input, Machine, ScriptEnd, ScriptOutcome};
+use crate::run::machine::{Command, Event, Input, Line, Machine, ScriptEnd, ScriptOutcome};
 
 use super::answer::Answering;
+use super::coverage::Recorder;
 use super::model::Reply;
 
 /// The clock's start: 2026-01-01T00:00:00Z (a fixed moment, so records compare).
@@ -31,6 +34,8 @@ pub(crate) struct World<'a> {
     pub roster: Arc<dyn Roster>,
     pub answering: &'a Answering,
     pub project_root: Option<PathBuf>,
+    /// `--coverage`: what the run reaches, from the calls it starts and its journal lines.
+    pub coverage: Option<Recorder<'a>>,
 }
 
 /// Drive `machine` to its end; `Err` is an internal problem (the run could not end).
@@ -60,6 +65,9 @@ pub(crate) fn drive(mut machine: Machine, world: &mut World<'_>) -> Result<RunRe
             match c {
                 Command::StartCall { op, request } => {
                     let (node, attempt) = (request.node.clone(), request.attempt);
+                    if let Some(c) = &mut world.coverage {
+                        c.call(&node, &request.phase_id, attempt);
+                    }
                     let resolved = world.agents.get(&request.agent);
                     let end = match prepare_call(resolved, world.roster.as_ref(), *request) {
                         Ok(p) => smol::block_on(perform_call(p, Arc::new(CancelSource::new()))),
@@ -203,6 +211,11 @@ pub(crate) fn drive(mut machine: Machine, world: &mut World<'_>) -> Result<RunRe
                     });
                 }
                 Command::Finish(record) => finished = Some(*record),
+                Command::Journal(Line::Event(v)) => {
+                    if let Some(c) = &mut world.coverage {
+                        c.journal(&v);
+                    }
+                }
                 Command::CacheStore { .. }
                 | Command::EndShard(_)
                 | Command::CapShard { .. }

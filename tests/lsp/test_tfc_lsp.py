@@ -170,6 +170,30 @@ async def test_broken_documents_and_symbols(client: LanguageClient):
     assert [(s.name, s.detail) for s in symbols] == [("scan", "agent"), ("fix", "agent ← scan")]
 
 
+async def test_a_test_file_beside_its_flow(client: LanguageClient):
+    (ROOT / "t.flow.json").write_text(FLOW.replace("{steps.scna.output}", "{steps.scan.output}"))
+    text = """{"flow": "t.flow.json", "tests": [
+  {"name": "fix runs", "answers": {"scan": {"json": {"severity": "low"}}, "fx": "done", "": "x"}}
+]}"""
+    uri = await open_flow(client, "t.test.json", text)
+    # The unknown node with its nearest id, the invalid pattern.
+    diags = client.diagnostics[uri]
+    assert [d.code for d in diags] == ["T0005", "T0004"], diags
+    assert diags[0].range.start == position(text, '"fx"')
+    assert "did you mean 'fix'?" in diags[0].message
+    doc = t.TextDocumentIdentifier(uri=uri)
+    items = await client.text_document_completion_async(
+        t.CompletionParams(text_document=doc, position=position(text, '"": "x"', 1))
+    )
+    items = items.items if hasattr(items, "items") else items
+    assert [i.label for i in items] == ["fix", "*"]
+    hover = await client.text_document_hover_async(
+        t.HoverParams(text_document=doc, position=position(text, '"scan"', 2))
+    )
+    assert hover.contents.value.startswith("**phase `scan`** (agent)")
+    assert "task: Scan {args.repo}" in hover.contents.value
+
+
 async def test_latency_of_a_change_to_1000_phases(client: LanguageClient):
     phases = ['{"id": "p0", "task": "start"}'] + [
         f'{{"id": "p{i}", "dependsOn": ["p{i-1}"], "task": "step {{steps.p{i-1}.output}}"}}'

@@ -215,6 +215,7 @@ mod tests {
 
     fn usage(input: u64, output: u64, cache_read: u64, cost: f64, turns: u32) -> Usage {
         Usage {
+            calls: 0,
             input,
             output,
             cache_read,

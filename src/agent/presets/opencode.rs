@@ -173,6 +173,7 @@ mod tests {
         assert_eq!(
             s.usage,
             Usage {
+                calls: 0,
                 input: 2445,
                 output: 13,
                 cache_read: 1200,
@@ -191,6 +192,7 @@ mod tests {
         assert_eq!(
             s.usage,
             Usage {
+                calls: 0,
                 input: 2442 + 2560,
                 output: 17 + 10,
                 cache_read: 0,

@@ -197,6 +197,7 @@ mod tests {
         assert_eq!(
             s.usage,
             Usage {
+                calls: 0,
                 input: 620,
                 output: 13,
                 cache_read: 0,
@@ -216,6 +217,7 @@ mod tests {
         assert_eq!(
             s.usage,
             Usage {
+                calls: 0,
                 input: 624 + 703,
                 output: 20,
                 cache_read: 0,
@@ -261,6 +263,7 @@ mod tests {
         assert_eq!(
             s.usage,
             Usage {
+                calls: 0,
                 input: 3,
                 output: 3,
                 cache_read: 4,

@@ -11,18 +11,30 @@ use super::{
 use crate::agent::{AgentCallRecord, StopReason, Usage, prompt_sha256};
 use crate::flow::OutputMode;
 
+/// `E = 1 + floor(retry.max ?? 0)` (SPEC §8.4).
+fn explicit_attempts(p: &crate::flow::Phase) -> u32 {
+    1 + p.retry.as_ref().map_or(0, |r| r.value.max.floor() as u32)
+}
+
+/// The most attempts one call of phase `p` may make: `max(E, 4)` with the transient layer
+/// on (`idempotent`), else `E`.
+pub(super) fn max_attempts(p: &crate::flow::Phase) -> u32 {
+    let explicit = explicit_attempts(p);
+    if p.idempotent {
+        explicit.max(4)
+    } else {
+        explicit
+    }
+}
+
 impl Machine {
     /// Start logical call `slot` of execution `exec` (phase `phase`).
     pub(crate) fn start_call(&mut self, exec: usize, slot: u32, phase: usize, spec: CallSpec) {
         let flow = self.flow.clone();
         let p = &flow.phases[phase];
-        let explicit = 1 + p.retry.as_ref().map_or(0, |r| r.value.max.floor() as u32);
+        let explicit = explicit_attempts(p);
         let transient_layer = p.idempotent;
-        let max_attempts = if transient_layer {
-            explicit.max(4)
-        } else {
-            explicit
-        };
+        let max_attempts = max_attempts(p);
         let (base, factor) = p
             .retry
             .as_ref()
@@ -67,6 +79,15 @@ impl Machine {
         if self.aborted || lc.cancelled {
             lc.result.aborted = true;
             lc.result.error = Some("Aborted".into());
+            return self.call_done(lc);
+        }
+        // The call cap is taken before each attempt (SPEC §8.7): a refused first attempt is
+        // a call never made; a refused retry leaves the call with its last failure.
+        if let Err(reason) = self.meter.take_call() {
+            if lc.k == 0 {
+                lc.result.capped = true;
+                lc.result.error = Some(super::kit::budget_reason(&reason));
+            }
             return self.call_done(lc);
         }
         let flow = self.flow.clone();
@@ -256,6 +277,10 @@ impl Machine {
         if !again || k + 1 >= lc.max_attempts {
             return self.call_done(lc);
         }
+        if self.meter.refuse().is_some() {
+            // The retry would pass the call cap: no backoff for a refused attempt.
+            return self.call_done(lc);
+        }
         let delay = (lc.base * lc.factor.powi(k as i32)).round().min(60_000.0);
         if delay > 0.0 && !self.cfg.settings.dry_run {
             let op = self.op();
@@ -316,7 +341,7 @@ impl Machine {
                         self.attempt(lc);
                     }
                 }
-                Some(Owner::Exec(_, _, super::OpKind::Script) | Owner::Shard(_)) => {
+                Some(Owner::Exec(_, _, super::OpKind::Script) | Owner::Shard(..)) => {
                     self.out.push(Command::Cancel { op })
                 }
                 Some(Owner::Child(e)) if !children.contains(e) => children.push(*e),

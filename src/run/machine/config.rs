@@ -47,12 +47,18 @@ pub struct Config {
     pub max_usd: Option<f64>,
     /// The effective token cap.
     pub max_tokens: Option<f64>,
+    /// The effective call cap (`budget.maxCalls`, `--max-calls`).
+    pub max_calls: Option<u64>,
     /// `[limits] max_output_bytes`.
     pub max_output: usize,
     /// `[limits] max_prompt_bytes`.
     pub max_prompt: usize,
     /// The run keeps a journal (a store): journal lines are emitted.
     pub journaling: bool,
+    /// Without a journal, emit its event lines all the same (`condition`, `phase-start`,
+    /// `phase-end`, `race-won`, …; not the inputs, agent calls or cache keys): the machine's
+    /// decisions, which `tfc test --coverage` reads. The caller's, never persisted.
+    pub decisions: bool,
     /// Progress notes are wanted.
     pub progress: bool,
     /// Agent name → backend name, for the record.

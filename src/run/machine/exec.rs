@@ -557,6 +557,19 @@ impl Exec {
         self.rec.error = None;
     }
 
+    /// The phase did no work after all: its call was refused at the call cap (SPEC §8.7).
+    pub fn skip(&mut self, reason: String) {
+        self.rec.status = PhaseStatus::Skipped;
+        self.rec.output = String::new();
+        self.rec.error = None;
+        self.rec.skip_reason = Some(reason);
+    }
+
+    /// [`Exec::skip`] with `Budget exceeded: <reason>`.
+    pub fn skip_over_budget(&mut self, reason: &str) {
+        self.skip(super::kit::budget_reason(reason));
+    }
+
     pub fn fail(&mut self, output: String, error: impl Into<String>) {
         self.rec.status = PhaseStatus::Failed;
         self.rec.output = output;

@@ -41,7 +41,7 @@ impl Machine {
             replay: cfg.replay,
             store_errors: Vec::new(),
         };
-        let mut meter = Meter::new(cfg.max_usd, cfg.max_tokens);
+        let mut meter = Meter::new(cfg.max_usd, cfg.max_tokens).with_max_calls(cfg.max_calls);
         if let Some(before) = &cfg.spent_before {
             meter.add(before);
         }
@@ -80,20 +80,37 @@ impl Machine {
             begun: false,
             finished: false,
             capped: BTreeSet::new(),
+            calls_made: 0,
+            calls_at_input: 0,
             shard: None,
         }
     }
 
     /// Handle one input; returns what to do.
     pub fn handle(&mut self, input: Input) -> Vec<Command> {
-        self.step(input);
+        self.counted_step(input);
         std::mem::take(&mut self.out)
     }
 
     /// [`Machine::handle`] appending to `out` (no allocation per input).
     pub fn handle_into(&mut self, input: Input, out: &mut Vec<Command>) {
-        self.step(input);
+        self.counted_step(input);
         out.append(&mut self.out);
+    }
+
+    /// One input, counting the calls it started: while a machine handles an input, every
+    /// call the (shared) meter counts is this run's or its sub-flows'.
+    fn counted_step(&mut self, input: Input) {
+        self.calls_at_input = self.meter.calls;
+        self.step(input);
+        self.calls_made += self.meter.calls.saturating_sub(self.calls_at_input);
+        self.calls_at_input = self.meter.calls;
+    }
+
+    /// The agent calls this run has started so far (its sub-flows' included; those of the
+    /// runs it resumes and cache hits not), for `usage.calls` (SPEC §8.7).
+    pub(crate) fn calls_made(&self) -> u64 {
+        self.calls_made + self.meter.calls.saturating_sub(self.calls_at_input)
     }
 
     /// What the machine was told up front.
@@ -192,7 +209,9 @@ impl Machine {
             (Owner::Attempt(lc), Event::CallEnded { end, .. }) => self.attempt_ended(lc, end),
             (Owner::Backoff(lc), Event::TimerFired { .. }) => self.attempt(lc),
             (Owner::Child(e), what) => self.deliver(e, KindEvent::Child(Input { at, what })),
-            (Owner::Shard(e), Event::ShardEnded { result, .. }) => self.shard_ended(e, *result),
+            (Owner::Shard(e, promised), Event::ShardEnded { result, .. }) => {
+                self.shard_ended(e, promised, *result)
+            }
             (Owner::Exec(e, slot, _), what) => {
                 let ev = match what {
                     Event::TimerFired { .. } => KindEvent::Timer(slot),
@@ -266,24 +285,36 @@ impl Machine {
         }
     }
 
-    /// Emit a journal event line (when journaling).
+    /// Emit a journal event line (when journaling, or asked for the decisions).
     pub(crate) fn journal(&mut self, kind: &str, fill: impl FnOnce(&mut Map)) {
-        if !self.cfg.journaling {
+        if !(self.cfg.journaling || self.cfg.decisions) {
             return;
         }
         let mut m = Map::default();
         m.insert("type".into(), Value::from(kind));
         m.insert("ts".into(), Value::from(self.ts()));
         fill(&mut m);
-        self.out
-            .push(Command::Journal(Line::Event(Value::Object(m))));
+        self.emit(Value::Object(m));
     }
 
-    /// Emit a ready-made journal line (when journaling).
+    /// Emit a ready-made journal line (when journaling, or asked for the decisions).
     pub(crate) fn journal_value(&mut self, v: Value) {
-        if self.cfg.journaling {
-            self.out.push(Command::Journal(Line::Event(v)));
+        if self.cfg.journaling || self.cfg.decisions {
+            self.emit(v);
         }
+    }
+
+    /// Push an event line. A sub-flow's decision lines (it keeps no journal of its own) name
+    /// their phase by its node path (`sub/inner`): its parent passes them on as they are.
+    fn emit(&mut self, mut v: Value) {
+        if !self.cfg.journaling
+            && !self.cfg.node_prefix.is_empty()
+            && let Value::Object(m) = &mut v
+            && let Some(Value::String(p)) = m.get_mut("phase")
+        {
+            p.insert_str(0, &self.cfg.node_prefix);
+        }
+        self.out.push(Command::Journal(Line::Event(v)));
     }
 }
 
@@ -305,6 +336,9 @@ impl Host for Machine {
     }
     fn meter(&self) -> &Meter {
         &self.meter
+    }
+    fn meter_mut(&mut self) -> &mut Meter {
+        &mut self.meter
     }
     fn now(&self) -> u64 {
         self.now
@@ -342,7 +376,17 @@ impl Host for Machine {
         let op = self.op();
         shard.spent_tokens = self.meter.tokens;
         shard.spent_cost_micros = self.meter.cost_micros;
-        self.ops.insert(op, Owner::Shard(exec));
+        // The call cap holds across shards: each is promised the calls it may start (no
+        // more than its calls can take, every attempt of every item), and they are kept from
+        // the run's other calls until it reports how many it made.
+        let promised = self.meter.calls_left().map(|left| {
+            let attempts = super::call::max_attempts(&self.flow.phases[shard.phase]);
+            left.min(shard.calls.len() as u64 * u64::from(attempts))
+        });
+        shard.max_calls = promised;
+        self.meter.reserved += promised.unwrap_or(0);
+        self.ops
+            .insert(op, Owner::Shard(exec, promised.unwrap_or(0)));
         self.out.push(Command::StartShard {
             op,
             shard: Box::new(shard),

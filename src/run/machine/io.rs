@@ -243,6 +243,7 @@ impl From<UsageData> for Usage {
             cache_write: u.cache_write,
             cost_usd: u.cost_usd,
             turns: u.turns,
+            calls: 0,
         }
     }
 }
@@ -675,6 +676,10 @@ pub struct ShardRequest {
     pub spent_tokens: u64,
     /// … and cost, in micro-dollars.
     pub spent_cost_micros: u64,
+    /// The calls (attempts) the shard may start, promised to it by the run's call cap
+    /// (SPEC §8.7); `None` without a cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_calls: Option<u64>,
 }
 
 /// One item's call.
@@ -706,6 +711,12 @@ pub struct ShardResult {
     pub tokens: u64,
     /// Cost the shard spent, in micro-dollars.
     pub cost_micros: u64,
+    /// The calls (attempts) the shard started.
+    #[serde(default)]
+    pub calls: u64,
+    /// The shard refused a call at the calls promised to it: the run reached its call cap.
+    #[serde(default)]
+    pub refused: bool,
 }
 
 /// How one item of a shard ended.

@@ -163,6 +163,8 @@ pub(crate) struct CallResult {
     pub warnings: Vec<String>,
     /// The backend panicked (uncaught calls): the run crashes with this message.
     pub crashed: Option<String>,
+    /// The call was never made: the call cap was reached (`error` says so, SPEC §8.7).
+    pub capped: bool,
 }
 
 impl CallResult {
@@ -205,6 +207,7 @@ impl CallResult {
                 model,
                 warnings,
                 crashed: None,
+                capped: false,
             }),
             ShardEnd::OverBudget | ShardEnd::Aborted => None,
         }
@@ -227,6 +230,13 @@ pub(crate) struct Meter {
     pub(super) cost_micros: u64,
     pub(super) max_usd: Option<f64>,
     pub(super) max_tokens: Option<f64>,
+    /// Agent calls started (those of the runs resumed included).
+    pub(super) calls: u64,
+    /// Calls promised to shards out (on Temporal), not started yet or not reported.
+    pub(super) reserved: u64,
+    pub(super) max_calls: Option<u64>,
+    /// A call was refused at the call cap: the run is over its budget.
+    pub(super) refused: bool,
 }
 
 impl Meter {
@@ -238,8 +248,15 @@ impl Meter {
         }
     }
 
+    /// The same meter with the call cap `max`.
+    pub(crate) fn with_max_calls(mut self, max: Option<u64>) -> Meter {
+        self.max_calls = max;
+        self
+    }
+
     pub(crate) fn add(&mut self, u: &crate::agent::Usage) {
         self.tokens += u.billable_tokens();
+        self.calls += u.calls;
         if let Some(c) = u.cost_usd {
             self.cost_micros += (c * 1e6).round().max(0.0) as u64;
         }
@@ -253,7 +270,12 @@ impl Meter {
         self.cost_micros as f64 / 1e6
     }
 
-    /// `Some(reason)` once a cap is exceeded.
+    /// Agent calls started so far (those promised to shards not included).
+    pub(crate) fn calls(&self) -> u64 {
+        self.calls
+    }
+
+    /// `Some(reason)` once a cap is exceeded (the call cap: once a call was refused).
     pub(crate) fn over(&self) -> Option<String> {
         if let Some(max) = self.max_usd {
             let c = self.cost();
@@ -267,7 +289,51 @@ impl Meter {
                 return Some(format!("tokens {t} exceeded cap {}", format_number(max)));
             }
         }
+        if self.refused {
+            return Some(self.calls_reason());
+        }
         None
+    }
+
+    /// `calls <n> reached cap <max>`.
+    fn calls_reason(&self) -> String {
+        format!(
+            "calls {} reached cap {}",
+            self.calls + self.reserved,
+            self.max_calls.unwrap_or(0)
+        )
+    }
+
+    /// Calls that may still start: `None` without a call cap.
+    pub(crate) fn calls_left(&self) -> Option<u64> {
+        self.max_calls
+            .map(|max| max.saturating_sub(self.calls + self.reserved))
+    }
+
+    /// Whether the call cap is reached (the next call would be refused).
+    pub(crate) fn calls_full(&self) -> bool {
+        self.refused || self.calls_left() == Some(0)
+    }
+
+    /// Before a call that is about to start: `Some(reason)` when it must not (a cap is
+    /// exceeded, or the call cap is reached — the call is then refused, and the run is over
+    /// its budget from now on).
+    pub(crate) fn refuse(&mut self) -> Option<String> {
+        if self.calls_full() {
+            self.refused = true;
+        }
+        self.over()
+    }
+
+    /// Take one call against the cap (SPEC §8.7: a call starts only if `calls < maxCalls`);
+    /// `Err(reason)` when refused.
+    pub(crate) fn take_call(&mut self) -> Result<(), String> {
+        if self.calls_full() {
+            self.refused = true;
+            return Err(self.calls_reason());
+        }
+        self.calls += 1;
+        Ok(())
     }
 }
 
@@ -289,6 +355,11 @@ pub(crate) enum Stop {
     Block(Option<String>),
     Budget(String),
     Abort,
+}
+
+/// `Budget exceeded: <reason>`: why a phase the budget stopped is skipped.
+pub(crate) fn budget_reason(reason: &str) -> String {
+    format!("Budget exceeded: {reason}")
 }
 
 /// What an execution's operation is (an abort stops scripts; timers and questions stay).
@@ -317,6 +388,7 @@ pub(crate) trait Host {
     /// Why the run stopped starting phases, once it did.
     fn stop(&self) -> Option<&Stop>;
     fn meter(&self) -> &Meter;
+    fn meter_mut(&mut self) -> &mut Meter;
     /// The time of the input being handled.
     fn now(&self) -> u64;
     /// The current time as a record timestamp.
@@ -370,6 +442,12 @@ impl Cx<'_> {
     pub fn over(&self) -> Option<String> {
         self.m.meter().over()
     }
+    /// Before starting a call: `Some(reason)` when it must not start (the budget is
+    /// exceeded, or the call cap is reached: the call is refused and the run is over its
+    /// budget from now on, SPEC §8.7).
+    pub fn refuse_call(&mut self) -> Option<String> {
+        self.m.meter_mut().refuse()
+    }
     /// The current time as a record timestamp.
     pub fn ts(&self) -> String {
         self.m.ts()
@@ -416,9 +494,9 @@ impl Cx<'_> {
     pub fn rework(&mut self, deps: Vec<usize>, depth: u32) {
         self.m.rework(self.exec, deps, depth);
     }
-    /// Emit a journal event line (when journaling).
+    /// Emit a journal event line (when journaling, or asked for the decisions).
     pub fn journal(&mut self, kind: &str, fill: impl FnOnce(&mut Map)) {
-        if !self.m.cfg().journaling {
+        if !(self.m.cfg().journaling || self.m.cfg().decisions) {
             return;
         }
         let mut m = Map::default();

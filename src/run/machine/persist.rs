@@ -55,6 +55,9 @@ impl Config {
         m.insert("ask".into(), Value::Bool(self.ask));
         m.insert("maxUsd".into(), num(self.max_usd));
         m.insert("maxTokens".into(), num(self.max_tokens));
+        if let Some(c) = self.max_calls {
+            m.insert("maxCalls".into(), Value::Number(c as f64));
+        }
         m.insert(
             "defaultIdleTimeoutMs".into(),
             num(self.settings.default_idle_timeout_ms.map(|t| t as f64)),
@@ -152,6 +155,7 @@ impl Config {
             ask: flag("ask"),
             max_usd: number("maxUsd"),
             max_tokens: number("maxTokens"),
+            max_calls: number("maxCalls").map(|c| c as u64),
             max_output: number("maxOutput")? as usize,
             max_prompt: number("maxPrompt")? as usize,
             journaling: true,
@@ -209,6 +213,7 @@ mod tests {
                 ..RunSettings::default()
             },
             max_usd: Some(1.5),
+            max_calls: Some(7),
             max_output: 10,
             max_prompt: 20,
             journaling: true,
@@ -220,6 +225,7 @@ mod tests {
             spent_before: Some(crate::agent::Usage {
                 input: 5,
                 cost_usd: Some(0.25),
+                calls: 4,
                 ..Default::default()
             }),
             rerun_warn: vec!["side".into()],
@@ -235,5 +241,6 @@ mod tests {
         let back = Config::from_value(&cfg.to_value()).expect("reads back");
         assert_eq!(back.to_value().to_json(), cfg.to_value().to_json());
         assert_eq!(back.spent_before, cfg.spent_before);
+        assert_eq!(back.max_calls, Some(7));
     }
 }

@@ -94,6 +94,14 @@ impl Machine {
             return;
         }
         self.started[i] = true;
+        // A call was refused at the call cap: the run stops starting phases now, as it
+        // would once the phase that needed the call ended (SPEC §8.7).
+        if self.stop.is_none()
+            && self.meter.refused
+            && let Some(reason) = self.meter.over()
+        {
+            self.halt(Stop::Budget(reason));
+        }
         if let Some(stop) = &self.stop {
             let reason = stop_reason(stop);
             self.mark_skipped(i, &reason);
@@ -214,10 +222,11 @@ impl Machine {
                 r.json.clone(),
             )));
         }
-        if self.cfg.journaling {
+        if self.cfg.journaling || self.cfg.decisions {
             let flow = self.flow.clone();
             let id = flow.phases[i].id.as_str();
             let (status_text, error) = (r.status.as_str(), r.error.clone());
+            let skipped = r.skip_reason.clone();
             let (hit, hash) = (r.cache_hit, r.input_hash.clone());
             let warnings = r.warnings.clone();
             self.journal("phase-end", |m| {
@@ -225,6 +234,10 @@ impl Machine {
                 m.insert("status".into(), Value::from(status_text));
                 if let Some(e) = &error {
                     m.insert("error".into(), Value::from(e.as_str()));
+                }
+                // A phase whose call the call cap refused (SPEC §8.7).
+                if let Some(r) = &skipped {
+                    m.insert("skipReason".into(), Value::from(r.as_str()));
                 }
                 if let Some(h) = hit {
                     m.insert("cacheHit".into(), Value::from(h));
@@ -410,6 +423,14 @@ impl Machine {
         let d = j.deps[j.next];
         j.next += 1;
         let more = j.next < j.deps.len();
+        if rec.status == PhaseStatus::Skipped {
+            // Its call was refused at the call cap (SPEC §8.7): the dependency keeps its
+            // last state, and the rework ends.
+            if let Some(j) = self.reworks[job].take() {
+                self.deliver(j.gate, super::KindEvent::Reworked(None));
+            }
+            return;
+        }
         rec.attempts += self.recs[d].attempts;
         let mut usage = self.recs[d].usage;
         usage.add(&rec.usage);
@@ -590,7 +611,10 @@ impl Machine {
     /// records are moved into it instead of copied.
     fn fill(&mut self, last: bool) {
         let flow = self.flow.clone();
-        let mut usage = crate::agent::Usage::default();
+        let mut usage = crate::agent::Usage {
+            calls: self.calls_made(),
+            ..crate::agent::Usage::default()
+        };
         self.record.warnings.clear();
         self.record.phases.clear();
         self.record_src.clear();
@@ -671,7 +695,7 @@ pub(crate) fn stop_reason(stop: &Stop) -> String {
     match stop {
         Stop::Block(Some(r)) => format!("Gate blocked: {r}"),
         Stop::Block(None) => "Gate blocked".to_owned(),
-        Stop::Budget(r) => format!("Budget exceeded: {r}"),
+        Stop::Budget(r) => super::kit::budget_reason(r),
         Stop::Abort => "Aborted before execution".to_owned(),
     }
 }

@@ -47,6 +47,8 @@ impl Machine {
         let mut m = Machine::new(flow, Map::default(), cfg);
         m.meter.tokens = req.spent_tokens;
         m.meter.cost_micros = req.spent_cost_micros;
+        // Its calls are counted against what the run promised it (SPEC §8.7).
+        m.meter.max_calls = req.max_calls;
         m.shard = Some(Box::new(ShardState {
             phase: req.phase,
             width: req.width.max(1),
@@ -102,6 +104,8 @@ impl Machine {
             let mut result = std::mem::take(&mut s.result);
             result.tokens = self.meter.tokens - s.start.tokens;
             result.cost_micros = self.meter.cost_micros - s.start.cost_micros;
+            result.calls = self.meter.calls - s.start.calls;
+            result.refused = self.meter.refused;
             self.out.push(Command::EndShard(Box::new(result)));
         }
     }
@@ -122,7 +126,7 @@ impl Machine {
             let phase = s.phase;
             let over = if self.aborted {
                 Some(ShardEnd::Aborted)
-            } else if s.capped || self.meter.over().is_some() {
+            } else if s.capped || self.meter.refuse().is_some() {
                 Some(ShardEnd::OverBudget)
             } else {
                 None
@@ -162,7 +166,7 @@ impl Machine {
         let out: Vec<u64> = self
             .ops
             .iter()
-            .filter(|(op, o)| matches!(o, super::Owner::Shard(_)) && !self.capped.contains(op))
+            .filter(|(op, o)| matches!(o, super::Owner::Shard(..)) && !self.capped.contains(op))
             .map(|(op, _)| *op)
             .collect();
         for op in out {
@@ -175,16 +179,19 @@ impl Machine {
     pub(super) fn shard_call_done(&mut self, slot: u32, result: CallResult) {
         if let Some(s) = self.shard.as_mut() {
             s.running = s.running.saturating_sub(1);
-            s.result.items.push(ShardItem {
-                slot,
-                end: result.into_shard_end(),
-            });
+            let end = if result.capped {
+                ShardEnd::OverBudget
+            } else {
+                result.into_shard_end()
+            };
+            s.result.items.push(ShardItem { slot, end });
         }
     }
 
-    /// The parent's side: a shard ended; its lines join the journal, its spend the meter,
-    /// its items go to the map (execution `exec`).
-    pub(super) fn shard_ended(&mut self, exec: usize, result: ShardResult) {
+    /// The parent's side: a shard ended; its lines join the journal, its spend the meter
+    /// (the calls it was promised are given back for those it made), its items go to the
+    /// map (execution `exec`).
+    pub(super) fn shard_ended(&mut self, exec: usize, promised: u64, result: ShardResult) {
         if self.cfg.journaling {
             for line in result.lines {
                 self.out.push(Command::Journal(Line::Raw(line)));
@@ -192,6 +199,10 @@ impl Machine {
         }
         self.meter.tokens += result.tokens;
         self.meter.cost_micros += result.cost_micros;
+        self.meter.reserved = self.meter.reserved.saturating_sub(promised);
+        self.meter.calls += result.calls;
+        // A shard refuses a call only when it was promised every call left.
+        self.meter.refused |= result.refused;
         self.deliver(exec, super::kit::KindEvent::Shard(result.items));
     }
 }
@@ -291,6 +302,7 @@ mod tests {
             cwd: "/t".into(),
             shard_items,
             max_tokens: flow.budget.as_ref().and_then(|b| b.value.max_tokens),
+            max_calls: flow.budget.as_ref().and_then(|b| b.value.max_calls),
             ..Config::default()
         };
         let mut m = Machine::new(flow.clone(), args.clone(), cfg.clone());
@@ -406,6 +418,71 @@ mod tests {
         assert!(rec.phases["each"].budget_truncated);
     }
 
+    #[test]
+    fn the_call_cap_holds_across_shards() {
+        // `other` runs beside the map; every shard is promised no more calls than are left,
+        // so the run makes exactly five calls however its items are sharded.
+        let flow = r#"{"name": "m", "budget": {"maxCalls": 5},
+            "args": {"items": {"default": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}},
+            "phases": [
+            {"id": "other", "task": "other"},
+            {"id": "each", "type": "map", "concurrency": 3, "over": "{args.items}", "task": "do {item}"}]}"#;
+        for size in [None, Some(2), Some(4)] {
+            let (rec, lines, _) = run(flow, size);
+            assert_eq!(calls(&lines).len(), 5, "shards of {size:?}");
+            assert_eq!(rec.usage.calls, 5, "shards of {size:?}");
+            assert_eq!(rec.status, crate::run::record::RunStatus::Paused);
+            assert_eq!(
+                rec.reason.as_deref(),
+                Some("budget exceeded: calls 5 reached cap 5"),
+                "shards of {size:?}"
+            );
+            assert!(rec.phases["each"].budget_truncated);
+        }
+    }
+
+    #[test]
+    fn a_shard_starts_no_call_past_what_it_was_promised() {
+        let mut m = shard_of(4, 4);
+        // As `ShardRequest::max_calls` promises.
+        m.meter.max_calls = Some(2);
+        let started = m.handle(Input {
+            at: 1,
+            what: Event::Start,
+        });
+        let ops: Vec<(u64, CallRequest)> = started
+            .into_iter()
+            .filter_map(|c| match c {
+                Command::StartCall { op, request } => Some((op, *request)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ops.len(), 2, "two calls promised, two started");
+        let mut last = Vec::new();
+        for (i, (op, request)) in ops.into_iter().enumerate() {
+            last = m.handle(Input {
+                at: 2 + i as u64,
+                what: Event::CallEnded {
+                    op,
+                    node: request.node.clone(),
+                    attempt: 1,
+                    end: answer(&request),
+                },
+            });
+        }
+        let Some(Command::EndShard(result)) = last.pop() else {
+            panic!("the shard ends");
+        };
+        assert_eq!(result.calls, 2);
+        assert!(result.refused);
+        let over = result
+            .items
+            .iter()
+            .filter(|i| i.end == ShardEnd::OverBudget)
+            .count();
+        assert_eq!(over, 2);
+    }
+
     /// A shard machine of `MAP`'s map with `n` calls, `width` at once.
     fn shard_of(n: u32, width: usize) -> Machine {
         let checked = check_source(MAP, &LowerOptions::default(), &CheckOptions::default());
@@ -433,6 +510,7 @@ mod tests {
             calls,
             spent_tokens: 0,
             spent_cost_micros: 0,
+            max_calls: None,
         };
         Machine::shard(flow, cfg, req)
     }
@@ -596,6 +674,8 @@ mod tests {
             lines: vec!["{}".into()],
             tokens: 7,
             cost_micros: 9,
+            calls: 3,
+            refused: true,
         };
         let text = serde_json::to_string(&r).expect("serialise");
         let back: ShardResult = serde_json::from_str(&text).expect("parse");

@@ -214,6 +214,16 @@ pub(crate) fn gen_flow(rng: &mut Rng) -> String {
             "\"budget\": {{\"maxTokens\": {}}}",
             20 + rng.below(200)
         ));
+    } else {
+        // A call cap, drawn aside so that the flows generated before it existed stay the
+        // same.
+        let mut aside = Rng::new(rng.0 ^ 0x5851_F42D_4C95_7F2D);
+        if aside.chance(15) {
+            top.push(format!(
+                "\"budget\": {{\"maxCalls\": {}}}",
+                1 + aside.below(12)
+            ));
+        }
     }
     if rng.chance(15) && n > 1 {
         // Mark a random phase final.
@@ -306,6 +316,7 @@ pub(crate) fn simulate(seed: u64) -> Result<Option<Outcome>, String> {
     };
     let mut cfg = cfg;
     cfg.max_tokens = flow.budget.as_ref().and_then(|b| b.value.max_tokens);
+    cfg.max_calls = flow.budget.as_ref().and_then(|b| b.value.max_calls);
     let limit = cfg
         .settings
         .concurrency
@@ -332,6 +343,8 @@ pub(crate) fn simulate(seed: u64) -> Result<Option<Outcome>, String> {
         concurrency: cfg.settings.concurrency,
         flow: flow.clone(),
         over_at: None,
+        calls: 0,
+        max_calls: cfg.max_calls,
         halted: false,
         record: None,
     };
@@ -347,6 +360,12 @@ pub(crate) fn simulate(seed: u64) -> Result<Option<Outcome>, String> {
     }
     let record = world.record.take().expect("finished");
     world.check_final(&record)?;
+    if record.usage.calls != world.calls {
+        return Err(format!(
+            "usage.calls is {}, but {} calls started",
+            record.usage.calls, world.calls
+        ));
+    }
     // The journal of inputs replays to the same record.
     let replayed = crate::run::journal::replay(flow, args, cfg, &world.inputs)
         .ok_or("the replay did not finish")?;
@@ -405,6 +424,9 @@ struct World {
     flow: Arc<Flow>,
     /// How many phases had started when the budget was first exceeded.
     over_at: Option<u64>,
+    /// Attempts started, and the call cap they must never pass.
+    calls: u64,
+    max_calls: Option<u64>,
     halted: bool,
     record: Option<RunRecord>,
 }
@@ -452,6 +474,15 @@ impl World {
         self.trace.push(format!("{c:?}"));
         match c {
             Command::StartCall { op, request } => {
+                self.calls += 1;
+                if let Some(max) = self.max_calls
+                    && self.calls > max
+                {
+                    return Err(format!(
+                        "{}: call {} past the cap {max}",
+                        request.node, self.calls
+                    ));
+                }
                 if self.over_at.is_some() && request.attempt == 1 {
                     return Err(format!(
                         "{} started after the budget was exceeded",
@@ -630,8 +661,10 @@ impl World {
                 let status = m.get("status").and_then(Value::as_str).unwrap_or("");
                 let reason = m.get("skipReason").and_then(Value::as_str).unwrap_or("");
                 if self.seen[i] == Seen::Running {
-                    if status == "skipped" {
-                        return Err(format!("{phase} was skipped while running"));
+                    // Only the call cap skips a phase that started: the call it needed
+                    // was refused (SPEC §8.7).
+                    if status == "skipped" && !reason.starts_with("Budget exceeded: calls ") {
+                        return Err(format!("{phase} was skipped while running ({reason})"));
                     }
                     self.running -= 1;
                 } else if status != "skipped" {
@@ -887,10 +920,12 @@ impl World {
     }
 }
 
-/// Run seeds, reporting the first failure with its seed.
-fn run_seeds(seeds: impl Iterator<Item = u64>) -> (usize, [usize; 12]) {
+/// Run seeds, reporting the first failure with its seed: the valid flows, the phases of
+/// each kind run, and the runs the call cap paused.
+fn run_seeds(seeds: impl Iterator<Item = u64>) -> (usize, [usize; 12], usize) {
     let mut valid = 0;
     let mut kinds = [0usize; 12];
+    let mut capped = 0;
     for seed in seeds {
         match simulate(seed) {
             Ok(Some(o)) => {
@@ -901,6 +936,13 @@ fn run_seeds(seeds: impl Iterator<Item = u64>) -> (usize, [usize; 12]) {
                     }
                 }
                 let _ = o.inputs.len();
+                if o.record
+                    .reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("budget exceeded: calls "))
+                {
+                    capped += 1;
+                }
             }
             Ok(None) => {}
             Err(e) => panic!(
@@ -909,14 +951,14 @@ fn run_seeds(seeds: impl Iterator<Item = u64>) -> (usize, [usize; 12]) {
             ),
         }
     }
-    (valid, kinds)
+    (valid, kinds, capped)
 }
 
 #[test]
 fn seeds_keep_the_invariants() {
     if let Ok(s) = std::env::var("TFC_SIM_SEED") {
         let seed: u64 = s.parse().expect("TFC_SIM_SEED is a number");
-        let (valid, _) = run_seeds(std::iter::once(seed));
+        let (valid, _, _) = run_seeds(std::iter::once(seed));
         assert_eq!(valid, 1, "seed {seed} generated an invalid flow");
         return;
     }
@@ -924,7 +966,7 @@ fn seeds_keep_the_invariants() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(2000);
-    let (valid, kinds) = run_seeds(0..n);
+    let (valid, kinds, capped) = run_seeds(0..n);
     assert!(
         valid * 10 >= n as usize * 7,
         "only {valid} of {n} generated flows were valid"
@@ -932,6 +974,7 @@ fn seeds_keep_the_invariants() {
     for (k, count) in KINDS.iter().zip(kinds) {
         assert!(count > 0 || n < 100, "no generated flow ran a {k} phase");
     }
+    assert!(capped > 0 || n < 100, "no generated run met its call cap");
 }
 
 #[test]

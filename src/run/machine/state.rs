@@ -26,8 +26,8 @@ pub(crate) enum Owner {
     Exec(usize, u32, OpKind),
     /// An operation of a sub-flow running inside execution `.0`.
     Child(usize),
-    /// A shard of the map running as execution `.0`.
-    Shard(usize),
+    /// A shard of the map running as execution `.0`, promised `.1` calls by the call cap.
+    Shard(usize, u64),
 }
 
 /// A blocked gate's request to re-run its direct dependencies, one after the other.
@@ -77,6 +77,10 @@ pub struct Machine {
     pub(super) finished: bool,
     /// Shards told that the run is over budget.
     pub(super) capped: BTreeSet<u64>,
+    /// Calls started by the inputs handled before this one ([`Machine::calls_made`]).
+    pub(super) calls_made: u64,
+    /// The meter's call count when the input being handled arrived.
+    pub(super) calls_at_input: u64,
     /// Set when this machine runs one shard of a map ([`Machine::shard`]).
     pub(super) shard: Option<Box<super::shard::ShardState>>,
 }

@@ -24,9 +24,14 @@ pub(crate) fn settle_call(ex: &mut Exec, cx: &mut Cx<'_>, r: CallResult) -> Step
     Step::Done(Halt::None)
 }
 
-/// Fold a call's result into the record.
+/// Fold a call's result into the record; a call refused at the call cap skips the phase
+/// (SPEC §8.7).
 pub(crate) fn settle(ex: &mut Exec, json: bool, r: CallResult) {
     ex.account(&r);
+    if r.capped {
+        ex.skip(r.error.unwrap_or_default());
+        return;
+    }
     ex.rec.model = r.model.clone().or(ex.rec.model.take());
     if r.ok {
         if json {

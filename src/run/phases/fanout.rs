@@ -239,6 +239,7 @@ impl Fanout {
                 calls: std::mem::take(&mut sh.batch),
                 spent_tokens: 0,
                 spent_cost_micros: 0,
+                max_calls: None,
             });
         }
         if self.running > 0 || self.next < self.count {
@@ -339,7 +340,7 @@ impl Fanout {
             self.not_started(ex, i, agent, true);
             return;
         }
-        if cx.over().is_some() {
+        if cx.refuse_call().is_some() {
             self.not_started(ex, i, agent, false);
             return;
         }

@@ -135,16 +135,18 @@ impl Gate {
                     .retry
                     .as_ref()
                     .map_or(1, |r| r.value.max.floor() as u32);
-                let can_retry = k.on_block == OnBlock::Retry
-                    && ex.rework_depth < MAX_REWORK_DEPTH
-                    && self.rounds < max_rounds
-                    && !cx.aborted()
-                    && cx.over().is_none();
                 let deps: Vec<usize> = phase
                     .depends_on
                     .iter()
                     .filter_map(|d| flow.phases.iter().position(|p| p.id == d.value))
                     .collect();
+                // The round's calls are the call cap's: checked last, as it refuses.
+                let can_retry = k.on_block == OnBlock::Retry
+                    && ex.rework_depth < MAX_REWORK_DEPTH
+                    && self.rounds < max_rounds
+                    && !deps.is_empty()
+                    && !cx.aborted()
+                    && cx.refuse_call().is_none();
                 // Kept for the block in case the rework cannot happen.
                 ex.rec.output = out;
                 ex.rec.gate = Some(GateInfo {
@@ -152,7 +154,7 @@ impl Gate {
                     reason,
                     rounds: (k.on_block == OnBlock::Retry).then_some(self.rounds),
                 });
-                if can_retry && !deps.is_empty() {
+                if can_retry {
                     self.reworking = true;
                     cx.rework(deps, ex.rework_depth);
                     return Step::Wait;
@@ -405,7 +407,7 @@ fn decide(
         ex.rec.json = Some(score_json(score, &sc.values, "block", combined, None));
         return ScoreResult::Fallback(report);
     };
-    if cx.over().is_some() || cx.aborted() {
+    if cx.aborted() || cx.refuse_call().is_some() {
         ex.rec.json = Some(score_json(score, &sc.values, "block", combined, None));
         return ScoreResult::Decided(Round::Block(
             format!("BLOCK (judge skipped: run aborted or budget exceeded)\n\n{report}"),

@@ -92,7 +92,7 @@ impl Loop {
             ex.fail(self.last_success.take().unwrap_or_default(), "Aborted");
             return Step::Done(Halt::None);
         }
-        if let Some(reason) = cx.over() {
+        if let Some(reason) = cx.refuse_call() {
             self.info.stop = "budget";
             ex.rec.warn(format!(
                 "loop stopped before iteration {i}: budget exceeded ({reason})"

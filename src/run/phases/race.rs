@@ -1,14 +1,19 @@
 //! race (SPEC §3.12): every branch starts at once; the first success wins and, with
 //! `cancelLosers`, the others are cancelled. The phase ends when every branch has settled,
-//! or at its deadline (a timer), whichever comes first.
+//! or at its deadline (a timer), whichever comes first. The winner is journaled
+//! (`race-won {phase, branch}`) the moment it is decided.
 
 use super::super::machine::{CallResult, Cx, Exec, Halt, KindEvent, Step};
 use super::super::record::{ItemInfo, PhaseStatus};
 use crate::agent::Purpose;
 use crate::flow::{Phase, kinds};
+use crate::value::Value;
 
 /// The deadline timer's slot.
 const DEADLINE: u32 = u32::MAX;
+
+/// A branch not started at the call cap.
+const NOT_STARTED: &str = "(skipped: budget exceeded)";
 
 /// A race in progress.
 #[derive(Debug, Default)]
@@ -53,8 +58,27 @@ impl Race {
                         .map_or_else(|| phase.agent.value.clone(), |a| a.value.clone());
                     specs.push((agent, prompt));
                 }
-                self.timer = Some(cx.timer(DEADLINE, self.deadline_ms));
+                // Branches that would pass the call cap are not started (SPEC §8.7); with
+                // none started, the race is skipped.
+                let mut started = 0;
                 for (i, (agent, prompt)) in specs.into_iter().enumerate() {
+                    if let Some(reason) = cx.refuse_call() {
+                        if started == 0 {
+                            ex.skip_over_budget(&reason);
+                            return Step::Done(Halt::None);
+                        }
+                        self.results[i] = Some(CallResult {
+                            error: Some(NOT_STARTED.into()),
+                            capped: true,
+                            ..CallResult::default()
+                        });
+                        self.settled += 1;
+                        continue;
+                    }
+                    if started == 0 {
+                        self.timer = Some(cx.timer(DEADLINE, self.deadline_ms));
+                    }
+                    started += 1;
                     let mut spec =
                         ex.spec(format!("{}#{i}", phase.id), &agent, prompt, Purpose::Task);
                     spec.item_index = Some(i);
@@ -74,6 +98,11 @@ impl Race {
                 self.settled += 1;
                 if r.ok && self.winner.is_none() {
                     self.winner = Some(i);
+                    // The decision itself, for readers of the journal (`tfc test --coverage`).
+                    cx.journal("race-won", |m| {
+                        m.insert("phase".into(), Value::from(phase.id.as_str()));
+                        m.insert("branch".into(), Value::Number(i as f64));
+                    });
                     if k.cancel_losers {
                         for j in 0..n {
                             if j != i && self.results[j].is_none() {
@@ -110,6 +139,15 @@ impl Race {
         let mut errors = Vec::new();
         for (i, r) in self.results.iter().enumerate() {
             match r {
+                Some(r) if r.capped => {
+                    ex.rec.budget_truncated = true;
+                    items.push(ItemInfo {
+                        index: i,
+                        status: PhaseStatus::Skipped,
+                        error: Some(NOT_STARTED.into()),
+                        input_hash: None,
+                    });
+                }
                 Some(r) => {
                     ex.rec.attempts += r.attempts;
                     ex.rec.usage.add(&r.usage);

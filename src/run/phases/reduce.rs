@@ -91,7 +91,7 @@ impl Reduce {
             }
             break;
         }
-        if let Some(reason) = cx.over() {
+        if let Some(reason) = cx.refuse_call() {
             ex.rec.budget_truncated = true;
             ex.rec
                 .warn(format!("tree reduce stopped: budget exceeded ({reason})"));

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::super::machine::{
-    Command, Config, Cx, Event, Exec, Halt, Input, KindEvent, OpKind, Step,
+    Command, Config, Cx, Event, Exec, Halt, Input, KindEvent, Line, OpKind, Step,
 };
 use super::super::record::{RunRecord, RunStatus};
 use super::child::Subflow;
@@ -159,6 +159,8 @@ impl Subflow {
         let cfg = Config {
             run_id,
             journaling: false,
+            // Its decision lines go up with the parent's (`tfc test --coverage`).
+            decisions: parent.decisions,
             replay: backends.iter().any(|(_, b)| b.starts_with("replay")),
             backends: backends.into_iter().collect(),
             cwd: ex.work_dir.to_path_buf(),
@@ -238,6 +240,8 @@ impl Subflow {
                 | Command::ReleaseDir { .. }
                 | Command::Progress(_)
                 | Command::CacheStore { .. } => cx.push(c),
+                // Decision lines (the child keeps no journal): named by node path already.
+                Command::Journal(Line::Event(_)) if cx.cfg().decisions => cx.push(c),
                 Command::Journal(_) | Command::Save | Command::EndShard(_) => {}
                 Command::Finish(record) => finished = Some(record),
             }
@@ -255,7 +259,12 @@ impl Subflow {
 
 /// The child run ended: its final output becomes the phase's.
 fn done(ex: &mut Exec, sub: RunRecord, name: &str) -> Step {
-    ex.rec.usage.add(&sub.usage);
+    // The sub-run's calls are the parent run's too (its `usage.calls` counts them): a
+    // phase's usage carries no call count.
+    ex.rec.usage.add(&crate::agent::Usage {
+        calls: 0,
+        ..sub.usage
+    });
     let status = sub.status;
     let output = sub.final_output.clone();
     let detail = sub.reason.clone().or_else(|| {

@@ -84,7 +84,7 @@ pub(super) fn judge(
         pick(ex, &items, first, n);
         return Step::Done(Halt::None);
     }
-    if cx.aborted() || cx.over().is_some() {
+    if cx.aborted() || cx.refuse_call().is_some() {
         ex.rec.warn("judge skipped: run aborted or budget exceeded");
         pick(ex, &items, first, n);
         return Step::Done(Halt::None);
