@@ -90,7 +90,7 @@ pub fn run(a: PlanArgs) -> Exit {
         sayln!("error: the flow has errors; no plan was made");
         return Exit::Usage;
     };
-    let p = plan_of(&flow, &invocation, a.items, a.output_tokens, &cwd);
+    let p = plan_of(&flow, &invocation, a.items, a.output_tokens, None, &cwd);
     match a.format {
         Format::Text => out!("{}", to_text(&p)),
         Format::Json => outln!("{}", to_json(&p).to_pretty_json()),
@@ -105,6 +105,7 @@ pub(super) fn plan_of(
     invocation: &Invocation,
     items: Option<u64>,
     output_tokens: Option<u64>,
+    max_calls: Option<u64>,
     cwd: &Path,
 ) -> Plan {
     let (given, _) = resolve_invocation(flow, invocation);
@@ -115,6 +116,7 @@ pub(super) fn plan_of(
             items,
             output_tokens,
             args: Some(&args),
+            max_calls,
         },
         &PlanEnv::load(cwd),
     )

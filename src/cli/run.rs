@@ -362,7 +362,8 @@ fn confirm_plan(
     invocation: &Invocation,
     cwd: &Path,
 ) -> Result<(), ExitCode> {
-    let p = super::plan::plan_of(flow, invocation, None, None, cwd);
+    // `--max-calls` is the cap this run would meet.
+    let p = super::plan::plan_of(flow, invocation, None, None, a.max_calls, cwd);
     say!("{}", tfc::plan::to_text(&p));
     if a.yes {
         return Ok(());

@@ -47,6 +47,7 @@ pub fn tool_plan(mut args: Args, root: &Path) -> Result<ToolOutput, ToolError> {
             items,
             output_tokens,
             args: Some(&flow_args),
+            max_calls: None,
         },
         &PlanEnv::load(root),
     );

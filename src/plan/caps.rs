@@ -11,7 +11,33 @@ use super::model::{Calls, Count};
 /// W0103 for each cap of `flow`'s budget below the minimum: `min_calls` is asked for only when
 /// the budget sets `maxCalls`.
 pub fn below_minimum(flow: &Flow, min_calls: impl FnOnce() -> Count) -> Vec<Diagnostic> {
+    let cap = flow.budget.as_ref().and_then(|b| b.value.max_calls);
+    below_minimum_with(flow, cap, min_calls)
+}
+
+/// [`below_minimum`] with the call cap `max_calls` in place of the budget's (`--max-calls`).
+pub fn below_minimum_with(
+    flow: &Flow,
+    max_calls: Option<u64>,
+    min_calls: impl FnOnce() -> Count,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    if let Some(cap) = max_calls
+        && let Some(min) = min_calls()
+        && cap < min
+    {
+        out.push(
+            Diagnostic::new(
+                Code::BudgetBelowMinimum,
+                format!(
+                    "Budget cap ({cap} calls) is below the minimum of {min} agent call(s) any run of this flow makes: the run will stop early"
+                ),
+            )
+            .at(flow.budget.as_ref().map_or(flow.span, |b| b.span))
+            .with_label(format!("maxCalls {cap}"))
+            .help(format!("raise maxCalls to at least {min} (`tfc plan` counts the calls of each phase), or expect the run to pause at its budget")),
+        );
+    }
     let Some(b) = &flow.budget else {
         return out;
     };
@@ -52,22 +78,6 @@ pub fn below_minimum(flow: &Flow, min_calls: impl FnOnce() -> Count) -> Vec<Diag
                 .help("raise maxUSD, or expect the run to pause at its budget"),
             );
         }
-    }
-    if let Some(cap) = b.value.max_calls
-        && let Some(min) = min_calls()
-        && cap < min
-    {
-        out.push(
-            Diagnostic::new(
-                Code::BudgetBelowMinimum,
-                format!(
-                    "Budget cap ({cap} calls) is below the minimum of {min} agent call(s) any run of this flow makes: the run will stop early"
-                ),
-            )
-            .at(b.span)
-            .with_label(format!("maxCalls {cap}"))
-            .help(format!("raise maxCalls to at least {min} (`tfc plan` counts the calls of each phase), or expect the run to pause at its budget")),
-        );
     }
     out
 }

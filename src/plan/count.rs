@@ -52,6 +52,8 @@ pub struct Options<'a> {
     pub output_tokens: Option<u64>,
     /// The invocation's arguments (a map over `{args.X}` then has a known size).
     pub args: Option<&'a Map>,
+    /// `--max-calls N`: the call cap in place of the budget's `maxCalls`.
+    pub max_calls: Option<u64>,
 }
 
 /// Gate reworks nest at most this deep (SPEC §3.5: re-runs only while depth < 3).

@@ -33,7 +33,7 @@ mod prompt;
 #[cfg(test)]
 mod tests;
 
-pub use caps::below_minimum;
+pub use caps::{below_minimum, below_minimum_with};
 pub use count::{Env, NoEnv, Options, attempts};
 pub use model::{Calls, Caps, Count, Group, MinMax, PhasePlan, Plan, Price, Total};
 pub use output::{to_json, to_text};
@@ -60,13 +60,14 @@ pub fn plan(flow: &Flow, opts: &Options<'_>, env: &dyn Env) -> Plan {
             (Some(out), cost(&phases, n, env, &mut assumptions))
         }
     };
-    let caps = flow.budget.as_ref().map_or_else(Caps::default, |b| Caps {
+    let mut caps = flow.budget.as_ref().map_or_else(Caps::default, |b| Caps {
         max_calls: b.value.max_calls,
         max_tokens: b.value.max_tokens,
         max_usd: b.value.max_usd,
     });
+    caps.max_calls = opts.max_calls.or(caps.max_calls);
     // The flow's `lint.allow` silences W0103 here as in `tfc check`.
-    let mut warnings: Vec<String> = below_minimum(flow, || calls.min)
+    let mut warnings: Vec<String> = below_minimum_with(flow, caps.max_calls, || calls.min)
         .iter()
         .filter(|d| !flow.lint_allow.contains(&d.code))
         .map(|d| format!("[{}] {}", d.code.as_str(), d.message))

@@ -486,6 +486,28 @@ fn caps_below_or_within_the_counts() {
     assert!(planned(&text(16)).warnings.is_empty());
     let allowed = text(1).replacen('{', r#"{"lint": {"allow": ["W0103"]}, "#, 1);
     assert!(planned(&allowed).warnings.is_empty());
+    // `--max-calls` (tfc run --plan) replaces the budget's cap, with or without a budget.
+    let flag = |text: &str| {
+        plan(
+            &flow(text),
+            &Options {
+                max_calls: Some(1),
+                ..Options::default()
+            },
+            &NoEnv,
+        )
+    };
+    assert_eq!(flag(&text(16)).warnings, below.warnings);
+    let unbudgeted = flag(
+        r#"{"phases": [{"id": "a", "task": "x"}, {"id": "b", "dependsOn": ["a"], "task": "y"}]}"#,
+    );
+    assert_eq!(unbudgeted.caps.max_calls, Some(1));
+    assert_eq!(
+        unbudgeted.warnings,
+        [
+            "[W0103] Budget cap (1 calls) is below the minimum of 2 agent call(s) any run of this flow makes: the run will stop early"
+        ]
+    );
 }
 
 #[test]
