@@ -3,7 +3,8 @@
 //! Before timing, every input's hash and every expected result is checked. Prints a table
 //! beside the original's medians and the goals; with `TFC_PERF_OUT=FILE` also writes
 //! `{"<workload>": median_ns, …}`. Run with `cargo bench --bench workloads [-- FILTER]`.
-//! A row whose goal is relative to another row (its floor: `check_*` to a bare parse,
+//! A row whose goal is relative to another row (its floor: `check_*` to a bare parse, `plan_*`
+//! (the check, then `tfc plan`'s counts) to the check,
 //! `run_chain_1000_otel` to the run without export) is sampled in turn with that floor, and
 //! its goal is the floor's median from those samples: a machine that drifts meanwhile moves
 //! both alike.
@@ -233,6 +234,8 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
         "check_chain_10000",
         "serde_parse_fanin_10000",
         "check_fanin_10000",
+        "plan_chain_10000",
+        "plan_fanin_10000",
     ]);
     let mut row = |key, original_ns: f64, goal_ns: f64, samples, run: Box<dyn FnMut()>| {
         rows.push(Row {
@@ -474,6 +477,16 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
             );
             let checked = check_source(&text, &LowerOptions::default(), &CheckOptions::default());
             assert!(checked.diagnostics.is_empty(), "{file} checks clean");
+            let planned = checked
+                .flow
+                .as_ref()
+                .map(|f| tfc::plan::plan(f, &tfc::plan::Options::default(), &tfc::plan::NoEnv));
+            let calls = planned.map(|p| p.total.calls);
+            assert!(
+                calls.is_some_and(|c| c.min.is_some() && c.worst.is_some()),
+                "{file} plans with every count known"
+            );
+            let plan_text = text.clone();
             row(
                 key,
                 original,
@@ -484,6 +497,30 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
                         black_box(&text),
                         &LowerOptions::default(),
                         &CheckOptions::default(),
+                    ));
+                }),
+            );
+            // `tfc plan`: the same check, then the plan of the checked flow.
+            row(
+                if key == "check_chain_10000" {
+                    "plan_chain_10000"
+                } else {
+                    "plan_fanin_10000"
+                },
+                f64::NAN,
+                f64::NAN,
+                11,
+                Box::new(move || {
+                    let checked = check_source(
+                        black_box(&plan_text),
+                        &LowerOptions::default(),
+                        &CheckOptions::default(),
+                    );
+                    let flow = checked.flow.expect("a flow");
+                    black_box(tfc::plan::plan(
+                        &flow,
+                        &tfc::plan::Options::default(),
+                        &tfc::plan::NoEnv,
                     ));
                 }),
             );
@@ -500,6 +537,9 @@ fn rows(data: &Data, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
         r.per_floor = match r.key {
             "check_chain_10000" => Some(("serde_parse_chain_10000", 3.0)),
             "check_fanin_10000" => Some(("serde_parse_fanin_10000", 3.0)),
+            // `tfc plan` = the check and the plan: within 1.5x of the check alone.
+            "plan_chain_10000" => Some(("check_chain_10000", 1.5)),
+            "plan_fanin_10000" => Some(("check_fanin_10000", 1.5)),
             "run_chain_1000_otel" => Some(("run_chain_1000", 1.10)),
             _ => None,
         };

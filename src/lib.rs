@@ -70,6 +70,7 @@ pub mod flow;
 pub mod json;
 pub mod lsp;
 pub mod mcp;
+pub mod plan;
 pub mod process;
 pub mod project;
 pub mod report;

@@ -3,7 +3,7 @@
 //!
 //! The stages, lowest first: `value` (JSON values with JS semantics) → `source` (text and
 //! spans) → `diag` (diagnostics) → `json` (the span-keeping reader) → `syntax` (lexing and
-//! parsing) → `compile` (ASTs to ops) → `eval` (running ops) → `flow` (the IR) → `check` →
+//! parsing) → `compile` (ASTs to ops) → `eval` (running ops) → `flow` (the IR) → `plan` (call counts) → `check` →
 //! `project` (saved flows, config places) → `process` (the supervisor) → `agent` → `run` (the
 //! machine and its driver) → `test` (`tfc test` over run) → `lsp` (the language server over
 //! check, project and test) → `report` → `mcp` (the MCP server over all of them). A stage may use lower stages only, never a higher one.
@@ -36,6 +36,7 @@ const STAGES: &[&str] = &[
     "compile",
     "eval",
     "flow",
+    "plan",
     "check",
     "project",
     "process",

@@ -104,6 +104,7 @@ fn tools_list_has_every_tool_with_schemas() {
             "tfc_runs",
             "tfc_show",
             "tfc_graph",
+            "tfc_plan",
             "tfc_flows",
             "tfc_save",
             "tfc_eval",
@@ -132,6 +133,7 @@ fn every_tool_argument_is_described_and_read_only_tools_say_so() {
         "tfc_show",
         "tfc_flows",
         "tfc_graph",
+        "tfc_plan",
         "tfc_status",
         "tfc_wait",
     ];
@@ -359,4 +361,46 @@ fn tfc_test_runs_test_files_and_inline_tests() {
     let res = s.call(4, "tfc_test", json!({"paths": ["nowhere"]}));
     assert!(err(&res).contains("'paths'"), "{res}");
     assert!(!root.join(".tfc/runs").exists(), "a test wrote a run");
+    assert_eq!(s.finish(), 0);
+}
+
+/// `tfc_plan` returns the plan `tfc plan --format json` prints; a flow with errors is a tool
+/// error with the check's report.
+#[test]
+fn plan_counts_calls_before_anything_runs() {
+    let root = project("mcp_plan");
+    let mut s = Server::start(&root);
+    let flow = json!({"name": "loop", "phases": [
+        {"id": "l", "type": "loop", "task": "again", "until": "{loop.iteration} >= 2", "maxIterations": 3},
+        {"id": "m", "type": "map", "dependsOn": ["l"], "over": "{steps.l.output}", "task": "{item}"}]});
+    let p = ok(&s.call(
+        2,
+        "tfc_plan",
+        json!({"flow": flow, "items": 2, "outputTokens": 10}),
+    ));
+    assert_eq!(p["flow"], "loop");
+    assert_eq!(
+        p["phases"][0]["calls"],
+        json!({"min": 1, "max": 3, "worst": 12})
+    );
+    assert_eq!(
+        p["total"]["calls"],
+        json!({"min": 3, "max": 5, "worst": 20})
+    );
+    assert_eq!(p["total"]["outputTokens"], json!({"min": 30, "max": 50}));
+    let unknown = ok(&s.call(3, "tfc_plan", json!({"flow": flow})));
+    assert_eq!(unknown["total"]["calls"]["max"], json!(null));
+    assert!(
+        unknown["assumptions"][0]
+            .as_str()
+            .unwrap()
+            .contains("--items N"),
+        "{unknown}"
+    );
+    let bad = json!({"phases": [{"id": "a", "task": "x", "dependsOn": ["zz"]}]});
+    let e = err(&s.call(4, "tfc_plan", json!({"flow": bad})));
+    assert!(e.contains("no plan was made") && e.contains("E0103"), "{e}");
+    let e = err(&s.call(5, "tfc_plan", json!({"flow": flow, "items": -1})));
+    assert!(e.contains("'items'"), "{e}");
+    assert_eq!(s.finish(), 0);
 }

@@ -59,6 +59,10 @@ const COMMANDS: &[(&str, How)] = &[
         How::Run(0, "## Breaking changes"),
     ),
     (
+        "tfc plan examples/gated-rework.json feature=login",
+        How::Run(0, "  total               3   10     40"),
+    ),
+    (
         "tfc eval when '{steps.triage.json.severity} == high' --ctx examples/triage-context.json",
         How::Run(0, "true"),
     ),

@@ -29,6 +29,7 @@ pub mod env;
 mod func;
 pub(crate) mod http;
 pub mod openai;
+mod plan_env;
 pub mod preflight;
 pub mod presets;
 pub mod record;
@@ -51,6 +52,7 @@ pub use definitions::{AgentDefinition, AgentDefinitions};
 pub use dry_run::DryRun;
 pub use func::FnAgent;
 pub use openai::{OpenAiBackend, OpenAiConfig};
+pub use plan_env::PlanEnv;
 pub use preflight::{
     AgentUse, PreflightOptions, preflight, undefined_agents, undefined_agents_line,
 };

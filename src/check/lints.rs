@@ -8,11 +8,16 @@ use std::collections::HashMap;
 use super::graph::{Graph, ancestors};
 use super::refs::Use;
 use crate::diag::{Code, Diagnostic};
-use crate::flow::{Cond, Flow, Join, PhaseKind, PhaseType};
-use crate::value::format_number;
+use crate::flow::{Cond, Flow, Join, PhaseType};
 
-/// W0309 (an empty budget) and a budget below the flow's estimated minimum spend.
-pub fn budget(flow: &Flow, out: &mut Vec<Diagnostic>) {
+/// W0309 (an empty budget) and a budget below the flow's estimated minimum spend, or
+/// (`maxCalls`) below the fewest calls a run makes (`crate::plan`, through `loader` for
+/// `use` targets).
+pub fn budget(
+    flow: &Flow,
+    loader: Option<&dyn super::loader::FlowLoader>,
+    out: &mut Vec<Diagnostic>,
+) {
     let Some(b) = &flow.budget else { return };
     if b.value.empty {
         out.push(
@@ -23,44 +28,18 @@ pub fn budget(flow: &Flow, out: &mut Vec<Diagnostic>) {
         );
         return;
     }
-    if b.value.max_usd.is_none() && b.value.max_tokens.is_none() {
-        return;
-    }
-    let estimate: f64 = flow
-        .phases
-        .iter()
-        .map(|p| match &p.kind {
-            PhaseKind::Loop(k) => k.max_iterations.min(10.0),
-            PhaseKind::Tournament(k) => (k.variants + 1.0).min(10.0),
-            _ => 1.0,
-        })
-        .sum();
-    let n = flow.phases.len();
-    if let Some(m) = b.value.max_tokens.filter(|m| *m > 0.0 && estimate > *m) {
-        out.push(
-            Diagnostic::new(
-                Code::BudgetBelowMinimum,
-                format!("Budget cap ({} tokens) is below the estimated minimum of ~{} tokens for {n} phase(s): the run will stop early", format_number(m), format_number(estimate)),
-            )
-            .at(b.span)
-            .with_label(format!("maxTokens {}", format_number(m)))
-            .help("raise maxTokens, or expect the run to pause at its budget"),
-        );
-    }
-    if let Some(m) = b
-        .value
-        .max_usd
-        .filter(|m| *m > 0.0 && estimate * 0.001 > *m)
-    {
-        out.push(
-            Diagnostic::new(
-                Code::BudgetBelowMinimum,
-                format!("Budget cap (${}) is below the estimated minimum of ~${:.3} for {n} phase(s): the run will stop early", format_number(m), estimate * 0.001),
-            )
-            .at(b.span)
-            .with_label(format!("maxUSD {}", format_number(m)))
-            .help("raise maxUSD, or expect the run to pause at its budget"),
-        );
+    let saved = Saved(loader);
+    out.extend(crate::plan::below_minimum(flow, || {
+        crate::plan::min_calls(flow, &saved)
+    }));
+}
+
+/// Saved flows for the plan's count of `maxCalls`' minimum: the check's loader.
+struct Saved<'a>(Option<&'a dyn super::loader::FlowLoader>);
+
+impl crate::plan::Env for Saved<'_> {
+    fn saved_flow(&self, name: &str) -> Option<String> {
+        self.0?.load(name).ok().map(|(_, text)| text)
     }
 }
 

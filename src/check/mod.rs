@@ -200,7 +200,7 @@ fn check_into(
         codebase_mismatch(flow, &given, opts, out);
         given
     });
-    lints::budget(flow, out);
+    lints::budget(flow, opts.loader, out);
     refs::condition_errors(flow, out);
     let reliable = dag::identity(flow, out);
     dag::finals(flow, out);

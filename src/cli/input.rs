@@ -31,6 +31,30 @@ pub fn args_object(text: &str) -> Result<tfc::value::Map, String> {
         .ok_or_else(|| format!("--args must be a JSON object, found {kind}"))
 }
 
+/// The invocation of `K=V` pairs (one bare VALUE binds to the first declared arg) and
+/// `--args JSON` (the pairs override it), as `tfc run` and `tfc plan` take them.
+pub fn invocation(
+    pairs: &[String],
+    args_json: Option<&str>,
+) -> Result<tfc::flow::Invocation, String> {
+    let mut inv = tfc::flow::Invocation::default();
+    if let Some(text) = args_json {
+        inv.json = args_object(text)?;
+    }
+    for p in pairs {
+        match tfc::flow::split_pair(p) {
+            Some(pair) => inv.pairs.push(pair),
+            None if inv.positional.is_none() => inv.positional = Some(p.clone()),
+            None => {
+                return Err(format!(
+                    "more than one bare argument ('{p}'): pass NAME=VALUE"
+                ));
+            }
+        }
+    }
+    Ok(inv)
+}
+
 /// Load an eval context file (`-` for stdin) into bindings. It is read by the same strict
 /// parser as model output, so values nested to any depth load.
 pub fn load_context(path: &str) -> Result<tfc::eval::Bindings, String> {

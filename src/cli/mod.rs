@@ -29,6 +29,7 @@ mod input;
 mod list;
 mod lsp;
 mod mcp;
+mod plan;
 mod progress;
 mod report;
 mod resume;
@@ -59,6 +60,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Check, then run a flow: only the final output on stdout.
     Run(Box<run::RunArgs>),
+    /// Count the agent calls, tokens and cost a run can take, per phase, before it runs.
+    Plan(plan::PlanArgs),
     /// Fork a failed, paused or interrupted run and continue it, reusing its finished phases.
     Resume(Box<resume::ResumeArgs>),
     /// Evaluate a template, condition or safeParse against an eval context.
@@ -119,6 +122,7 @@ pub fn main() -> ExitCode {
         Command::Cancel(args) => return worker::cancel(*args),
         Command::Approve(args) => return worker::approve(*args),
         Command::Check(args) => check::run(args),
+        Command::Plan(args) => plan::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Test(args) => test::run(args),
         Command::Graph(args) => graph::run(args),

@@ -12,7 +12,7 @@ use super::usage_error;
 use tfc::agent::{ConfigRoster, DryRun, PreflightOptions, RosterOptions, preflight};
 use tfc::check::{CheckOptions, check_document};
 use tfc::diag::render::render_file;
-use tfc::flow::{Flow, Invocation, LowerOptions, split_pair};
+use tfc::flow::{Flow, Invocation, LowerOptions};
 use tfc::project::{SavedFlows, locate_flow, project_root};
 use tfc::run::summary::calls_text;
 use tfc::run::{
@@ -116,6 +116,13 @@ pub struct RunArgs {
     /// to [telemetry] content_max_chars). Off by default: they may hold secrets and code.
     #[arg(long = "otel-content")]
     pub(super) otel_content: bool,
+    /// Print the plan (calls, tokens, cost per phase) first and ask before starting; without
+    /// a terminal nothing runs unless --yes is given.
+    #[arg(long)]
+    pub(super) plan: bool,
+    /// With --plan: start after printing the plan, without asking.
+    #[arg(long, requires = "plan")]
+    pub(super) yes: bool,
     /// The run id to use (internal: `tfc mcp` names a run before starting its process).
     #[arg(long = "run-id", value_name = "ID", hide = true)]
     pub(super) run_id: Option<String>,
@@ -180,13 +187,87 @@ pub(super) fn launch(
 ) -> ExitCode {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let color = a.color.enabled();
-    let engine = effective_engine(&a, &cwd);
+    let engine = match engine_of(&a, &cwd) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let (invocation, allow) = match inputs(&a) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    let (flow, document) = match checked(&a, &source, stem, &invocation, &allow, &cwd, color) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    if a.plan
+        && let Err(code) = confirm_plan(&a, &flow, &invocation, &cwd)
+    {
+        return code;
+    }
+    let dry_run = a.dry_run.is_some();
+    let roster = match backends(&a, &flow, &allow, &source, &cwd, color) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let final_id = flow.final_phase().map(|i| flow.phases[i].id.clone());
+    let root = project_root(&cwd);
+    if !dry_run {
+        prune_runs(&root, a.quiet);
+    }
+    // Export (off unless an endpoint is set); a dry run calls nothing and exports nothing.
+    let export = if dry_run {
+        super::telemetry::Export {
+            telemetry: None,
+            parent: None,
+        }
+    } else {
+        super::telemetry::start(&roster.config().telemetry, a.otel_content, a.quiet)
+    };
+    let view = super::progress::View::start(color, a.quiet);
+    let cancel = tfc::agent::CancelSource::new();
+    let token = cancel.token();
+    install_interrupts(cancel);
+    let opts = run_options(&a, &roster, &root, &cwd, resume, &view, &export);
+    let interp = Interpreter::new(Arc::new(roster))
+        .options(opts)
+        .cancel_on(token.clone());
+    let started = std::time::Instant::now();
+    let source = FlowSource::Checked {
+        flow: Box::new(flow),
+        source: Box::new(source),
+        document,
+    };
+    // The output and the summary go first; the wait for the collector (at most 2 s) after.
+    #[cfg(feature = "temporal")]
+    if engine == Engine::Temporal {
+        let ran = temporal_run(&a, &interp, source, invocation, &view, token);
+        view.finish();
+        let code = match ran {
+            Ok(r) => finish(&a, r, &root, final_id.as_deref(), dry_run, started),
+            Err(code) => code,
+        };
+        super::telemetry::finish(&export);
+        return code;
+    }
+    #[cfg(not(feature = "temporal"))]
+    let _ = engine;
+    let ran = smol::block_on(interp.run(source, invocation));
+    view.finish();
+    let code = ended(&a, ran, &root, final_id.as_deref(), dry_run, started, color);
+    super::telemetry::finish(&export);
+    code
+}
+
+/// The engine the run executes on, once its flags are known to be usable (and `--run-id`
+/// valid); `Err`: the exit code of a usage error, already reported.
+fn engine_of(a: &RunArgs, cwd: &Path) -> Result<Engine, ExitCode> {
+    let engine = effective_engine(a, cwd);
     if engine == Engine::Temporal {
         if a.dry_run.is_some() {
             usage_error(
                 "--engine temporal runs real calls: a dry run runs here (drop --engine temporal)",
             );
-            return ExitCode::from(code::INVALID);
+            return Err(ExitCode::from(code::INVALID));
         }
         #[cfg(not(feature = "temporal"))]
         {
@@ -196,12 +277,12 @@ pub(super) fn launch(
                 "[engine] kind = \"temporal\" (.tfc/config.toml)"
             };
             usage_error(format!("{asked}: {}", super::worker::NO_TEMPORAL));
-            return ExitCode::from(code::INVALID);
+            return Err(ExitCode::from(code::INVALID));
         }
         #[cfg(feature = "temporal")]
         if let Err(m) = super::worker::remote(&a.remote) {
             usage_error(m);
-            return ExitCode::from(code::INVALID);
+            return Err(ExitCode::from(code::INVALID));
         }
     }
     if let Some(id) = &a.run_id
@@ -211,34 +292,48 @@ pub(super) fn launch(
             "--run-id '{id}' is not a valid run id: letters, digits, '.', '_' and '-', at most \
              160 chars, no '..'"
         ));
-        return ExitCode::from(code::INVALID);
+        return Err(ExitCode::from(code::INVALID));
     }
-    let invocation = match invocation(&a) {
-        Ok(i) => i,
-        Err(m) => {
-            usage_error(m);
-            return ExitCode::from(code::INVALID);
-        }
-    };
-    let allow = match super::check::allowed(&a.allow) {
-        Ok(codes) => codes,
-        Err(m) => {
-            usage_error(m);
-            return ExitCode::from(code::INVALID);
-        }
-    };
+    Ok(engine)
+}
+
+/// The invocation's arguments and the warnings `--allow` silences.
+fn inputs(a: &RunArgs) -> Result<(Invocation, Vec<tfc::diag::Code>), ExitCode> {
+    let invocation = invocation(a).map_err(|m| {
+        usage_error(m);
+        ExitCode::from(code::INVALID)
+    })?;
+    let allow = super::check::allowed(&a.allow).map_err(|m| {
+        usage_error(m);
+        ExitCode::from(code::INVALID)
+    })?;
+    Ok((invocation, allow))
+}
+
+/// The full check, its diagnostics printed: the flow and its parsed document, or (any error)
+/// the exit code of a flow that must not run.
+#[allow(clippy::too_many_arguments)]
+fn checked(
+    a: &RunArgs,
+    source: &Source,
+    stem: String,
+    invocation: &Invocation,
+    allow: &[tfc::diag::Code],
+    cwd: &Path,
+    color: bool,
+) -> Result<(Flow, Option<Box<tfc::json::Node>>), ExitCode> {
     // The full check first: any error stops the run before anything executes.
-    let saved = SavedFlows::new(&cwd);
+    let saved = SavedFlows::new(cwd);
     let checked = check_document(
         &source.text,
         &LowerOptions {
             default_name: Some(stem),
         },
         &CheckOptions {
-            args: Some(&invocation),
+            args: Some(invocation),
             loader: Some(&saved),
-            cwd: Some(cwd.clone()),
-            allow: allow.clone(),
+            cwd: Some(cwd.to_path_buf()),
+            allow: allow.to_vec(),
             ..CheckOptions::default()
         },
     );
@@ -249,19 +344,65 @@ pub(super) fn launch(
         .filter(|d| d.is_error() || !a.quiet)
         .cloned()
         .collect();
-    say!("{}", render_file(&shown, &source, color));
+    say!("{}", render_file(&shown, source, color));
     let has_errors = checked.has_errors();
     let document = checked.document.map(Box::new);
     let Some(flow) = checked.flow.filter(|_| !has_errors) else {
         sayln!("error: the flow has errors; nothing was run");
-        return ExitCode::from(code::INVALID);
+        return Err(ExitCode::from(code::INVALID));
     };
+    Ok((flow, document))
+}
+
+/// `--plan`: the plan on stderr, then the go-ahead — asked on a terminal, `--yes` without
+/// one. `Err`: the exit code of a run that does not start (0 when the user declined).
+fn confirm_plan(
+    a: &RunArgs,
+    flow: &Flow,
+    invocation: &Invocation,
+    cwd: &Path,
+) -> Result<(), ExitCode> {
+    // `--max-calls` is the cap this run would meet.
+    let p = super::plan::plan_of(flow, invocation, None, None, a.max_calls, cwd);
+    say!("{}", tfc::plan::to_text(&p));
+    if a.yes {
+        return Ok(());
+    }
+    use std::io::IsTerminal;
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        usage_error(
+            "--plan asks before the run starts and there is no terminal to ask on: nothing was \
+             run; pass --yes to start after the plan",
+        );
+        return Err(ExitCode::from(code::INVALID));
+    }
+    say!("Start the run? [y/N] ");
+    let mut answer = String::new();
+    let _ = std::io::stdin().read_line(&mut answer);
+    if matches!(answer.trim(), "y" | "Y" | "yes" | "Yes" | "YES") {
+        Ok(())
+    } else {
+        sayln!("not started");
+        Err(ExitCode::from(code::COMPLETED))
+    }
+}
+
+/// The roster of backends, its notes and warnings printed, and the preflight (SPEC §7.4);
+/// `Err`: the exit code when no backend can serve the run.
+fn backends(
+    a: &RunArgs,
+    flow: &Flow,
+    allow: &[tfc::diag::Code],
+    source: &Source,
+    cwd: &Path,
+    color: bool,
+) -> Result<ConfigRoster, ExitCode> {
     let dry_run = a.dry_run.is_some();
-    let roster = match roster(&a, &cwd, &flow) {
+    let roster = match roster(a, cwd, flow) {
         Ok(r) => r,
         Err(m) => {
             sayln!("error[E0701]: {m}");
-            return ExitCode::from(code::NO_BACKEND);
+            return Err(ExitCode::from(code::NO_BACKEND));
         }
     };
     if let Some(pick) = roster.auto_detected() {
@@ -272,7 +413,7 @@ pub(super) fn launch(
             sayln!("warning: {w}");
         }
     }
-    let uses = tfc::run::agent_uses(&flow);
+    let uses = tfc::run::agent_uses(flow);
     let pre = preflight(
         &roster,
         &uses,
@@ -300,38 +441,36 @@ pub(super) fn launch(
     if let Some(line) = tfc::agent::undefined_agents_line(&undefined) {
         sayln!("{line}");
     }
-    say!("{}", render_file(&pre_shown, &source, color));
+    say!("{}", render_file(&pre_shown, source, color));
     if pre.iter().any(|d| d.is_error()) {
-        return ExitCode::from(code::NO_BACKEND);
+        return Err(ExitCode::from(code::NO_BACKEND));
     }
-    let final_id = flow.final_phase().map(|i| flow.phases[i].id.clone());
-    let root = project_root(&cwd);
-    if !dry_run {
-        // Retention (SPEC §10.1): old finished runs beyond the newest 100 go.
-        let pruned = tfc::run::runs::prune(&root, std::time::SystemTime::now());
-        if pruned > 0 && !a.quiet {
-            sayln!(
-                "note: removed {pruned} finished run(s) older than 30 days beyond the newest 100"
-            );
-        }
+    Ok(roster)
+}
+
+/// Retention (SPEC §10.1): old finished runs beyond the newest 100 go.
+fn prune_runs(root: &Path, quiet: bool) {
+    let pruned = tfc::run::runs::prune(root, std::time::SystemTime::now());
+    if pruned > 0 && !quiet {
+        sayln!("note: removed {pruned} finished run(s) older than 30 days beyond the newest 100");
     }
-    // Export (off unless an endpoint is set); a dry run calls nothing and exports nothing.
-    let export = if dry_run {
-        super::telemetry::Export {
-            telemetry: None,
-            parent: None,
-        }
-    } else {
-        super::telemetry::start(&roster.config().telemetry, a.otel_content, a.quiet)
-    };
-    let view = super::progress::View::start(color, a.quiet);
-    let cancel = tfc::agent::CancelSource::new();
-    let token = cancel.token();
-    install_interrupts(cancel);
-    let opts = RunOptions {
+}
+
+/// The run's options: its settings from the flags, the roster's limits, where progress and
+/// traces go.
+fn run_options(
+    a: &RunArgs,
+    roster: &ConfigRoster,
+    root: &Path,
+    cwd: &Path,
+    resume: Option<Arc<tfc::run::resume::Carried>>,
+    view: &super::progress::View,
+    export: &super::telemetry::Export,
+) -> RunOptions {
+    RunOptions {
         settings: RunSettings {
             concurrency: a.concurrency,
-            dry_run,
+            dry_run: a.dry_run.is_some(),
             dry_run_scripts: a.dry_run.as_deref() == Some("scripts"),
             approve: a.approve.clone(),
             approve_all: a.approve_all,
@@ -339,13 +478,13 @@ pub(super) fn launch(
             reject_reason: a.reason.clone(),
             reject_notes: Default::default(),
             default_idle_timeout_ms: roster.idle_timeout_ms(),
-            project_root: Some(root.clone()),
+            project_root: Some(root.to_path_buf()),
         },
         interactive: true,
         max_usd: a.max_usd,
         max_tokens: a.max_tokens,
         max_calls: a.max_calls,
-        cwd: Some(cwd.clone()),
+        cwd: Some(cwd.to_path_buf()),
         run_id: a.run_id.clone(),
         progress: Some(view.sink()),
         max_output_bytes: Some(roster.max_output_bytes()),
@@ -356,36 +495,10 @@ pub(super) fn launch(
             _ => None,
         },
         resume,
-        launch: Some(launch_value(&a)),
+        launch: Some(launch_value(a)),
         telemetry: export.telemetry.clone(),
         trace_parent: export.parent,
-    };
-    let interp = Interpreter::new(Arc::new(roster))
-        .options(opts)
-        .cancel_on(token.clone());
-    let started = std::time::Instant::now();
-    let source = FlowSource::Checked {
-        flow: Box::new(flow),
-        source: Box::new(source),
-        document,
-    };
-    // The output and the summary go first; the wait for the collector (at most 2 s) after.
-    #[cfg(feature = "temporal")]
-    if engine == Engine::Temporal {
-        let ran = temporal_run(&a, &interp, source, invocation, &view, token);
-        view.finish();
-        let code = match ran {
-            Ok(r) => finish(&a, r, &root, final_id.as_deref(), dry_run, started),
-            Err(code) => code,
-        };
-        super::telemetry::finish(&export);
-        return code;
     }
-    let ran = smol::block_on(interp.run(source, invocation));
-    view.finish();
-    let code = ended(&a, ran, &root, final_id.as_deref(), dry_run, started, color);
-    super::telemetry::finish(&export);
-    code
 }
 
 /// The run's end as [`finish`] tells it, or why it did not run.
@@ -765,22 +878,7 @@ fn roster(a: &RunArgs, cwd: &Path, flow: &Flow) -> Result<ConfigRoster, String> 
 }
 
 fn invocation(a: &RunArgs) -> Result<Invocation, String> {
-    let mut inv = Invocation::default();
-    if let Some(text) = &a.args_json {
-        inv.json = super::input::args_object(text)?;
-    }
-    for p in &a.pairs {
-        match split_pair(p) {
-            Some(pair) => inv.pairs.push(pair),
-            None if inv.positional.is_none() => inv.positional = Some(p.clone()),
-            None => {
-                return Err(format!(
-                    "more than one bare argument ('{p}'): pass NAME=VALUE"
-                ));
-            }
-        }
-    }
-    Ok(inv)
+    super::input::invocation(&a.pairs, a.args_json.as_deref())
 }
 
 /// `--max-calls N` (run, resume, and fork's caps): an integer >= 1 (SPEC §8.7).

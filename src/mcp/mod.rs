@@ -1,8 +1,9 @@
 //! `tfc mcp`: a Model Context Protocol server on stdio for coding-agent hosts (SPEC §13).
 //!
 //! The tools are thin layers over the library — [`check`](crate::check) for `tfc_check` and
-//! `tfc_save`, [`report`](crate::report) for `tfc_graph`, [`eval`](crate::eval) for
-//! `tfc_eval`, [`test`](crate::test) for `tfc_test` — and over the run store for the run tools: a run is a detached `tfc run`
+//! `tfc_save`, [`plan`](crate::plan) for `tfc_plan`, [`report`](crate::report) for
+//! `tfc_graph`, [`eval`](crate::eval) for `tfc_eval`, [`test`](crate::test) for `tfc_test` —
+//! and over the run store for the run tools: a run is a detached `tfc run`
 //! process, and its status is read from its files, never kept in the server.
 //!
 //! # Why a JSON-RPC layer of our own, not the `rmcp` SDK
@@ -23,6 +24,7 @@ mod call;
 mod eval;
 mod flows;
 pub mod hosts;
+mod plan;
 mod rpc;
 mod runs;
 mod schema;

@@ -65,6 +65,28 @@ fn status() -> Value {
         "required": ["runId", "flow", "status", "reason", "phases", "pendingApprovals", "usage"]})
 }
 
+/// `tfc_plan`'s result: the plan of SPEC §18.
+fn plan_schema() -> Value {
+    let count = json!({"type": ["integer", "null"], "minimum": 0});
+    let calls = json!({"type": "object", "properties": {"min": count, "max": count, "worst": count},
+        "required": ["min", "max", "worst"]});
+    let range = |t: &str| json!({"type": ["object", "null"], "properties": {"min": nullable(t), "max": nullable(t)}});
+    let strings = json!({"type": "array", "items": {"type": "string"}});
+    json!({"type": "object", "properties": {
+        "flow": {"type": "string"},
+        "phases": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string"}, "kind": {"type": "string"}, "calls": calls,
+            "promptTokens": {"type": "integer"}, "dynamic": {"type": "boolean"},
+            "children": {"type": "array"}}, "required": ["id", "kind", "calls", "promptTokens", "dynamic"]}},
+        "total": {"type": "object", "properties": {"calls": calls, "inputTokens": range("integer"),
+            "outputTokens": range("integer"), "costUSD": range("number")},
+            "required": ["calls", "inputTokens", "outputTokens", "costUSD"]},
+        "caps": {"type": "object", "properties": {"maxCalls": nullable("integer"),
+            "maxTokens": nullable("number"), "maxUSD": nullable("number")}},
+        "assumptions": strings, "warnings": strings},
+        "required": ["flow", "phases", "total", "caps", "assumptions", "warnings"]})
+}
+
 /// `tfc_run`/`tfc_resume`: the started run, or (with `wait`) its status.
 fn started() -> Value {
     json!({"type": "object", "properties": {
@@ -218,6 +240,16 @@ pub fn tools() -> Vec<Value> {
             ),
             json!({"type": "object", "properties": {"format": {"type": "string"}, "text": {"type": "string"},
                     "ok": {"type": "boolean"}, "diagnostics": diagnostics()}, "required": ["format", "text", "ok"]}),
+        ),
+        tool(
+            "tfc_plan",
+            "Plan a flow's cost",
+            "Before anything runs: how many agent calls a run of the flow can make, per phase and in total (min, max, worst with every retry), their static prompt tokens, and with outputTokens the output tokens and cost of agents with a price. Unknown values are null, with the assumption that would settle them. As `tfc plan --format json`.",
+            Effect::ReadOnly,
+            with_flow(json!({"args": flow_args,
+                              "items": {"type": "integer", "minimum": 0, "description": "Plan every map with this many items (else its source's minItems/maxItems)."},
+                              "outputTokens": {"type": "integer", "minimum": 0, "description": "The output tokens of one call: counts output tokens, and the cost of agents with a price."}})),
+            plan_schema(),
         ),
         tool(
             "tfc_flows",

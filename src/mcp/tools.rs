@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::call::{Args, Call, ToolError, tool_result};
 use super::runs::Runner;
-use super::{eval, flows, testing};
+use super::{eval, flows, plan, testing};
 
 /// Is `name` one of the server's tools?
 pub fn exists(name: &str) -> bool {
@@ -19,6 +19,7 @@ pub fn call(runner: &Runner, name: &str, arguments: Option<&Value>, call: &Call)
         match name {
             "tfc_check" => flows::tool_check(args, root),
             "tfc_graph" => flows::tool_graph(args, root),
+            "tfc_plan" => plan::tool_plan(args, root),
             "tfc_flows" => flows::tool_flows(args, root),
             "tfc_save" => flows::tool_save(args, root),
             "tfc_eval" => eval::tool_eval(args),

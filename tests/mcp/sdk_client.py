@@ -17,7 +17,8 @@ from mcp.client.stdio import stdio_client
 
 EXPECTED = [
     "tfc_check", "tfc_run", "tfc_status", "tfc_wait", "tfc_cancel", "tfc_resume",
-    "tfc_runs", "tfc_show", "tfc_graph", "tfc_flows", "tfc_save", "tfc_eval", "tfc_test",
+    "tfc_runs", "tfc_show", "tfc_graph", "tfc_plan", "tfc_flows", "tfc_save", "tfc_eval",
+    "tfc_test",
 ]
 
 
