@@ -20,6 +20,8 @@ mod shard;
 mod state;
 
 #[cfg(test)]
+mod deadline_tests;
+#[cfg(test)]
 mod race_tests;
 #[cfg(test)]
 mod sim;
