@@ -87,8 +87,26 @@ fn the_pause_names_the_deadline_and_a_resume_keeps_it() {
         "{first}\n{}",
         out.stderr
     );
-    // Resumed without a decision: paused again, the same deadline.
+    // `tfc runs` and `tfc show` name the deadline.
     let parent = printed_run_id(&out);
+    let runs = tfc(&dir, &["runs"]);
+    assert!(
+        runs.stdout.contains(&format!("  (ok expires {expires})")),
+        "{}",
+        runs.stdout
+    );
+    let runs = tfc(&dir, &["runs", "--format", "json"]);
+    let list: serde_json::Value = serde_json::from_str(&runs.stdout).expect("json");
+    assert_eq!(list[0]["nextDeadline"]["phase"], "ok");
+    assert_eq!(list[0]["nextDeadline"]["expiresAt"], expires.as_str());
+    let show = tfc(&dir, &["show", &parent]);
+    let line = show
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("ok "))
+        .expect("the approval's line");
+    assert!(line.ends_with(&format!("expires {expires}")), "{line}");
+    // Resumed without a decision: paused again, the same deadline.
     let out = tfc(&dir, &["resume", &parent]);
     assert_eq!(out.code, 5, "{}", out.stderr);
     let recs = records(&dir);
