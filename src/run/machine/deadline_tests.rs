@@ -69,7 +69,9 @@ fn feed(m: &mut Machine, at: u64, what: Event, record: &mut Option<RunRecord>) -
                     },
                 }),
                 Command::Finish(r) => *record = Some(*r),
-                c @ (Command::AskApproval { .. } | Command::StartTimer { .. }) => kept.push(c),
+                c @ (Command::AskApproval { .. }
+                | Command::StartTimer { .. }
+                | Command::Progress(_)) => kept.push(c),
                 _ => {}
             }
         }
@@ -168,6 +170,7 @@ fn a_question_on_the_terminal_stops_waiting_at_the_deadline() {
     let ask = |on: &str| {
         let cfg = Config {
             ask: true,
+            progress: true,
             ..Config::default()
         };
         let mut m = machine(&flow(on), cfg);
@@ -190,11 +193,18 @@ fn a_question_on_the_terminal_stops_waiting_at_the_deadline() {
     };
     let (mut m, mut record, asked, (timer, ms)) = ask("fail");
     assert_eq!(ms, 3_600_000);
-    feed(
+    let out = feed(
         &mut m,
         T0 + ms,
         Event::TimerFired { op: timer },
         &mut record,
+    );
+    // The display is told why the question no longer matters.
+    let told = "no decision before 2026-11-30T11:00:00.000Z: its onTimeout (fail) decides";
+    assert!(
+        out.iter().any(|c| matches!(c, Command::Progress(p)
+            if p.status == "warning" && p.detail.as_deref() == Some(told))),
+        "{out:?}"
     );
     // The answer after the deadline is late news.
     feed(

@@ -49,7 +49,19 @@ impl Approval {
                     cx.m.forget_op(op);
                 }
                 match self.deadline {
-                    Some((at, on)) => self.expire(ex, cx, at, on),
+                    Some((at, on)) => {
+                        // The question still shows: say why it no longer matters.
+                        let local = ex.id(&cx.flow()).to_owned();
+                        cx.notice(
+                            &local,
+                            &format!(
+                                "no decision before {}: its onTimeout ({}) decides",
+                                expires_at(at),
+                                on.as_str()
+                            ),
+                        );
+                        self.expire(ex, cx, at, on)
+                    }
                     None => Step::Wait,
                 }
             }
