@@ -243,7 +243,7 @@ fn inline_flows_validate() {
                        "scorers": [{"type": "contains", "value": "ok"},
                                    {"type": "length-range", "min": 1, "max": 100, "name": "len"}],
                        "judge": {"agent": "judge", "task": "Rate it"}}},
-            {"id": "ok", "type": "approval", "dependsOn": ["scored"]},
+            {"id": "ok", "type": "approval", "dependsOn": ["scored"], "timeout": "4h", "onTimeout": "approve"},
             {"id": "sub", "type": "flow", "dependsOn": ["ok"], "def": {"phases": [{"id": "x", "task": "y"}]},
              "with": {"topic": "{args.topic}", "n": 3}},
             {"id": "sub2", "type": "flow", "dependsOn": ["sub"], "def": "{steps.sub.output}"},

@@ -177,18 +177,14 @@ fn not_allowed(p: &Phase, out: &mut Vec<Diagnostic>) {
         T::Script,
         T::Race,
         T::Expand,
+        // An approval's `timeout` is its deadline (SPEC §8.8).
+        T::Approval,
     ];
     deny(
         "timeout",
         TIMED,
         " (it has no agent call to time out)",
-        &|| {
-            if p.ty() == T::Flow {
-                "remove it; set 'timeout' on the phases of the sub-flow instead".to_owned()
-            } else {
-                "remove it: an approval waits for a person as long as it takes".to_owned()
-            }
-        },
+        &|| "remove it; set 'timeout' on the phases of the sub-flow instead".to_owned(),
     );
     const RETRIED: &[PhaseType] = &[
         T::Agent,

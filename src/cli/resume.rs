@@ -131,6 +131,15 @@ pub fn run(a: ResumeArgs) -> ExitCode {
             return ExitCode::from(code::INVALID);
         }
     };
+    // A flag for an approval whose deadline passed is refused before anything runs.
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let flagged: Vec<String> = a.approve.iter().chain(&a.reject).cloned().collect();
+    if let Some(m) = planned.expired_flag(&flagged, now_ms) {
+        sayln!("error: {m}");
+        return ExitCode::from(code::INVALID);
+    }
     let launch_flags = parent.launch.as_ref();
     let flag = |k: &str| {
         launch_flags

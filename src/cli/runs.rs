@@ -124,6 +124,9 @@ fn text_line(e: &RunEntry, now: u64) -> String {
         line.push_str("  ");
         line.push_str(&one_line(reason));
     }
+    if let Some((phase, at)) = e.next_deadline() {
+        line.push_str(&format!("  ({phase} expires {at})"));
+    }
     line
 }
 

@@ -180,6 +180,12 @@ fn run_text(e: &RunEntry, cwd: &Path) -> String {
         if let Some(hit) = str_field(p, "cacheHit") {
             l.push_str(&format!("  cache {hit}"));
         }
+        if let Some(a) =
+            field(p, "approval").filter(|a| str_field(a, "decision") == Some("pending"))
+            && let Some(at) = str_field(a, "expiresAt")
+        {
+            l.push_str(&format!("  expires {at}"));
+        }
         if let Some(s) = str_field(p, "skipReason") {
             l.push_str(&format!("  skipped: {}", one_line(s)));
         }

@@ -190,6 +190,20 @@ words! {
 }
 
 words! {
+    /// An approval's `onTimeout` (SPEC §8.8): what its deadline decides.
+    #[derive(Default)]
+    pub enum OnTimeout {
+        /// The deadline rejects.
+        #[default]
+        Reject = "reject",
+        /// The deadline approves.
+        Approve = "approve",
+        /// The deadline fails the phase (decision `expired`).
+        Fail = "fail",
+    }
+}
+
+words! {
     /// A reduce's `reduceStrategy` (SPEC §3.6).
     #[derive(Default)]
     pub enum ReduceStrategy {

@@ -65,6 +65,8 @@ pub enum FieldType {
     Number,
     /// An integer.
     Integer,
+    /// A number of ms, or (an approval's `timeout`) a duration string such as `"4h"`.
+    Duration,
     /// An array of strings.
     StringArray,
     /// One of these strings.
@@ -193,7 +195,11 @@ pub(crate) const PHASE_COMMON: &[FieldDef] = &[
     ),
     f("when", T::String, "condition; falsy skips the phase"),
     f("retry", T::Object(K::Retry), "explicit retry policy"),
-    f("timeout", T::Number, "wall limit per call in ms (>= 1000)"),
+    f(
+        "timeout",
+        T::Duration,
+        "wall limit per call in ms (>= 1000); an approval's deadline (ms, or e.g. \"4h\")",
+    ),
     f(
         "idleTimeout",
         T::Number,

@@ -637,6 +637,9 @@ impl Lowerer {
     }
 
     fn timeout(&mut self, f: &PhaseFields<'_>, ty: PhaseType) -> Option<Field<f64>> {
+        if ty == PhaseType::Approval {
+            return self.deadline(f);
+        }
         let n = self.number(f, "timeout")?;
         let (ok, want) = if ty == PhaseType::Script {
             (
@@ -663,6 +666,32 @@ impl Lowerer {
             return None;
         }
         Some(n)
+    }
+
+    /// An approval's `timeout` (SPEC §8.8): its deadline, ms >= 1000 as a number or a duration
+    /// string read as a cache `ttl` (`"30m"`, `"4h"`, `"2d"`); anything else is E0005.
+    fn deadline(&mut self, f: &PhaseFields<'_>) -> Option<Field<f64>> {
+        let m = f.get("timeout")?;
+        let ms = match &m.value.kind {
+            Kind::Number(n) => Some(*n),
+            Kind::String(s) => super::specs::parse_ttl(&s.value),
+            _ => {
+                self.wrong_type(m, "a number of ms or a duration string");
+                return None;
+            }
+        };
+        match ms {
+            Some(ms) if ms >= 1000.0 && ms.is_finite() => {
+                Some(Field::new(ms, m.key.span, m.value.span))
+            }
+            _ => {
+                self.invalid_value(
+                    m,
+                    "a deadline of at least 1000 ms: a number of ms, or a duration such as \"30m\", \"4h\" or \"2d\"",
+                );
+                None
+            }
+        }
     }
 
     fn tools(&mut self, f: &PhaseFields<'_>) -> Vec<Field<String>> {

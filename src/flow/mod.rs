@@ -31,8 +31,8 @@ pub use args::{
 };
 pub use enums::{
     AgentScope, ArgType, CacheScope, CodeLanguage, Combine, ContractType, CwdKeyword, ExpandMode,
-    Join, OnBlock, OutputMode, PhaseType, ReduceStrategy, ScorerType, Thinking, TournamentMode,
-    Words,
+    Join, OnBlock, OnTimeout, OutputMode, PhaseType, ReduceStrategy, ScorerType, Thinking,
+    TournamentMode, Words,
 };
 pub use fields::{FieldDef, FieldType, ObjectKind};
 pub use ir::{

@@ -134,6 +134,10 @@ fn field_schema(ty: FieldType) -> Value {
         FieldType::Bool => obj([("type", "boolean".into())]),
         FieldType::Number => obj([("type", "number".into())]),
         FieldType::Integer => obj([("type", "integer".into())]),
+        FieldType::Duration => obj([(
+            "oneOf",
+            Value::Array(vec![obj([("type", "number".into())]), string()]),
+        )]),
         FieldType::StringArray => string_array(),
         FieldType::OneOf(values) => obj([("type", "string".into()), ("enum", strings(values))]),
         FieldType::OneOrList(values) => {

@@ -578,6 +578,8 @@ fn status_output(entry: &RunEntry) -> ToolOutput {
         .map(|k| (k.to_owned(), Value::from(0u64)))
         .collect();
     let mut pending_approvals = Vec::new();
+    // Pending approval → its deadline (SPEC §8.8).
+    let mut deadlines: Map<String, Value> = Map::new();
     if let Some(phases) = r["phases"].as_object() {
         for (id, p) in phases {
             let mut s = p["status"].as_str().unwrap_or("pending");
@@ -589,6 +591,9 @@ fn status_output(entry: &RunEntry) -> ToolOutput {
             }
             if p["approval"]["decision"] == "pending" {
                 pending_approvals.push(Value::from(id.as_str()));
+                if let Some(at) = p["approval"]["expiresAt"].as_str() {
+                    deadlines.insert(id.clone(), Value::from(at));
+                }
             }
         }
     }
@@ -604,6 +609,9 @@ fn status_output(entry: &RunEntry) -> ToolOutput {
         "calls": crate::run::summary::record_calls(r),
         "recordPath": entry.dir.join("run.json").display().to_string(),
     });
+    if !deadlines.is_empty() {
+        out["approvalDeadlines"] = Value::Object(deadlines);
+    }
     let ended = entry.status != "running";
     let mut text = format!(
         "run {} {}{}",
@@ -678,6 +686,28 @@ mod tests {
         let out = status_output(&entry);
         assert_eq!(out.structured["calls"], 3, "{}", out.structured);
         assert!(out.text.contains("\nusage: 3 calls"), "{}", out.text);
+    }
+
+    #[test]
+    fn the_status_gives_the_deadlines_of_pending_approvals() {
+        let at = "2026-11-30T11:00:00.000Z";
+        let record = json!({"runId": "r", "flow": "f", "status": "paused",
+            "reason": "awaiting approval: ok, plain", "usage": {}, "phases": {
+                "ok": {"type": "approval", "status": "pending",
+                       "approval": {"decision": "pending", "expiresAt": at}},
+                "plain": {"type": "approval", "status": "pending",
+                          "approval": {"decision": "pending"}}}});
+        let entry = RunEntry {
+            run_id: "r".into(),
+            flow: "f".into(),
+            dir: std::path::PathBuf::from("/nonexistent"),
+            status: "paused".into(),
+            record,
+            summary: json!({}),
+        };
+        let out = status_output(&entry);
+        assert_eq!(out.structured["pendingApprovals"], json!(["ok", "plain"]));
+        assert_eq!(out.structured["approvalDeadlines"], json!({"ok": at}));
     }
 
     #[test]

@@ -61,6 +61,7 @@ fn status() -> Value {
         "phases": {"type": "object", "properties": {"pending": count, "running": count, "done": count, "failed": count, "skipped": count},
                    "required": ["pending", "running", "done", "failed", "skipped"]},
         "pendingApprovals": {"type": "array", "items": {"type": "string"}},
+        "approvalDeadlines": {"type": "object", "additionalProperties": {"type": "string"}},
         "usage": usage(), "calls": count, "finalOutput": {"type": "string"}, "recordPath": {"type": "string"}},
         "required": ["runId", "flow", "status", "reason", "phases", "pendingApprovals", "usage"]})
 }

@@ -433,6 +433,12 @@ impl Interpreter {
                     .unwrap_or_default(),
             ),
             shard_items: None,
+            approval_deadlines: Arc::new(
+                opts.resume
+                    .as_ref()
+                    .map(|r| r.deadlines.clone())
+                    .unwrap_or_default(),
+            ),
         }
     }
 }

@@ -84,12 +84,14 @@ pub struct GateInfo {
 #[derive(Clone, Debug, PartialEq)]
 /// An approval's decision.
 pub struct ApprovalInfo {
-    /// `approve`, `edit`, `reject` or `pending`.
+    /// `approve`, `edit`, `reject`, `pending` or `expired` (a deadline with `onTimeout: fail`).
     pub decision: &'static str,
     /// The edit note or the rejection reason.
     pub note: Option<String>,
-    /// `tty` or `flag`.
+    /// `tty`, `flag`, `signal` or `timeout`.
     pub source: Option<&'static str>,
+    /// The deadline (SPEC §8.8), RFC 3339 UTC with ms, when the approval has a `timeout`.
+    pub expires_at: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -397,6 +399,9 @@ impl PhaseRecord {
             }
             if let Some(src) = a.source {
                 m.insert("source".into(), s(src));
+            }
+            if let Some(e) = &a.expires_at {
+                m.insert("expiresAt".into(), s(e));
             }
             emit("approval", Val(Value::Object(m)));
         }
@@ -874,11 +879,15 @@ impl PhaseMembers {
                     Value::Object(a) => Some(ApprovalInfo {
                         decision: known(
                             a.get("decision"),
-                            &["approve", "edit", "reject", "pending"],
+                            &["approve", "edit", "reject", "pending", "expired"],
                         )
                         .unwrap_or("pending"),
                         note: a.get("note").and_then(Value::as_str).map(str::to_owned),
-                        source: known(a.get("source"), &["tty", "flag", "signal"]),
+                        source: known(a.get("source"), &["tty", "flag", "signal", "timeout"]),
+                        expires_at: a
+                            .get("expiresAt")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
                     }),
                     _ => None,
                 }

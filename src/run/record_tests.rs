@@ -123,6 +123,7 @@ fn a_record_is_written_as_its_value_is() {
         decision: "edit",
         note: None,
         source: Some("tty"),
+        expires_at: Some("2026-11-30T10:00:00.000Z".into()),
     });
     full.loop_info = Some(LoopInfo {
         iterations: 3,

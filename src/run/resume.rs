@@ -32,6 +32,9 @@ pub struct Carried {
     pub rerun_warn: Vec<String>,
     /// The parent's finished map items: node (`map#3`) → (key, output).
     pub items: IndexMap<String, (String, String)>,
+    /// The deadlines of the parent's pending approvals (SPEC §8.8): id → epoch ms. The
+    /// resumed run keeps them: the clock never restarts.
+    pub deadlines: IndexMap<String, u64>,
     /// How it was planned: another process (a Temporal worker) plans it again from this.
     pub origin: Option<Origin>,
     /// The parent's trace, which the resumed run's trace links to.
@@ -381,6 +384,31 @@ pub struct Plan {
     pub carried: Carried,
 }
 
+impl Plan {
+    /// The refusal of a flag (`--approve`/`--reject` `ids`) for an approval whose deadline
+    /// passed by `now_ms` (SPEC §8.8): its `onTimeout` decides, not the flag.
+    pub fn expired_flag(&self, ids: &[String], now_ms: u64) -> Option<String> {
+        ids.iter().find_map(|id| {
+            let at = *self.carried.deadlines.get(id).filter(|&&at| at <= now_ms)?;
+            let on = phases_of(&self.def)
+                .iter()
+                .filter_map(|ph| match ph {
+                    Value::Object(m) => Some(m),
+                    _ => None,
+                })
+                .find(|m| m.get("id").and_then(Value::as_str) == Some(id.as_str()))
+                .and_then(|m| m.get("onTimeout")?.as_str())
+                .unwrap_or("reject");
+            Some(format!(
+                "approval '{id}' expired at {}; its onTimeout ({on}) decides",
+                super::record::timestamp(
+                    std::time::UNIX_EPOCH + std::time::Duration::from_millis(at)
+                )
+            ))
+        })
+    }
+}
+
 /// Whether the parent may be resumed (`status` = its effective status, `interrupted` for a
 /// running record whose lock is stale), the budget refusal, the patch; `flag_caps` are
 /// `--max-usd/--max-tokens/--max-calls`. `Err` = the message (exit 2).
@@ -457,6 +485,7 @@ pub fn plan(
     let (ids, grafts) = def_ids(&def);
     let own: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
     let grafts: std::collections::HashSet<&str> = grafts.iter().map(String::as_str).collect();
+    carried.deadlines = pending_deadlines(&parent.phases);
     carried.states.reserve(parent.phases.len());
     for (id, r) in &parent.phases {
         if r.status != PhaseStatus::Done || dropped.contains(id) || !own.contains(id.as_str()) {
@@ -480,6 +509,20 @@ pub fn plan(
         }
     }
     Ok(Plan { def, carried })
+}
+
+/// The deadlines (epoch ms) of the pending approvals among `phases`, by id.
+pub(crate) fn pending_deadlines<'a>(
+    phases: impl IntoIterator<Item = (&'a String, &'a PhaseRecord)>,
+) -> IndexMap<String, u64> {
+    phases
+        .into_iter()
+        .filter_map(|(id, r)| {
+            let a = r.approval.as_ref().filter(|a| a.decision == "pending")?;
+            let at = super::runs::parse_timestamp(a.expires_at.as_deref()?)?;
+            Some((id.clone(), at))
+        })
+        .collect()
 }
 
 /// The fragment a graft expand `id` put into the parent's record — the phases after it

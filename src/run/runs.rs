@@ -32,7 +32,7 @@ pub struct RunEntry {
     pub status: String,
     /// `run.json` parsed. From [`find`]: the whole record. From [`list`]: a summary — every
     /// top-level field except `def`, `finalOutput` and `warnings`, and `phases` reduced to
-    /// `{status, type, attempts, cacheHit?, subRun?}` per phase, a sub-run to its phases so
+    /// `{status, type, attempts, cacheHit?, approval?, subRun?}` per phase, a sub-run to its phases so
     /// reduced (read the whole record with [`read_record`]).
     pub record: Value,
 }
@@ -61,7 +61,28 @@ impl RunEntry {
         for k in ["reason", "parentRunId", "startedAt", "endedAt", "usage"] {
             o.insert(k.into(), field(k).unwrap_or_default());
         }
+        if let Some((phase, at)) = self.next_deadline() {
+            let mut d = Map::default();
+            d.insert("phase".into(), Value::from(phase));
+            d.insert("expiresAt".into(), Value::from(at));
+            o.insert("nextDeadline".into(), Value::Object(d));
+        }
         Value::Object(o)
+    }
+
+    /// The nearest deadline of the run's pending approvals (SPEC §8.8): (phase, expiresAt).
+    pub fn next_deadline(&self) -> Option<(&str, &str)> {
+        let phases = self.record.as_object()?.get("phases")?.as_object()?;
+        phases
+            .iter()
+            .filter_map(|(id, p)| {
+                let a = p.as_object()?.get("approval")?.as_object()?;
+                if a.get("decision").and_then(Value::as_str) != Some("pending") {
+                    return None;
+                }
+                Some((id.as_str(), a.get("expiresAt")?.as_str()?))
+            })
+            .min_by_key(|(_, at)| parse_timestamp(at).unwrap_or(u64::MAX))
     }
 }
 
@@ -700,7 +721,8 @@ pub fn parse_timestamp(s: &str) -> Option<u64> {
 const SKIPPED: &[&str] = &["def", "finalOutput", "warnings"];
 /// Per-phase members a summary keeps (and `subRun`, reduced to its `phases`, see
 /// [`SUB_RUN`]).
-const PHASE_KEPT: &[&str] = &["status", "type", "attempts", "cacheHit"];
+/// (`approval` is small and gives a paused run's deadlines, SPEC §8.8.)
+const PHASE_KEPT: &[&str] = &["status", "type", "attempts", "cacheHit", "approval"];
 /// A phase's sub-run (a sub-flow's child run): a summary keeps only its `phases`, each
 /// reduced the same way, so that the calls made inside sub-flows are counted
 /// ([`super::summary::record_calls`]); nested deeper than [`super::record::MAX_SUB_RUN_DEPTH`]

@@ -3,7 +3,7 @@
 
 use super::common::Cx;
 use super::{
-    Agent, Approval, PhaseKind, agent, expand, flow, gate, loop_kind, map, parallel, race, reduce,
+    Agent, PhaseKind, agent, approval, expand, flow, gate, loop_kind, map, parallel, race, reduce,
     script, tournament,
 };
 use crate::diag::Diagnostic;
@@ -24,7 +24,7 @@ pub(crate) fn lower_kind(
         PhaseType::Map => PhaseKind::Map(Box::new(map::lower(l, f, cx))),
         PhaseType::Gate => PhaseKind::Gate(Box::new(gate::lower(l, f, cx))),
         PhaseType::Reduce => PhaseKind::Reduce(reduce::lower(l, f, cx)),
-        PhaseType::Approval => PhaseKind::Approval(Approval),
+        PhaseType::Approval => PhaseKind::Approval(approval::lower(l, f, cx)),
         PhaseType::Flow => PhaseKind::Flow(Box::new(flow::lower(l, f, cx))),
         PhaseType::Loop => PhaseKind::Loop(Box::new(loop_kind::lower(l, f, cx))),
         PhaseType::Tournament => PhaseKind::Tournament(Box::new(tournament::lower(l, f, cx))),
@@ -42,7 +42,7 @@ pub fn check_kind(p: &Phase, out: &mut Vec<Diagnostic>) {
         PhaseKind::Map(_) => map::check(p, out),
         PhaseKind::Gate(k) => gate::check(p, k, out),
         PhaseKind::Reduce(k) => reduce::check(p, k, out),
-        PhaseKind::Approval(_) => {}
+        PhaseKind::Approval(_) => approval::check(p, out),
         PhaseKind::Flow(_) => flow::check(p, out),
         PhaseKind::Loop(_) => loop_kind::check(p, out),
         PhaseKind::Tournament(k) => tournament::check(p, k, out),

@@ -102,7 +102,7 @@ impl PhaseKind {
             PhaseType::Map => PhaseKind::Map(Box::new(Map::DEFAULT)),
             PhaseType::Gate => PhaseKind::Gate(Box::new(Gate::DEFAULT)),
             PhaseType::Reduce => PhaseKind::Reduce(Reduce::DEFAULT),
-            PhaseType::Approval => PhaseKind::Approval(Approval),
+            PhaseType::Approval => PhaseKind::Approval(Approval::default()),
             PhaseType::Flow => PhaseKind::Flow(Box::new(SubFlow::DEFAULT)),
             PhaseType::Loop => PhaseKind::Loop(Box::new(Loop::DEFAULT)),
             PhaseType::Tournament => PhaseKind::Tournament(Box::new(Tournament::DEFAULT)),

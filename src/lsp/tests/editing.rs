@@ -95,6 +95,12 @@ fn completion_everywhere() {
     assert!(fields.contains(&"as".to_owned()) && fields.contains(&"dependsOn".to_owned()));
     assert!(!fields.contains(&"over".to_owned()) && !fields.contains(&"branches".to_owned()));
     assert!(applied.contains(r#""task": "t", "as"}"#), "{applied}");
+    // An approval's deadline fields (SPEC §8.8); `onTimeout` is the approval's own.
+    let approval = r#"[{"id": "ok", "type": "approval", "|"}]"#;
+    let (fields, _) = complete(&mut c, approval, None);
+    assert!(fields.contains(&"onTimeout".to_owned()) && fields.contains(&"timeout".to_owned()));
+    let (fields, _) = complete(&mut c, map, None);
+    assert!(!fields.contains(&"onTimeout".to_owned()), "{fields:?}");
     let (_, applied) = complete(&mut c, r#"[{"id": "m", |}]"#, Some("task"));
     assert!(applied.contains(r#"{"id": "m", "task": }"#), "{applied}");
     // `type` values.

@@ -102,4 +102,7 @@ pub struct Config {
     /// The host runs a map of more than this many items in shards of this many
     /// ([`Command::StartShard`](super::Command::StartShard)); `None` (local runs): never.
     pub shard_items: Option<usize>,
+    /// The deadlines of the resumed run's pending approvals (SPEC §8.8): node → epoch ms. A
+    /// resumed approval keeps its deadline instead of starting the clock again.
+    pub approval_deadlines: Arc<IndexMap<String, u64>>,
 }

@@ -22,6 +22,8 @@ mod state;
 #[cfg(test)]
 mod calls_tests;
 #[cfg(test)]
+mod deadline_tests;
+#[cfg(test)]
 mod race_tests;
 #[cfg(test)]
 mod sim;

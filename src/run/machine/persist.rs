@@ -109,6 +109,17 @@ impl Config {
         if let Some(n) = self.shard_items {
             m.insert("shardItems".into(), Value::Number(n as f64));
         }
+        if !self.approval_deadlines.is_empty() {
+            m.insert(
+                "approvalDeadlines".into(),
+                Value::Object(
+                    self.approval_deadlines
+                        .iter()
+                        .map(|(k, ms)| (k.clone(), Value::Number(*ms as f64)))
+                        .collect(),
+                ),
+            );
+        }
         Value::Object(m)
     }
 
@@ -195,6 +206,18 @@ impl Config {
             }),
             shard_items: number("shardItems").map(|n| n.max(1.0) as usize),
             parent_run_id: text("parentRunId"),
+            approval_deadlines: Arc::new(match m.get("approvalDeadlines") {
+                Some(Value::Object(o)) => o
+                    .iter()
+                    .filter_map(|(k, v)| match v {
+                        Value::Number(n) if n.is_finite() && *n >= 0.0 => {
+                            Some((k.clone(), *n as u64))
+                        }
+                        _ => None,
+                    })
+                    .collect(),
+                _ => IndexMap::new(),
+            }),
             ..Config::default()
         })
     }
@@ -241,6 +264,9 @@ mod tests {
             ),
             shard_items: Some(500),
             parent_run_id: Some("r-0".into()),
+            approval_deadlines: Arc::new(
+                [("ok".to_owned(), 1_800_000_000_000)].into_iter().collect(),
+            ),
             ..Config::default()
         };
         let back = Config::from_value(&cfg.to_value()).expect("reads back");

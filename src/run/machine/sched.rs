@@ -454,6 +454,16 @@ impl Machine {
         }
     }
 
+    /// `expires <expiresAt>, then <onTimeout>` of pending approval `i` with a deadline.
+    fn deadline_note(&self, flow: &crate::flow::Flow, i: usize) -> Option<String> {
+        let at = self.recs[i].approval.as_ref()?.expires_at.as_ref()?;
+        let then = match &flow.phases[i].kind {
+            crate::flow::PhaseKind::Approval(k) => k.on_timeout.as_str(),
+            _ => return None,
+        };
+        Some(format!("expires {at}, then {then}"))
+    }
+
     /// End the run: status, reason, final output (SPEC §8.9).
     fn finish(&mut self) {
         self.finished = true;
@@ -519,7 +529,17 @@ impl Machine {
                 (s, chosen.map(|c| ids[c].to_owned()))
             }
             (None, RunStatus::Paused) if !pending.is_empty() => {
-                let list = pending.join(", ");
+                // Each id with a deadline says when and what then (SPEC §8.8).
+                let list = self
+                    .approvals
+                    .iter()
+                    .zip(&pending)
+                    .map(|(&i, id)| match self.deadline_note(&flow, i) {
+                        Some(note) => format!("{id} ({note})"),
+                        None => id.clone(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 let approve: Vec<String> =
                     pending.iter().map(|p| format!("--approve {p}")).collect();
                 let reject: Vec<String> = pending.iter().map(|p| format!("--reject {p}")).collect();
