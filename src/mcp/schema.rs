@@ -333,7 +333,7 @@ mod tests {
     #[test]
     fn every_tool_has_object_schemas() {
         let tools = tools();
-        assert_eq!(tools.len(), 13);
+        assert_eq!(tools.len(), 14);
         for t in &tools {
             assert_eq!(t["inputSchema"]["type"], "object", "{}", t["name"]);
             assert_eq!(t["outputSchema"]["type"], "object", "{}", t["name"]);
