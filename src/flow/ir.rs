@@ -120,6 +120,8 @@ pub struct Flow {
     pub concurrency: Option<Field<f64>>,
     /// `budget`.
     pub budget: Option<Field<Budget>>,
+    /// `hooks`: commands run when the run ends (SPEC §8.10).
+    pub hooks: Option<Field<super::hooks::Hooks>>,
     /// `agentScope`.
     pub agent_scope: AgentScope,
     /// `strictInterpolation`.

@@ -12,6 +12,7 @@
 mod args;
 pub(crate) mod enums;
 pub(crate) mod fields;
+mod hooks;
 mod ir;
 /// The phase kinds, one file each.
 pub mod kinds;
@@ -35,6 +36,7 @@ pub use enums::{
     Words,
 };
 pub use fields::{FieldDef, FieldType, ObjectKind};
+pub use hooks::{DEFAULT_HOOK_TIMEOUT_MS, Hook, HookEvent, Hooks};
 pub use ir::{
     ArgSpec, Budget, CacheSpec, Common, Cond, Contract, Cwd, Field, Flow, Phase, PhaseId, PhaseIds,
     Retry, Shorthand, Text, Written,
