@@ -75,11 +75,11 @@ fn placeholder(
         Diagnostic::new(
             Code::UnknownPlaceholder,
             format!(
-                "hooks.{key}: unresolved refs in hooks.{key}: {{{}}} — left intact (check dependsOn / placeholder spelling)",
+                "unresolved refs in hooks.{key}: {{{}}} — left intact (a hook reads only {{args.X}}, {{run.id}}, {{run.status}}, {{run.dir}})",
                 path.text
             ),
         )
-        .with_label("a hook reads only {args.X}, {run.id}, {run.status}, {run.dir}")
+        .with_label("stays literal when the hook runs")
         .help(help)
     };
     match head {
