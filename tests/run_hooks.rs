@@ -112,7 +112,7 @@ fn assert_recorded(dir: &Path, event: &str, status: &str) {
     let env = read(dir, &format!("hook-{event}.env"));
     let run_dir_text = std::fs::canonicalize(run_dir).expect("canonical");
     for want in [
-        format!("TFC_FLOW=hooked"),
+        "TFC_FLOW=hooked".to_string(),
         format!("TFC_HOOK_ID={id}:{event}"),
         format!("TFC_RUN_ID={id}"),
         format!("TFC_RUN_STATUS={status}"),
