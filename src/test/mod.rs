@@ -460,16 +460,35 @@ fn execute(
     let prepared = interpreter
         .prepare(source, invocation, false)
         .map_err(|e| e.to_string())?;
-    let machine =
-        crate::run::machine::Machine::new(Arc::new(prepared.flow), prepared.args, prepared.config);
+    let flow = Arc::new(prepared.flow);
+    let machine = crate::run::machine::Machine::new(flow.clone(), prepared.args, prepared.config);
     let mut w = world::World {
         agents: prepared.agents,
         roster,
         answering: &answering,
         project_root: None,
     };
-    let record = world::drive(machine, &mut w)?;
+    let mut record = world::drive(machine, &mut w)?;
+    if case.hooks {
+        run_hook(&flow, &mut record, cwd);
+    }
     Ok((record, answering.calls()))
+}
+
+/// `"hooks": true`: the flow's hook of the run's ending runs for real, as in `tfc run` (the
+/// test keeps no run directory: `{run.dir}` is empty). A hook that did not succeed adds its
+/// warning to the record's, where `expect.warnings` sees it.
+fn run_hook(flow: &Flow, record: &mut RunRecord, cwd: &Path) {
+    let Some(call) = crate::run::hooks::prepare(flow, record, None, cwd) else {
+        return;
+    };
+    let ran = smol::block_on(crate::run::hooks::run(
+        &call,
+        crate::process::Cancel::never(),
+    ));
+    if let Some(w) = ran.warning() {
+        record.warnings.push(w);
+    }
 }
 
 /// Run the tests of `files` (those `opts.filter` keeps) on `opts.jobs` threads; reports in
