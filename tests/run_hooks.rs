@@ -298,3 +298,39 @@ fn a_flood_of_output_is_cut_at_64_kib_and_the_run_is_unharmed() {
     assert_eq!(lines[0]["stderr"].as_str().map(str::len), Some(65536));
     assert_eq!(lines[0]["truncated"], true);
 }
+
+/// The README's hooks example is a flow `tfc check` passes without a warning.
+#[test]
+fn the_readme_hooks_example_checks_clean() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let block = readme
+        .split("### Hooks")
+        .nth(1)
+        .and_then(|s| s.split("```json\n").nth(1))
+        .and_then(|s| s.split("```").next())
+        .expect("a json block under '### Hooks'");
+    let dir = scratch("hooks-readme");
+    std::fs::write(dir.join("flow.json"), block).expect("write");
+    let out = tfc_in(Some(&dir), &["check", "flow.json"], b"");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("0 errors, 0 warnings"),
+        "{}",
+        out.stderr
+    );
+    let out = tfc_in(
+        Some(&dir),
+        &[
+            "check",
+            "flow.json",
+            "--arg",
+            "webhook=https://hooks.example.com/tfc",
+        ],
+        b"",
+    );
+    assert!(
+        out.stderr.contains("0 errors, 0 warnings"),
+        "{}",
+        out.stderr
+    );
+}
