@@ -36,10 +36,9 @@ pub use enums::{
     Words,
 };
 pub use fields::{FieldDef, FieldType, ObjectKind};
-pub use hooks::{DEFAULT_HOOK_TIMEOUT_MS, Hook, HookEvent, Hooks};
 pub use ir::{
-    ArgSpec, Budget, CacheSpec, Common, Cond, Contract, Cwd, Field, Flow, Phase, PhaseId, PhaseIds,
-    Retry, Shorthand, Text, Written,
+    ArgSpec, Budget, CacheSpec, Common, Cond, Contract, Cwd, DEFAULT_HOOK_TIMEOUT_MS, Field, Flow,
+    Hook, HookEvent, Hooks, Phase, PhaseId, PhaseIds, Retry, Shorthand, Text, Written,
 };
 pub use kinds::table::fields_of;
 pub use kinds::{
