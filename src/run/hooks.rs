@@ -68,6 +68,19 @@ pub fn prepare(
     run_dir: Option<&Path>,
     cwd: &Path,
 ) -> Option<HookCall> {
+    let mut call = plan(flow, record, run_dir, cwd)?;
+    call.stdin = record.to_value().to_pretty_json();
+    Some(call)
+}
+
+/// [`prepare`] without the stdin (empty): a host that hands the hook to another process
+/// (a Temporal activity) gives it the record there, from `run.json`.
+pub fn plan(
+    flow: &Flow,
+    record: &RunRecord,
+    run_dir: Option<&Path>,
+    cwd: &Path,
+) -> Option<HookCall> {
     let hooks = &flow.hooks.as_ref()?.value;
     let event = event_of(record.status)?;
     let hook = hooks.get(event)?;
@@ -95,11 +108,52 @@ pub fn prepare(
     Some(HookCall {
         event,
         argv,
-        stdin: record.to_value().to_pretty_json(),
+        stdin: String::new(),
         env,
         cwd: cwd.to_path_buf(),
         timeout_ms: hooks.timeout_ms(),
     })
+}
+
+/// The variables a hook gets besides its parent's environment.
+const HOOK_VARS: [&str; 5] = [
+    "TFC_RUN_ID",
+    "TFC_RUN_STATUS",
+    "TFC_RUN_DIR",
+    "TFC_FLOW",
+    "TFC_HOOK_ID",
+];
+
+/// The hook variables among `vars`, named as [`HookCall::env`] names them (a call that
+/// crossed a process boundary); any other is dropped.
+pub fn env_names(vars: Vec<(String, String)>) -> Vec<(&'static str, String)> {
+    vars.into_iter()
+        .filter_map(|(k, v)| HOOK_VARS.iter().find(|n| **n == k).map(|n| (*n, v)))
+        .collect()
+}
+
+/// The run record a hook reads on stdin, from the text of `run.json` (which adds `def` and
+/// the store's own fields to it).
+pub fn record_from_run_json(text: &str) -> Option<String> {
+    let mut record = crate::value::parse_json(text).ok()?;
+    let Value::Object(m) = &mut record else {
+        return None;
+    };
+    for key in [
+        "def",
+        "cwd",
+        "tfcVersion",
+        "gitCommit",
+        "flowDefHash",
+        "launch",
+        "engine",
+        "traceId",
+        "traceUrl",
+        "rootSpanId",
+    ] {
+        m.shift_remove(key);
+    }
+    Some(record.to_pretty_json())
 }
 
 /// What a hook reads: the arguments and `run`.

@@ -160,3 +160,28 @@ fn output_is_cut_at_64_kib_and_a_hook_ignoring_stdin_is_fine() {
     assert_eq!(r.stdout.len(), HOOK_OUTPUT_MAX);
     assert!(r.truncated);
 }
+
+#[test]
+fn a_record_read_back_from_run_json_loses_the_store_fields() {
+    let text = r#"{"schemaVersion": 1, "runId": "r", "def": {"phases": []}, "cwd": "/x",
+        "tfcVersion": "0.1.0", "flowDefHash": "ab", "launch": {}, "status": "completed"}"#;
+    let got = record_from_run_json(text).expect("an object");
+    let v = crate::value::parse_json(&got).expect("JSON");
+    let keys: Vec<&str> = v
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["schemaVersion", "runId", "status"]);
+    assert_eq!(record_from_run_json("[1]"), None);
+}
+
+#[test]
+fn hook_variables_survive_a_trip_by_name() {
+    let vars = vec![
+        ("TFC_HOOK_ID".to_owned(), "r:onFail".to_owned()),
+        ("PATH".to_owned(), "/bin".to_owned()),
+    ];
+    assert_eq!(env_names(vars), [("TFC_HOOK_ID", "r:onFail".to_owned())]);
+}
