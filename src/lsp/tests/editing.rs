@@ -370,6 +370,22 @@ fn hooks_keys_complete_and_hover() {
         applied.contains(r#""onFail": ["x"], "onComplete"}"#),
         "{applied}"
     );
+    // Inside a hook's argument: `{run.…}` and the arguments, nothing of the phases.
+    let hook = |arg: &str| {
+        format!(
+            r#"{{"args": {{"to": {{"type": "string"}}}}, "hooks": {{"onFail": ["notify", "{arg}"]}}, {phases}}}"#
+        )
+    };
+    let (heads, _) = complete(&mut c, &hook("{|}"), None);
+    assert_eq!(heads, ["run.", "args."]);
+    let (fields, applied) = complete(&mut c, &hook("{run.st|"), Some("status"));
+    assert_eq!(fields, ["id", "status", "dir"]);
+    assert!(
+        applied.contains(r#""notify", "{run.status}"]"#),
+        "{applied}"
+    );
+    let (args, _) = complete(&mut c, &hook("x {args.|}"), None);
+    assert_eq!(args, ["to"]);
     let (fields, _) = complete(&mut c, &format!(r#"{{{phases}, "|"}}"#), None);
     assert!(fields.contains(&"hooks".to_owned()), "{fields:?}");
     let uri = "untitled:hooks";
