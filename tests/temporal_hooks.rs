@@ -14,7 +14,7 @@ use temporal_env::*;
 /// first run only records its pid and hangs (so a test can lose its worker meanwhile).
 fn flow(hang_first: bool) -> String {
     let hang = if hang_first {
-        "if [ ! -e hook-hung ]; then touch hook-hung; echo $$ > hook.pid; sleep 300; fi; "
+        "if [ ! -e hook-hung ]; then touch hook-hung; echo $$ > hook.pid.new; mv hook.pid.new hook.pid; sleep 300; fi; "
     } else {
         ""
     };
@@ -74,13 +74,40 @@ fn the_hook_is_an_activity_run_at_least_once() {
     assert_eq!(line["stdout"], "hooked\n");
     drop(worker);
 
+    // A hook that fails is one warning of the `tfc run` following the run; its exit code
+    // is the run's.
+    let dir = base.join("failing");
+    let agent = project(&dir);
+    std::fs::write(
+        dir.join("flow.json"),
+        r#"{"name": "hooked", "hooks": {"onComplete": ["sh", "-c", "echo 'pager down' >&2; exit 3"]},
+            "phases": [{"id": "a", "type": "script", "run": ["echo", "done"]}]}"#,
+    )
+    .expect("flow");
+    let worker = Worker::start(&server, &dir, &agent, "f");
+    let out = run_on(&server, &dir, &agent);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let warnings: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("hooks.onComplete"))
+        .collect();
+    assert_eq!(
+        warnings,
+        ["warning: hooks.onComplete: the hook exited with code 3: pager down"],
+        "{}",
+        out.stderr
+    );
+    assert_eq!(hook_lines(&dir)[0]["exitCode"], 3);
+    drop(worker);
+
     // Its worker lost mid-hook: the hook runs again elsewhere, same TFC_HOOK_ID.
     let dir = base.join("lost");
     let agent = project(&dir);
     std::fs::write(dir.join("flow.json"), flow(true)).expect("flow");
     let mut first = Worker::start(&server, &dir, &agent, "b");
-    let out = run_on(&server, &dir, &agent);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Followed in the background: `tfc run` waits for the hook, as a local run does.
+    let run = spawn_run(&server, &dir, &agent);
     assert!(
         wait_for(60, || dir.join("hook.pid").exists()),
         "the hook never started"
@@ -94,6 +121,13 @@ fn the_hook_is_an_activity_run_at_least_once() {
     assert!(
         wait_for(180, || hook_lines(&dir).len() == 1),
         "the hook never ran again"
+    );
+    let out = run.wait_with_output().expect("tfc run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
     let id = run_id(&dir).expect("run id");
     let want = format!("{id}:onComplete");
