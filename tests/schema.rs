@@ -273,6 +273,23 @@ fn inline_flows_validate() {
 }
 
 #[test]
+fn hooks_validate_and_their_mistakes_do_not() {
+    assert_valid(
+        r#"{"hooks": {"onComplete": ["notify-send", "tfc", "{run.id} {run.status}"],
+                     "onFail": ["curl", "--data-binary", "@-", "https://example.com/hook"],
+                     "onPause": ["true"], "onBlock": ["true"], "timeout": 5000},
+            "phases": [{"id": "a", "task": "x"}]}"#,
+    );
+    let why =
+        assert_invalid(r#"{"hooks": {"onDone": ["x"]}, "phases": [{"id": "a", "task": "x"}]}"#);
+    assert!(why.contains("onDone"), "{why}");
+    assert_invalid(r#"{"hooks": {"onFail": []}, "phases": [{"id": "a", "task": "x"}]}"#);
+    assert_invalid(
+        r#"{"hooks": {"onFail": "notify-send x"}, "phases": [{"id": "a", "task": "x"}]}"#,
+    );
+}
+
+#[test]
 fn unknown_fields_fail_the_schema() {
     let why = assert_invalid(r#"[{"id": "a", "task": "x", "dependson": ["b"]}]"#);
     assert!(why.contains("dependson"), "{why}");

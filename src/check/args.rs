@@ -95,6 +95,10 @@ impl<'f> ArgReads<'f> {
     }
 
     fn flow(&mut self, flow: &'f Flow) {
+        // A hook's arguments are read when the run ends (SPEC §8.10).
+        for hook in flow.hooks.iter().flat_map(|h| &h.value.hooks) {
+            hook.argv.iter().for_each(|a| self.template(&a.template));
+        }
         for p in &flow.phases {
             p.each_text(|_, text| self.template(&text.template));
             for (_, cond) in p.conditions() {

@@ -7,6 +7,7 @@ mod args;
 mod dag;
 mod dynamic;
 mod graph;
+mod hooks;
 mod kinds;
 mod lints;
 mod loader;
@@ -216,6 +217,7 @@ fn check_into(
         }),
     };
     refs::scope_refs(flow, &all, &args_known, out);
+    hooks::check(flow, &args_known, out);
     refs::unknown_placeholders(flow, out);
     if reliable {
         dag::cycles(flow, &graph, out);

@@ -44,7 +44,7 @@ pub struct WorkerArgs {
     #[arg(long = "max-concurrent-calls", value_name = "N", default_value_t = 8)]
     pub(super) max_concurrent_calls: usize,
     /// The old spelling of --max-concurrent-calls (deprecated: `--max-calls` now caps a run's
-    /// calls, SPEC §8.7); accepted for one release, with a warning.
+    /// agent calls on `tfc run`); accepted for one release, with a warning.
     #[arg(
         long = "max-calls",
         value_name = "N",

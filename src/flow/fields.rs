@@ -31,6 +31,8 @@ pub enum ObjectKind {
     Expect,
     /// `lint`.
     Lint,
+    /// `hooks` (SPEC §8.10).
+    Hooks,
 }
 
 impl ObjectKind {
@@ -50,6 +52,7 @@ impl ObjectKind {
             ObjectKind::Judge => "score.judge",
             ObjectKind::Expect => "an expect contract",
             ObjectKind::Lint => "lint",
+            ObjectKind::Hooks => "hooks",
         }
     }
 }
@@ -69,6 +72,8 @@ pub enum FieldType {
     Duration,
     /// An array of strings.
     StringArray,
+    /// A command as argv: a non-empty array of strings, the program first (`hooks`).
+    Argv,
     /// One of these strings.
     OneOf(&'static [&'static str]),
     /// One of these strings, or a non-empty array of them (a contract's `type`).
@@ -135,6 +140,11 @@ const FLOW: &[FieldDef] = &[
         "max phases running at once (default 8)",
     ),
     f("budget", T::Object(K::Budget), "spend caps"),
+    f(
+        "hooks",
+        T::Object(K::Hooks),
+        "commands run when the run ends (SPEC §8.10)",
+    ),
     f(
         "agentScope",
         T::OneOf(AgentScope::NAMES),
@@ -285,6 +295,34 @@ const LINT: &[FieldDef] = &[f(
     "warnings not reported: codes (W0102) or names (gate-sole-path)",
 )];
 
+const HOOKS: &[FieldDef] = &[
+    f(
+        "onComplete",
+        T::Argv,
+        "argv run when the run completes; the run record on stdin",
+    ),
+    f(
+        "onFail",
+        T::Argv,
+        "argv run when the run fails; the run record on stdin",
+    ),
+    f(
+        "onPause",
+        T::Argv,
+        "argv run when the run pauses (approval, budget, interrupt)",
+    ),
+    f(
+        "onBlock",
+        T::Argv,
+        "argv run when a gate or rejection blocks the run",
+    ),
+    f(
+        "timeout",
+        T::Number,
+        "wall limit per hook in ms (default 30000, >= 1000)",
+    ),
+];
+
 const RETRY: &[FieldDef] = &[
     f("max", T::Number, "extra attempts, 0..20 (required)"),
     f("backoffMs", T::Number, "base delay, 0..60000 ms"),
@@ -391,6 +429,7 @@ pub(crate) fn object_fields(kind: ObjectKind) -> &'static [FieldDef] {
         K::Judge => JUDGE,
         K::Expect => EXPECT,
         K::Lint => LINT,
+        K::Hooks => HOOKS,
     }
 }
 

@@ -120,6 +120,8 @@ pub struct Flow {
     pub concurrency: Option<Field<f64>>,
     /// `budget`.
     pub budget: Option<Field<Budget>>,
+    /// `hooks`: commands run when the run ends (SPEC §8.10).
+    pub hooks: Option<Field<Hooks>>,
     /// `agentScope`.
     pub agent_scope: AgentScope,
     /// `strictInterpolation`.
@@ -232,6 +234,85 @@ impl Budget {
     /// A cap on what calls spend (`maxUSD` or `maxTokens`), which serialises the run.
     pub fn meters_spend(&self) -> bool {
         self.max_usd.is_some() || self.max_tokens.is_some()
+    }
+}
+
+/// How long a hook may run when `hooks.timeout` is not written (ms).
+pub const DEFAULT_HOOK_TIMEOUT_MS: u64 = 30_000;
+/// The shortest `hooks.timeout` (ms).
+pub const MIN_HOOK_TIMEOUT_MS: f64 = 1000.0;
+
+/// The ways a run ends that a hook can follow, each with its key in `hooks`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HookEvent {
+    /// `onComplete`: the run completed.
+    Complete,
+    /// `onFail`: the run failed.
+    Fail,
+    /// `onPause`: the run paused (an undecided approval, a budget, an interrupt).
+    Pause,
+    /// `onBlock`: a gate or a rejected approval blocked the run.
+    Block,
+}
+
+impl HookEvent {
+    /// Every event, in the order `hooks` lists them.
+    pub const ALL: [HookEvent; 4] = [
+        HookEvent::Complete,
+        HookEvent::Fail,
+        HookEvent::Pause,
+        HookEvent::Block,
+    ];
+
+    /// Its key in `hooks` (and the `event` of its journal line).
+    pub fn key(self) -> &'static str {
+        match self {
+            HookEvent::Complete => "onComplete",
+            HookEvent::Fail => "onFail",
+            HookEvent::Pause => "onPause",
+            HookEvent::Block => "onBlock",
+        }
+    }
+
+    /// The event of a `hooks` key.
+    pub fn parse(key: &str) -> Option<HookEvent> {
+        HookEvent::ALL.into_iter().find(|e| e.key() == key)
+    }
+}
+
+/// One hook: the command run for one event.
+#[derive(Clone, Debug)]
+pub struct Hook {
+    /// When it runs.
+    pub event: HookEvent,
+    /// The program, then its arguments; each a template.
+    pub argv: Vec<Text>,
+    /// Its key in `hooks`.
+    pub key: Span,
+    /// The array.
+    pub span: Span,
+}
+
+/// `hooks`.
+#[derive(Clone, Debug, Default)]
+pub struct Hooks {
+    /// The commands written, in file order (at most one per event).
+    pub hooks: Vec<Hook>,
+    /// `timeout` in ms; `None` = [`DEFAULT_HOOK_TIMEOUT_MS`].
+    pub timeout: Option<Field<f64>>,
+}
+
+impl Hooks {
+    /// The hook of `event`, if one is written.
+    pub fn get(&self, event: HookEvent) -> Option<&Hook> {
+        self.hooks.iter().find(|h| h.event == event)
+    }
+
+    /// Each hook's wall limit in ms.
+    pub fn timeout_ms(&self) -> u64 {
+        self.timeout
+            .as_ref()
+            .map_or(DEFAULT_HOOK_TIMEOUT_MS, |t| t.value as u64)
     }
 }
 

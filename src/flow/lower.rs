@@ -301,6 +301,9 @@ impl Lowerer {
         if let Some(m) = f.get("budget") {
             flow.budget = self.budget(m);
         }
+        if let Some(m) = f.get("hooks") {
+            flow.hooks = self.hooks(m);
+        }
         flow.agent_scope = self.word(f, "agentScope").unwrap_or_default();
         flow.strict_interpolation = self.boolean(f, "strictInterpolation").unwrap_or(false);
         flow.context_sharing = self.boolean(f, "contextSharing").unwrap_or(false);
@@ -816,6 +819,7 @@ fn empty_flow(span: Span) -> Flow {
         args_key: None,
         concurrency: None,
         budget: None,
+        hooks: None,
         agent_scope: AgentScope::Both,
         strict_interpolation: false,
         context_sharing: false,

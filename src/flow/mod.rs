@@ -12,6 +12,7 @@
 mod args;
 pub(crate) mod enums;
 pub(crate) mod fields;
+mod hooks;
 mod ir;
 /// The phase kinds, one file each.
 pub mod kinds;
@@ -36,8 +37,8 @@ pub use enums::{
 };
 pub use fields::{FieldDef, FieldType, ObjectKind};
 pub use ir::{
-    ArgSpec, Budget, CacheSpec, Common, Cond, Contract, Cwd, Field, Flow, Phase, PhaseId, PhaseIds,
-    Retry, Shorthand, Text, Written,
+    ArgSpec, Budget, CacheSpec, Common, Cond, Contract, Cwd, DEFAULT_HOOK_TIMEOUT_MS, Field, Flow,
+    Hook, HookEvent, Hooks, Phase, PhaseId, PhaseIds, Retry, Shorthand, Text, Written,
 };
 pub use kinds::table::fields_of;
 pub use kinds::{

@@ -37,6 +37,7 @@ pub fn def_name(kind: ObjectKind) -> &'static str {
         ObjectKind::Judge => "judge",
         ObjectKind::Expect => "expect",
         ObjectKind::Lint => "lint",
+        ObjectKind::Hooks => "hooks",
     }
 }
 
@@ -139,6 +140,11 @@ fn field_schema(ty: FieldType) -> Value {
             Value::Array(vec![obj([("type", "number".into())]), string()]),
         )]),
         FieldType::StringArray => string_array(),
+        FieldType::Argv => obj([
+            ("type", "array".into()),
+            ("items", string()),
+            ("minItems", Value::Number(1.0)),
+        ]),
         FieldType::OneOf(values) => obj([("type", "string".into()), ("enum", strings(values))]),
         FieldType::OneOrList(values) => {
             let one = || obj([("type", "string".into()), ("enum", strings(values))]);
@@ -225,6 +231,7 @@ mod tests {
             ObjectKind::Judge,
             ObjectKind::Expect,
             ObjectKind::Lint,
+            ObjectKind::Hooks,
         ];
         let found = kinds();
         for k in all {

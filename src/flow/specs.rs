@@ -675,7 +675,7 @@ mod tests {
             );
             crate::check::check_source(
                 &text,
-                &crate::flow::LowerOptions::default(),
+                &Default::default(),
                 &crate::check::CheckOptions::default(),
             )
             .flow

@@ -144,7 +144,11 @@ pub fn completion(cx: &Ctx<'_>, p: CompletionParams) -> Option<CompletionRespons
             let before = &cx.text[content.start..offset];
             if let Some(open) = placeholder_start(before) {
                 let partial = &before[open + 1..];
-                placeholders(cx, phase, key.as_deref().unwrap_or("task"), partial, offset)
+                if in_hook(&c) {
+                    hook_placeholders(cx, flow, partial, offset)
+                } else {
+                    placeholders(cx, phase, key.as_deref().unwrap_or("task"), partial, offset)
+                }
             } else {
                 let inside = Target::new(content.start, offset, content.end);
                 values(cx, &c, phase, key.as_deref(), inside, false)
@@ -179,6 +183,74 @@ pub fn completion(cx: &Ctx<'_>, p: CompletionParams) -> Option<CompletionRespons
         }
     };
     Some(CompletionResponse::Array(items))
+}
+
+/// Is the cursor in an element of a hook's argv (`hooks.onFail[1]`) at the flow's top level?
+fn in_hook(c: &scan::Context) -> bool {
+    c.root_object
+        && matches!(
+            c.path.as_slice(),
+            [Seg::Key(h), Seg::Key(_), ..] if h == "hooks"
+        )
+}
+
+/// Inside a placeholder of a hook (SPEC §8.10): `{args.X}` and `{run.id|status|dir}`.
+fn hook_placeholders(
+    cx: &Ctx<'_>,
+    flow: Option<&Flow>,
+    partial: &str,
+    offset: usize,
+) -> Vec<CompletionItem> {
+    let (done, word) = partial.rsplit_once('.').unwrap_or(("", partial));
+    let closed = cx.text.as_bytes()[offset..]
+        .iter()
+        .find(|b| !is_word(**b))
+        .is_some_and(|b| *b == b'}');
+    let span = Target::new(offset - word.len(), offset, offset);
+    let close = |s: &str| match closed {
+        true => s.to_owned(),
+        false => format!("{s}}}"),
+    };
+    let mk = |label: &str, kind, detail: &str, text: String| {
+        item(cx, label, kind, Some(detail.to_owned()), span, text)
+    };
+    match done {
+        "" => {
+            let mut out = vec![mk(
+                "run.",
+                CompletionItemKind::MODULE,
+                "the run that ended: id, status, dir",
+                "run.".into(),
+            )];
+            if flow.is_some_and(|f| !f.args.is_empty()) {
+                out.push(mk(
+                    "args.",
+                    CompletionItemKind::MODULE,
+                    "an invocation argument",
+                    "args.".into(),
+                ));
+            }
+            out
+        }
+        "run" => [
+            ("id", "the run id"),
+            ("status", "completed, failed, paused or blocked"),
+            ("dir", "the run's directory (run.json, journal.jsonl)"),
+        ]
+        .into_iter()
+        .map(|(f, d)| mk(f, CompletionItemKind::FIELD, d, close(f)))
+        .collect(),
+        "args" => flow
+            .map(|f| f.args.values().collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|a| {
+                let ty = a.ty.map_or("untyped", |t| t.as_str());
+                mk(&a.name, CompletionItemKind::VARIABLE, ty, close(&a.name))
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Where the placeholder being typed starts in `before` (the string up to the cursor): the

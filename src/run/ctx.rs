@@ -113,6 +113,23 @@ impl ProgressSink {
     }
 }
 
+impl ProgressSink {
+    /// Tell the sink a warning about `what` (a phase, or `hooks.onFail`) outside the
+    /// machine's notes: a hook that did not succeed.
+    pub(crate) fn warn(&self, what: &str, warning: &str) {
+        let facts = super::machine::Facts::default();
+        (self.0)(&ProgressNote {
+            phase: what,
+            status: "warning",
+            detail: Some(warning),
+            attempts: 0,
+            tokens: 0,
+            cost_usd: None,
+            facts: &facts,
+        });
+    }
+}
+
 impl std::fmt::Debug for ProgressSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ProgressSink")

@@ -14,6 +14,7 @@ pub(crate) mod contract;
 mod ctx;
 pub(crate) mod driver;
 pub mod final_skip;
+pub mod hooks;
 pub mod journal;
 pub mod machine;
 mod phases;

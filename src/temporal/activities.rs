@@ -12,7 +12,7 @@ use std::time::Duration;
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
-use super::wire::{CallWire, DirReady, DirWire, LookupWire, StoreBatch};
+use super::wire::{CallWire, DirReady, DirWire, HookDone, HookWire, LookupWire, StoreBatch};
 use crate::agent::{CancelSource, ResolvedAgent, Roster};
 use crate::run::driver;
 use crate::run::machine::{CallEnd, Event, ScriptOutcome, ScriptRequest};
@@ -111,6 +111,43 @@ impl TfcActivities {
         let stop = Arc::new(CancelSource::new());
         let token = stop.token();
         supervised(&ctx, stop, off_runtime(driver::run_script(script, token))).await
+    }
+
+    /// The flow's hook of the run's ending (SPEC §8.10), after `run.json` is final: the
+    /// record on stdin (read from `run.json`), heartbeating while it runs. A hook that fails
+    /// is a result, not an activity failure (only a lost worker makes Temporal run it again,
+    /// with the same `TFC_HOOK_ID`).
+    #[activity(name = "hook")]
+    pub async fn hook(ctx: ActivityContext, h: HookWire) -> Result<HookDone, ActivityError> {
+        let Some(event) = crate::flow::HookEvent::parse(&h.event) else {
+            return Err(ActivityError::from(std::io::Error::other(format!(
+                "unknown hook event '{}'",
+                h.event
+            ))));
+        };
+        let stdin = std::fs::read_to_string(&h.run_json)
+            .ok()
+            .and_then(|t| crate::run::hooks::record_from_run_json(&t))
+            .unwrap_or_default();
+        let call = crate::run::hooks::HookCall {
+            event,
+            argv: h.argv,
+            stdin,
+            env: crate::run::hooks::env_names(h.env),
+            cwd: h.cwd,
+            timeout_ms: h.timeout_ms,
+        };
+        let stop = Arc::new(CancelSource::new());
+        let token = stop.token();
+        let ran = supervised(
+            &ctx,
+            stop,
+            off_runtime(async move { crate::run::hooks::run(&call, token).await }),
+        )
+        .await?;
+        Ok(HookDone {
+            line: ran.journal_value().to_json(),
+        })
     }
 
     /// A phase's working directory.

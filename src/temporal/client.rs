@@ -222,12 +222,12 @@ pub fn start_run(
         let mut outcome: Option<Result<String, String>> = None;
         loop {
             if let Some(record) = mirror.read() {
-                return Ok(Followed::Done(Box::new(record)));
+                return Ok(Followed::Done(mirror.done(record, &follow.detach).await));
             }
             if let Some(Err(message)) = &outcome {
                 // One last read: the journal may have ended meanwhile.
                 if let Some(record) = mirror.read() {
-                    return Ok(Followed::Done(Box::new(record)));
+                    return Ok(Followed::Done(mirror.done(record, &follow.detach).await));
                 }
                 return Ok(Followed::Lost {
                     run_id,
@@ -246,7 +246,7 @@ pub fn start_run(
                     // Ended well: the journal has the end; give the reader a moment.
                     for _ in 0..50 {
                         if let Some(record) = mirror.read() {
-                            return Ok(Followed::Done(Box::new(record)));
+                            return Ok(Followed::Done(mirror.done(record, &follow.detach).await));
                         }
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
@@ -275,6 +275,46 @@ struct Mirror {
 }
 
 impl Mirror {
+    /// The run ended: wait for its hook (SPEC §8.10), which the workflow runs after the
+    /// record is final, and tell one that did not succeed as a warning, as a local run does
+    /// (at most the hook's timeout and a minute and a half; Ctrl-C stops waiting).
+    async fn done(&mut self, record: RunRecord, detach: &Cancel) -> Box<RunRecord> {
+        let cwd = std::path::Path::new(".");
+        let Some(call) = crate::run::hooks::plan(&self.machine.flow, &record, None, cwd) else {
+            return Box::new(record);
+        };
+        let deadline = std::time::Instant::now()
+            + Duration::from_millis(call.timeout_ms)
+            + Duration::from_secs(90);
+        while std::time::Instant::now() < deadline && !detach.is_cancelled() {
+            if let Some(line) = self.hook_line() {
+                if let (Some(error), Some(sink)) = (line["error"].as_str(), &self.progress) {
+                    sink.warn(&format!("hooks.{}", call.event.key()), error);
+                }
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Box::new(record)
+    }
+
+    /// The journal's `hook` line, once it is there (read on from where the run's end was).
+    fn hook_line(&mut self) -> Option<serde_json::Value> {
+        use std::io::{Read, Seek};
+        let mut f = std::fs::File::open(&self.path).ok()?;
+        f.seek(std::io::SeekFrom::Start(self.pos)).ok()?;
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).ok()?;
+        self.pos += bytes.len() as u64;
+        self.partial.push_str(&String::from_utf8_lossy(&bytes));
+        let end = self.partial.rfind('\n')?;
+        let complete: String = self.partial.drain(..=end).collect();
+        complete
+            .lines()
+            .filter(|l| l.starts_with("{\"type\":\"hook\""))
+            .find_map(|l| serde_json::from_str(l).ok())
+    }
+
     fn new(
         setup: super::host::Setup,
         progress: Option<ProgressSink>,

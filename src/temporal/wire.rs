@@ -212,3 +212,24 @@ pub struct StoreBatch {
     #[serde(default)]
     pub files: Vec<(String, String)>,
 }
+
+/// A flow's hook, run by activity `hook` when the run has ended (SPEC §8.10): what
+/// [`crate::run::hooks::plan`] decided, and where `run.json` is (the activity gives the hook
+/// the record from it: a record can outgrow a Temporal payload).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HookWire {
+    /// `onComplete`, `onFail`, `onPause`, `onBlock`.
+    pub event: String,
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    pub timeout_ms: u64,
+    /// The run's `run.json`.
+    pub run_json: PathBuf,
+}
+
+/// How a hook went: its `hook` journal line (compact JSON, no newline).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HookDone {
+    pub line: String,
+}

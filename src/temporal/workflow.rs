@@ -20,7 +20,9 @@ use super::host::{
     Flying, HEARTBEAT_TIMEOUT, Out, Setup, call_flight, machine_now, once, setup, timer_flight,
     wake, worker_lost,
 };
-use super::wire::{ApprovalSignal, DirWire, LookupWire, RunInput, ShardInput, StoreBatch};
+use super::wire::{
+    ApprovalSignal, DirWire, HookWire, LookupWire, RunInput, ShardInput, StoreBatch,
+};
 use crate::run::machine::{
     Command, Config, Event, Input, Line, Machine, ScriptEnd, ScriptOutcome, ShardEnd, ShardRequest,
 };
@@ -88,6 +90,8 @@ impl TfcRun {
             .to_json(),
             ..input.clone()
         };
+        let hook_flow = flow.clone();
+        let dry_run = config.settings.dry_run;
         let mut machine = Machine::new(flow, args, config);
         let mut texts = crate::run::driver::PhaseTexts::default();
         // Outputs too large for `run.json` go to files the worker writes with the record.
@@ -498,6 +502,58 @@ impl TfcRun {
             if let Some(record) = finished.take() {
                 if let Some(t) = traced.take() {
                     t.finish(&record, at);
+                }
+                // The hook of the run's ending (SPEC §8.10), now that `run.json` is final:
+                // an activity of this workflow, so it runs even with no `tfc` following,
+                // and again (same `TFC_HOOK_ID`) if its worker is lost.
+                let call = crate::run::hooks::plan(&hook_flow, &record, Some(&dir), &cwd)
+                    .filter(|_| !dry_run);
+                if let Some(call) = call {
+                    let opts = ActivityOptions::with_start_to_close_timeout(
+                        Duration::from_millis(call.timeout_ms) + Duration::from_secs(60),
+                    )
+                    .activity_id(format!("{run_id}/hook:{}", call.event.key()))
+                    .heartbeat_timeout(HEARTBEAT_TIMEOUT)
+                    .cancellation_token(WorkflowCancellationToken::new())
+                    .retry_policy(
+                        temporalio_common::RetryPolicy::builder()
+                            .maximum_attempts(10)
+                            .build(),
+                    )
+                    .build();
+                    let wire = HookWire {
+                        event: call.event.key().to_owned(),
+                        argv: call.argv,
+                        env: call
+                            .env
+                            .into_iter()
+                            .map(|(k, v)| (k.to_owned(), v))
+                            .collect(),
+                        cwd: call.cwd,
+                        timeout_ms: call.timeout_ms,
+                        run_json: dir.join("run.json"),
+                    };
+                    if let Ok(done) = ctx.execute_activity(TfcActivities::hook, wire, opts).await {
+                        let batch = StoreBatch {
+                            dir: dir.clone(),
+                            offset,
+                            lines: format!("{}\n", done.line),
+                            record: None,
+                            files: Vec::new(),
+                        };
+                        let opts = LocalActivityOptions::builder()
+                            .start_to_close_timeout(Duration::from_secs(60))
+                            .cancellation_token(WorkflowCancellationToken::new())
+                            .retry_policy(
+                                temporalio_common::RetryPolicy::builder()
+                                    .maximum_attempts(5)
+                                    .build(),
+                            )
+                            .build();
+                        let _ = ctx
+                            .execute_local_activity(TfcActivities::store, batch, opts)
+                            .await;
+                    }
                 }
                 return Ok(record.status.as_str().to_owned());
             }

@@ -616,7 +616,10 @@ fn execute(
         unresolved_conditions: conditions.then(Vec::new),
         keep,
     };
-    let record = world::drive(machine, &mut w)?;
+    let mut record = world::drive(machine, &mut w)?;
+    if case.hooks {
+        run_hook(flow, &mut record, cwd);
+    }
     let hits = w.coverage.map(|c| c.finish(&record)).unwrap_or_default();
     let conditions = w.unresolved_conditions.take().unwrap_or_default();
     Ok(Executed {
@@ -642,6 +645,22 @@ pub fn coverage_of(reports: &[FileReport]) -> Vec<coverage::Coverage> {
                 .collect(),
         })
     }))
+}
+
+/// `"hooks": true`: the flow's hook of the run's ending runs for real, as in `tfc run` (the
+/// test keeps no run directory: `{run.dir}` is empty). A hook that did not succeed adds its
+/// warning to the record's, where `expect.warnings` sees it.
+fn run_hook(flow: &Flow, record: &mut RunRecord, cwd: &Path) {
+    let Some(call) = crate::run::hooks::prepare(flow, record, None, cwd) else {
+        return;
+    };
+    let ran = smol::block_on(crate::run::hooks::run(
+        &call,
+        crate::process::Cancel::never(),
+    ));
+    if let Some(w) = ran.warning() {
+        record.warnings.push(w);
+    }
 }
 
 /// Run the tests of `files` (those `opts.filter` keeps) on `opts.jobs` threads; reports in

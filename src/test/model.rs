@@ -50,6 +50,8 @@ pub struct TestCase {
     pub approvals: Vec<Named<Decided>>,
     /// `expect`.
     pub expect: Expect,
+    /// `"hooks": true`: the flow's hooks run when the test's run ends (SPEC §8.10).
+    pub hooks: bool,
 }
 
 /// The answers of one node pattern.
@@ -204,7 +206,7 @@ pub enum MatcherKind {
 }
 
 const FILE_KEYS: &[&str] = &["flow", "tests", "invariants"];
-const TEST_KEYS: &[&str] = &["name", "args", "answers", "approvals", "expect"];
+const TEST_KEYS: &[&str] = &["name", "args", "answers", "approvals", "expect", "hooks"];
 const ANSWER_KEYS: &[&str] = &[
     "json", "error", "timeout", "usage", "violates", "stdout", "exitCode",
 ];
@@ -455,6 +457,15 @@ impl Reader {
                 ),
                 "approvals" => self.approvals(v, &mut case),
                 "expect" => case.expect = self.expect(v),
+                "hooks" => match v.kind {
+                    Kind::Bool(b) => case.hooks = b,
+                    _ => self.wrong(
+                        v,
+                        "'hooks'",
+                        "true or false",
+                        "write \"hooks\": true to run the flow's hooks when this test's run ends",
+                    ),
+                },
                 _ => {}
             }
         }

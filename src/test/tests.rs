@@ -404,3 +404,37 @@ fn an_unreadable_or_non_utf8_test_file_is_a_diagnostic() {
     assert_eq!(c.diagnostics[0].code.as_str(), "T0003");
     assert!(c.invalid().is_some());
 }
+
+/// `"hooks": true` runs the flow's hook of the run's ending (SPEC §8.10), for real, in the
+/// test's directory; without it no hook runs. A hook that fails is a warning of the record.
+#[test]
+fn hooks_run_only_in_a_test_that_asks_for_them() {
+    let dir = std::env::temp_dir().join(format!("tfc-test-hooks-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let flow = r#"{"name": "hooked", "hooks": {
+        "onComplete": ["sh", "-c", "cat > ran.json; printf %s \"$TFC_HOOK_ID\" > id.txt"],
+        "onFail": ["sh", "-c", "echo 'pager down' >&2; exit 3"]},
+      "phases": [{"id": "a", "task": "go"}]}"#;
+    let without = case(r#"{"name": "quiet", "answers": {"a": "ok"}}"#);
+    passes(&run_case(flow, &without, &dir));
+    assert!(!dir.join("ran.json").exists());
+    let with = case(r#"{"name": "loud", "hooks": true, "answers": {"a": "ok"}}"#);
+    assert!(with.hooks);
+    passes(&run_case(flow, &with, &dir));
+    let record = std::fs::read_to_string(dir.join("ran.json")).expect("the hook ran");
+    assert!(record.contains("\"status\": \"completed\""), "{record}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("id.txt")).expect("id"),
+        "test-hooked:onComplete"
+    );
+    let failing = case(
+        r#"{"name": "fails", "hooks": true, "answers": {"a": {"error": "permission denied"}},
+            "expect": {"status": "failed",
+              "warnings": [{"contains": "hooks.onFail: the hook exited with code 3: pager down"}]}}"#,
+    );
+    passes(&run_case(flow, &failing, &dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    let bad = TestCase::parse(r#"{"name": "x", "hooks": "yes"}"#).expect_err("not a bool");
+    assert_eq!(bad[0].code.as_str(), "T0002", "{bad:?}");
+}

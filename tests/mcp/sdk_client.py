@@ -79,6 +79,9 @@ async def main(tfc, root):
             ev, _ = await call("tfc_eval", {"mode": "when", "text": "{args.n} > 2", "ctx": {"args": {"n": 3}}})
             if ev["value"] is not True:
                 fail(f"tfc_eval: {ev}")
+            plan, _ = await call("tfc_plan", {"path": "flow.json"})
+            if plan["total"]["calls"]["min"] is None or not plan["phases"]:
+                fail(f"tfc_plan: {plan}")
             tested, _ = await call("tfc_test", {"path": "flow.json", "tests": [
                 {"name": "inline", "answers": {"*": "x"}, "expect": {"status": "completed", "output": "x"}}]})
             if not tested["ok"] or tested["passed"] != 1:

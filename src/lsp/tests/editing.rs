@@ -359,3 +359,56 @@ fn quick_fixes_follow_the_indentation() {
         "{allowed}"
     );
 }
+
+/// `hooks` (SPEC §8.10): its keys are completed inside it, it is completed among the flow's
+/// fields, and its keys have hovers.
+#[test]
+fn hooks_keys_complete_and_hover() {
+    let mut c = Client::start();
+    let phases = r#""phases": [{"id": "a", "task": "t"}]"#;
+    let (keys, applied) = complete(
+        &mut c,
+        &format!(r#"{{"hooks": {{"onFail": ["x"], "|"}}, {phases}}}"#),
+        Some("onComplete"),
+    );
+    assert_eq!(keys, ["onComplete", "onPause", "onBlock", "timeout"]);
+    assert!(
+        applied.contains(r#""onFail": ["x"], "onComplete"}"#),
+        "{applied}"
+    );
+    // Inside a hook's argument: `{run.…}` and the arguments, nothing of the phases.
+    let hook = |arg: &str| {
+        format!(
+            r#"{{"args": {{"to": {{"type": "string"}}}}, "hooks": {{"onFail": ["notify", "{arg}"]}}, {phases}}}"#
+        )
+    };
+    let (heads, _) = complete(&mut c, &hook("{|}"), None);
+    assert_eq!(heads, ["run.", "args."]);
+    let (fields, applied) = complete(&mut c, &hook("{run.st|"), Some("status"));
+    assert_eq!(fields, ["id", "status", "dir"]);
+    assert!(
+        applied.contains(r#""notify", "{run.status}"]"#),
+        "{applied}"
+    );
+    let (args, _) = complete(&mut c, &hook("x {args.|}"), None);
+    assert_eq!(args, ["to"]);
+    let (fields, _) = complete(&mut c, &format!(r#"{{{phases}, "|"}}"#), None);
+    assert!(fields.contains(&"hooks".to_owned()), "{fields:?}");
+    let uri = "untitled:hooks";
+    let text = format!(
+        r#"{{"hooks": {{"onFail": ["notify-send", "{{run.id}}"], "timeout": 5000}}, {phases}}}"#
+    );
+    assert_eq!(c.open(uri, &text), Vec::<Json>::new());
+    let h = c.ok("textDocument/hover", c.at(uri, "\"onFail\"", 2));
+    let v = h["contents"]["value"].as_str().unwrap();
+    assert!(
+        v.starts_with("`onFail`: argv run when the run fails"),
+        "{v}"
+    );
+    let h = c.ok("textDocument/hover", c.at(uri, "\"hooks\"", 2));
+    let v = h["contents"]["value"].as_str().unwrap();
+    assert!(
+        v.starts_with("`hooks`: commands run when the run ends"),
+        "{v}"
+    );
+}

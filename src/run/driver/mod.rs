@@ -281,6 +281,8 @@ impl Driver {
             r.clone()
         });
         self.close(&mut record);
+        self.hooks(&record).await;
+        self.release(&mut record);
         if let Some(trace) = self.trace.take() {
             trace.finish(&record, crate::telemetry::now_ns());
         }
@@ -646,15 +648,58 @@ impl Driver {
             self.store_error(e);
         }
         let since = Instant::now();
-        if let Err(e) = store.save(&value, since).and_then(|()| store.close()) {
+        if let Err(e) = store.save(&value, since) {
             self.store_error(e);
         }
-        let late: Vec<String> = self.store_errors[errors.len()..]
+        // Kept open (and locked) for the hooks' journal lines; `release` closes it.
+        self.store = Some(store);
+        self.late_store_errors(record, errors.len());
+    }
+
+    /// Store problems found since `before` (their count then) go into the record.
+    fn late_store_errors(&mut self, record: &mut RunRecord, before: usize) {
+        let late: Vec<String> = self.store_errors[before.min(self.store_errors.len())..]
             .iter()
+            .filter(|e| !record.store_errors.contains(e))
             .map(|e| format!("run record: {e}"))
             .collect();
         record.store_errors = self.store_errors.clone();
         record.warnings.extend(late);
+    }
+
+    /// The flow's hook for how the run ended (SPEC §8.10), once `run.json` is final: its
+    /// journal line, and one warning when it did not succeed. Never in a dry run; the run's
+    /// record is not changed.
+    async fn hooks(&mut self, record: &RunRecord) {
+        if self.opts.settings.dry_run {
+            return;
+        }
+        let flow = self.machine.flow.clone();
+        let dir = self.store.as_ref().map(|s| s.dir().to_path_buf());
+        let Some(call) = super::hooks::prepare(&flow, record, dir.as_deref(), &self.cwd) else {
+            return;
+        };
+        let ran = super::hooks::run(&call, crate::process::Cancel::never()).await;
+        if let Some(store) = self.store.as_mut()
+            && let Err(e) = store.append(&ran.journal_value())
+        {
+            self.store_error(e);
+        }
+        if let (Some(error), Some(sink)) = (&ran.error, &self.opts.progress) {
+            sink.warn(&format!("hooks.{}", call.event.key()), error);
+        }
+    }
+
+    /// Close the store (its lock goes) once the hooks have run.
+    fn release(&mut self, record: &mut RunRecord) {
+        let Some(store) = self.store.take() else {
+            return;
+        };
+        let before = self.store_errors.len();
+        if let Err(e) = store.close() {
+            self.store_error(e);
+        }
+        self.late_store_errors(record, before);
     }
 
     /// A failed write: reported once per distinct message; the run goes on.
