@@ -69,7 +69,7 @@ const COMMANDS: &[(&str, How)] = &[
     ("tfc schema > flow.schema.json", How::Run(0, "")),
     (
         "tfc test examples/",
-        How::Run(0, "test result: ok. 24 passed; 0 failed; 0 errors"),
+        How::Run(0, "test result: ok. 25 passed; 0 failed; 0 errors"),
     ),
     (
         "tfc check examples/conditional-review.test.json",
@@ -81,7 +81,7 @@ const COMMANDS: &[(&str, How)] = &[
     ),
     (
         "tfc test examples/ --coverage",
-        How::Run(0, "outcomes 5/8 (63%)"),
+        How::Run(0, "outcomes 8/8 (100%)"),
     ),
     // No claude or codex CLI on this PATH: the run stops before anything executes.
     (
