@@ -485,17 +485,8 @@ impl TfcRun {
                     record,
                     files: std::mem::take(&mut outputs.files),
                 };
-                let opts = LocalActivityOptions::builder()
-                    .start_to_close_timeout(Duration::from_secs(60))
-                    .cancellation_token(WorkflowCancellationToken::new())
-                    .retry_policy(
-                        temporalio_common::RetryPolicy::builder()
-                            .maximum_attempts(5)
-                            .build(),
-                    )
-                    .build();
                 let _ = ctx
-                    .execute_local_activity(TfcActivities::store, batch, opts)
+                    .execute_local_activity(TfcActivities::store, batch, store_options())
                     .await;
                 offset += n;
             }
@@ -541,17 +532,8 @@ impl TfcRun {
                             record: None,
                             files: Vec::new(),
                         };
-                        let opts = LocalActivityOptions::builder()
-                            .start_to_close_timeout(Duration::from_secs(60))
-                            .cancellation_token(WorkflowCancellationToken::new())
-                            .retry_policy(
-                                temporalio_common::RetryPolicy::builder()
-                                    .maximum_attempts(5)
-                                    .build(),
-                            )
-                            .build();
                         let _ = ctx
-                            .execute_local_activity(TfcActivities::store, batch, opts)
+                            .execute_local_activity(TfcActivities::store, batch, store_options())
                             .await;
                     }
                 }
@@ -669,6 +651,19 @@ fn quick() -> ActivityOptions {
         .retry_policy(
             temporalio_common::RetryPolicy::builder()
                 .maximum_attempts(3)
+                .build(),
+        )
+        .build()
+}
+
+/// Options of the local activity that appends to the run's store (journal lines, `run.json`).
+fn store_options() -> LocalActivityOptions {
+    LocalActivityOptions::builder()
+        .start_to_close_timeout(Duration::from_secs(60))
+        .cancellation_token(WorkflowCancellationToken::new())
+        .retry_policy(
+            temporalio_common::RetryPolicy::builder()
+                .maximum_attempts(5)
                 .build(),
         )
         .build()

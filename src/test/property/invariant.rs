@@ -189,6 +189,25 @@ fn unresolved_in(warning: &str) -> Option<(&str, Vec<&str>)> {
     Some((field, list.split("}, {").collect()))
 }
 
+impl Invariants<'_> {
+    /// The required read at `path` in `field` of phase `id`, once the phase it reads is done
+    /// in `record` (before that, an unresolved read is no violation).
+    fn required_at(
+        &self,
+        record: &RunRecord,
+        id: &str,
+        field: &str,
+        path: &str,
+    ) -> Option<&Required> {
+        self.required.iter().find(|r| {
+            r.phase == id
+                && r.field == field
+                && r.path == path
+                && r.reads.as_deref().is_none_or(|x| done(record, x))
+        })
+    }
+}
+
 fn done(record: &RunRecord, id: &str) -> bool {
     record
         .phases
@@ -203,12 +222,7 @@ fn unresolved_read(inv: &Invariants<'_>, record: &RunRecord) -> Option<Violation
                 continue;
             };
             for path in paths {
-                let Some(r) = inv.required.iter().find(|r| {
-                    r.phase == *id
-                        && r.field == field
-                        && r.path == path
-                        && r.reads.as_deref().is_none_or(|x| done(record, x))
-                }) else {
+                let Some(r) = inv.required_at(record, id, field, path) else {
                     continue;
                 };
                 return Some(Violation {
@@ -238,12 +252,7 @@ fn undefined_operand(
         let (id, field) = (s("phase"), s("field"));
         let paths = c.get("unresolved").and_then(Value::as_array);
         for path in paths.into_iter().flatten().filter_map(Value::as_str) {
-            let Some(r) = inv.required.iter().find(|r| {
-                r.phase == id
-                    && r.field == field
-                    && r.path == path
-                    && r.reads.as_deref().is_none_or(|x| done(record, x))
-            }) else {
+            let Some(r) = inv.required_at(record, id, field, path) else {
                 continue;
             };
             return Some(Violation {
