@@ -259,7 +259,7 @@ fn the_bundled_example_tests_pass() {
     let files = [
         ("examples/changelog/flow.test.json", 3),
         ("examples/conditional-review.test.json", 3),
-        ("examples/gated-rework.test.json", 2),
+        ("examples/gated-rework.test.json", 3),
         ("examples/map-reduce-audit.test.json", 5),
         ("examples/release-check.test.json", 5),
         ("examples/script-fallback.test.json", 6),
