@@ -214,11 +214,7 @@ fn junit_xml_is_well_formed() {
     let seen = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = seen.lines().collect();
     assert_eq!(lines[0], "ship.test.json 2 1 0", "{seen}");
-    assert_eq!(
-        lines[1],
-        "'passes <&>' ship.test.json [] True ''",
-        "{seen}"
-    );
+    assert_eq!(lines[1], "'passes <&>' ship.test.json [] True ''", "{seen}");
     assert!(
         lines[2].starts_with("'fails \"quoted\"' ship.test.json ['Failure'] False '"),
         "{seen}"
