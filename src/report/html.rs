@@ -363,6 +363,24 @@ fn details(
             .unwrap_or_default();
         let _ = writeln!(out, "<p>Gate verdict: <b>{}</b>{reason}</p>", esc(verdict));
     }
+    if let Some(a) = p.as_object().and_then(|o| o.get("approval")) {
+        let decision = get_str(a, "decision").unwrap_or("?");
+        let by = get_str(a, "source")
+            .map(|s| format!(" ({})", esc(s)))
+            .unwrap_or_default();
+        let note = get_str(a, "note")
+            .map(|n| format!(" — {}", esc(n)))
+            .unwrap_or_default();
+        // SPEC §8.8: the deadline an approval carries (while pending: when it expires).
+        let deadline = get_str(a, "expiresAt")
+            .map(|t| format!(" · deadline <time>{}</time>", esc(t)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "<p>Approval: <b>{}</b>{by}{note}{deadline}</p>",
+            esc(decision)
+        );
+    }
     let calls = events.calls.get(key).map_or(&[][..], Vec::as_slice);
     if calls.is_empty() {
         out.push_str("<p class=\"none\">No agent call in the journal.</p>\n");
@@ -670,6 +688,31 @@ mod tests {
         assert!(page.contains("<tr data-row=\"a\" data-status=\"failed\">"));
         assert_eq!(read.get(), 0, "a path out of the run folder is never read");
         assert!(!page.contains("secret"));
+    }
+
+    #[test]
+    fn an_approval_shows_its_decision_and_deadline() {
+        let rec = crate::value::parse_json(
+            r#"{"runId": "r-1", "flow": "f", "status": "paused",
+                "phases": {"ship": {"status": "pending", "type": "approval", "attempts": 0,
+                  "approval": {"decision": "pending", "expiresAt": "2026-12-07T12:00:00.000Z"}},
+                           "gate": {"status": "done", "type": "approval", "attempts": 0,
+                  "approval": {"decision": "reject", "source": "timeout", "note": "no <decision>"}}}}"#,
+        )
+        .expect("json");
+        let page = html(&Input {
+            record: &rec,
+            journal: "",
+            status: None,
+            load: &|_: &str| None,
+        });
+        assert!(
+            page.contains(
+                "<p>Approval: <b>pending</b> · deadline <time>2026-12-07T12:00:00.000Z</time></p>"
+            ),
+            "{page}"
+        );
+        assert!(page.contains("<p>Approval: <b>reject</b> (timeout) — no &lt;decision&gt;</p>"));
     }
 
     #[test]
