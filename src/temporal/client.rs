@@ -272,6 +272,8 @@ struct Mirror {
     asked: Option<Asked>,
     run_id: String,
     cmds: Vec<Command>,
+    /// The journal's `hook` line, when a read of the run's inputs took it in with them.
+    hook: Option<serde_json::Value>,
 }
 
 impl Mirror {
@@ -300,6 +302,9 @@ impl Mirror {
 
     /// The journal's `hook` line, once it is there (read on from where the run's end was).
     fn hook_line(&mut self) -> Option<serde_json::Value> {
+        if let Some(line) = self.hook.take() {
+            return Some(line);
+        }
         use std::io::{Read, Seek};
         let mut f = std::fs::File::open(&self.path).ok()?;
         f.seek(std::io::SeekFrom::Start(self.pos)).ok()?;
@@ -332,6 +337,7 @@ impl Mirror {
             progress,
             asked,
             cmds: Vec::new(),
+            hook: None,
         }
     }
 
@@ -346,6 +352,15 @@ impl Mirror {
         self.partial.push_str(&String::from_utf8_lossy(&bytes));
         let end = self.partial.rfind('\n')?;
         let complete: String = self.partial.drain(..=end).collect();
+        // The workflow appends its hook's line right after the run's last input: one read
+        // may bring both, and what follows the run's end here is read no more.
+        if let Some(hook) = complete
+            .lines()
+            .filter(|l| l.starts_with("{\"type\":\"hook\""))
+            .find_map(|l| serde_json::from_str(l).ok())
+        {
+            self.hook = Some(hook);
+        }
         for line in complete.lines() {
             if !line.starts_with("{\"type\":\"input\"") {
                 continue;
