@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::io::{CallRequest, ScriptEnd, ScriptOutcome};
+use super::test_replies::routine_reply;
 use super::{CallEnd, CallOutcome, Command, Config, Event, Input, Machine, UsageData};
 use crate::check::{CheckOptions, check_source};
 use crate::flow::LowerOptions;
@@ -90,6 +91,10 @@ fn run_with(flow: &str, max_calls: Option<u64>, spent: u64) -> Ran {
         };
         at += 1;
         for c in m.handle(Input { at, what }) {
+            if let Some(e) = routine_reply(&c) {
+                events.push_back(e);
+                continue;
+            }
             match c {
                 Command::StartCall { op, request } => {
                     calls.push(request.node.clone());
@@ -97,17 +102,6 @@ fn run_with(flow: &str, max_calls: Option<u64>, spent: u64) -> Ran {
                     most_at_once = most_at_once.max(out.len());
                 }
                 Command::StartTimer { op, .. } => timers.push_back(op),
-                Command::PrepareDir { op, .. } => events.push_back(Event::DirReady {
-                    op,
-                    path: Ok("/t".into()),
-                    warning: None,
-                }),
-                Command::CacheLookup { op, .. } => events.push_back(Event::CacheChecked {
-                    op,
-                    key: format!("{op:016x}"),
-                    hit: None,
-                    warning: None,
-                }),
                 Command::ResolveAgents { op, .. } => events.push_back(Event::AgentsResolved {
                     op,
                     run_id: "sub".into(),

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use super::test_replies::routine_reply;
 use super::{Command, Config, Decision, Event, Input, Machine};
 use crate::check::{CheckOptions, check_source};
 use crate::flow::LowerOptions;
@@ -44,18 +45,11 @@ fn feed(m: &mut Machine, at: u64, what: Event, record: &mut Option<RunRecord>) -
     let mut todo = vec![what];
     while let Some(what) = todo.pop() {
         for c in m.handle(Input { at, what }) {
+            if let Some(e) = routine_reply(&c) {
+                todo.push(e);
+                continue;
+            }
             match c {
-                Command::PrepareDir { op, .. } => todo.push(Event::DirReady {
-                    op,
-                    path: Ok("/t".into()),
-                    warning: None,
-                }),
-                Command::CacheLookup { op, .. } => todo.push(Event::CacheChecked {
-                    op,
-                    key: format!("{op:016x}"),
-                    hit: None,
-                    warning: None,
-                }),
                 Command::StartScript { op, .. } => todo.push(Event::ScriptEnded {
                     op,
                     result: super::ScriptOutcome {

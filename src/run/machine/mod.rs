@@ -27,6 +27,8 @@ mod deadline_tests;
 mod race_tests;
 #[cfg(test)]
 mod sim;
+#[cfg(test)]
+mod test_replies;
 
 pub use config::{Config, RunSettings};
 pub use hit::{CacheHit, HitRecord};

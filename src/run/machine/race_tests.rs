@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::test_replies::routine_reply;
 use super::{CallEnd, CallOutcome, Command, Config, Event, Input, Machine, UsageData};
 use crate::check::{CheckOptions, check_source};
 use crate::flow::LowerOptions;
@@ -61,6 +62,10 @@ fn race(first: usize, after: &[(usize, bool)]) -> (RunRecord, Vec<usize>) {
         let mut todo = vec![what];
         while let Some(what) = todo.pop() {
             for c in m.handle(Input { at, what }) {
+                if let Some(e) = routine_reply(&c) {
+                    todo.push(e);
+                    continue;
+                }
                 match c {
                     Command::StartCall { op, request } => {
                         let i = request.item_index.expect("a branch");
@@ -70,17 +75,6 @@ fn race(first: usize, after: &[(usize, bool)]) -> (RunRecord, Vec<usize>) {
                         let i = calls.iter().find(|(_, (o, _))| *o == op).map(|(i, _)| *i);
                         cancelled.extend(i);
                     }
-                    Command::PrepareDir { op, .. } => todo.push(Event::DirReady {
-                        op,
-                        path: Ok("/t".into()),
-                        warning: None,
-                    }),
-                    Command::CacheLookup { op, .. } => todo.push(Event::CacheChecked {
-                        op,
-                        key: format!("{op:016x}"),
-                        hit: None,
-                        warning: None,
-                    }),
                     Command::Finish(r) => *record = Some(*r),
                     _ => {}
                 }
