@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Outcome, printed_run_id, scratch, tfc_in};
+use common::{Outcome, printed_run_id, records, scratch, tfc_in};
 
 /// A project whose agent logs each call to `calls.log` and answers `answer`.
 fn project(name: &str, timeout: &str, on: &str) -> PathBuf {
@@ -33,22 +33,6 @@ fn project(name: &str, timeout: &str, on: &str) -> PathBuf {
 
 fn tfc(dir: &Path, args: &[&str]) -> Outcome {
     tfc_in(Some(dir), args, b"")
-}
-
-/// Every run record under the project, oldest first.
-fn records(dir: &Path) -> Vec<serde_json::Value> {
-    let mut out: Vec<serde_json::Value> = Vec::new();
-    for r in std::fs::read_dir(dir.join(".tfc/runs/gated"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        if let Ok(t) = std::fs::read_to_string(r.path().join("run.json")) {
-            out.push(serde_json::from_str(&t).expect("run.json is JSON"));
-        }
-    }
-    out.sort_by_key(|r| r["startedAt"].as_str().unwrap_or("").to_owned());
-    out
 }
 
 /// Run the flow until it pauses at `ok`; its run id and the deadline it recorded.

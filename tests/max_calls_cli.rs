@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Outcome, scratch, tfc_in};
+use common::{Outcome, calls, records, scratch, tfc_in};
 
 /// A project with `flow.json` and `agent.sh`, which logs `<node>` per call to `calls.log`
 /// (after a short sleep, so calls overlap) and answers `answer to: <prompt>`.
@@ -28,32 +28,6 @@ fn project(name: &str, flow: &str) -> PathBuf {
 
 fn tfc(dir: &Path, args: &[&str]) -> Outcome {
     tfc_in(Some(dir), args, b"")
-}
-
-fn calls(dir: &Path) -> Vec<String> {
-    std::fs::read_to_string(dir.join("calls.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Every run record under the project, oldest first.
-fn records(dir: &Path) -> Vec<serde_json::Value> {
-    let mut out: Vec<serde_json::Value> = Vec::new();
-    for f in std::fs::read_dir(dir.join(".tfc/runs"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        for r in std::fs::read_dir(f.path()).into_iter().flatten().flatten() {
-            if let Ok(t) = std::fs::read_to_string(r.path().join("run.json")) {
-                out.push(serde_json::from_str(&t).expect("run.json is JSON"));
-            }
-        }
-    }
-    out.sort_by_key(|r| r["startedAt"].as_str().unwrap_or("").to_owned());
-    out
 }
 
 const MAP: &str = r#"{"name": "wide", "budget": {"maxCalls": 5},

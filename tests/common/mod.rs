@@ -126,3 +126,30 @@ pub fn skip_line(required: bool, test: &str, why: &str) -> Result<String, String
         Ok(format!("SKIPPED: {test}: {why}"))
     }
 }
+
+/// The nodes a logging test agent wrote to `calls.log` in `dir`, one per call, in order.
+pub fn calls(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("calls.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every run record under the project `dir`, oldest first.
+pub fn records(dir: &Path) -> Vec<serde_json::Value> {
+    let mut out: Vec<serde_json::Value> = Vec::new();
+    for f in std::fs::read_dir(dir.join(".tfc/runs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        for r in std::fs::read_dir(f.path()).into_iter().flatten().flatten() {
+            if let Ok(t) = std::fs::read_to_string(r.path().join("run.json")) {
+                out.push(serde_json::from_str(&t).expect("run.json is JSON"));
+            }
+        }
+    }
+    out.sort_by_key(|r| r["startedAt"].as_str().unwrap_or("").to_owned());
+    out
+}
