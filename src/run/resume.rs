@@ -39,6 +39,20 @@ pub struct Carried {
     pub origin: Option<Origin>,
     /// The parent's trace, which the resumed run's trace links to.
     pub parent_trace: Option<crate::telemetry::SpanContext>,
+    /// A fork (SPEC §10.4 "Fork"): `states` are copied whatever their key; `None` for a
+    /// resumed run.
+    pub fork: Option<Forked>,
+}
+
+/// What a fork adds to [`Carried`].
+#[derive(Clone, Debug, Default)]
+pub struct Forked {
+    /// The machine's side: the phases copied and set.
+    pub nodes: Arc<super::machine::ForkNodes>,
+    /// Phases re-run because of `--from`: never served from the cross-run store.
+    pub fresh: std::collections::HashSet<String>,
+    /// The child's `forkedFrom` (`{runId, from, set}`).
+    pub forked_from: Value,
 }
 
 /// How a resumed run's [`Carried`] was planned: the parent's directory, its effective
@@ -53,14 +67,35 @@ pub struct Origin {
     pub patch: Option<Patch>,
     /// `--max-usd`/`--max-tokens`/`--max-calls`.
     pub caps: Caps,
+    /// A fork's request (`tfc fork`); `None` for a resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<ForkRequest>,
 }
 
-impl Origin {
-    /// Plan the resumed run again (the same parent gives the same states).
-    pub fn replan(&self) -> Result<Carried, String> {
-        let parent = open(&self.dir)?;
-        Ok(plan(&parent, &self.status, self.patch.as_ref(), self.caps)?.carried)
-    }
+/// What `tfc fork` asks for (SPEC §10.4 "Fork"), planned by [`super::fork::plan`].
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ForkRequest {
+    /// `--from P`: re-run P and its descendants.
+    pub from: Vec<String>,
+    /// `--set P=…` / `--set P#i=…`, in the order given.
+    pub set: Vec<SetOutput>,
+    /// `--args` overrides of the parent's arguments, as JSON text of an object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<String>,
+    /// `K=V` overrides (after `--args`), typed by the flow's declarations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<(String, String)>,
+}
+
+/// One `--set`.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SetOutput {
+    /// The phase id.
+    pub phase: String,
+    /// `P#i`: one map item.
+    pub item: Option<usize>,
+    /// The output (a file's text for `@FILE`).
+    pub text: String,
 }
 
 /// One lookup the driver answers (see `Command::CacheLookup`).
@@ -107,14 +142,19 @@ pub(crate) fn look_up(l: Lookup<'_>) -> Event {
     let mut warning = None;
     let mut hit = None;
     if let Some((k, rec)) = l.resumed.and_then(|c| c.states.get(l.node))
-        && *k == key
+        && (*k == key || l.resumed.is_some_and(|c| c.fork.is_some()))
     {
         hit = Some(Box::new(CacheHit {
             source: "run-only".into(),
             record: HitRecord::Record(rec.clone()),
         }));
     }
+    let fresh = l
+        .resumed
+        .and_then(|c| c.fork.as_ref())
+        .is_some_and(|f| f.fresh.contains(l.node));
     if hit.is_none()
+        && !fresh
         && let Some(root) = l.store
     {
         match store::lookup(root, &key, l.now, l.ttl_ms) {
@@ -335,7 +375,7 @@ fn replay_journal(parent: &mut Parent) {
 }
 
 /// Lower a stored definition (no checks: the caller checks the child's).
-fn lower_def(def: &Value, name: &str) -> Option<crate::flow::Flow> {
+pub(super) fn lower_def(def: &Value, name: &str) -> Option<crate::flow::Flow> {
     let text = def.to_json();
     let parsed = crate::json::parse(&text);
     let root = parsed.root?;
@@ -470,6 +510,7 @@ pub fn plan(
             status: status.to_owned(),
             patch: patch.cloned(),
             caps: flag_caps,
+            fork: None,
         }),
         ..Carried::default()
     };
@@ -529,7 +570,7 @@ pub(crate) fn pending_deadlines<'a>(
 /// named `<id>-<childId>` that the definition does not declare (`own`) — as the sub-run
 /// its reused state carries, so the child grafts them again. They are reused with it:
 /// zero usage and attempts, `cacheHit: "run-only"`.
-fn grafted(
+pub(super) fn grafted(
     parent: &Parent,
     id: &str,
     own: &std::collections::HashSet<&str>,
@@ -574,7 +615,7 @@ fn grafted(
 }
 
 /// The definition's phase ids, and those of its graft expands.
-fn def_ids(def: &Value) -> (Vec<String>, Vec<String>) {
+pub(super) fn def_ids(def: &Value) -> (Vec<String>, Vec<String>) {
     let mut ids = Vec::new();
     let mut grafts = Vec::new();
     for ph in phases_of(def) {
@@ -597,7 +638,7 @@ fn def_ids(def: &Value) -> (Vec<String>, Vec<String>) {
 /// with the record — a later run of the same map, a journal not of this record — is not
 /// trusted). A record without the key (a phase nested in a sub-flow, a record written
 /// before items carried keys) leaves the journal's word standing.
-fn item_agrees(parent: &Parent, phase: &str, index: &str, key: &str) -> bool {
+pub(super) fn item_agrees(parent: &Parent, phase: &str, index: &str, key: &str) -> bool {
     let entry = parent
         .phases
         .get(phase)
@@ -636,7 +677,7 @@ fn phases_mut(def: &mut Value) -> Option<&mut Vec<Value>> {
     }
 }
 
-fn apply_patch(def: &mut Value, p: &Patch) -> Result<(), String> {
+pub(super) fn apply_patch(def: &mut Value, p: &Patch) -> Result<(), String> {
     if p.task.is_none() && p.model.is_none() && p.timeout.is_none() && p.idle_timeout.is_none() {
         return Err(format!(
             "--phase {} needs at least one of --task, --model, --timeout, --idle-timeout",
@@ -677,7 +718,7 @@ fn apply_patch(def: &mut Value, p: &Patch) -> Result<(), String> {
 }
 
 /// `phase` and every phase that depends on it, directly or not (edges: `dependsOn ∪ from`).
-fn descendants(def: &Value, phase: &str) -> std::collections::HashSet<String> {
+pub(super) fn descendants(def: &Value, phase: &str) -> std::collections::HashSet<String> {
     // dependency → the phases that name it.
     let mut dependents: HashMap<&str, Vec<&str>> = HashMap::new();
     for ph in phases_of(def) {
@@ -710,7 +751,7 @@ fn descendants(def: &Value, phase: &str) -> std::collections::HashSet<String> {
 }
 
 /// Phase ids with `idempotent: false`.
-fn non_idempotent(def: &Value) -> Vec<String> {
+pub(super) fn non_idempotent(def: &Value) -> Vec<String> {
     phases_of(def)
         .iter()
         .filter_map(|ph| {
@@ -722,7 +763,7 @@ fn non_idempotent(def: &Value) -> Vec<String> {
 }
 
 /// The definition's `budget` caps.
-fn def_budget(def: &Value) -> Caps {
+pub(super) fn def_budget(def: &Value) -> Caps {
     let Value::Object(m) = def else {
         return Caps::default();
     };

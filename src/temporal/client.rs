@@ -163,6 +163,9 @@ pub fn start_run(
     if let Some(l) = follow.launch.clone() {
         meta.insert("launch".into(), l);
     }
+    if let Some(f) = interp.forked_from() {
+        meta.insert("forkedFrom".into(), f.clone());
+    }
     // Where the run lives: `tfc runs` shows it running without a local lock.
     let mut engine = crate::value::Map::default();
     engine.insert("kind".into(), Value::from("temporal"));
