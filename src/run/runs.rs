@@ -61,6 +61,9 @@ impl RunEntry {
         for k in ["reason", "parentRunId", "startedAt", "endedAt", "usage"] {
             o.insert(k.into(), field(k).unwrap_or_default());
         }
+        if let Some(f) = field("forkedFrom") {
+            o.insert("forkedFrom".into(), f);
+        }
         if let Some((phase, at)) = self.next_deadline() {
             let mut d = Map::default();
             d.insert("phase".into(), Value::from(phase));
@@ -68,6 +71,12 @@ impl RunEntry {
             o.insert("nextDeadline".into(), Value::Object(d));
         }
         Value::Object(o)
+    }
+
+    /// Where the run comes from, as `tfc show`, `tfc runs` and the report say it:
+    /// [`lineage`] of its record.
+    pub fn lineage(&self) -> Option<String> {
+        lineage(&self.record)
     }
 
     /// The nearest deadline of the run's pending approvals (SPEC §8.8): (phase, expiresAt).
@@ -981,3 +990,33 @@ impl Scanner<'_> {
 #[cfg(test)]
 #[path = "runs_tests.rs"]
 mod tests;
+
+/// Where a run comes from, from its record (SPEC §10.4): `forked from R (--from a; --set b)`
+/// for a fork, `resumed from R` for a resumed run, `None` for a run started afresh (a
+/// sub-flow's child record names its parent run as `sub-run of R`).
+pub fn lineage(record: &Value) -> Option<String> {
+    let r = record.as_object()?;
+    let parent = r.get("parentRunId")?.as_str()?;
+    if let Some(Value::Object(f)) = r.get("forkedFrom") {
+        let list = |k: &str| -> Vec<&str> {
+            match f.get(k) {
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            }
+        };
+        let mut how = Vec::new();
+        for (flag, k) in [("--from", "from"), ("--set", "set")] {
+            let ids = list(k);
+            if !ids.is_empty() {
+                how.push(format!("{flag} {}", ids.join(", ")));
+            }
+        }
+        let from = f.get("runId").and_then(Value::as_str).unwrap_or(parent);
+        return Some(if how.is_empty() {
+            format!("forked from {from}")
+        } else {
+            format!("forked from {from} ({})", how.join("; "))
+        });
+    }
+    Some(format!("resumed from {parent}"))
+}
