@@ -43,7 +43,9 @@ impl Runner {
         let req = ForkRequest {
             from: from.clone(),
             set: set_outputs(&set)?,
-            args: overrides.as_ref().map(|o| Value::Object(o.clone()).to_string()),
+            args: overrides
+                .as_ref()
+                .map(|o| Value::Object(o.clone()).to_string()),
             pairs: Vec::new(),
         };
         let record = open(&entry.dir).map_err(|e| ToolError::arg("runId", e))?;
@@ -52,8 +54,9 @@ impl Runner {
             max_tokens,
             max_calls,
         };
-        let fork = plan(&record, &entry.status, &req, None, caps_given)
-            .map_err(|e| ToolError::new(format!("the fork was refused; nothing was started: {e}")))?;
+        let fork = plan(&record, &entry.status, &req, None, caps_given).map_err(|e| {
+            ToolError::new(format!("the fork was refused; nothing was started: {e}"))
+        })?;
         if only_plan {
             let phases: Vec<Value> = fork
                 .actions
@@ -119,7 +122,9 @@ fn set_outputs(set: &Map<String, Value>) -> Result<Vec<SetOutput>, ToolError> {
                     Err(_) => {
                         return Err(ToolError::arg(
                             "set",
-                            format!("'{target}': '{i}' is not an item index (P#0 is a map's first item)"),
+                            format!(
+                                "'{target}': '{i}' is not an item index (P#0 is a map's first item)"
+                            ),
                         ));
                     }
                 },

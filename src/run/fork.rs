@@ -18,8 +18,8 @@ use indexmap::IndexMap;
 use super::machine::ForkNodes;
 use super::record::{PhaseRecord, PhaseStatus};
 use super::resume::{
-    Caps, Carried, ForkRequest, Forked, Origin, Parent, Patch, Plan, SetOutput, apply_patch,
-    def_ids, grafted, item_agrees, lower_def, open, pending_deadlines,
+    ANY_KEY, Caps, Carried, ForkRequest, Forked, Origin, Parent, Patch, Plan, SetOutput,
+    apply_patch, def_ids, grafted, item_agrees, lower_def, open, pending_deadlines,
 };
 use crate::agent::Usage;
 use crate::flow::{Flow, Invocation, OutputMode, Phase, PhaseType};
@@ -200,8 +200,9 @@ pub fn plan(
                 }
                 spent.add(&r.usage);
                 spent.calls += u64::from(r.agent_calls());
-                let key = r.input_hash.clone().unwrap_or_default();
-                carried.states.insert(id.clone(), (key, Arc::new(r)));
+                carried
+                    .states
+                    .insert(id.clone(), (ANY_KEY.to_owned(), Arc::new(r)));
                 nodes.copy.insert(id.clone());
             }
             Action::Set => {
@@ -405,7 +406,7 @@ fn set_output(
         r.json = checked_json(p, text, &format!("--set {id}"))?;
         carried
             .states
-            .insert(id.clone(), (String::new(), Arc::new(r)));
+            .insert(id.clone(), (ANY_KEY.to_owned(), Arc::new(r)));
         return Ok(());
     }
     let count = parent

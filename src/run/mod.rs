@@ -215,6 +215,7 @@ impl Interpreter {
             .as_ref()
             .and_then(|c| c.fork.as_ref())
             .map(|f| &f.forked_from)
+            .filter(|v| !matches!(v, crate::value::Value::Null))
     }
 
     /// Abort the run when this fires (Ctrl-C in the CLI).

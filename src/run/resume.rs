@@ -39,8 +39,8 @@ pub struct Carried {
     pub origin: Option<Origin>,
     /// The parent's trace, which the resumed run's trace links to.
     pub parent_trace: Option<crate::telemetry::SpanContext>,
-    /// A fork (SPEC §10.4 "Fork"): `states` are copied whatever their key; `None` for a
-    /// resumed run.
+    /// The states copied whatever their kind and key (a fork's, SPEC §10.4 "Fork", and
+    /// those a resumed run's parent had itself copied); `None` when there are none.
     pub fork: Option<Forked>,
 }
 
@@ -51,7 +51,7 @@ pub struct Forked {
     pub nodes: Arc<super::machine::ForkNodes>,
     /// Phases re-run because of `--from`: never served from the cross-run store.
     pub fresh: std::collections::HashSet<String>,
-    /// The child's `forkedFrom` (`{runId, from, set}`).
+    /// The child's `forkedFrom` (`{runId, from, set}`); `Null` for a resumed run.
     pub forked_from: Value,
 }
 
@@ -98,6 +98,10 @@ pub struct SetOutput {
     pub text: String,
 }
 
+/// The key of a carried state reused whatever the phase's key is now: a fork's copies and
+/// `--set`s, and a resumed run's states its parent had itself copied (SPEC §10.4).
+pub(crate) const ANY_KEY: &str = "*";
+
 /// One lookup the driver answers (see `Command::CacheLookup`).
 pub(crate) struct Lookup<'a> {
     pub op: u64,
@@ -142,7 +146,7 @@ pub(crate) fn look_up(l: Lookup<'_>) -> Event {
     let mut warning = None;
     let mut hit = None;
     if let Some((k, rec)) = l.resumed.and_then(|c| c.states.get(l.node))
-        && (*k == key || l.resumed.is_some_and(|c| c.fork.is_some()))
+        && (*k == key || k == ANY_KEY)
     {
         hit = Some(Box::new(CacheHit {
             source: "run-only".into(),
@@ -528,6 +532,7 @@ pub fn plan(
     let grafts: std::collections::HashSet<&str> = grafts.iter().map(String::as_str).collect();
     carried.deadlines = pending_deadlines(&parent.phases);
     carried.states.reserve(parent.phases.len());
+    let mut copied = std::collections::HashSet::new();
     for (id, r) in &parent.phases {
         if r.status != PhaseStatus::Done || dropped.contains(id) || !own.contains(id.as_str()) {
             continue;
@@ -535,6 +540,15 @@ pub fn plan(
         // Stopped short by the budget (items skipped, a loop cut): it runs again, calling
         // only what it did not finish (its finished items are carried above).
         if r.budget_truncated {
+            continue;
+        }
+        // A state the parent had copied (from its own fork or parent) stays copied, whatever
+        // its kind: a loop or side effect copied by a fork is never run again by a resume.
+        if r.cache_hit.is_some() {
+            carried
+                .states
+                .insert(id.clone(), (ANY_KEY.to_owned(), Arc::new(r.clone())));
+            copied.insert(id.clone());
             continue;
         }
         if idempotent.contains(id) {
@@ -548,6 +562,17 @@ pub fn plan(
             }
             carried.states.insert(id.clone(), (h.clone(), Arc::new(r)));
         }
+    }
+    if !copied.is_empty() {
+        carried.fork = Some(Forked {
+            nodes: Arc::new(super::machine::ForkNodes {
+                parent: parent.run_id.clone(),
+                copy: copied,
+                set: std::collections::HashSet::new(),
+            }),
+            fresh: std::collections::HashSet::new(),
+            forked_from: Value::Null,
+        });
     }
     Ok(Plan { def, carried })
 }

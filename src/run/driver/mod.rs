@@ -149,7 +149,9 @@ impl Driver {
             if let Some(l) = &self.opts.launch {
                 self.meta.insert("launch".into(), l.clone());
             }
-            if let Some(f) = self.opts.resume.as_ref().and_then(|r| r.fork.as_ref()) {
+            if let Some(f) = self.opts.resume.as_ref().and_then(|r| r.fork.as_ref())
+                && !matches!(f.forked_from, Value::Null)
+            {
                 self.meta.insert("forkedFrom".into(), f.forked_from.clone());
             }
             let commit = super::cache::fingerprint::head_commit(&self.cwd);
