@@ -385,3 +385,31 @@ fn a_killed_fork_resumes_without_running_its_copies() {
     assert_eq!(resumed["phases"]["lp"]["cacheHit"], "run-only");
     assert_eq!(resumed["phases"]["side"]["cacheHit"], "run-only");
 }
+
+#[test]
+fn call_caps_count_the_copied_calls_and_stop_the_fork_exactly() {
+    let dir = project("fork-caps", FLOW);
+    let parent = first_run(&dir);
+    // The copied phases made 9 calls: a cap at or under them is refused up front.
+    let out = tfc(&dir, &["fork", &parent, "--from", "b", "--max-calls", "9"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("made 9 call(s), which already reaches the call cap"),
+        "{}",
+        out.stderr
+    );
+    assert!(calls(&dir).is_empty());
+    // One more call is allowed: b runs, c is refused, the fork pauses.
+    let out = tfc(&dir, &["fork", &parent, "--from", "b", "--max-calls", "10"]);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert_eq!(calls(&dir), vec!["b"]);
+    let child = records(&dir).pop().expect("record");
+    assert_eq!(child["reason"], "budget exceeded: calls 10 reached cap 10");
+    // Its resume with a higher cap finishes with the one call left.
+    clear_calls(&dir);
+    let id = child["runId"].as_str().expect("id").to_owned();
+    let out = tfc(&dir, &["resume", &id, "--max-calls", "11"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(calls(&dir), vec!["c"]);
+}

@@ -19,7 +19,7 @@ use super::machine::ForkNodes;
 use super::record::{PhaseRecord, PhaseStatus};
 use super::resume::{
     ANY_KEY, Caps, Carried, ForkRequest, Forked, Origin, Parent, Patch, Plan, SetOutput,
-    apply_patch, def_ids, grafted, item_agrees, lower_def, open, pending_deadlines,
+    apply_patch, def_budget, def_ids, grafted, item_agrees, lower_def, open, pending_deadlines,
 };
 use crate::agent::Usage;
 use crate::flow::{Flow, Invocation, OutputMode, Phase, PhaseType};
@@ -227,6 +227,7 @@ pub fn plan(
         let i = graph.id(&s[0].phase).unwrap_or_default();
         set_output(&flow.phases[i], parent, &s, &mut carried)?;
     }
+    refuse_over_caps(parent, &def, caps, &spent)?;
     carried.spent_before = Some(spent);
     carried.fork = Some(Forked {
         nodes: Arc::new(nodes),
@@ -264,6 +265,38 @@ pub fn replan(origin: &Origin) -> Result<Carried, String> {
             )
         }
     }
+}
+
+/// The caps (flags, else the flow's `budget`) apply to the total, the copied phases' spend
+/// included (SPEC §8.7, §10.4): a fork that would start over them is refused.
+fn refuse_over_caps(
+    parent: &Parent,
+    def: &Value,
+    flags: Caps,
+    spent: &Usage,
+) -> Result<(), String> {
+    let budget = def_budget(def);
+    let mut meter = super::machine::Meter::new(
+        flags.max_usd.or(budget.max_usd),
+        flags.max_tokens.or(budget.max_tokens),
+    )
+    .with_max_calls(flags.max_calls.or(budget.max_calls));
+    meter.add(spent);
+    if meter.calls_full() {
+        return Err(format!(
+            "the phases copied from run '{}' made {} call(s), which already reaches the call cap; pass --max-calls above {} (the cap counts the copied calls too)",
+            parent.run_id,
+            meter.calls(),
+            meter.calls()
+        ));
+    }
+    if let Some(reason) = meter.over() {
+        return Err(format!(
+            "the phases copied from run '{}' already spent over the budget ({reason}); pass --max-usd/--max-tokens above the amount they spent",
+            parent.run_id
+        ));
+    }
+    Ok(())
 }
 
 /// Reasons after which every item of a map is called again.
@@ -312,6 +345,16 @@ fn child_args(
             changed.insert(k.clone());
         }
         args.insert(k, v);
+    }
+    // As `tfc check` will take them: an unknown or missing argument is refused here, before
+    // anything starts (an MCP caller gets it as the tool's error).
+    let reads = crate::check::ArgReads::of(flow);
+    if let Err(problems) = crate::flow::resolve_args(flow, args.clone(), |n| reads.reads(n)) {
+        let lines: Vec<String> = problems
+            .iter()
+            .map(|p| format!("{}: {}", p.code.as_str(), p.message))
+            .collect();
+        return Err(lines.join("; "));
     }
     Ok((args, changed))
 }
@@ -585,3 +628,7 @@ impl<'f> Graph<'f> {
         out
     }
 }
+
+#[cfg(test)]
+#[path = "fork_tests.rs"]
+mod tests;

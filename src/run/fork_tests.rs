@@ -1,0 +1,181 @@
+//! Unit tests of the fork's plan: the re-run set for each reason, on parents run in memory
+//! with the store.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::agent::{FnAgent, Outcome};
+use crate::run::{Interpreter, RunOptions, RunSettings};
+
+/// A diamond with a side branch: `a → b, c → d`; `e` reads `{args.who}` in its `when`;
+/// `f` depends on `e`.
+const FLOW: &str = r#"{"name": "k", "args": {"who": {"type": "string", "default": "me"}},
+  "phases": [
+    {"id": "a", "task": "one"},
+    {"id": "b", "dependsOn": ["a"], "task": "two {steps.a.output}"},
+    {"id": "c", "dependsOn": ["a"], "task": "three", "idempotent": false},
+    {"id": "d", "dependsOn": ["b", "c"], "task": "four {steps.b.output}"},
+    {"id": "e", "when": "{args.who} == me", "task": "five"},
+    {"id": "f", "dependsOn": ["e", "d"], "task": "six", "output": "json",
+     "expect": {"type": "object", "required": ["ok"]}}
+  ]}"#;
+
+fn parent(root: &Path) -> Parent {
+    let agent = FnAgent::new("echo", |req| {
+        if req.prompt.starts_with("six") {
+            Outcome::ok("{\"ok\": true}")
+        } else {
+            Outcome::ok(format!("<{}>", req.prompt))
+        }
+    });
+    let rec = Interpreter::with_agent(agent)
+        .options(RunOptions {
+            settings: RunSettings {
+                project_root: Some(root.to_path_buf()),
+                ..RunSettings::default()
+            },
+            cwd: Some(root.to_path_buf()),
+            ..RunOptions::default()
+        })
+        .eval_text("k", FLOW, Map::default())
+        .expect("runs");
+    let dir: PathBuf = root.join(".tfc/runs/k").join(&rec.run_id);
+    open(&dir).expect("opens")
+}
+
+fn actions(f: &Fork) -> Vec<(String, String)> {
+    f.actions
+        .iter()
+        .map(|(id, a)| (id.clone(), a.label()))
+        .collect()
+}
+
+fn runs(f: &Fork) -> Vec<&str> {
+    f.actions
+        .iter()
+        .filter(|(_, a)| matches!(a, Action::Run(_)))
+        .map(|(id, _)| id.as_str())
+        .collect()
+}
+
+#[test]
+fn from_takes_the_phase_and_every_descendant() {
+    let tmp = tempfile::tempdir().expect("temp");
+    let p = parent(tmp.path());
+    let req = ForkRequest {
+        from: vec!["c".into()],
+        ..ForkRequest::default()
+    };
+    let f = plan(&p, "completed", &req, None, Caps::default()).expect("plan");
+    assert_eq!(runs(&f), vec!["c", "d", "f"]);
+    // c is idempotent:false and asked for: it runs; the copies are a, b, e.
+    let copied = &f.plan.carried.fork.as_ref().expect("fork").nodes.copy;
+    let mut copied: Vec<&String> = copied.iter().collect();
+    copied.sort();
+    assert_eq!(copied, vec!["a", "b", "e"]);
+    assert_eq!(f.plan.carried.spent_before.expect("spent").calls, 3);
+    let fresh = &f.plan.carried.fork.as_ref().expect("fork").fresh;
+    assert!(fresh.contains("c") && fresh.contains("f") && !fresh.contains("a"));
+}
+
+#[test]
+fn a_set_reruns_only_its_descendants_and_is_checked_against_its_contract() {
+    let tmp = tempfile::tempdir().expect("temp");
+    let p = parent(tmp.path());
+    let set = |phase: &str, text: &str| ForkRequest {
+        set: vec![SetOutput {
+            phase: phase.into(),
+            item: None,
+            text: text.into(),
+        }],
+        ..ForkRequest::default()
+    };
+    let f = plan(&p, "completed", &set("b", "new b"), None, Caps::default()).expect("plan");
+    assert_eq!(runs(&f), vec!["d", "f"]);
+    assert_eq!(actions(&f)[1], ("b".to_owned(), "set".to_owned()));
+    let (key, rec) = &f.plan.carried.states["b"];
+    assert_eq!((key.as_str(), rec.output.as_str()), (ANY_KEY, "new b"));
+    // f's contract requires `ok`.
+    let err = plan(
+        &p,
+        "completed",
+        &set("f", "{\"no\": 1}"),
+        None,
+        Caps::default(),
+    )
+    .expect_err("violates");
+    assert!(
+        err.contains("$: missing required property 'ok'") || err.contains("ok"),
+        "{err}"
+    );
+    let f = plan(
+        &p,
+        "completed",
+        &set("f", "{\"ok\": 2}"),
+        None,
+        Caps::default(),
+    )
+    .expect("ok");
+    assert_eq!(
+        f.plan.carried.states["f"]
+            .1
+            .json
+            .as_ref()
+            .map(Value::to_json)
+            .as_deref(),
+        Some("{\"ok\":2}")
+    );
+}
+
+#[test]
+fn a_changed_argument_reruns_what_reads_it_even_in_a_condition() {
+    let tmp = tempfile::tempdir().expect("temp");
+    let p = parent(tmp.path());
+    let req = ForkRequest {
+        pairs: vec![("who".into(), "you".into())],
+        ..ForkRequest::default()
+    };
+    let f = plan(&p, "completed", &req, None, Caps::default()).expect("plan");
+    assert_eq!(runs(&f), vec!["e", "f"]);
+    assert_eq!(f.args.get("who"), Some(&Value::from("you")));
+    assert_eq!(
+        f.actions["e"],
+        Action::Run("arguments changed"),
+        "{:?}",
+        actions(&f)
+    );
+    // A value that does not convert is refused with its code.
+    let req = ForkRequest {
+        args: Some("{\"nope\": 1}".into()),
+        ..ForkRequest::default()
+    };
+    let err = plan(&p, "completed", &req, None, Caps::default()).expect_err("unknown arg");
+    assert!(err.starts_with('E'), "{err}");
+}
+
+#[test]
+fn a_running_parent_is_refused_and_replan_gives_the_same_states() {
+    let tmp = tempfile::tempdir().expect("temp");
+    let p = parent(tmp.path());
+    let req = ForkRequest {
+        from: vec!["d".into()],
+        ..ForkRequest::default()
+    };
+    let err = plan(&p, "running", &req, None, Caps::default()).expect_err("running");
+    assert!(err.contains("a fork starts from an ended run"), "{err}");
+    let f = plan(&p, "completed", &req, None, Caps::default()).expect("plan");
+    let origin = f.plan.carried.origin.clone().expect("origin");
+    let again = replan(&origin).expect("replans");
+    let mut a: Vec<&String> = f.plan.carried.states.keys().collect();
+    let mut b: Vec<&String> = again.states.keys().collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    assert_eq!(
+        again.fork.as_ref().map(|f| f.forked_from.to_json()),
+        Some(format!(
+            "{{\"runId\":\"{}\",\"from\":[\"d\"],\"set\":[]}}",
+            p.run_id
+        ))
+    );
+}
