@@ -355,4 +355,40 @@ fn a_failed_run_resumes_on_temporal_and_reuses_what_was_done() {
         history.to_string().contains("agent-call"),
         "the resumed run's calls went through Temporal"
     );
+    // A fork of the finished run on Temporal: b's output is given, only c is called, and
+    // the non-idempotent b is never called again.
+    let forked = tfc(
+        &dir,
+        &[
+            "fork",
+            &child,
+            "--set",
+            "b=given",
+            "--agent-cmd",
+            &a,
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
+        ],
+    );
+    assert_eq!(forked.code, 0, "{}", forked.stderr);
+    assert_eq!(forked.stdout, "ok c: last given\n");
+    let mut called: Vec<String> = calls(&dir).into_iter().map(|c| c.0).collect();
+    called.sort();
+    assert_eq!(called, ["a", "b", "b", "c", "c"]);
+    let fork = std::fs::read_dir(&runs)
+        .expect("runs")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|id| *id != parent && *id != child)
+        .expect("the fork");
+    let rec: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(runs.join(&fork).join("run.json")).expect("run.json"),
+    )
+    .expect("JSON");
+    assert_eq!(rec["forkedFrom"]["runId"], child.as_str(), "{rec:#}");
+    assert_eq!(rec["phases"]["b"]["cacheHit"], "set", "{rec:#}");
+    assert_eq!(rec["phases"]["a"]["cacheHit"], "run-only", "{rec:#}");
+    assert!(server.history(&fork).to_string().contains("agent-call"));
 }
