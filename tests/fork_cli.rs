@@ -413,3 +413,27 @@ fn call_caps_count_the_copied_calls_and_stop_the_fork_exactly() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(calls(&dir), vec!["c"]);
 }
+
+#[test]
+fn a_pending_approval_keeps_its_deadline_in_the_fork() {
+    let dir = project(
+        "fork-deadline",
+        r#"{"name": "dl", "phases": [
+          {"id": "a", "task": "first"},
+          {"id": "ok", "type": "approval", "dependsOn": ["a"], "task": "go?", "timeout": "1h"},
+          {"id": "b", "dependsOn": ["ok"], "task": "second"}
+        ]}"#,
+    );
+    let out = tfc(&dir, &["run", "flow.json", "--agent-cmd", "./agent.sh"]);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    let parent = records(&dir).pop().expect("record");
+    let expires = parent["phases"]["ok"]["approval"]["expiresAt"].clone();
+    assert!(expires.is_string(), "{parent:#}");
+    clear_calls(&dir);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let out = tfc(&dir, &["fork", parent["runId"].as_str().expect("id")]);
+    assert_eq!(out.code, 5, "{}", out.stderr);
+    assert!(calls(&dir).is_empty(), "a is copied: {:?}", calls(&dir));
+    let child = records(&dir).pop().expect("record");
+    assert_eq!(child["phases"]["ok"]["approval"]["expiresAt"], expires);
+}

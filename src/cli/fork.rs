@@ -32,8 +32,8 @@ pub struct ForkArgs {
     /// P#i=… for one item of a map (repeatable).
     #[arg(long, value_name = "P=TEXT|P=@FILE")]
     set: Vec<String>,
-    /// Print what is copied and what runs (with its call bounds), and ask before starting;
-    /// without a terminal nothing runs unless --yes is given.
+    /// Print what is copied and what runs (with call bounds) and ask before starting; with
+    /// no terminal to ask on, nothing runs without the yes flag.
     #[arg(long)]
     plan: bool,
     /// With --plan: start after printing it, without asking.
