@@ -264,6 +264,9 @@ fn bad_requests_are_refused_before_anything_runs() {
         &["nosuchrun"],
         "no run found with id or id prefix 'nosuchrun'",
     );
+    let last = if parent.ends_with('0') { "1" } else { "0" };
+    let typo = format!("{}{last}", &parent[..parent.len() - 1]);
+    refused(&[&typo], &format!("did you mean '{parent}'?"));
     refused(
         &[&parent, "--from", "bb"],
         &format!("--from bb: run '{parent}' has no phase 'bb'; did you mean 'b'?"),

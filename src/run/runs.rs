@@ -100,6 +100,8 @@ impl RunEntry {
 pub enum LookupError {
     /// No run has this id or prefix (the query; `last` when the store is empty).
     NotFound(String),
+    /// No run has this id or prefix, but one id is a small edit away (query, that id).
+    NotFoundNear(String, String),
     /// More than one run id starts with the query (the matching ids, newest first).
     Ambiguous(Vec<String>),
     /// The run exists but its record cannot be read (what is wrong, with the path).
@@ -121,6 +123,10 @@ impl std::fmt::Display for LookupError {
             LookupError::NotFound(q) => write!(
                 f,
                 "no run found with id or id prefix '{q}'; `tfc runs` lists this project's runs"
+            ),
+            LookupError::NotFoundNear(q, near) => write!(
+                f,
+                "no run found with id or id prefix '{q}'; did you mean '{near}'? (`tfc runs` lists this project's runs)"
             ),
             LookupError::Ambiguous(ids) => {
                 write!(
@@ -277,6 +283,13 @@ pub fn find(root: &Path, query: &str, flow: Option<&str>) -> Result<RunEntry, Lo
     } else {
         if !valid_id(query) {
             return Err(LookupError::NotFound(query.to_owned()));
+        }
+        if !dirs.iter().any(|d| d.run_id.starts_with(query)) {
+            let near = crate::diag::did_you_mean(query, dirs.iter().map(|d| d.run_id.as_str()));
+            return Err(match near {
+                Some(n) => LookupError::NotFoundNear(query.to_owned(), n.to_owned()),
+                None => LookupError::NotFound(query.to_owned()),
+            });
         }
         if let Some(exact) = dirs.iter().find(|d| d.run_id == query) {
             exact.clone()
