@@ -179,3 +179,100 @@ fn a_running_parent_is_refused_and_replan_gives_the_same_states() {
         ))
     );
 }
+
+/// A flow of `n` agent phases where phase `i` depends on the earlier phases whose bit is set
+/// in `edges[i]`, each prompt naming its id.
+fn dag_flow(n: usize, edges: &[u32]) -> String {
+    let phases: Vec<String> = (0..n)
+        .map(|i| {
+            let deps: Vec<String> = (0..i)
+                .filter(|j| edges[i] & (1 << j) != 0)
+                .map(|j| format!("\"p{j}\""))
+                .collect();
+            format!(
+                r#"{{"id": "p{i}", "dependsOn": [{}], "task": "call p{i}"}}"#,
+                deps.join(", ")
+            )
+        })
+        .collect();
+    format!(r#"{{"name": "g", "phases": [{}]}}"#, phases.join(", "))
+}
+
+/// Run `text` (as a fork of `carried` when given) with an agent that logs each call's phase.
+fn counted_run(
+    root: &Path,
+    text: &str,
+    carried: Option<Carried>,
+) -> (crate::run::RunRecord, Vec<String>) {
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = log.clone();
+    let agent = FnAgent::new("count", move |req| {
+        let id = req.prompt.trim_start_matches("call ").to_owned();
+        seen.lock().unwrap_or_else(|e| e.into_inner()).push(id);
+        Outcome::ok("ok")
+    });
+    let rec = Interpreter::with_agent(agent)
+        .options(RunOptions {
+            settings: RunSettings {
+                project_root: Some(root.to_path_buf()),
+                ..RunSettings::default()
+            },
+            cwd: Some(root.to_path_buf()),
+            resume: carried.map(Arc::new),
+            ..RunOptions::default()
+        })
+        .eval_text("g", text, Map::default())
+        .expect("runs");
+    let mut calls = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    calls.sort();
+    (rec, calls)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Whatever the DAG, a fork `--from P` calls exactly P and its descendants, once each,
+    /// and a `--set P` exactly P's descendants.
+    #[test]
+    fn a_fork_calls_exactly_its_rerun_set(
+        n in 2usize..9,
+        edges in proptest::collection::vec(0u32..256, 9),
+        pick in 0usize..9,
+        set in proptest::bool::ANY,
+    ) {
+        let tmp = tempfile::tempdir().expect("temp");
+        // Every phase after the first depends on p0 too: the graph is connected (E0106).
+        let edges: Vec<u32> = edges.iter().map(|e| e | 1).collect();
+        let text = dag_flow(n, &edges);
+        let (parent, _) = counted_run(tmp.path(), &text, None);
+        let p = open(&tmp.path().join(".tfc/runs/g").join(&parent.run_id)).expect("opens");
+        let target = format!("p{}", pick % n);
+        let req = if set {
+            ForkRequest {
+                set: vec![SetOutput { phase: target.clone(), item: None, text: "given".into() }],
+                ..ForkRequest::default()
+            }
+        } else {
+            ForkRequest { from: vec![target.clone()], ..ForkRequest::default() }
+        };
+        let f = plan(&p, "completed", &req, None, Caps::default()).expect("plans");
+        // Expected: the closure of the target over the edges, by hand.
+        let t = pick % n;
+        let mut reach = vec![false; n];
+        reach[t] = true;
+        for i in t + 1..n {
+            reach[i] = (0..i).any(|j| reach[j] && edges[i] & (1 << j) != 0);
+        }
+        if set {
+            reach[t] = false;
+        }
+        let mut expected: Vec<String> =
+            (0..n).filter(|&i| reach[i]).map(|i| format!("p{i}")).collect();
+        expected.sort();
+        let def = f.plan.def.to_json();
+        let (child, calls) = counted_run(tmp.path(), &def, Some(f.plan.carried));
+        proptest::prop_assert_eq!(&calls, &expected);
+        proptest::prop_assert_eq!(child.agent_calls() as usize, expected.len());
+        proptest::prop_assert_eq!(child.status, crate::run::RunStatus::Completed);
+    }
+}
