@@ -7,32 +7,23 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Outcome, calls, records, scratch, tfc_in};
+use common::{Outcome, calls, records, tfc_in};
 
 /// A project with `flow.json` and `agent.sh`: the agent logs `<node>` per call to
 /// `calls.log`; a prompt with LIST answers a JSON array, one with JSON an object, one with
 /// Review a passing verdict unless `block.flag` exists; else `answer to: <prompt>`.
 fn project(name: &str, flow: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = scratch(name);
-    std::fs::create_dir_all(dir.join(".tfc")).expect("mkdir .tfc");
-    std::fs::write(dir.join("flow.json"), flow).expect("write flow");
-    let agent = dir.join("agent.sh");
-    std::fs::write(
-        &agent,
-        r#"#!/bin/sh
+    common::agent_project(name, flow, AGENT)
+}
+
+const AGENT: &str = r#"#!/bin/sh
 p=$(cat)
 echo "$TFC_NODE" >> calls.log
 case "$p" in *LIST*) echo '["x","y","z"]'; exit 0;; esac
 case "$p" in *JSON*) echo '{"n": 2}'; exit 0;; esac
 case "$p" in *Review*) if [ -f block.flag ]; then echo "VERDICT: BLOCK"; else echo "VERDICT: PASS"; fi; exit 0;; esac
 echo "answer to: $p"
-"#,
-    )
-    .expect("write agent");
-    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    dir
-}
+"#;
 
 fn tfc(dir: &Path, args: &[&str]) -> Outcome {
     tfc_in(Some(dir), args, b"")

@@ -28,19 +28,32 @@ fn parent(root: &Path) -> Parent {
             Outcome::ok(format!("<{}>", req.prompt))
         }
     });
-    let rec = Interpreter::with_agent(agent)
+    let rec = stored_run(root, agent, "k", FLOW, None);
+    let dir: PathBuf = root.join(".tfc/runs/k").join(&rec.run_id);
+    open(&dir).expect("opens")
+}
+
+/// Run `text` with `agent` in the project `root` (its store there), as a fork or resume of
+/// `carried` when given.
+fn stored_run(
+    root: &Path,
+    agent: impl crate::agent::Agent + 'static,
+    name: &str,
+    text: &str,
+    carried: Option<Carried>,
+) -> crate::run::RunRecord {
+    Interpreter::with_agent(agent)
         .options(RunOptions {
             settings: RunSettings {
                 project_root: Some(root.to_path_buf()),
                 ..RunSettings::default()
             },
             cwd: Some(root.to_path_buf()),
+            resume: carried.map(Arc::new),
             ..RunOptions::default()
         })
-        .eval_text("k", FLOW, Map::default())
-        .expect("runs");
-    let dir: PathBuf = root.join(".tfc/runs/k").join(&rec.run_id);
-    open(&dir).expect("opens")
+        .eval_text(name, text, Map::default())
+        .expect("runs")
 }
 
 fn actions(f: &Fork) -> Vec<(String, String)> {
@@ -211,18 +224,7 @@ fn counted_run(
         seen.lock().unwrap_or_else(|e| e.into_inner()).push(id);
         Outcome::ok("ok")
     });
-    let rec = Interpreter::with_agent(agent)
-        .options(RunOptions {
-            settings: RunSettings {
-                project_root: Some(root.to_path_buf()),
-                ..RunSettings::default()
-            },
-            cwd: Some(root.to_path_buf()),
-            resume: carried.map(Arc::new),
-            ..RunOptions::default()
-        })
-        .eval_text("g", text, Map::default())
-        .expect("runs");
+    let rec = stored_run(root, agent, "g", text, carried);
     let mut calls = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
     calls.sort();
     (rec, calls)
