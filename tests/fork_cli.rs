@@ -308,9 +308,9 @@ fn the_plan_lists_what_is_copied_and_what_runs_with_its_calls() {
         plan.contains(&"a      copy                          0"),
         "{plan:#?}"
     );
-    // The map's items come from a phase's JSON without a contract: unknown, never guessed.
+    // The map runs over the same three items as in the parent (its source is copied).
     assert!(
-        plan.contains(&"m      run (--from)                  0/?/?"),
+        plan.contains(&"m      run (--from)                  3/3/12"),
         "{plan:#?}"
     );
     assert!(
@@ -323,7 +323,7 @@ fn the_plan_lists_what_is_copied_and_what_runs_with_its_calls() {
     );
     assert_eq!(
         plan[10],
-        "6 phase(s) copied or set (not paid again), 2 to run: calls 1/?/? (min/max/worst)"
+        "6 phase(s) copied or set (not paid again), 2 to run: calls 4/4/16 (min/max/worst)"
     );
     let mut c = sorted_calls(&dir);
     c.dedup_by(|a, b| a.starts_with("m#") && b.starts_with("m#"));

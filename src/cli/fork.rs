@@ -147,18 +147,32 @@ fn set_output(s: &str) -> Result<SetOutput, String> {
 fn plan_text(fork: &Fork, parent: &str, max_calls: Option<u64>) -> String {
     use std::fmt::Write as _;
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let bounds = tfc::flow::lower_source(
+    let flow = tfc::flow::lower_source(
         &fork.plan.def.to_json(),
         &tfc::flow::LowerOptions::default(),
     )
-    .flow
-    .map(|flow| {
-        let inv = tfc::flow::Invocation {
-            json: fork.args.clone(),
-            ..Default::default()
+    .flow;
+    let inv = tfc::flow::Invocation {
+        json: fork.args.clone(),
+        ..Default::default()
+    };
+    let plan_with = |items: Option<u64>| {
+        flow.as_ref()
+            .map(|f| super::plan::plan_of(f, &inv, items, None, max_calls, &cwd))
+    };
+    let bounds = plan_with(None);
+    // A map over the same items as in the parent is planned with their number.
+    let calls_of = |id: &String| -> Option<tfc::plan::Calls> {
+        let planned = match fork.known_items.get(id) {
+            Some(&n) => plan_with(Some(n)),
+            None => None,
         };
-        super::plan::plan_of(&flow, &inv, None, None, max_calls, &cwd)
-    });
+        planned
+            .as_ref()
+            .or(bounds.as_ref())
+            .and_then(|p| p.phases.iter().find(|ph| &ph.id == id))
+            .map(|ph| ph.calls)
+    };
     let width = fork
         .actions
         .keys()
@@ -179,10 +193,7 @@ fn plan_text(fork: &Fork, parent: &str, max_calls: Option<u64>) -> String {
         let calls = match action {
             Action::Run(_) => {
                 runs += 1;
-                let c = bounds
-                    .as_ref()
-                    .and_then(|p| p.phases.iter().find(|ph| &ph.id == id))
-                    .map(|ph| ph.calls);
+                let c = calls_of(id);
                 if let Some(c) = c {
                     total = total.plus(c);
                 }

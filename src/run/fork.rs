@@ -57,6 +57,9 @@ pub struct Fork {
     pub args: Map,
     /// Each top-level phase, in definition order, and what the fork does with it.
     pub actions: IndexMap<String, Action>,
+    /// The maps that run again over the same items as in the parent (every dependency copied,
+    /// no argument changed): their item count, for the plan's bounds.
+    pub known_items: IndexMap<String, u64>,
 }
 
 /// The statuses a fork starts from.
@@ -237,10 +240,28 @@ pub fn plan(
             .collect(),
         forked_from: forked_from(parent, req),
     });
+    let known_items = flow
+        .phases
+        .iter()
+        .filter(|p| {
+            p.ty() == PhaseType::Map
+                && matches!(actions.get(&p.id), Some(Action::Run(r)) if *r != "arguments changed")
+        })
+        .filter(|p| {
+            p.deps
+                .iter()
+                .all(|d| actions.get(&flow.phases[d.index()].id) == Some(&Action::Copy))
+        })
+        .filter_map(|p| {
+            let n = parent.phases.get(&p.id)?.items.as_ref()?.len();
+            Some((p.id.clone(), n as u64))
+        })
+        .collect();
     Ok(Fork {
         plan: Plan { def, carried },
         args,
         actions,
+        known_items,
     })
 }
 
