@@ -2,7 +2,7 @@
 //! `onTimeout` decides with no `tfc` client alive (and with no worker alive at the deadline:
 //! the next worker replays the run and finds the timer fired); `tfc approve` before the
 //! deadline wins, after it is refused (exit 2) with SPEC §8.8's message, whether the run
-//! still runs or its deadline ended it.
+//! still runs, its deadline ended it, or it is a resumed run its parent's deadline decided.
 #![cfg(feature = "temporal")]
 
 mod temporal_env;
@@ -153,6 +153,73 @@ fn the_deadline_decides_on_temporal_with_no_client_alive() {
     let late = approve(&server, &dir, &id, &[]);
     assert_eq!(late.code, 2, "{}", late.stderr);
     assert_eq!(late.stderr, refusal(&expires, "reject"));
+
+    // A run resumed on Temporal after its parent's deadline: the deadline decides as the
+    // resumed run starts (no question is ever asked), and `tfc approve` is refused while
+    // the run goes on.
+    let dir = base.join("resumed");
+    let agent = project(&dir);
+    std::fs::write(
+        dir.join("flow.json"),
+        r#"{"name": "deadline", "phases": [
+    {"id": "build", "task": "build it"},
+    {"id": "ok", "type": "approval", "dependsOn": ["build"], "timeout": 2000,
+      "onTimeout": "approve"},
+    {"id": "ship", "dependsOn": ["ok"], "task": "SLOW:30 ship it"}]}"#,
+    )
+    .expect("flow");
+    let a = agent.display().to_string();
+    let paused = tfc(&dir, &["run", "flow.json", "--agent-cmd", &a]);
+    assert_eq!(paused.code, 5, "{}", paused.stderr);
+    let parent = run_id(&dir).expect("the parent run");
+    let expires = record(&dir)["phases"]["ok"]["approval"]["expiresAt"]
+        .as_str()
+        .expect("expiresAt while paused")
+        .to_owned();
+    std::thread::sleep(Duration::from_millis(2500));
+    let _w = Worker::start(&server, &dir, &agent, "resumed");
+    let address = server.address();
+    let mut resumed = spawn_tfc(
+        &dir,
+        &[
+            "resume",
+            &parent,
+            "--agent-cmd",
+            &a,
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
+        ],
+    );
+    assert!(
+        wait_for(180, || calls(&dir).iter().any(|c| c.0 == "ship")),
+        "the resumed run never reached `ship`"
+    );
+    let runs = dir.join(".tfc").join("runs").join("deadline");
+    let child = std::fs::read_dir(&runs)
+        .expect("runs")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|id| *id != parent)
+        .expect("the resumed run");
+    let late = approve(&server, &dir, &child, &[]);
+    assert_eq!(late.code, 2, "{}", late.stderr);
+    assert_eq!(late.stderr, refusal(&expires, "approve"));
+    let rec: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(runs.join(&child).join("run.json")).expect("run.json"),
+    )
+    .expect("JSON");
+    assert_eq!(rec["status"], "running", "{rec:#}");
+    let a = &rec["phases"]["ok"]["approval"];
+    assert_eq!(a["source"], "timeout", "{rec:#}");
+    assert_eq!(
+        a["expiresAt"],
+        expires.as_str(),
+        "the parent's deadline: {rec:#}"
+    );
+    let _ = resumed.kill();
+    let _ = resumed.wait();
 }
 
 #[test]

@@ -284,6 +284,12 @@ pub fn approve(a: ApproveArgs) -> ExitCode {
         Ok(id) => id,
         Err(m) => return super::usage_error(m).into(),
     };
+    // The deadline decided it already (perhaps as the run started: a resumed run keeps its
+    // parent's deadline, SPEC §8.8), and the record says so: refused without asking the
+    // workflow, which was never asked that approval.
+    if let Some(refusal) = expired_in_record(&run, &a.phase) {
+        return super::usage_error(refusal).into();
+    }
     match tfc::temporal::approve(&remote, &run, &a.phase, decision, a.reason.clone()) {
         Ok(()) => {
             sayln!(
@@ -293,8 +299,8 @@ pub fn approve(a: ApproveArgs) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        // A run its deadline ended has no workflow left to refuse the decision: its record
-        // says the same (SPEC §8.8).
+        // A run its deadline ended meanwhile has no workflow left to refuse the decision:
+        // its record says why.
         Err(m) => super::usage_error(expired_in_record(&run, &a.phase).unwrap_or(m)).into(),
     }
 }
