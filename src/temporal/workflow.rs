@@ -762,3 +762,22 @@ fn lost_script(e: &ActivityExecutionError) -> ScriptOutcome {
         other => ScriptOutcome::not_started(worker_lost(&other.to_string())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decision_at_or_after_the_deadline_is_refused_with_the_spec_message() {
+        let mut run = TfcRun::default();
+        let at = 1_796_032_800_000; // 2026-11-30T10:00:00.000Z
+        run.deadlines.insert("f/ok".into(), (at, "fail"));
+        assert_eq!(run.too_late("f/ok", at - 1), None, "before it, it wins");
+        let refusal =
+            "approval 'f/ok' expired at 2026-11-30T10:00:00.000Z; its onTimeout (fail) decides";
+        assert_eq!(run.too_late("f/ok", at).as_deref(), Some(refusal));
+        assert_eq!(run.too_late("f/ok", at + 60_000).as_deref(), Some(refusal));
+        // An approval without a deadline (or not asked yet) is never too late.
+        assert_eq!(run.too_late("other", u64::MAX), None);
+    }
+}
