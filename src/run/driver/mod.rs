@@ -404,6 +404,7 @@ impl Driver {
                 phase,
                 message,
                 upstream,
+                ..
             } => self.send(Box::pin(async move {
                 let (decision, note) = smol::unblock(move || ask(&message, &upstream)).await;
                 Event::Approval {
