@@ -156,7 +156,7 @@ fn a_long_wait_blocks_nothing_and_can_be_cancelled() {
     let pong = s.request(4, "ping", json!({}));
     assert_eq!(pong["result"], json!({}));
     let list = s.request(5, "tools/list", json!({}));
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 14);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 15);
     let st = ok(&s.call(6, "tfc_status", json!({"runId": run_id})));
     assert_eq!(st["status"], "running", "{st}");
     assert!(
