@@ -51,7 +51,7 @@ use clap::{Parser, Subcommand};
 /// tfc — check and run taskflow flows: declarative, verifiable graphs of agent phases.
 #[derive(Parser, Debug)]
 // `--version` prints the version and the commit it was built from (`build.rs`).
-#[command(name = "tfc", version = env!("TFC_VERSION"), about, propagate_version = true)]
+#[command(name = "tfc", version = env!("TFC_VERSION"), propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
