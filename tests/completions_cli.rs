@@ -185,6 +185,12 @@ fn man_pages_cover_every_command() {
     let page = tfc(&["man"]);
     assert_eq!(page.code, 0, "{page:?}");
     assert!(page.stdout.contains(".TH tfc 1"), "{}", page.stdout);
+    assert!(
+        page.stdout
+            .contains("\n.SH NAME\ntfc \\- Check and run taskflow flows"),
+        "{}",
+        page.stdout
+    );
     for c in &cmds {
         assert!(
             page.stdout

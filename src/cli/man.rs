@@ -70,6 +70,13 @@ pub fn command() -> clap::Command {
     let mut cmd = Cli::command()
         .version(env!("CARGO_PKG_VERSION"))
         .disable_help_subcommand(true);
+    // The NAME line already says `tfc \- …`: not `tfc \- tfc — check and run …`.
+    let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
+    if let Some(rest) = about.strip_prefix("tfc — ") {
+        let mut chars = rest.chars();
+        let first = chars.next().map(|c| c.to_uppercase().to_string());
+        cmd = cmd.about(format!("{}{}", first.unwrap_or_default(), chars.as_str()));
+    }
     cmd.build();
     cmd
 }
