@@ -9,6 +9,10 @@
 //!
 //! With none of them (a tarball without `.git`, no `git` on `PATH`) the version is the
 //! package version alone. The functions are plain so `tests/version_cli.rs` can test them.
+//!
+//! Cargo re-runs this script when a watched file changes, not when the same package is built
+//! from another copy of its source into the same target folder (two work trees sharing one):
+//! there the binary keeps the commit of the copy that ran the script last, until HEAD moves.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
