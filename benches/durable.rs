@@ -1,7 +1,10 @@
 //! Durable runs: resuming a 10,000-phase run whose phases are all reusable (open the parent,
 //! plan the child, run it with every phase restored from the parent — no agent call), and
 //! one cross-run cache lookup (key hash + `.tfc/cache/<key>.json` read) with a warm store of
-//! 1,000 entries. Prints medians. Run with `cargo bench --bench durable`.
+//! 1,000 entries; and a fork of a finished 1,000-phase run that re-runs its last phase
+//! (`tfc fork RUN --from LEAF`: open, plan, copy 999 phases) against a resume of the same run,
+//! timed to the fork's first agent call (SPEC §10.4: within 2× the resume). Prints medians.
+//! Run with `cargo bench --bench durable` (`DURABLE_ONLY=resume|lookup|fork` for one).
 
 #[allow(dead_code)]
 mod common;
@@ -168,12 +171,95 @@ fn lookup_bench() {
     );
 }
 
+fn fork_bench() {
+    use std::sync::Mutex;
+    let n = 1_000;
+    let text = chain_flow(n);
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path();
+    let parent = interp(root, None)
+        .eval_text("chain", &text, Map::default())
+        .expect("the chain runs");
+    assert_eq!(parent.status, RunStatus::Completed);
+    let dir = std::fs::read_dir(root.join(".tfc/runs"))
+        .expect("runs")
+        .flatten()
+        .next()
+        .expect("flow dir")
+        .path()
+        .join(&parent.run_id);
+    let leaf = format!("p{}", n - 1);
+    let (mut resumes, mut firsts, mut forks) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..9 {
+        // The resume of the same run, every phase reused (as `tfc resume` of a failed run).
+        let t = Instant::now();
+        let p = open(&dir).expect("opens");
+        let planned = plan(&p, "failed", None, Caps::default()).expect("plans");
+        let def = planned.def.to_json();
+        let child = interp(root, Some(Arc::new(planned.carried)))
+            .eval_text("chain", &def, Map::default())
+            .expect("the resume runs");
+        resumes.push(t.elapsed());
+        assert_eq!(child.status, RunStatus::Completed);
+        // The fork, timed to its first (and only) call.
+        let first: Arc<Mutex<Option<Duration>>> = Arc::new(Mutex::new(None));
+        let seen = first.clone();
+        let t = Instant::now();
+        let agent = FnAgent::new("bench", move |_req| {
+            seen.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(t.elapsed());
+            Outcome::ok("ok".to_owned())
+        });
+        let p = open(&dir).expect("opens");
+        let req = tfc::run::resume::ForkRequest {
+            from: vec![leaf.clone()],
+            ..Default::default()
+        };
+        let fork =
+            tfc::run::fork::plan(&p, "completed", &req, None, Caps::default()).expect("forks");
+        let def = fork.plan.def.to_json();
+        let child = Interpreter::with_agent(agent)
+            .options(RunOptions {
+                settings: RunSettings {
+                    project_root: Some(root.to_path_buf()),
+                    ..RunSettings::default()
+                },
+                cwd: Some(root.to_path_buf()),
+                resume: Some(Arc::new(fork.plan.carried)),
+                ..RunOptions::default()
+            })
+            .eval_text("chain", &def, Map::default())
+            .expect("the fork runs");
+        forks.push(t.elapsed());
+        assert_eq!(child.status, RunStatus::Completed);
+        assert_eq!(child.agent_calls(), 1, "only the leaf is called");
+        firsts.push(
+            first
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .expect("one call"),
+        );
+    }
+    let (r, f, whole) = (median(resumes), median(firsts), median(forks));
+    println!(
+        "fork_one_leaf_1000: first call after {:.1} ms (whole fork {:.1} ms); resume of the same run {:.1} ms; ratio {:.2} (goal <= 2)",
+        f.as_secs_f64() * 1e3,
+        whole.as_secs_f64() * 1e3,
+        r.as_secs_f64() * 1e3,
+        f.as_secs_f64() / r.as_secs_f64()
+    );
+}
+
 fn main() {
     let only = std::env::var("DURABLE_ONLY").unwrap_or_default();
-    if only != "lookup" {
+    if only.is_empty() || only == "resume" {
         resume_bench();
     }
-    if only != "resume" {
+    if only.is_empty() || only == "lookup" {
         lookup_bench();
+    }
+    if only.is_empty() || only == "fork" {
+        fork_bench();
     }
 }

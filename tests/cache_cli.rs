@@ -6,23 +6,13 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Outcome, scratch, tfc_in};
+use common::{Outcome, tfc_in};
 
 fn project(name: &str, flow: &str) -> PathBuf {
-    let dir = scratch(name);
-    std::fs::create_dir_all(dir.join(".tfc")).expect("mkdir .tfc");
-    std::fs::write(dir.join("flow.json"), flow).expect("write flow");
-    let agent = dir.join("agent.sh");
-    // The answer of a prompt that mentions `input` carries input.txt's content.
-    std::fs::write(
-        &agent,
-        "#!/bin/sh\np=$(cat)\necho \"$TFC_NODE\" >> calls.log\ncase \"$p\" in *input*) echo \"read: $(cat input.txt)\";; *two\\ items*) cat items.txt;; *) echo \"answer to: $p\";; esac\n",
-    )
-    .expect("write agent");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    dir
+    common::agent_project(name, flow, AGENT)
 }
+
+const AGENT: &str = "#!/bin/sh\np=$(cat)\necho \"$TFC_NODE\" >> calls.log\ncase \"$p\" in *input*) echo \"read: $(cat input.txt)\";; *two\\ items*) cat items.txt;; *) echo \"answer to: $p\";; esac\n";
 
 fn run(dir: &Path, extra: &[&str]) -> Outcome {
     let mut args = vec!["run", "flow.json", "--agent-cmd", "./agent.sh"];

@@ -7,24 +7,16 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Outcome, calls, records, scratch, tfc_in};
+use common::{Outcome, calls, records, tfc_in};
 
 /// A project with `flow.json` and `agent.sh`, which logs `<node>` per call to `calls.log`
 /// (after a short sleep, so calls overlap) and answers `answer to: <prompt>`.
 fn project(name: &str, flow: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = scratch(name);
-    std::fs::create_dir_all(dir.join(".tfc")).expect("mkdir .tfc");
-    std::fs::write(dir.join("flow.json"), flow).expect("write flow");
-    let agent = dir.join("agent.sh");
-    std::fs::write(
-        &agent,
-        "#!/bin/sh\np=$(cat)\necho \"$TFC_NODE\" >> calls.log\nsleep 0.2\necho \"answer to: $p\"\n",
-    )
-    .expect("write agent");
-    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    dir
+    common::agent_project(name, flow, AGENT)
 }
+
+const AGENT: &str =
+    "#!/bin/sh\np=$(cat)\necho \"$TFC_NODE\" >> calls.log\nsleep 0.2\necho \"answer to: $p\"\n";
 
 fn tfc(dir: &Path, args: &[&str]) -> Outcome {
     tfc_in(Some(dir), args, b"")

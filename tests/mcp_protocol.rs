@@ -101,6 +101,7 @@ fn tools_list_has_every_tool_with_schemas() {
             "tfc_wait",
             "tfc_cancel",
             "tfc_resume",
+            "tfc_fork",
             "tfc_runs",
             "tfc_show",
             "tfc_graph",

@@ -348,3 +348,47 @@ fn the_internal_run_id_flag_names_the_run() {
         "hidden"
     );
 }
+
+#[test]
+fn a_fork_is_planned_refused_or_run_over_mcp() {
+    let root = project("mcp_fork");
+    write_flow(&root, "three.json", THREE);
+    let mut s = Server::start(&root);
+    let started = ok(&s.call(
+        2,
+        "tfc_run",
+        json!({"path": "three.json", "backend": "echo", "wait": true}),
+    ));
+    assert_eq!(started["status"], "completed", "{started}");
+    let parent = started["runId"].as_str().unwrap().to_owned();
+    // The plan only: nothing starts.
+    let planned = ok(&s.call(
+        3,
+        "tfc_fork",
+        json!({"runId": parent, "from": ["b"], "plan": true}),
+    ));
+    assert_eq!(
+        planned["phases"],
+        json!([{"phase": "a", "action": "copy", "reason": null},
+               {"phase": "b", "action": "run", "reason": "--from"},
+               {"phase": "c", "action": "run", "reason": "--from"}])
+    );
+    // A refused fork is the tool's error, and no run is made.
+    let e = err(&s.call(4, "tfc_fork", json!({"runId": parent, "from": ["bb"]})));
+    assert!(
+        e.contains("did you mean 'b'?") && e.contains("nothing was started"),
+        "{e}"
+    );
+    let runs = ok(&s.call(5, "tfc_runs", json!({})));
+    assert_eq!(runs["runs"].as_array().map(Vec::len), Some(1), "{runs}");
+    // A set output: only its descendant runs, the lineage is in the record.
+    let forked = ok(&s.call(
+        6,
+        "tfc_fork",
+        json!({"runId": parent, "set": {"b": "given"}, "wait": true, "timeoutMs": 60000}),
+    ));
+    assert_eq!(forked["status"], "completed", "{forked}");
+    assert_eq!(forked["finalOutput"], "gamma given");
+    let runs = ok(&s.call(7, "tfc_runs", json!({"limit": 1})));
+    assert_eq!(runs["runs"][0]["forkedFrom"]["set"], json!(["b"]), "{runs}");
+}

@@ -6,36 +6,23 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Outcome, calls, records, scratch, tfc_in};
+use common::{Outcome, calls, records, tfc_in};
 
 /// A project with `flow.json` and `agent.sh`: the agent logs `<node>` per call to
 /// `calls.log`, sleeps `TFC_TEST_SLEEP` seconds when set, fails when the prompt says FAIL
 /// (unless `pass.flag` exists), and answers `answer to: <prompt>`.
 pub fn project(name: &str, flow: &str) -> PathBuf {
-    let dir = scratch(name);
-    std::fs::create_dir_all(dir.join(".tfc")).expect("mkdir .tfc");
-    std::fs::write(dir.join("flow.json"), flow).expect("write flow");
-    let agent = dir.join("agent.sh");
-    std::fs::write(
-        &agent,
-        r#"#!/bin/sh
+    common::agent_project(name, flow, AGENT)
+}
+
+const AGENT: &str = r#"#!/bin/sh
 p=$(cat)
 if [ -n "$TFC_TEST_SLEEP" ]; then sleep "$TFC_TEST_SLEEP"; fi
 case "$p" in *FAIL*) if [ ! -f pass.flag ]; then echo "$TFC_NODE" >> calls.log; echo "asked to fail" >&2; exit 3; fi;; esac
 case "$p" in *Review*) echo "$TFC_NODE" >> calls.log; echo "looks fine"; echo "VERDICT: PASS"; exit 0;; esac
 echo "$TFC_NODE" >> calls.log
 echo "answer to: $p"
-"#,
-    )
-    .expect("write agent");
-    set_exec(&agent);
-    dir
-}
-
-fn set_exec(p: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-}
+"#;
 
 pub fn tfc(dir: &Path, args: &[&str]) -> Outcome {
     tfc_in(Some(dir), args, b"")

@@ -6,31 +6,22 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Outcome, scratch, tfc_in};
+use common::{Outcome, tfc_in};
 
 /// A project with `flow.json` and `agent.sh`: the agent logs `<node>` per call to
 /// `calls.log`, answers a prompt saying `PLAN` with a two-phase fragment, fails a prompt
 /// saying `FAIL` unless `pass.flag` exists, and else answers `answer to: <prompt>`.
 fn project(name: &str, flow: &str) -> PathBuf {
-    let dir = scratch(name);
-    std::fs::create_dir_all(dir.join(".tfc")).expect("mkdir .tfc");
-    std::fs::write(dir.join("flow.json"), flow).expect("write flow");
-    let agent = dir.join("agent.sh");
-    std::fs::write(
-        &agent,
-        r#"#!/bin/sh
+    common::agent_project(name, flow, AGENT)
+}
+
+const AGENT: &str = r#"#!/bin/sh
 p=$(cat)
 echo "$TFC_NODE" >> calls.log
 case "$p" in *PLAN*) echo '[{"id":"one","task":"first"},{"id":"two","dependsOn":["one"],"task":"second {steps.one.output}"}]'; exit 0;; esac
 case "$p" in *FAIL*) if [ ! -f pass.flag ]; then echo "asked to fail" >&2; exit 3; fi;; esac
 echo "answer to: $p"
-"#,
-    )
-    .expect("write agent");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    dir
-}
+"#;
 
 fn tfc(dir: &Path, args: &[&str]) -> Outcome {
     tfc_in(Some(dir), args, b"")

@@ -331,16 +331,21 @@ fn a_failed_run_resumes_on_temporal_and_reuses_what_was_done() {
     assert_eq!(resumed.stdout, "ok c: last steady now\n");
     // The resumed run is the other directory of the flow.
     let runs = dir.join(".tfc").join("runs").join("again");
-    let child = std::fs::read_dir(&runs)
-        .expect("runs")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|id| *id != parent)
-        .expect("the resumed run");
-    let rec: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(runs.join(&child).join("run.json")).expect("run.json"),
-    )
-    .expect("JSON");
+    // The run of the flow that is none of `known`, and its record.
+    let other = |known: &[&str]| {
+        let id = std::fs::read_dir(&runs)
+            .expect("runs")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|id| !known.contains(&id.as_str()))
+            .expect("the new run");
+        let rec: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(runs.join(&id).join("run.json")).expect("run.json"),
+        )
+        .expect("JSON");
+        (id, rec)
+    };
+    let (child, rec) = other(&[&parent]);
     assert_eq!(rec["status"], "completed", "{rec:#}");
     assert_eq!(rec["parentRunId"], parent.as_str(), "{rec:#}");
     assert_eq!(rec["phases"]["a"]["cacheHit"], "run-only", "{rec:#}");
@@ -355,4 +360,31 @@ fn a_failed_run_resumes_on_temporal_and_reuses_what_was_done() {
         history.to_string().contains("agent-call"),
         "the resumed run's calls went through Temporal"
     );
+    // A fork of the finished run on Temporal: b's output is given, only c is called, and
+    // the non-idempotent b is never called again.
+    let forked = tfc(
+        &dir,
+        &[
+            "fork",
+            &child,
+            "--set",
+            "b=given",
+            "--agent-cmd",
+            &a,
+            "--engine",
+            "temporal",
+            "--temporal",
+            &address,
+        ],
+    );
+    assert_eq!(forked.code, 0, "{}", forked.stderr);
+    assert_eq!(forked.stdout, "ok c: last given\n");
+    let mut called: Vec<String> = calls(&dir).into_iter().map(|c| c.0).collect();
+    called.sort();
+    assert_eq!(called, ["a", "b", "b", "c", "c"]);
+    let (fork, rec) = other(&[&parent, &child]);
+    assert_eq!(rec["forkedFrom"]["runId"], child.as_str(), "{rec:#}");
+    assert_eq!(rec["phases"]["b"]["cacheHit"], "set", "{rec:#}");
+    assert_eq!(rec["phases"]["a"]["cacheHit"], "run-only", "{rec:#}");
+    assert!(server.history(&fork).to_string().contains("agent-call"));
 }

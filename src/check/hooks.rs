@@ -6,7 +6,7 @@
 
 use crate::check::refs::ArgsKnown;
 use crate::diag::{Code, Diagnostic, did_you_mean};
-use crate::flow::{Flow, Hook};
+use crate::flow::{Field, Flow, Hook, Hooks};
 use crate::syntax::RefPath;
 
 /// The fields of `{run.…}` a hook may read.
@@ -34,6 +34,20 @@ pub fn check(flow: &Flow, args: &ArgsKnown<'_>, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+}
+
+/// W0315: `hooks` written in an inline `def` never run — a run's hooks are its top-level
+/// flow's, run once when the whole run ends (SPEC §8.10). `phase` holds the def.
+pub fn in_inline_def(phase: &str, hooks: &Field<Hooks>) -> Diagnostic {
+    Diagnostic::new(
+        Code::SubflowHooks,
+        format!(
+            "the flow defined inline in phase '{phase}' has hooks, which never run: hooks run once, when the top-level run ends"
+        ),
+    )
+    .at(hooks.key)
+    .with_label("not run for a sub-flow")
+    .help("move the hooks to the top-level flow's `hooks` (they receive the whole run's record on stdin), or remove them")
 }
 
 /// W0314: the program is fixed text; a value there would choose what runs.

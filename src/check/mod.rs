@@ -258,6 +258,9 @@ fn subflows(
         {
             // Part of this file: its problems are reported in place.
             check_into(child, &child_opts, chain, true, out);
+            if let Some(h) = &child.hooks {
+                out.push(hooks::in_inline_def(&p.id, h));
+            }
             if matches!(p.kind, PhaseKind::Flow(_)) {
                 let child = with::Child {
                     flow: child,

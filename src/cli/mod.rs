@@ -22,6 +22,7 @@ mod check;
 mod completions;
 mod doctor;
 mod eval;
+mod fork;
 mod graph;
 #[cfg(test)]
 mod help_tests;
@@ -67,6 +68,9 @@ enum Command {
     Plan(plan::PlanArgs),
     /// Fork a failed, paused or interrupted run and continue it, reusing its finished phases.
     Resume(Box<resume::ResumeArgs>),
+    /// Start a new run from any ended run: re-run some phases (--from), replace outputs
+    /// (--set) or arguments, and copy everything else without paying for it again.
+    Fork(Box<fork::ForkArgs>),
     /// Evaluate a template, condition or safeParse against an eval context.
     Eval(eval::EvalArgs),
     /// Test flows without spending a token: run *.test.json files, every agent call answered.
@@ -125,6 +129,7 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Run(args) => return run::run(*args),
         Command::Resume(args) => return resume::run(*args),
+        Command::Fork(args) => return fork::run(*args),
         Command::Worker(args) => return worker::worker(*args),
         Command::Cancel(args) => return worker::cancel(*args),
         Command::Approve(args) => return worker::approve(*args),

@@ -12,7 +12,7 @@ use super::Color;
 use super::run::{Format, RunArgs, code, launch};
 use super::usage_error;
 use tfc::project::project_root;
-use tfc::run::resume::{Caps, Patch, open, plan};
+use tfc::run::resume::{Caps, Parent, Patch, Plan, open, plan};
 use tfc::source::Source;
 
 #[derive(Args, Debug)]
@@ -32,6 +32,15 @@ pub struct ResumeArgs {
     /// The note recorded with --reject.
     #[arg(long)]
     reason: Option<String>,
+    #[command(flatten)]
+    patch: PatchFlags,
+    #[command(flatten)]
+    child: ChildFlags,
+}
+
+/// `--phase P` and what to change in it (`tfc resume`, `tfc fork`).
+#[derive(Args, Debug)]
+pub(super) struct PatchFlags {
     /// Patch this phase (with --task/--model/--timeout/--idle-timeout) and run it and its
     /// descendants again.
     #[arg(long, value_name = "P")]
@@ -48,6 +57,24 @@ pub struct ResumeArgs {
     /// The patched phase's new idle timeout (ms).
     #[arg(long = "idle-timeout", requires = "phase", value_name = "MS")]
     idle_timeout: Option<f64>,
+}
+
+impl PatchFlags {
+    pub(super) fn patch(&self) -> Option<Patch> {
+        self.phase.as_ref().map(|p| Patch {
+            phase: p.clone(),
+            task: self.task.clone(),
+            model: self.model.clone(),
+            timeout: self.timeout,
+            idle_timeout: self.idle_timeout,
+        })
+    }
+}
+
+/// The flags of a run started from another (`tfc resume`, `tfc fork`): its caps, backends,
+/// output and engine.
+#[derive(Args, Debug)]
+pub(super) struct ChildFlags {
     /// Cost cap in USD (applies to the total, the parent's spend included).
     #[arg(long = "max-usd")]
     max_usd: Option<f64>,
@@ -71,11 +98,11 @@ pub struct ResumeArgs {
     agent_cmd: Option<String>,
     /// Print no warnings.
     #[arg(long, short = 'q')]
-    quiet: bool,
+    pub(super) quiet: bool,
     /// Colour and the live view on stderr (auto: when it is a terminal and NO_COLOR is unset).
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
-    /// Where the resumed run executes: here (`local`), or on Temporal workers (`temporal`).
+    /// Where the new run executes: here (`local`), or on Temporal workers (`temporal`).
     /// Default: `[engine] kind` of the configuration, else local.
     #[arg(long, value_enum)]
     engine: Option<super::run::Engine>,
@@ -90,41 +117,120 @@ pub struct ResumeArgs {
     run_id: Option<String>,
 }
 
-pub fn run(a: ResumeArgs) -> ExitCode {
+impl ChildFlags {
+    /// `--max-usd`/`--max-tokens`/`--max-calls`.
+    pub(super) fn caps(&self) -> Caps {
+        Caps {
+            max_usd: self.max_usd,
+            max_tokens: self.max_tokens,
+            max_calls: self.max_calls,
+        }
+    }
+
+    /// The run's flags: these, and the parent's backends where none is given.
+    pub(super) fn run_args(&self, parent: &Parent, args: &tfc::value::Map) -> RunArgs {
+        let launch_flags = parent.launch.as_ref();
+        let flag = |k: &str| {
+            launch_flags
+                .and_then(|l| match l {
+                    tfc::value::Value::Object(m) => m.get(k),
+                    _ => None,
+                })
+                .and_then(tfc::value::Value::as_str)
+                .map(str::to_owned)
+        };
+        let parent_agent_backends: Vec<String> = match launch_flags {
+            Some(tfc::value::Value::Object(m)) => match m.get("agentBackend") {
+                Some(tfc::value::Value::Array(list)) => list
+                    .iter()
+                    .filter_map(tfc::value::Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let given_backend = self.backend.is_some() || self.agent_cmd.is_some();
+        RunArgs {
+            flow: parent.flow.clone(),
+            args_json: Some(tfc::value::Value::Object(args.clone()).to_json()),
+            format: self.format,
+            backend: self
+                .backend
+                .clone()
+                .or_else(|| flag("backend").filter(|_| !given_backend)),
+            agent_backend: if self.agent_backend.is_empty() {
+                parent_agent_backends
+            } else {
+                self.agent_backend.clone()
+            },
+            agent_cmd: self
+                .agent_cmd
+                .clone()
+                .or_else(|| flag("agentCmd").filter(|_| !given_backend)),
+            replay: flag("replay").filter(|_| !given_backend).map(PathBuf::from),
+            max_usd: self.max_usd,
+            max_tokens: self.max_tokens,
+            max_calls: self.max_calls,
+            quiet: self.quiet,
+            color: self.color,
+            run_id: self.run_id.clone(),
+            otel_content: self.otel_content,
+            engine: self.engine,
+            remote: self.remote.clone(),
+            ..RunArgs::default()
+        }
+    }
+}
+
+/// The run `query` names, read (its warnings printed unless `quiet`), with its effective
+/// status; `Err`: the exit code of a refusal, already reported.
+pub(super) fn parent_of(query: &str, quiet: bool) -> Result<(Parent, String), ExitCode> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let root = project_root(&cwd);
-    let (dir, status) = match tfc::run::runs::find(&root, &a.run, None) {
+    let (dir, status) = match tfc::run::runs::find(&root, query, None) {
         Ok(found) => (found.dir, found.status),
         Err(e) => {
             usage_error(e.to_string());
-            return ExitCode::from(code::INVALID);
+            return Err(ExitCode::from(code::INVALID));
         }
     };
     let parent = match open(&dir) {
         Ok(p) => p,
         Err(m) => {
             usage_error(m);
-            return ExitCode::from(code::INVALID);
+            return Err(ExitCode::from(code::INVALID));
         }
     };
-    if !a.quiet {
+    if !quiet {
         for w in &parent.warnings {
             sayln!("warning: run '{}': {w}", parent.run_id);
         }
     }
-    let patch = a.phase.as_ref().map(|p| Patch {
-        phase: p.clone(),
-        task: a.task.clone(),
-        model: a.model.clone(),
-        timeout: a.timeout,
-        idle_timeout: a.idle_timeout,
-    });
-    let caps = Caps {
-        max_usd: a.max_usd,
-        max_tokens: a.max_tokens,
-        max_calls: a.max_calls,
+    Ok((parent, status))
+}
+
+/// The refusal of `--approve/--reject` flags for approvals whose deadline passed (SPEC §8.8).
+pub(super) fn refuse_expired(planned: &Plan, flagged: &[String]) -> Result<(), ExitCode> {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    match planned.expired_flag(flagged, now_ms) {
+        Some(m) => {
+            sayln!("error: {m}");
+            Err(ExitCode::from(code::INVALID))
+        }
+        None => Ok(()),
+    }
+}
+
+pub fn run(a: ResumeArgs) -> ExitCode {
+    let (parent, status) = match parent_of(&a.run, a.child.quiet) {
+        Ok(p) => p,
+        Err(code) => return code,
     };
-    let planned = match plan(&parent, &status, patch.as_ref(), caps) {
+    let patch = a.patch.patch();
+    let planned = match plan(&parent, &status, patch.as_ref(), a.child.caps()) {
         Ok(p) => p,
         Err(m) => {
             sayln!("error: {m}");
@@ -132,68 +238,16 @@ pub fn run(a: ResumeArgs) -> ExitCode {
         }
     };
     // A flag for an approval whose deadline passed is refused before anything runs.
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
     let flagged: Vec<String> = a.approve.iter().chain(&a.reject).cloned().collect();
-    if let Some(m) = planned.expired_flag(&flagged, now_ms) {
-        sayln!("error: {m}");
-        return ExitCode::from(code::INVALID);
+    if let Err(code) = refuse_expired(&planned, &flagged) {
+        return code;
     }
-    let launch_flags = parent.launch.as_ref();
-    let flag = |k: &str| {
-        launch_flags
-            .and_then(|l| match l {
-                tfc::value::Value::Object(m) => m.get(k),
-                _ => None,
-            })
-            .and_then(tfc::value::Value::as_str)
-            .map(str::to_owned)
-    };
-    let parent_agent_backends: Vec<String> = match launch_flags {
-        Some(tfc::value::Value::Object(m)) => match m.get("agentBackend") {
-            Some(tfc::value::Value::Array(list)) => list
-                .iter()
-                .filter_map(tfc::value::Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            _ => Vec::new(),
-        },
-        _ => Vec::new(),
-    };
-    let given_backend = a.backend.is_some() || a.agent_cmd.is_some();
     let args = RunArgs {
-        flow: parent.flow.clone(),
-        args_json: Some(tfc::value::Value::Object(parent.args.clone()).to_json()),
-        format: a.format,
-        backend: a
-            .backend
-            .clone()
-            .or_else(|| flag("backend").filter(|_| !given_backend)),
-        agent_backend: if a.agent_backend.is_empty() {
-            parent_agent_backends
-        } else {
-            a.agent_backend.clone()
-        },
-        agent_cmd: a
-            .agent_cmd
-            .clone()
-            .or_else(|| flag("agentCmd").filter(|_| !given_backend)),
-        replay: flag("replay").filter(|_| !given_backend).map(PathBuf::from),
         approve: a.approve.clone(),
         approve_all: a.approve_all,
         reject: a.reject.clone(),
         reason: a.reason.clone(),
-        max_usd: a.max_usd,
-        max_tokens: a.max_tokens,
-        max_calls: a.max_calls,
-        quiet: a.quiet,
-        color: a.color,
-        run_id: a.run_id.clone(),
-        otel_content: a.otel_content,
-        engine: a.engine,
-        remote: a.remote.clone(),
-        ..RunArgs::default()
+        ..a.child.run_args(&parent, &parent.args)
     };
     let text = planned.def.to_pretty_json();
     let source = Source::new(

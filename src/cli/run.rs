@@ -365,7 +365,13 @@ fn confirm_plan(
     // `--max-calls` is the cap this run would meet.
     let p = super::plan::plan_of(flow, invocation, None, None, a.max_calls, cwd);
     say!("{}", tfc::plan::to_text(&p));
-    if a.yes {
+    go_ahead(a.yes)
+}
+
+/// After a plan was shown: start (`yes`), or ask on a terminal; without one nothing starts.
+/// `Err`: the exit code of a run that does not start (0 when the user declined).
+pub(super) fn go_ahead(yes: bool) -> Result<(), ExitCode> {
+    if yes {
         return Ok(());
     }
     use std::io::IsTerminal;

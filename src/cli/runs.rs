@@ -127,6 +127,9 @@ fn text_line(e: &RunEntry, now: u64) -> String {
     if let Some((phase, at)) = e.next_deadline() {
         line.push_str(&format!("  ({phase} expires {at})"));
     }
+    if let Some(l) = e.lineage() {
+        line.push_str(&format!("  [{l}]"));
+    }
     line
 }
 

@@ -110,8 +110,8 @@ fn run_text(e: &RunEntry, cwd: &Path) -> String {
     if let Some(reason) = str_field(r, "reason").filter(|s| !s.is_empty()) {
         line("reason", &one_line(reason));
     }
-    if let Some(p) = str_field(r, "parentRunId") {
-        line("parent", p);
+    if let Some(l) = tfc::run::runs::lineage(r) {
+        line("parent", &l);
     }
     line("started", str_field(r, "startedAt").unwrap_or("-"));
     let now = now_ms();

@@ -284,6 +284,12 @@ pub fn approve(a: ApproveArgs) -> ExitCode {
         Ok(id) => id,
         Err(m) => return super::usage_error(m).into(),
     };
+    // The deadline decided it already (perhaps as the run started: a resumed run keeps its
+    // parent's deadline, SPEC §8.8), and the record says so: refused without asking the
+    // workflow, which was never asked that approval.
+    if let Some(refusal) = expired_in_record(&run, &a.phase) {
+        return super::usage_error(refusal).into();
+    }
     match tfc::temporal::approve(&remote, &run, &a.phase, decision, a.reason.clone()) {
         Ok(()) => {
             sayln!(
@@ -293,8 +299,43 @@ pub fn approve(a: ApproveArgs) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Err(m) => super::usage_error(m).into(),
+        // A run its deadline ended meanwhile has no workflow left to refuse the decision:
+        // its record says why.
+        Err(m) => super::usage_error(expired_in_record(&run, &a.phase).unwrap_or(m)).into(),
     }
+}
+
+/// SPEC §8.8's refusal for approval `phase` (a node path) of run `run` when the run's
+/// record says its deadline decided it; `None` otherwise (or when there is no record here).
+#[cfg(feature = "temporal")]
+fn expired_in_record(run: &str, phase: &str) -> Option<String> {
+    use tfc::value::Value;
+    let cwd = std::env::current_dir().ok()?;
+    let root = tfc::project::project_root(&cwd);
+    let entry = tfc::run::runs::find(&root, run, None).ok()?;
+    let field = |v: &Value, k: &str| v.as_object()?.get(k).cloned();
+    let mut record = entry.record;
+    let mut steps = phase.split('/').peekable();
+    let mut approval = None;
+    while let Some(step) = steps.next() {
+        let rec = field(&field(&record, "phases")?, step)?;
+        if steps.peek().is_some() {
+            record = field(&rec, "subRun")?;
+        } else {
+            approval = field(&rec, "approval");
+        }
+    }
+    let approval = approval?;
+    let text = |k: &str| field(&approval, k).and_then(|v| v.as_str().map(str::to_owned));
+    if text("source")? != "timeout" {
+        return None;
+    }
+    let at = text("expiresAt")?;
+    let on = match text("decision")?.as_str() {
+        "expired" => "fail".to_owned(),
+        d => d.to_owned(),
+    };
+    Some(tfc::temporal::expired_refusal(phase, &at, &on))
 }
 
 #[cfg(not(feature = "temporal"))]

@@ -122,6 +122,7 @@ codes! {
     ScriptPipefail = "W0312" "script-pipefail",
     ShellPlaceholder = "W0313" "shell-placeholder",
     HookCommandPlaceholder = "W0314" "hook-command-placeholder",
+    SubflowHooks = "W0315" "subflow-hooks",
     UndefinedAgent = "W0701" "undefined-agent",
     ToolsUnsupported = "W0702" "tools-unsupported",
     // Test files (`*.test.json`, SPEC §17): T0001–T0499 errors, T0500–T0999 warnings.

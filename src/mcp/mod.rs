@@ -23,6 +23,7 @@
 mod call;
 mod eval;
 mod flows;
+mod fork;
 pub mod hosts;
 mod plan;
 mod rpc;

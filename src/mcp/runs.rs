@@ -344,7 +344,7 @@ impl Runner {
     }
 
     /// `.tfc/runs/<flow>/.<runId>.launch`: the output log until the run directory exists.
-    fn launch_dir(&self, flow: &str, run_id: &str) -> PathBuf {
+    pub(super) fn launch_dir(&self, flow: &str, run_id: &str) -> PathBuf {
         runs_dir(&self.root)
             .join(flow_dir_name(flow))
             .join(format!(".{run_id}.launch"))
@@ -352,7 +352,7 @@ impl Runner {
 
     /// Start `tfc <argv>` detached, and wait until its run directory exists (or it ended
     /// without one: an error carrying its output).
-    fn start(
+    pub(super) fn start(
         &self,
         flow: &str,
         run_id: &str,
@@ -440,7 +440,7 @@ impl Runner {
     }
 
     /// The answer of `tfc_run` / `tfc_resume`: the new run at once, or after waiting.
-    fn answer(
+    pub(super) fn answer(
         &self,
         run_id: &str,
         wait: bool,
@@ -496,7 +496,7 @@ impl Runner {
 }
 
 /// `--max-usd` / `--max-tokens`.
-fn caps(argv: &mut Vec<String>, max_usd: Option<f64>, max_tokens: Option<f64>) {
+pub(super) fn caps(argv: &mut Vec<String>, max_usd: Option<f64>, max_tokens: Option<f64>) {
     if let Some(n) = max_usd {
         argv.extend(["--max-usd".into(), n.to_string()]);
     }

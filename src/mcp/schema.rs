@@ -199,6 +199,27 @@ pub fn tools() -> Vec<Value> {
             json!({"anyOf": [started(), status()], "type": "object"}),
         ),
         tool(
+            "tfc_fork",
+            "Fork a run",
+            "Start a new run from any ended run (as `tfc fork`): re-run phases (from), replace outputs (set) or arguments (args); every other finished phase is copied, never paid for again. A refused fork (unknown phase, an output breaking its contract) starts nothing. With plan=true, returns what would be copied and what would run, and starts nothing.",
+            Effect::Changes,
+            object(
+                json!({"runId": run_id,
+                       "from": {"type": "array", "items": {"type": "string"}, "description": "Re-run these phases and their descendants."},
+                       "set": {"type": "object", "additionalProperties": true,
+                               "description": "Phase id (or P#i for one map item) → its output (a string, or any JSON value written as JSON); only its descendants run again."},
+                       "args": {"type": "object", "description": "Argument overrides (the parent's arguments otherwise); what reads a changed argument runs again."},
+                       "maxUsd": max_usd, "maxTokens": max_tokens,
+                       "maxCalls": {"type": "integer", "minimum": 1, "description": "Agent call cap; the copied phases' calls count toward it."},
+                       "plan": {"type": "boolean", "default": false, "description": "Only say what would be copied and what would run."},
+                       "wait": wait, "timeoutMs": timeout}),
+                &["runId"],
+            ),
+            json!({"anyOf": [started(), status(),
+                   {"type": "object", "properties": {"runId": {"type": "string"}, "phases": {"type": "array"}}, "required": ["runId", "phases"]}],
+                   "type": "object"}),
+        ),
+        tool(
             "tfc_runs",
             "List runs",
             "The project's runs, newest first, as `tfc runs --format json`.",
@@ -333,7 +354,7 @@ mod tests {
     #[test]
     fn every_tool_has_object_schemas() {
         let tools = tools();
-        assert_eq!(tools.len(), 14);
+        assert_eq!(tools.len(), 15);
         for t in &tools {
             assert_eq!(t["inputSchema"]["type"], "object", "{}", t["name"]);
             assert_eq!(t["outputSchema"]["type"], "object", "{}", t["name"]);

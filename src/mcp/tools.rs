@@ -26,6 +26,7 @@ pub fn call(runner: &Runner, name: &str, arguments: Option<&Value>, call: &Call)
             "tfc_test" => testing::tool_test(args, root),
             "tfc_run" => runner.tool_run(args, call),
             "tfc_resume" => runner.tool_resume(args, call),
+            "tfc_fork" => runner.tool_fork(args, call),
             "tfc_status" => runner.tool_status(args),
             "tfc_wait" => runner.tool_wait(args, call),
             "tfc_cancel" => runner.tool_cancel(args, call),

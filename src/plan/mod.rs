@@ -33,7 +33,7 @@ mod prompt;
 #[cfg(test)]
 mod tests;
 
-pub use caps::{below_minimum, below_minimum_with};
+pub use caps::{below_minimum, below_minimum_with, show as show_count};
 pub use count::{Env, NoEnv, Options, attempts};
 pub use model::{Calls, Caps, Count, Group, MinMax, PhasePlan, Plan, Price, Total};
 pub use output::{to_json, to_text};

@@ -224,6 +224,9 @@ fn header(out: &mut String, rec: &Value, status: &str) {
     if let Some(p) = s("parentRunId") {
         item("parent", format!("<code>{}</code>", esc(p)));
     }
+    if let Some(l) = crate::run::runs::lineage(rec) {
+        item("lineage", esc(&l));
+    }
     // An exported run: its trace id, and a link to it when `[telemetry] trace_url` is set.
     if let Some(t) = s("traceId") {
         let link = s("traceUrl")

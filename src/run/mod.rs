@@ -14,6 +14,7 @@ pub(crate) mod contract;
 mod ctx;
 pub(crate) mod driver;
 pub mod final_skip;
+pub mod fork;
 pub mod hooks;
 pub mod journal;
 pub mod machine;
@@ -205,6 +206,16 @@ impl Interpreter {
     /// How the run it makes resumes another, when it does.
     pub fn resumes(&self) -> Option<&resume::Origin> {
         self.opts.resume.as_ref().and_then(|c| c.origin.as_ref())
+    }
+
+    /// The `forkedFrom` of a fork (SPEC §10.4), for hosts that write `run.json` themselves.
+    pub fn forked_from(&self) -> Option<&crate::value::Value> {
+        self.opts
+            .resume
+            .as_ref()
+            .and_then(|c| c.fork.as_ref())
+            .map(|f| &f.forked_from)
+            .filter(|v| !matches!(v, crate::value::Value::Null))
     }
 
     /// Abort the run when this fires (Ctrl-C in the CLI).
@@ -440,6 +451,11 @@ impl Interpreter {
                     .map(|r| r.deadlines.clone())
                     .unwrap_or_default(),
             ),
+            fork: opts
+                .resume
+                .as_ref()
+                .and_then(|r| r.fork.as_ref())
+                .map(|f| f.nodes.clone()),
         }
     }
 }

@@ -178,8 +178,11 @@ pub struct PhaseRecord {
     pub prompt_stats: Option<(usize, usize)>,
     /// The cache key of its inputs (SPEC §10.5), set when it ends.
     pub input_hash: Option<String>,
-    /// `run-only` or `cross-run` when its `done` state was reused instead of run.
+    /// `run-only` or `cross-run` when its `done` state was reused instead of run; `set` when
+    /// a fork gave its output (`tfc fork --set`, SPEC §10.4).
     pub cache_hit: Option<&'static str>,
+    /// The run a fork's `--set` replaced this phase's output of (SPEC §10.4 `setFrom`).
+    pub set_from: Option<String>,
 }
 
 impl PhaseRecord {
@@ -214,6 +217,7 @@ impl PhaseRecord {
             prompt_stats: None,
             input_hash: None,
             cache_hit: None,
+            set_from: None,
         }
     }
 
@@ -368,6 +372,9 @@ impl PhaseRecord {
         }
         if let Some(h) = self.cache_hit {
             emit("cacheHit", Str(h));
+        }
+        if let Some(f) = &self.set_from {
+            emit("setFrom", Str(f));
         }
         for (key, flag) in [
             ("timedOut", self.timed_out),
@@ -779,7 +786,9 @@ impl PhaseMembers {
                 return true;
             }
             "cacheHit" => {
-                r.cache_hit = ["run-only", "cross-run"].into_iter().find(|k| *k == s);
+                r.cache_hit = ["run-only", "cross-run", "set"]
+                    .into_iter()
+                    .find(|k| *k == s);
                 return true;
             }
             "output" => {
@@ -793,6 +802,7 @@ impl PhaseMembers {
             "agent" => &mut r.agent,
             "model" => &mut r.model,
             "inputHash" => &mut r.input_hash,
+            "setFrom" => &mut r.set_from,
             "defError" => &mut r.def_error,
             _ => return false,
         };
@@ -849,6 +859,7 @@ impl PhaseMembers {
             "agent" => r.agent = text(),
             "model" => r.model = text(),
             "inputHash" => r.input_hash = text(),
+            "setFrom" => r.set_from = text(),
             "defError" => r.def_error = text(),
             "json" => r.json = Some(v.clone()),
             "warnings" => r.warnings = list(),

@@ -39,6 +39,20 @@ pub struct Carried {
     pub origin: Option<Origin>,
     /// The parent's trace, which the resumed run's trace links to.
     pub parent_trace: Option<crate::telemetry::SpanContext>,
+    /// The states copied whatever their kind and key (a fork's, SPEC §10.4 "Fork", and
+    /// those a resumed run's parent had itself copied); `None` when there are none.
+    pub fork: Option<Forked>,
+}
+
+/// What a fork adds to [`Carried`].
+#[derive(Clone, Debug, Default)]
+pub struct Forked {
+    /// The machine's side: the phases copied and set.
+    pub nodes: Arc<super::machine::ForkNodes>,
+    /// Phases re-run because of `--from`: never served from the cross-run store.
+    pub fresh: std::collections::HashSet<String>,
+    /// The child's `forkedFrom` (`{runId, from, set}`); `Null` for a resumed run.
+    pub forked_from: Value,
 }
 
 /// How a resumed run's [`Carried`] was planned: the parent's directory, its effective
@@ -53,15 +67,40 @@ pub struct Origin {
     pub patch: Option<Patch>,
     /// `--max-usd`/`--max-tokens`/`--max-calls`.
     pub caps: Caps,
+    /// A fork's request (`tfc fork`); `None` for a resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<ForkRequest>,
 }
 
-impl Origin {
-    /// Plan the resumed run again (the same parent gives the same states).
-    pub fn replan(&self) -> Result<Carried, String> {
-        let parent = open(&self.dir)?;
-        Ok(plan(&parent, &self.status, self.patch.as_ref(), self.caps)?.carried)
-    }
+/// What `tfc fork` asks for (SPEC §10.4 "Fork"), planned by [`super::fork::plan`].
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ForkRequest {
+    /// `--from P`: re-run P and its descendants.
+    pub from: Vec<String>,
+    /// `--set P=…` / `--set P#i=…`, in the order given.
+    pub set: Vec<SetOutput>,
+    /// `--args` overrides of the parent's arguments, as JSON text of an object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<String>,
+    /// `K=V` overrides (after `--args`), typed by the flow's declarations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<(String, String)>,
 }
+
+/// One `--set`.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SetOutput {
+    /// The phase id.
+    pub phase: String,
+    /// `P#i`: one map item.
+    pub item: Option<usize>,
+    /// The output (a file's text for `@FILE`).
+    pub text: String,
+}
+
+/// The key of a carried state reused whatever the phase's key is now: a fork's copies and
+/// `--set`s, and a resumed run's states its parent had itself copied (SPEC §10.4).
+pub(crate) const ANY_KEY: &str = "*";
 
 /// One lookup the driver answers (see `Command::CacheLookup`).
 pub(crate) struct Lookup<'a> {
@@ -107,14 +146,19 @@ pub(crate) fn look_up(l: Lookup<'_>) -> Event {
     let mut warning = None;
     let mut hit = None;
     if let Some((k, rec)) = l.resumed.and_then(|c| c.states.get(l.node))
-        && *k == key
+        && (*k == key || k == ANY_KEY)
     {
         hit = Some(Box::new(CacheHit {
             source: "run-only".into(),
             record: HitRecord::Record(rec.clone()),
         }));
     }
+    let fresh = l
+        .resumed
+        .and_then(|c| c.fork.as_ref())
+        .is_some_and(|f| f.fresh.contains(l.node));
     if hit.is_none()
+        && !fresh
         && let Some(root) = l.store
     {
         match store::lookup(root, &key, l.now, l.ttl_ms) {
@@ -335,7 +379,7 @@ fn replay_journal(parent: &mut Parent) {
 }
 
 /// Lower a stored definition (no checks: the caller checks the child's).
-fn lower_def(def: &Value, name: &str) -> Option<crate::flow::Flow> {
+pub(super) fn lower_def(def: &Value, name: &str) -> Option<crate::flow::Flow> {
     let text = def.to_json();
     let parsed = crate::json::parse(&text);
     let root = parsed.root?;
@@ -470,6 +514,7 @@ pub fn plan(
             status: status.to_owned(),
             patch: patch.cloned(),
             caps: flag_caps,
+            fork: None,
         }),
         ..Carried::default()
     };
@@ -487,6 +532,7 @@ pub fn plan(
     let grafts: std::collections::HashSet<&str> = grafts.iter().map(String::as_str).collect();
     carried.deadlines = pending_deadlines(&parent.phases);
     carried.states.reserve(parent.phases.len());
+    let mut copied = std::collections::HashSet::new();
     for (id, r) in &parent.phases {
         if r.status != PhaseStatus::Done || dropped.contains(id) || !own.contains(id.as_str()) {
             continue;
@@ -494,6 +540,15 @@ pub fn plan(
         // Stopped short by the budget (items skipped, a loop cut): it runs again, calling
         // only what it did not finish (its finished items are carried above).
         if r.budget_truncated {
+            continue;
+        }
+        // A state the parent had copied (from its own fork or parent) stays copied, whatever
+        // its kind: a loop or side effect copied by a fork is never run again by a resume.
+        if r.cache_hit.is_some() {
+            carried
+                .states
+                .insert(id.clone(), (ANY_KEY.to_owned(), Arc::new(r.clone())));
+            copied.insert(id.clone());
             continue;
         }
         if idempotent.contains(id) {
@@ -507,6 +562,17 @@ pub fn plan(
             }
             carried.states.insert(id.clone(), (h.clone(), Arc::new(r)));
         }
+    }
+    if !copied.is_empty() {
+        carried.fork = Some(Forked {
+            nodes: Arc::new(super::machine::ForkNodes {
+                parent: parent.run_id.clone(),
+                copy: copied,
+                set: std::collections::HashSet::new(),
+            }),
+            fresh: std::collections::HashSet::new(),
+            forked_from: Value::Null,
+        });
     }
     Ok(Plan { def, carried })
 }
@@ -529,7 +595,7 @@ pub(crate) fn pending_deadlines<'a>(
 /// named `<id>-<childId>` that the definition does not declare (`own`) — as the sub-run
 /// its reused state carries, so the child grafts them again. They are reused with it:
 /// zero usage and attempts, `cacheHit: "run-only"`.
-fn grafted(
+pub(super) fn grafted(
     parent: &Parent,
     id: &str,
     own: &std::collections::HashSet<&str>,
@@ -574,7 +640,7 @@ fn grafted(
 }
 
 /// The definition's phase ids, and those of its graft expands.
-fn def_ids(def: &Value) -> (Vec<String>, Vec<String>) {
+pub(super) fn def_ids(def: &Value) -> (Vec<String>, Vec<String>) {
     let mut ids = Vec::new();
     let mut grafts = Vec::new();
     for ph in phases_of(def) {
@@ -597,7 +663,7 @@ fn def_ids(def: &Value) -> (Vec<String>, Vec<String>) {
 /// with the record — a later run of the same map, a journal not of this record — is not
 /// trusted). A record without the key (a phase nested in a sub-flow, a record written
 /// before items carried keys) leaves the journal's word standing.
-fn item_agrees(parent: &Parent, phase: &str, index: &str, key: &str) -> bool {
+pub(super) fn item_agrees(parent: &Parent, phase: &str, index: &str, key: &str) -> bool {
     let entry = parent
         .phases
         .get(phase)
@@ -636,7 +702,7 @@ fn phases_mut(def: &mut Value) -> Option<&mut Vec<Value>> {
     }
 }
 
-fn apply_patch(def: &mut Value, p: &Patch) -> Result<(), String> {
+pub(super) fn apply_patch(def: &mut Value, p: &Patch) -> Result<(), String> {
     if p.task.is_none() && p.model.is_none() && p.timeout.is_none() && p.idle_timeout.is_none() {
         return Err(format!(
             "--phase {} needs at least one of --task, --model, --timeout, --idle-timeout",
@@ -677,7 +743,7 @@ fn apply_patch(def: &mut Value, p: &Patch) -> Result<(), String> {
 }
 
 /// `phase` and every phase that depends on it, directly or not (edges: `dependsOn ∪ from`).
-fn descendants(def: &Value, phase: &str) -> std::collections::HashSet<String> {
+pub(super) fn descendants(def: &Value, phase: &str) -> std::collections::HashSet<String> {
     // dependency → the phases that name it.
     let mut dependents: HashMap<&str, Vec<&str>> = HashMap::new();
     for ph in phases_of(def) {
@@ -710,7 +776,7 @@ fn descendants(def: &Value, phase: &str) -> std::collections::HashSet<String> {
 }
 
 /// Phase ids with `idempotent: false`.
-fn non_idempotent(def: &Value) -> Vec<String> {
+pub(super) fn non_idempotent(def: &Value) -> Vec<String> {
     phases_of(def)
         .iter()
         .filter_map(|ph| {
@@ -722,7 +788,7 @@ fn non_idempotent(def: &Value) -> Vec<String> {
 }
 
 /// The definition's `budget` caps.
-fn def_budget(def: &Value) -> Caps {
+pub(super) fn def_budget(def: &Value) -> Caps {
     let Value::Object(m) = def else {
         return Caps::default();
     };

@@ -61,6 +61,9 @@ impl RunEntry {
         for k in ["reason", "parentRunId", "startedAt", "endedAt", "usage"] {
             o.insert(k.into(), field(k).unwrap_or_default());
         }
+        if let Some(f) = field("forkedFrom") {
+            o.insert("forkedFrom".into(), f);
+        }
         if let Some((phase, at)) = self.next_deadline() {
             let mut d = Map::default();
             d.insert("phase".into(), Value::from(phase));
@@ -68,6 +71,12 @@ impl RunEntry {
             o.insert("nextDeadline".into(), Value::Object(d));
         }
         Value::Object(o)
+    }
+
+    /// Where the run comes from, as `tfc show`, `tfc runs` and the report say it:
+    /// [`lineage`] of its record.
+    pub fn lineage(&self) -> Option<String> {
+        lineage(&self.record)
     }
 
     /// The nearest deadline of the run's pending approvals (SPEC §8.8): (phase, expiresAt).
@@ -91,6 +100,8 @@ impl RunEntry {
 pub enum LookupError {
     /// No run has this id or prefix (the query; `last` when the store is empty).
     NotFound(String),
+    /// No run has this id or prefix, but one id is a small edit away (query, that id).
+    NotFoundNear(String, String),
     /// More than one run id starts with the query (the matching ids, newest first).
     Ambiguous(Vec<String>),
     /// The run exists but its record cannot be read (what is wrong, with the path).
@@ -112,6 +123,10 @@ impl std::fmt::Display for LookupError {
             LookupError::NotFound(q) => write!(
                 f,
                 "no run found with id or id prefix '{q}'; `tfc runs` lists this project's runs"
+            ),
+            LookupError::NotFoundNear(q, near) => write!(
+                f,
+                "no run found with id or id prefix '{q}'; did you mean '{near}'? (`tfc runs` lists this project's runs)"
             ),
             LookupError::Ambiguous(ids) => {
                 write!(
@@ -268,6 +283,13 @@ pub fn find(root: &Path, query: &str, flow: Option<&str>) -> Result<RunEntry, Lo
     } else {
         if !valid_id(query) {
             return Err(LookupError::NotFound(query.to_owned()));
+        }
+        if !dirs.iter().any(|d| d.run_id.starts_with(query)) {
+            let near = crate::diag::did_you_mean(query, dirs.iter().map(|d| d.run_id.as_str()));
+            return Err(match near {
+                Some(n) => LookupError::NotFoundNear(query.to_owned(), n.to_owned()),
+                None => LookupError::NotFound(query.to_owned()),
+            });
         }
         if let Some(exact) = dirs.iter().find(|d| d.run_id == query) {
             exact.clone()
@@ -981,3 +1003,33 @@ impl Scanner<'_> {
 #[cfg(test)]
 #[path = "runs_tests.rs"]
 mod tests;
+
+/// Where a run comes from, from its record (SPEC §10.4): `forked from R (--from a; --set b)`
+/// for a fork, `resumed from R` for a resumed run, `None` for a run started afresh (a
+/// sub-flow's child record names its parent run as `sub-run of R`).
+pub fn lineage(record: &Value) -> Option<String> {
+    let r = record.as_object()?;
+    let parent = r.get("parentRunId")?.as_str()?;
+    if let Some(Value::Object(f)) = r.get("forkedFrom") {
+        let list = |k: &str| -> Vec<&str> {
+            match f.get(k) {
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            }
+        };
+        let mut how = Vec::new();
+        for (flag, k) in [("--from", "from"), ("--set", "set")] {
+            let ids = list(k);
+            if !ids.is_empty() {
+                how.push(format!("{flag} {}", ids.join(", ")));
+            }
+        }
+        let from = f.get("runId").and_then(Value::as_str).unwrap_or(parent);
+        return Some(if how.is_empty() {
+            format!("forked from {from}")
+        } else {
+            format!("forked from {from} ({})", how.join("; "))
+        });
+    }
+    Some(format!("resumed from {parent}"))
+}

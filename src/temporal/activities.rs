@@ -284,7 +284,7 @@ fn carried(
     if let Some((_, c)) = planned.iter().find(|(o, _)| o == origin) {
         return Ok(c.clone());
     }
-    let c = Arc::new(origin.replan().map_err(|e| {
+    let c = Arc::new(crate::run::fork::replan(origin).map_err(|e| {
         format!(
             "the run this one resumes ({}) could not be read on this worker: {e}",
             origin.dir.display()

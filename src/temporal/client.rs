@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use temporalio_client::errors::WorkflowGetResultError;
+use temporalio_client::errors::{WorkflowGetResultError, WorkflowUpdateError};
 use temporalio_client::{
     Client, ClientOptions, Connection, ConnectionOptions, Url, WorkflowCancelOptions,
-    WorkflowGetResultOptions, WorkflowSignalOptions, WorkflowStartOptions,
+    WorkflowExecuteUpdateOptions, WorkflowGetResultOptions, WorkflowStartOptions,
 };
 use temporalio_common::worker::WorkerDeploymentOptions;
 use temporalio_sdk::runtime::worker_tuner::{FixedSizeSlotSupplier, TunerHolder, WorkerTuner};
@@ -151,7 +151,7 @@ pub fn start_run(
 ) -> Result<Followed, RunError> {
     let prepared = interp.prepare(source, invocation, true)?;
     let mut config = prepared.config;
-    // Approvals without a flag wait for signal `approval` (`tfc approve`).
+    // Approvals without a flag wait for update `decide` (`tfc approve`).
     config.ask = true;
     config.progress = false;
     // A large map's calls go to child workflows, a shard at a time.
@@ -162,6 +162,9 @@ pub fn start_run(
     let mut meta = crate::run::driver::flow_def_hash(&def);
     if let Some(l) = follow.launch.clone() {
         meta.insert("launch".into(), l);
+    }
+    if let Some(f) = interp.forked_from() {
+        meta.insert("forkedFrom".into(), f.clone());
     }
     // Where the run lives: `tfc runs` shows it running without a local lock.
     let mut engine = crate::value::Map::default();
@@ -410,7 +413,12 @@ pub fn cancel(remote: &Remote, run_id: &str) -> Result<(), String> {
     })
 }
 
-/// `tfc approve RUN PHASE [--reject] [--reason T]`: signal `approval`.
+/// How long `tfc approve` waits for a worker to take its decision.
+const APPROVE_WAIT: Duration = Duration::from_secs(60);
+
+/// `tfc approve RUN PHASE [--reject] [--reason T]`: update `decide`, which the workflow
+/// takes, or refuses once the approval's deadline has passed (SPEC §8.8: the error is the
+/// refusal, `approval '<id>' expired at <expiresAt>; its onTimeout (<action>) decides`).
 pub fn approve(
     remote: &Remote,
     run_id: &str,
@@ -420,18 +428,27 @@ pub fn approve(
 ) -> Result<(), String> {
     tokio()?.block_on(async {
         let client = connect(remote).await?;
-        client
-            .get_workflow_handle::<TfcRun>(run_id)
-            .signal(
-                TfcRun::approval,
-                ApprovalSignal {
-                    phase: phase.to_owned(),
-                    decision,
-                    note,
-                },
-                WorkflowSignalOptions::default(),
-            )
-            .await
-            .map_err(|e| format!("cannot signal run '{run_id}' on Temporal: {e}"))
+        let handle = client.get_workflow_handle::<TfcRun>(run_id);
+        let update = handle.execute_update(
+            TfcRun::decide,
+            ApprovalSignal {
+                phase: phase.to_owned(),
+                decision,
+                note,
+            },
+            WorkflowExecuteUpdateOptions::default(),
+        );
+        match tokio::time::timeout(APPROVE_WAIT, update).await {
+            Ok(Ok(())) => Ok(()),
+            // The workflow's answer (a late decision): its message as it is.
+            Ok(Err(WorkflowUpdateError::Failed(f))) => Err(f.message.clone()),
+            Ok(Err(e)) => Err(format!("cannot decide run '{run_id}' on Temporal: {e}")),
+            Err(_) => Err(format!(
+                "no worker took the decision on run '{run_id}' within {} s: start `tfc worker` \
+                 for task queue '{}' (the decision may still be taken once one serves the run)",
+                APPROVE_WAIT.as_secs(),
+                remote.task_queue
+            )),
+        }
     })
 }

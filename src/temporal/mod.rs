@@ -20,4 +20,6 @@ mod workflow;
 
 pub use client::{Follow, Followed, Remote, approve, cancel, start_run, worker};
 pub use traced::export_traces;
-pub use wire::{ApprovalSignal, BUILD_ID, DEFAULT_SHARD_ITEMS, DEFAULT_TASK_QUEUE, RunInput};
+pub use wire::{
+    ApprovalSignal, BUILD_ID, DEFAULT_SHARD_ITEMS, DEFAULT_TASK_QUEUE, RunInput, expired_refusal,
+};

@@ -1,5 +1,5 @@
-//! What crosses Temporal: the workflow's input, the approval signal, and the machine's
-//! requests and results as plain serde data.
+//! What crosses Temporal: the workflow's input, an approval decision (update `decide`,
+//! signal `approval`), and the machine's requests and results as plain serde data.
 
 use std::path::PathBuf;
 
@@ -63,6 +63,12 @@ pub struct ApprovalSignal {
     pub decision: Decision,
     /// The note (edit) or the reason (reject).
     pub note: Option<String>,
+}
+
+/// SPEC §8.8's refusal of a decision on approval `phase` (node path) after its deadline
+/// `expires_at` (RFC 3339), which `on_timeout` decided.
+pub fn expired_refusal(phase: &str, expires_at: &str, on_timeout: &str) -> String {
+    format!("approval '{phase}' expired at {expires_at}; its onTimeout ({on_timeout}) decides")
 }
 
 /// One agent call attempt, as data.

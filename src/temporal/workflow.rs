@@ -1,7 +1,13 @@
 //! Workflow `TfcRun`: the run machine fed by Temporal events. Every input's time is workflow
-//! time; activity results, timers, the `approval` signal and the workflow's cancellation
-//! become machine inputs, in a deterministic order (signals, then cancellation, then
-//! operations by id), so a replay of the history makes the same decisions.
+//! time; activity results, timers, approval decisions (update `decide`, signal `approval`)
+//! and the workflow's cancellation become machine inputs, in a deterministic order
+//! (decisions, then cancellation, then operations by id), so a replay of the history makes
+//! the same decisions.
+//!
+//! An approval's deadline (SPEC §8.8) is the machine's own timer, served here as a durable
+//! Temporal timer: it fires with no `tfc` client alive, and the machine lets `onTimeout`
+//! decide. A decision that comes at or after the deadline is refused: update `decide`
+//! fails with SPEC §8.8's message (so `tfc approve` says so), a bare signal is dropped.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -12,7 +18,7 @@ use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
     ActivityCancellationType, ActivityExecutionError, ActivityOptions,
     ChildWorkflowCancellationType, ChildWorkflowOptions, LocalActivityOptions, SyncWorkflowContext,
-    WorkflowCancellationToken, WorkflowContext, WorkflowResult,
+    WorkflowCancellationToken, WorkflowContext, WorkflowContextView, WorkflowResult,
 };
 
 use super::activities::TfcActivities;
@@ -27,11 +33,31 @@ use crate::run::machine::{
     Command, Config, Event, Input, Line, Machine, ScriptEnd, ScriptOutcome, ShardEnd, ShardRequest,
 };
 
-/// The workflow's state outside `run`: approval decisions received.
+/// The workflow's state outside `run`: approval decisions received, and what the handlers
+/// need to refuse a late one.
 #[workflow]
 #[derive(Default)]
 pub struct TfcRun {
     inbox: VecDeque<ApprovalSignal>,
+    /// The deadlines of the approvals asked (node path → epoch ms, its `onTimeout`).
+    deadlines: BTreeMap<String, (u64, &'static str)>,
+    /// The workflow time the run last handled inputs at (epoch ms): an update's validator
+    /// has no clock of its own.
+    now: u64,
+}
+
+impl TfcRun {
+    /// Why a decision on approval `phase` at workflow time `now` comes too late: SPEC §8.8's
+    /// refusal, once its deadline has passed.
+    fn too_late(&self, phase: &str, now: u64) -> Option<String> {
+        let &(at, on) = self.deadlines.get(phase)?;
+        (now >= at).then(|| {
+            let expires = crate::run::record::timestamp(
+                std::time::UNIX_EPOCH + std::time::Duration::from_millis(at),
+            );
+            super::wire::expired_refusal(phase, &expires, on)
+        })
+    }
 }
 
 #[workflow_methods]
@@ -114,6 +140,7 @@ impl TfcRun {
             let mut save = false;
             while let Some(what) = pending.pop_front() {
                 at = machine_now(ctx);
+                ctx.state_mut(|s| s.now = at);
                 if let Event::CallEnded { op, .. }
                 | Event::ScriptEnded { op, .. }
                 | Event::TimerFired { op } = &what
@@ -204,7 +231,12 @@ impl TfcRun {
                                 t.cancel();
                             }
                         }
-                        Command::AskApproval { op, phase, .. } => {
+                        Command::AskApproval {
+                            op,
+                            phase,
+                            deadline,
+                            ..
+                        } => {
                             if let Some(i) = early.iter().position(|s| s.phase == phase) {
                                 let s = early.remove(i);
                                 pending.push_back(Event::Approval {
@@ -215,6 +247,13 @@ impl TfcRun {
                                     by_signal: true,
                                 });
                             } else {
+                                // A decision after the deadline is refused (the
+                                // machine's timer lets `onTimeout` decide then).
+                                if let Some((ms, on)) = deadline {
+                                    ctx.state_mut(|s| {
+                                        s.deadlines.insert(phase.clone(), (ms, on.as_str()))
+                                    });
+                                }
                                 asked.insert(phase, op);
                             }
                         }
@@ -556,13 +595,17 @@ impl TfcRun {
                 let signals: Vec<ApprovalSignal> = ctx.state_mut(|s| s.inbox.drain(..).collect());
                 for s in signals {
                     match asked.remove(&s.phase) {
-                        Some(op) => pending.push_back(Event::Approval {
-                            op,
-                            phase: s.phase,
-                            decision: s.decision,
-                            note: s.note,
-                            by_signal: true,
-                        }),
+                        Some(op) => {
+                            // Decided in time: its deadline no longer refuses anything.
+                            ctx.state_mut(|st| st.deadlines.remove(&s.phase));
+                            pending.push_back(Event::Approval {
+                                op,
+                                phase: s.phase,
+                                decision: s.decision,
+                                note: s.note,
+                                by_signal: true,
+                            });
+                        }
                         None => early.push(s),
                     }
                 }
@@ -590,10 +633,43 @@ impl TfcRun {
         }
     }
 
-    /// A decision on an approval the run waits for (`tfc approve`).
-    #[signal]
-    pub fn approval(&mut self, _ctx: &mut SyncWorkflowContext<Self>, s: ApprovalSignal) {
+    /// A decision on an approval the run waits for, or will (`tfc approve`): taken, or
+    /// refused once the approval's deadline has passed (its `onTimeout` decided).
+    #[update]
+    pub fn decide(
+        &mut self,
+        ctx: &mut SyncWorkflowContext<Self>,
+        s: ApprovalSignal,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let now = ctx_now(ctx.workflow_time()).max(self.now);
+        if let Some(why) = self.too_late(&s.phase, now) {
+            return Err(why.into());
+        }
         self.inbox.push_back(s);
+        Ok(())
+    }
+
+    /// A late decision is refused before it enters the history.
+    #[update_validator(decide)]
+    fn validate_decide(
+        &self,
+        _ctx: &WorkflowContextView,
+        s: &ApprovalSignal,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        match self.too_late(&s.phase, self.now) {
+            Some(why) => Err(why.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// A decision as a signal (no answer goes back; [`TfcRun::decide`] is what `tfc
+    /// approve` uses): one after the approval's deadline is dropped.
+    #[signal]
+    pub fn approval(&mut self, ctx: &mut SyncWorkflowContext<Self>, s: ApprovalSignal) {
+        let now = ctx_now(ctx.workflow_time()).max(self.now);
+        if self.too_late(&s.phase, now).is_none() {
+            self.inbox.push_back(s);
+        }
     }
 }
 
@@ -639,6 +715,12 @@ fn shard_flight<'a>(
     (flight, Some(token))
 }
 
+/// Workflow time as epoch ms (0 when unknown).
+fn ctx_now(t: Option<std::time::SystemTime>) -> u64 {
+    t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 fn anyhow_msg(m: &str) -> Box<dyn std::error::Error + Send + Sync> {
     m.to_owned().into()
 }
@@ -678,5 +760,24 @@ fn lost_script(e: &ActivityExecutionError) -> ScriptOutcome {
             ..ScriptOutcome::not_started(String::new())
         },
         other => ScriptOutcome::not_started(worker_lost(&other.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decision_at_or_after_the_deadline_is_refused_with_the_spec_message() {
+        let mut run = TfcRun::default();
+        let at = 1_796_032_800_000; // 2026-11-30T10:00:00.000Z
+        run.deadlines.insert("f/ok".into(), (at, "fail"));
+        assert_eq!(run.too_late("f/ok", at - 1), None, "before it, it wins");
+        let refusal =
+            "approval 'f/ok' expired at 2026-11-30T10:00:00.000Z; its onTimeout (fail) decides";
+        assert_eq!(run.too_late("f/ok", at).as_deref(), Some(refusal));
+        assert_eq!(run.too_late("f/ok", at + 60_000).as_deref(), Some(refusal));
+        // An approval without a deadline (or not asked yet) is never too late.
+        assert_eq!(run.too_late("other", u64::MAX), None);
     }
 }

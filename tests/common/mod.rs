@@ -127,6 +127,20 @@ pub fn skip_line(required: bool, test: &str, why: &str) -> Result<String, String
     }
 }
 
+/// A scratch project `name` with `.tfc/`, `flow.json` = `flow` and an executable `agent.sh`
+/// = `agent` (a shell script; the e2e tests' fake agents log `$TFC_NODE` to `calls.log`, read
+/// back by [`calls`]).
+pub fn agent_project(name: &str, flow: &str, agent: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch(name);
+    std::fs::create_dir_all(dir.join(".tfc")).expect("mkdir .tfc");
+    std::fs::write(dir.join("flow.json"), flow).expect("write flow");
+    let path = dir.join("agent.sh");
+    std::fs::write(&path, agent).expect("write agent");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    dir
+}
+
 /// The nodes a logging test agent wrote to `calls.log` in `dir`, one per call, in order.
 pub fn calls(dir: &Path) -> Vec<String> {
     std::fs::read_to_string(dir.join("calls.log"))

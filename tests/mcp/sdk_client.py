@@ -18,7 +18,7 @@ from mcp.client.stdio import stdio_client
 EXPECTED = [
     "tfc_check", "tfc_run", "tfc_status", "tfc_wait", "tfc_cancel", "tfc_resume",
     "tfc_runs", "tfc_show", "tfc_graph", "tfc_plan", "tfc_flows", "tfc_save", "tfc_eval",
-    "tfc_test",
+    "tfc_test", "tfc_fork",
 ]
 
 
@@ -126,6 +126,13 @@ async def main(tfc, root):
             resumed, _ = await call("tfc_resume", {"runId": slow["runId"], "wait": True, "timeoutMs": 60000})
             if resumed["status"] != "completed" or resumed["parentRunId"] != slow["runId"]:
                 fail(f"tfc_resume: {resumed}")
+
+            planned, _ = await call("tfc_fork", {"runId": run_id, "set": {"one": "changed"}, "plan": True})
+            if [(p["phase"], p["action"]) for p in planned["phases"]] != [("one", "set"), ("two", "run")]:
+                fail(f"tfc_fork plan: {planned}")
+            forked, _ = await call("tfc_fork", {"runId": run_id, "set": {"one": "changed"}, "wait": True, "timeoutMs": 60000})
+            if forked["status"] != "completed" or forked["finalOutput"] != "second changed":
+                fail(f"tfc_fork: {forked}")
 
             missing = sorted(set(EXPECTED) - validated)
             if missing:

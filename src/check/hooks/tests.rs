@@ -92,3 +92,16 @@ fn an_argument_only_a_hook_reads_is_no_unknown_argument() {
         .collect();
     assert_eq!(codes, ["W0202"]);
 }
+
+#[test]
+fn hooks_of_an_inline_def_are_w0315() {
+    let got: Vec<(String, String)> = check(
+        r#"{"phases": [{"id": "sub", "type": "flow", "def": {"hooks": {"onComplete": ["notify-send", "done"]}, "phases": [{"id": "a", "task": "x"}]}}]}"#,
+    )
+    .into_iter()
+    .map(|d| (d.code.as_str().to_owned(), d.message))
+    .collect();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].0, "W0315");
+    assert!(got[0].1.contains("phase 'sub'"), "{got:?}");
+}

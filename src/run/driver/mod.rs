@@ -149,6 +149,11 @@ impl Driver {
             if let Some(l) = &self.opts.launch {
                 self.meta.insert("launch".into(), l.clone());
             }
+            if let Some(f) = self.opts.resume.as_ref().and_then(|r| r.fork.as_ref())
+                && !matches!(f.forked_from, Value::Null)
+            {
+                self.meta.insert("forkedFrom".into(), f.forked_from.clone());
+            }
             let commit = super::cache::fingerprint::head_commit(&self.cwd);
             self.meta
                 .insert("gitCommit".into(), commit.map_or(Value::Null, Value::from));
@@ -399,6 +404,7 @@ impl Driver {
                 phase,
                 message,
                 upstream,
+                ..
             } => self.send(Box::pin(async move {
                 let (decision, note) = smol::unblock(move || ask(&message, &upstream)).await;
                 Event::Approval {

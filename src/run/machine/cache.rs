@@ -261,10 +261,11 @@ pub(crate) fn restored(
     r.usage = crate::agent::Usage::default();
     r.attempts = 0;
     r.input_hash = Some(key.to_owned());
-    r.cache_hit = Some(if source == "cross-run" {
-        "cross-run"
-    } else {
-        "run-only"
+    r.cache_hit = Some(match (source, r.cache_hit) {
+        ("cross-run", _) => "cross-run",
+        // An output a fork set stays marked so through the runs that copy it.
+        (_, Some("set")) => "set",
+        _ => "run-only",
     });
     r.started_at = fresh.started_at.clone();
     r.agent = fresh.agent.clone().or(r.agent);

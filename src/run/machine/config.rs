@@ -105,4 +105,21 @@ pub struct Config {
     /// The deadlines of the resumed run's pending approvals (SPEC §8.8): node → epoch ms. A
     /// resumed approval keeps its deadline instead of starting the clock again.
     pub approval_deadlines: Arc<IndexMap<String, u64>>,
+    /// A fork's phases copied from its parent and phases given an output (SPEC §10.4
+    /// "Fork"); `None` for every other run and inside sub-flows.
+    pub fork: Option<Arc<ForkNodes>>,
+}
+
+/// What a fork takes from its parent without running it: the phases (top-level ids) whose
+/// `done` state is copied whatever their inputs' keys, and those whose output `--set` gave.
+/// The states themselves stay with the driver ([`Command::CacheLookup`](super::Command)
+/// answers them), so a host that persists the config carries only the ids.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ForkNodes {
+    /// The parent run's id (`setFrom`).
+    pub parent: String,
+    /// Phases copied as they are.
+    pub copy: std::collections::HashSet<String>,
+    /// Phases whose output was set (a map: its items were).
+    pub set: std::collections::HashSet<String>,
 }

@@ -171,7 +171,14 @@ fn a_question_on_the_terminal_stops_waiting_at_the_deadline() {
         let mut record = None;
         let out = feed(&mut m, T0, Event::Start, &mut record);
         let asked = out.iter().find_map(|c| match c {
-            Command::AskApproval { op, .. } => Some(*op),
+            Command::AskApproval { op, deadline, .. } => {
+                // The question carries its deadline (a driver refuses a later answer).
+                assert_eq!(
+                    deadline.map(|(at, on)| (at, on.as_str())),
+                    Some((T0 + 3_600_000, on))
+                );
+                Some(*op)
+            }
             _ => None,
         });
         let timer = out.iter().find_map(|c| match c {

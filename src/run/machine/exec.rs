@@ -95,6 +95,14 @@ impl Machine {
             self.out.push(Command::ReleaseDir { op });
         }
         if ex.purpose == Purpose::Main {
+            if let Some(f) = &self.cfg.fork
+                && f.set.contains(&phase.id)
+                && rec.status == PhaseStatus::Done
+            {
+                rec.cache_hit = Some("set");
+                rec.set_from = Some(f.parent.clone());
+                rec.usage = crate::agent::Usage::default();
+            }
             if rec.input_hash.is_none() {
                 rec.input_hash = ex.reuse.key.clone();
             }
@@ -229,8 +237,14 @@ impl Exec {
         }
         let parts = self.key_parts(cx);
         let cfg = cx.cfg();
-        if may && !cfg.settings.dry_run && (cfg.lookups || cross) {
+        // A fork copies (or was given) this phase's state whatever its kind and key.
+        let forked = cfg.fork.as_ref().is_some_and(|f| {
+            f.copy.contains(&phase.id)
+                || (f.set.contains(&phase.id) && phase.ty() != PhaseType::Map)
+        });
+        if forked || (may && !cfg.settings.dry_run && (cfg.lookups || cross)) {
             self.stage = Stage::Cache;
+            let cross = cross && !forked;
             let (run_only, cwd) = (cfg.lookups, cfg.cwd.clone());
             let node = cx.node(&phase.id);
             let fingerprints = if cross {

@@ -176,6 +176,7 @@ fn write_record(r: &PhaseRecord, out: &mut String) {
         ("model", r.model.as_deref()),
         ("inputHash", r.input_hash.as_deref()),
         ("cacheHit", r.cache_hit),
+        ("setFrom", r.set_from.as_deref()),
     ] {
         if let Some(v) = v {
             key(k, out);

@@ -354,6 +354,10 @@ pub enum Command {
         message: String,
         /// The upstream output shown with it.
         upstream: String,
+        /// The approval's deadline (epoch ms) and what decides at it (SPEC §8.8): the
+        /// machine's own timer fires then; a driver that takes decisions from outside (the
+        /// Temporal workflow) refuses those that come after it.
+        deadline: Option<(u64, crate::flow::OnTimeout)>,
     },
     /// Prepare a phase's working directory ([`Event::DirReady`]).
     PrepareDir {

@@ -30,7 +30,7 @@ mod sim;
 #[cfg(test)]
 mod test_replies;
 
-pub use config::{Config, RunSettings};
+pub use config::{Config, ForkNodes, RunSettings};
 pub use hit::{CacheHit, HitRecord};
 pub use io::{
     CallDir, CallEnd, CallOutcome, CallRequest, Command, Decision, DirSpec, Event, Facts, Input,

@@ -120,6 +120,18 @@ impl Config {
                 ),
             );
         }
+        if let Some(f) = &self.fork {
+            let sorted = |set: &std::collections::HashSet<String>| {
+                let mut v: Vec<String> = set.iter().cloned().collect();
+                v.sort();
+                strings(&v)
+            };
+            let mut o = Map::default();
+            o.insert("parent".into(), s(&f.parent));
+            o.insert("copy".into(), sorted(&f.copy));
+            o.insert("set".into(), sorted(&f.set));
+            m.insert("fork".into(), Value::Object(o));
+        }
         Value::Object(m)
     }
 
@@ -218,6 +230,24 @@ impl Config {
                     .collect(),
                 _ => IndexMap::new(),
             }),
+            fork: match m.get("fork") {
+                Some(Value::Object(f)) => {
+                    let set = |k: &str| match f.get(k) {
+                        Some(Value::Array(a)) => a
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect(),
+                        _ => std::collections::HashSet::new(),
+                    };
+                    Some(Arc::new(super::ForkNodes {
+                        parent: f.get("parent")?.as_str()?.to_owned(),
+                        copy: set("copy"),
+                        set: set("set"),
+                    }))
+                }
+                _ => None,
+            },
             ..Config::default()
         })
     }

@@ -115,11 +115,13 @@ impl Approval {
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_owned();
+            let deadline = self.deadline;
             self.asked = Some(cx.io(0, OpKind::Other, |op| Command::AskApproval {
                 op,
                 phase: id,
                 message,
                 upstream,
+                deadline,
             }));
             if let Some((at, _)) = self.deadline {
                 self.timer = Some(cx.timer(DEADLINE, at - cx.now()));

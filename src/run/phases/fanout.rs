@@ -75,11 +75,15 @@ impl Fanout {
                 self.agents = vec![String::new(); self.count];
                 self.keys = vec![None; self.count];
                 let cfg = cx.cfg();
+                // A fork's `--set` of a map gives its items (SPEC §10.4): reused whatever
+                // the map's scope.
+                let set_items = cfg.fork.as_ref().is_some_and(|f| f.set.contains(&phase.id));
                 self.reusable = matches!(shape, Shape::Map(_))
-                    && (cfg.journaling || !cfg.item_states.is_empty())
                     && !cfg.settings.dry_run
-                    && crate::run::cache::scope(phase, cfg.incremental)
-                        != crate::run::cache::Scope::Off;
+                    && (set_items
+                        || ((cfg.journaling || !cfg.item_states.is_empty())
+                            && crate::run::cache::scope(phase, cfg.incremental)
+                                != crate::run::cache::Scope::Off));
                 self.cross = matches!(shape, Shape::Map(_))
                     && !cfg.settings.dry_run
                     && crate::run::cache::scope(phase, cfg.incremental)
@@ -219,7 +223,7 @@ impl Fanout {
                     .cfg()
                     .item_states
                     .get(&node)
-                    .filter(|(k, _)| *k == key)
+                    .filter(|(k, _)| *k == key || k == SET_ITEM)
                     .map(|(_, out)| out.clone());
                 if let Some(output) = reused {
                     self.reused(ex, cx, &node, i, &key, agent, output);
@@ -498,6 +502,10 @@ fn item_info(it: &ItemDone) -> ItemInfo {
 }
 
 /// The shared merge of map and parallel items (SPEC §3.3).
+/// The key of an item a fork's `--set` gave (SPEC §10.4): it stands whatever the item's
+/// prompt renders to now.
+pub(crate) const SET_ITEM: &str = "set";
+
 fn merge(ex: &mut Exec, items: Vec<ItemDone>) {
     use std::fmt::Write as _;
     let n = items.len();

@@ -23,6 +23,7 @@ mod subflow;
 mod tournament;
 
 pub(crate) use expand::graft;
+pub(crate) use fanout::SET_ITEM;
 pub(crate) use reduce::aggregate;
 
 use super::machine::{Cx, Exec, KindEvent, Step};

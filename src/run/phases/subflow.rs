@@ -182,6 +182,7 @@ impl Subflow {
             spent_before: None,
             rerun_warn: Vec::new(),
             item_states: Arc::new(indexmap::IndexMap::new()),
+            fork: None,
             ..parent.clone()
         };
         let args = std::mem::take(&mut self.args);
