@@ -29,6 +29,7 @@ Register-ArgumentCompleter -Native -CommandName 'tfc' -ScriptBlock {
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Check, then run a flow: only the final output on stdout')
             [CompletionResult]::new('plan', 'plan', [CompletionResultType]::ParameterValue, 'Count the agent calls, tokens and cost a run can take, per phase, before it runs')
             [CompletionResult]::new('resume', 'resume', [CompletionResultType]::ParameterValue, 'Fork a failed, paused or interrupted run and continue it, reusing its finished phases')
+            [CompletionResult]::new('fork', 'fork', [CompletionResultType]::ParameterValue, 'Start a new run from any ended run: re-run some phases (--from), replace outputs (--set) or arguments, and copy everything else without paying for it again')
             [CompletionResult]::new('eval', 'eval', [CompletionResultType]::ParameterValue, 'Evaluate a template, condition or safeParse against an eval context')
             [CompletionResult]::new('test', 'test', [CompletionResultType]::ParameterValue, 'Test flows without spending a token: run *.test.json files, every agent call answered')
             [CompletionResult]::new('graph', 'graph', [CompletionResultType]::ParameterValue, 'Print the graph of a flow (Mermaid, SVG or Graphviz), its problems marked')
@@ -132,12 +133,45 @@ Register-ArgumentCompleter -Native -CommandName 'tfc' -ScriptBlock {
             [CompletionResult]::new('--agent-backend', '--agent-backend', [CompletionResultType]::ParameterName, 'Serve one agent with a backend: AGENT=NAME (default: as the parent run did)')
             [CompletionResult]::new('--agent-cmd', '--agent-cmd', [CompletionResultType]::ParameterName, 'Serve every agent with this command (default: as the parent run did)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour and the live view on stderr (auto: when it is a terminal and NO_COLOR is unset)')
-            [CompletionResult]::new('--engine', '--engine', [CompletionResultType]::ParameterName, 'Where the resumed run executes: here (`local`), or on Temporal workers (`temporal`). Default: `[engine] kind` of the configuration, else local')
+            [CompletionResult]::new('--engine', '--engine', [CompletionResultType]::ParameterName, 'Where the new run executes: here (`local`), or on Temporal workers (`temporal`). Default: `[engine] kind` of the configuration, else local')
             [CompletionResult]::new('--temporal', '--temporal', [CompletionResultType]::ParameterName, 'The Temporal frontend service, HOST:PORT')
             [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The Temporal namespace (default: `[engine] namespace`, else `default`)')
             [CompletionResult]::new('--task-queue', '--task-queue', [CompletionResultType]::ParameterName, 'The task queue tfc''s workers poll (default: `[engine] task_queue`, else `tfc`)')
             [CompletionResult]::new('--run-id', '--run-id', [CompletionResultType]::ParameterName, 'The child run''s id (internal: `tfc mcp` names a run before starting its process)')
             [CompletionResult]::new('--approve-all', '--approve-all', [CompletionResultType]::ParameterName, 'Approve every approval')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no warnings')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no warnings')
+            [CompletionResult]::new('--otel-content', '--otel-content', [CompletionResultType]::ParameterName, 'With OpenTelemetry export on: put prompts and outputs on the agent call spans')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'tfc;fork' {
+            [CompletionResult]::new('--args', '--args', [CompletionResultType]::ParameterName, 'Argument overrides as a JSON object (K=V pairs override it)')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Re-run this phase and its descendants (repeatable)')
+            [CompletionResult]::new('--set', '--set', [CompletionResultType]::ParameterName, 'Give phase P this output and re-run only its descendants: P=TEXT, P=@FILE, or P#i=… for one item of a map (repeatable)')
+            [CompletionResult]::new('--phase', '--phase', [CompletionResultType]::ParameterName, 'Patch this phase (with --task/--model/--timeout/--idle-timeout) and run it and its descendants again')
+            [CompletionResult]::new('--task', '--task', [CompletionResultType]::ParameterName, 'The patched phase''s new task')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The patched phase''s new model')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'The patched phase''s new timeout (ms)')
+            [CompletionResult]::new('--idle-timeout', '--idle-timeout', [CompletionResultType]::ParameterName, 'The patched phase''s new idle timeout (ms)')
+            [CompletionResult]::new('--max-usd', '--max-usd', [CompletionResultType]::ParameterName, 'Cost cap in USD (applies to the total, the parent''s spend included)')
+            [CompletionResult]::new('--max-tokens', '--max-tokens', [CompletionResultType]::ParameterName, 'Token cap (applies to the total, the parent''s spend included)')
+            [CompletionResult]::new('--max-calls', '--max-calls', [CompletionResultType]::ParameterName, 'Agent call cap (applies to the total, the parent''s calls included)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, '`text`: the final output on stdout; `json`: the run record instead')
+            [CompletionResult]::new('--backend', '--backend', [CompletionResultType]::ParameterName, 'Serve every agent with this backend (default: as the parent run did)')
+            [CompletionResult]::new('--agent-backend', '--agent-backend', [CompletionResultType]::ParameterName, 'Serve one agent with a backend: AGENT=NAME (default: as the parent run did)')
+            [CompletionResult]::new('--agent-cmd', '--agent-cmd', [CompletionResultType]::ParameterName, 'Serve every agent with this command (default: as the parent run did)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour and the live view on stderr (auto: when it is a terminal and NO_COLOR is unset)')
+            [CompletionResult]::new('--engine', '--engine', [CompletionResultType]::ParameterName, 'Where the new run executes: here (`local`), or on Temporal workers (`temporal`). Default: `[engine] kind` of the configuration, else local')
+            [CompletionResult]::new('--temporal', '--temporal', [CompletionResultType]::ParameterName, 'The Temporal frontend service, HOST:PORT')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'The Temporal namespace (default: `[engine] namespace`, else `default`)')
+            [CompletionResult]::new('--task-queue', '--task-queue', [CompletionResultType]::ParameterName, 'The task queue tfc''s workers poll (default: `[engine] task_queue`, else `tfc`)')
+            [CompletionResult]::new('--run-id', '--run-id', [CompletionResultType]::ParameterName, 'The child run''s id (internal: `tfc mcp` names a run before starting its process)')
+            [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Print what is copied and what runs (with call bounds) and ask before starting; with no terminal to ask on, nothing runs without the yes flag')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'With --plan: start after printing it, without asking')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no warnings')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no warnings')
             [CompletionResult]::new('--otel-content', '--otel-content', [CompletionResultType]::ParameterName, 'With OpenTelemetry export on: put prompts and outputs on the agent call spans')
@@ -426,6 +460,7 @@ Register-ArgumentCompleter -Native -CommandName 'tfc' -ScriptBlock {
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Check, then run a flow: only the final output on stdout')
             [CompletionResult]::new('plan', 'plan', [CompletionResultType]::ParameterValue, 'Count the agent calls, tokens and cost a run can take, per phase, before it runs')
             [CompletionResult]::new('resume', 'resume', [CompletionResultType]::ParameterValue, 'Fork a failed, paused or interrupted run and continue it, reusing its finished phases')
+            [CompletionResult]::new('fork', 'fork', [CompletionResultType]::ParameterValue, 'Start a new run from any ended run: re-run some phases (--from), replace outputs (--set) or arguments, and copy everything else without paying for it again')
             [CompletionResult]::new('eval', 'eval', [CompletionResultType]::ParameterValue, 'Evaluate a template, condition or safeParse against an eval context')
             [CompletionResult]::new('test', 'test', [CompletionResultType]::ParameterValue, 'Test flows without spending a token: run *.test.json files, every agent call answered')
             [CompletionResult]::new('graph', 'graph', [CompletionResultType]::ParameterValue, 'Print the graph of a flow (Mermaid, SVG or Graphviz), its problems marked')
@@ -456,6 +491,9 @@ Register-ArgumentCompleter -Native -CommandName 'tfc' -ScriptBlock {
             break
         }
         'tfc;help;resume' {
+            break
+        }
+        'tfc;help;fork' {
             break
         }
         'tfc;help;eval' {

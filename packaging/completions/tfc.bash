@@ -34,6 +34,9 @@ _tfc() {
             tfc,eval)
                 cmd="tfc__subcmd__eval"
                 ;;
+            tfc,fork)
+                cmd="tfc__subcmd__fork"
+                ;;
             tfc,graph)
                 cmd="tfc__subcmd__graph"
                 ;;
@@ -148,6 +151,9 @@ _tfc() {
             tfc__subcmd__help,eval)
                 cmd="tfc__subcmd__help__subcmd__eval"
                 ;;
+            tfc__subcmd__help,fork)
+                cmd="tfc__subcmd__help__subcmd__fork"
+                ;;
             tfc__subcmd__help,graph)
                 cmd="tfc__subcmd__help__subcmd__graph"
                 ;;
@@ -224,7 +230,7 @@ _tfc() {
 
     case "${cmd}" in
         tfc)
-            opts="-h -V --help --version check run plan resume eval test graph report schema runs show list init doctor mcp lsp worker cancel approve completions man help"
+            opts="-h -V --help --version check run plan resume fork eval test graph report schema runs show list init doctor mcp lsp worker cancel approve completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -641,6 +647,104 @@ _tfc() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tfc__subcmd__fork)
+            opts="-q -h -V --args --from --set --plan --yes --phase --task --model --timeout --idle-timeout --max-usd --max-tokens --max-calls --format --backend --agent-backend --agent-cmd --quiet --color --engine --temporal --namespace --task-queue --otel-content --run-id --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --args)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --set)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --phase)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --task)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idle-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-usd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-calls)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --backend)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent-backend)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --engine)
+                    COMPREPLY=($(compgen -W "local temporal" -- "${cur}"))
+                    return 0
+                    ;;
+                --temporal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --task-queue)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --run-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tfc__subcmd__graph)
             opts="-h -V --direction --format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -664,7 +768,7 @@ _tfc() {
             return 0
             ;;
         tfc__subcmd__help)
-            opts="check run plan resume eval test graph report schema runs show list init doctor mcp lsp worker cancel approve completions man help"
+            opts="check run plan resume fork eval test graph report schema runs show list init doctor mcp lsp worker cancel approve completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -848,6 +952,20 @@ _tfc() {
         tfc__subcmd__help__subcmd__eval__subcmd__when)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tfc__subcmd__help__subcmd__fork)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
