@@ -33,6 +33,48 @@ const COMMANDS: &[(&str, How)] = &[
         How::Skip("the test suite itself (this test is part of it)"),
     ),
     (
+        "curl --proto '=https' --tlsv1.2 -LsSf https://github.com/tfc-dev/tfc/releases/latest/download/tfc-cli-installer.sh | sh",
+        How::Skip(
+            "downloads from the release page; tests/dist_install.rs runs this installer on the \
+             locally built archive, offline",
+        ),
+    ),
+    (
+        "npx tfc-cli check flow.json",
+        How::Skip(
+            "fetches from the npm registry; tests/dist_install.rs installs the packed npm \
+             packages offline and runs npx tfc",
+        ),
+    ),
+    (
+        "uvx --from tfc-cli tfc check flow.json",
+        How::Skip("fetches from PyPI; tests/dist_install.rs installs the wheel into a venv"),
+    ),
+    (
+        "pipx install tfc-cli",
+        How::Skip("fetches from PyPI; tests/dist_install.rs installs the wheel into a venv"),
+    ),
+    (
+        "cargo binstall tfc-cli",
+        How::Skip(
+            "downloads from the release page; tests/dist_install.rs checks the binstall \
+             metadata against the archive",
+        ),
+    ),
+    (
+        "cargo install --locked tfc-cli",
+        How::Skip("a release build of the published crate (minutes on two cores)"),
+    ),
+    (
+        "mkdir -p ~/.local/share/bash-completion/completions",
+        How::Run(0, ""),
+    ),
+    (
+        "tfc completions bash > ~/.local/share/bash-completion/completions/tfc",
+        How::Run(0, ""),
+    ),
+    ("tfc man --out ~/.local/share/man/man1", How::Run(0, "")),
+    (
         "cargo install --locked --path .",
         How::Skip(
             "a release build of this crate (minutes on two cores); every test here runs the \
@@ -303,6 +345,11 @@ fn every_readme_command_runs_as_documented() {
         let text = std::fs::read_to_string(dir.join(file)).expect(file);
         assert!(text.contains("\"tfc\""), "{file}: {text}");
     }
+    let bash =
+        std::fs::read_to_string(dir.join("home/.local/share/bash-completion/completions/tfc"))
+            .expect("the bash completion script");
+    assert!(bash.contains("_tfc()"), "{bash}");
+    assert!(dir.join("home/.local/share/man/man1/tfc-check.1").is_file());
     let codex = std::fs::read_to_string(dir.join("home/.codex/config.toml")).expect("codex");
     assert!(codex.contains("[mcp_servers.tfc]"), "{codex}");
 }

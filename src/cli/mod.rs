@@ -19,6 +19,7 @@ macro_rules! sayln {
 }
 
 mod check;
+mod completions;
 mod doctor;
 mod eval;
 mod fork;
@@ -29,6 +30,7 @@ mod init;
 mod input;
 mod list;
 mod lsp;
+mod man;
 mod mcp;
 mod plan;
 mod progress;
@@ -49,7 +51,8 @@ use clap::{Parser, Subcommand};
 
 /// tfc — check and run taskflow flows: declarative, verifiable graphs of agent phases.
 #[derive(Parser, Debug)]
-#[command(name = "tfc", version, about, propagate_version = true)]
+// `--version` prints the version and the commit it was built from (`build.rs`).
+#[command(name = "tfc", version = env!("TFC_VERSION"), propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -99,6 +102,10 @@ enum Command {
     Cancel(Box<worker::CancelArgs>),
     /// Decide an approval a run on Temporal waits for.
     Approve(Box<worker::ApproveArgs>),
+    /// Print the shell completion script for bash, zsh, fish, PowerShell or elvish.
+    Completions(completions::CompletionsArgs),
+    /// Print tfc's man page (or one command's), or write every page with --out.
+    Man(man::ManArgs),
 }
 
 /// Exit codes shared by every command.
@@ -140,6 +147,8 @@ pub fn main() -> ExitCode {
         Command::Doctor(args) => doctor::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Lsp(args) => lsp::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     };
     exit.into()
 }
