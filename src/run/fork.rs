@@ -98,11 +98,64 @@ pub fn plan(
         graph.index(&s.phase, "--set", &parent.run_id)?;
     }
     let (args, changed) = child_args(&flow, parent, req)?;
-
-    // The seeds of R, each with its reason.
-    let mut why: IndexMap<usize, &'static str> = IndexMap::new();
     let from_set = graph.closure(req.from.iter().filter_map(|p| graph.id(p)));
     let set: HashSet<usize> = req.set.iter().filter_map(|s| graph.id(&s.phase)).collect();
+    let why = rerun_set(&graph, parent, req, patch, &changed, &from_set, &set)?;
+    let actions = actions_of(&flow, parent, &set, &why);
+    for s in &req.set {
+        unreachable_set(&flow, &graph, parent, s, &actions)?;
+    }
+    let mut carried = Carried {
+        parent_run_id: parent.run_id.clone(),
+        parent_trace: parent.trace,
+        deadlines: pending_deadlines(&parent.phases),
+        origin: Some(Origin {
+            dir: parent.dir.clone(),
+            status: status.to_owned(),
+            patch: patch.cloned(),
+            caps,
+            fork: Some(req.clone()),
+        }),
+        ..Carried::default()
+    };
+    let (nodes, spent) = copy_states(parent, &def, &actions, &mut carried);
+    for s in group_sets(&req.set) {
+        let i = graph.id(&s[0].phase).unwrap_or_default();
+        set_output(&flow.phases[i], parent, &s, &mut carried)?;
+    }
+    refuse_over_caps(parent, &def, caps, &spent)?;
+    carried.spent_before = Some(spent);
+    carried.fork = Some(Forked {
+        nodes: Arc::new(nodes),
+        fresh: from_set
+            .iter()
+            .map(|&i| flow.phases[i].id.clone())
+            .collect(),
+        forked_from: forked_from(parent, req),
+    });
+    let known_items = known_items(&flow, parent, &actions);
+    Ok(Fork {
+        plan: Plan { def, carried },
+        args,
+        actions,
+        known_items,
+    })
+}
+
+/// The re-run set R (SPEC §10.4 "Fork"), each phase with the reason it runs: the closures of
+/// `--from` (`from_set`, already closed), `--phase`, the `--set` phases' dependents, the
+/// readers of `changed` arguments, and blocked gates and undecided approvals — never a `--set`
+/// phase (`set`), which may not sit inside a `--from`'s closure.
+fn rerun_set(
+    graph: &Graph<'_>,
+    parent: &Parent,
+    req: &ForkRequest,
+    patch: Option<&Patch>,
+    changed: &HashSet<String>,
+    from_set: &HashSet<usize>,
+    set: &HashSet<usize>,
+) -> Result<IndexMap<usize, &'static str>, String> {
+    let flow = graph.flow;
     for s in &req.set {
         let i = graph.id(&s.phase).unwrap_or_default();
         if from_set.contains(&i) {
@@ -117,6 +170,7 @@ pub fn plan(
             ));
         }
     }
+    let mut why: IndexMap<usize, &'static str> = IndexMap::new();
     let mut seed = |ids: HashSet<usize>, reason: &'static str| {
         for i in graph.closure(ids) {
             why.entry(i).or_insert(reason);
@@ -126,18 +180,18 @@ pub fn plan(
     if let Some(p) = patch {
         seed(graph.id(&p.phase).into_iter().collect(), "--phase");
     }
-    let mut set_children = HashSet::new();
-    for &i in &set {
-        set_children.extend(graph.dependents[i].iter().copied());
-    }
+    let set_children = set
+        .iter()
+        .flat_map(|&i| graph.dependents[i].iter().copied())
+        .collect();
     seed(set_children, "after --set");
     if !changed.is_empty() {
-        let reads: HashSet<usize> = (0..flow.phases.len())
-            .filter(|&i| reads_any(&flow.phases[i], &changed))
+        let reads = (0..flow.phases.len())
+            .filter(|&i| reads_any(&flow.phases[i], changed))
             .collect();
         seed(reads, "arguments changed");
     }
-    let undecided: HashSet<usize> = (0..flow.phases.len())
+    let undecided = (0..flow.phases.len())
         .filter(|&i| {
             parent.phases.get(&flow.phases[i].id).is_some_and(|r| {
                 r.gate.as_ref().is_some_and(|g| g.verdict == "block")
@@ -150,8 +204,16 @@ pub fn plan(
     seed(undecided, "blocked or undecided");
     // A set phase is set, never re-run, whatever else reaches it.
     why.retain(|i, _| !set.contains(i));
+    Ok(why)
+}
 
-    let states_of = |id: &str| parent.phases.get(id);
+/// What the fork does with each phase: set, run (R, or not `done` in the parent), or copy.
+fn actions_of(
+    flow: &Flow,
+    parent: &Parent,
+    set: &HashSet<usize>,
+    why: &IndexMap<usize, &'static str>,
+) -> IndexMap<String, Action> {
     let mut actions = IndexMap::new();
     for (i, p) in flow.phases.iter().enumerate() {
         let action = if set.contains(&i) {
@@ -159,7 +221,7 @@ pub fn plan(
         } else if let Some(reason) = why.get(&i) {
             Action::Run(reason)
         } else {
-            match states_of(&p.id) {
+            match parent.phases.get(&p.id) {
                 Some(r) if r.status == PhaseStatus::Done && !r.budget_truncated => Action::Copy,
                 Some(r) if r.status == PhaseStatus::Done => Action::Run("cut short by the budget"),
                 Some(r) => Action::Run(not_done(r.status)),
@@ -168,35 +230,33 @@ pub fn plan(
         };
         actions.insert(p.id.clone(), action);
     }
-    for s in &req.set {
-        unreachable_set(&flow, &graph, parent, s, &actions)?;
-    }
+    actions
+}
 
-    let (own_ids, grafts) = def_ids(&def);
+/// The parent's states of the copied phases into `carried` (a graft expand with its grafted
+/// phases), and the finished items of maps that run again for want of their own end (cut
+/// short, failed) as a resume keeps them — not those R re-runs. The machine's side (the ids
+/// copied and set) and what the copies had spent.
+fn copy_states(
+    parent: &Parent,
+    def: &Value,
+    actions: &IndexMap<String, Action>,
+    carried: &mut Carried,
+) -> (ForkNodes, Usage) {
+    let (own_ids, grafts) = def_ids(def);
     let own: HashSet<&str> = own_ids.iter().map(String::as_str).collect();
     let grafts: HashSet<&str> = grafts.iter().map(String::as_str).collect();
     let mut spent = Usage::default();
-    let mut carried = Carried {
-        parent_run_id: parent.run_id.clone(),
-        parent_trace: parent.trace,
-        deadlines: pending_deadlines(&parent.phases),
-        origin: Some(Origin {
-            dir: parent.dir.clone(),
-            status: status.to_owned(),
-            patch: patch.cloned(),
-            caps,
-            fork: Some(req.clone()),
-        }),
-        ..Carried::default()
-    };
     let mut nodes = ForkNodes {
         parent: parent.run_id.clone(),
         ..ForkNodes::default()
     };
-    for (id, action) in &actions {
+    for (id, action) in actions {
         match action {
             Action::Copy => {
-                let Some(r) = states_of(id) else { continue };
+                let Some(r) = parent.phases.get(id) else {
+                    continue;
+                };
                 let mut r = r.clone();
                 if grafts.contains(id.as_str()) && r.sub_run.is_none() {
                     r.sub_run = Some(Box::new(grafted(parent, id, &own)));
@@ -214,8 +274,6 @@ pub fn plan(
             Action::Run(_) => {}
         }
     }
-    // The finished items of maps that run again for want of their own end (cut short, failed)
-    // are kept, as a resume keeps them; those R re-runs are not.
     for (node, state) in &parent.items {
         let (phase, index) = node.rsplit_once('#').unwrap_or((node.as_str(), ""));
         let keep = match actions.get(phase) {
@@ -226,22 +284,17 @@ pub fn plan(
             carried.items.insert(node.clone(), state.clone());
         }
     }
-    for s in group_sets(&req.set) {
-        let i = graph.id(&s[0].phase).unwrap_or_default();
-        set_output(&flow.phases[i], parent, &s, &mut carried)?;
-    }
-    refuse_over_caps(parent, &def, caps, &spent)?;
-    carried.spent_before = Some(spent);
-    carried.fork = Some(Forked {
-        nodes: Arc::new(nodes),
-        fresh: from_set
-            .iter()
-            .map(|&i| flow.phases[i].id.clone())
-            .collect(),
-        forked_from: forked_from(parent, req),
-    });
-    let known_items = flow
-        .phases
+    (nodes, spent)
+}
+
+/// The maps that run again over the parent's items (every dependency copied, no argument
+/// changed), with their number.
+fn known_items(
+    flow: &Flow,
+    parent: &Parent,
+    actions: &IndexMap<String, Action>,
+) -> IndexMap<String, u64> {
+    flow.phases
         .iter()
         .filter(|p| {
             p.ty() == PhaseType::Map
@@ -256,13 +309,7 @@ pub fn plan(
             let n = parent.phases.get(&p.id)?.items.as_ref()?.len();
             Some((p.id.clone(), n as u64))
         })
-        .collect();
-    Ok(Fork {
-        plan: Plan { def, carried },
-        args,
-        actions,
-        known_items,
-    })
+        .collect()
 }
 
 /// Plan a resumed or forked run again from its [`Origin`] (a Temporal worker's lookups):
