@@ -102,18 +102,22 @@ fn a_recorded_run_becomes_a_test_that_passes() {
     assert_eq!(case["expect"]["outputPhase"], "post");
 
     // Written to a new file: the flow named relative to it.
-    let o = tfc(
-        &dir,
-        &[
-            "test",
-            "--from-run",
-            "last",
-            "-o",
-            "tests/ship.test.json",
-            "--name",
-            "approved",
-        ],
-    );
+    // The last run as a test named `approved` in tests/ship.test.json.
+    let to_file = || {
+        tfc(
+            &dir,
+            &[
+                "test",
+                "--from-run",
+                "last",
+                "-o",
+                "tests/ship.test.json",
+                "--name",
+                "approved",
+            ],
+        )
+    };
+    let o = to_file();
     assert_eq!(o.code, 0, "{o:?}");
     assert!(
         o.stderr
@@ -144,18 +148,7 @@ fn a_recorded_run_becomes_a_test_that_passes() {
         format!("// recorded runs\n{text}"),
     )
     .unwrap();
-    let o = tfc(
-        &dir,
-        &[
-            "test",
-            "--from-run",
-            "last",
-            "-o",
-            "tests/ship.test.json",
-            "--name",
-            "approved",
-        ],
-    );
+    let o = to_file();
     assert_eq!(o.code, 0, "{o:?}");
     assert!(
         o.stderr

@@ -160,18 +160,18 @@ fn plan_text(fork: &Fork, parent: &str, max_calls: Option<u64>) -> String {
         flow.as_ref()
             .map(|f| super::plan::plan_of(f, &inv, items, None, max_calls, &cwd))
     };
-    let bounds = plan_with(None);
-    // A map over the same items as in the parent is planned with their number.
-    let calls_of = |id: &String| -> Option<tfc::plan::Calls> {
-        let planned = match fork.known_items.get(id) {
-            Some(&n) => plan_with(Some(n)),
-            None => None,
+    // Each phase's calls, by id (a map over the parent's items planned with their number).
+    let by_id =
+        |plan: Option<tfc::plan::Plan>| -> std::collections::HashMap<String, tfc::plan::Calls> {
+            plan.map(|p| p.phases.into_iter().map(|ph| (ph.id, ph.calls)).collect())
+                .unwrap_or_default()
         };
-        planned
-            .as_ref()
-            .or(bounds.as_ref())
-            .and_then(|p| p.phases.iter().find(|ph| &ph.id == id))
-            .map(|ph| ph.calls)
+    let bounds = by_id(plan_with(None));
+    let calls_of = |id: &String| -> Option<tfc::plan::Calls> {
+        match fork.known_items.get(id) {
+            Some(&n) => by_id(plan_with(Some(n))).get(id).copied(),
+            None => bounds.get(id).copied(),
+        }
     };
     let width = fork
         .actions

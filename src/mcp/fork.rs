@@ -65,7 +65,7 @@ impl Runner {
                     let (action, reason) = match a {
                         Action::Copy => ("copy", None),
                         Action::Set => ("set", None),
-                        Action::Run(why) => ("run", Some(*why)),
+                        Action::Run(why) => ("run", Some(why.as_str())),
                     };
                     json!({"phase": id, "action": action, "reason": reason})
                 })

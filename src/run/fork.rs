@@ -33,7 +33,59 @@ pub enum Action {
     /// Its output was given with `--set`.
     Set,
     /// It runs: the reason.
-    Run(&'static str),
+    Run(Why),
+}
+
+/// Why a phase of a fork runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// It is a `--from` phase or depends on one.
+    From,
+    /// It is the `--phase` patched, or depends on it.
+    Patch,
+    /// It depends on a `--set` phase.
+    AfterSet,
+    /// It reads an argument whose value changed, or depends on such a phase.
+    Args,
+    /// A gate that blocked or an approval left undecided, or a phase after one.
+    Undecided,
+    /// It ended `done` but cut short by the budget (items skipped, a loop cut).
+    Truncated,
+    /// It failed in the parent.
+    Failed,
+    /// It was skipped in the parent.
+    Skipped,
+    /// It had started but not ended in the parent.
+    NotFinished,
+    /// The parent never reached it.
+    NotReached,
+}
+
+impl Why {
+    /// How `tfc fork --plan` and `tfc_fork` say it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Why::From => "--from",
+            Why::Patch => "--phase",
+            Why::AfterSet => "after --set",
+            Why::Args => "arguments changed",
+            Why::Undecided => "blocked or undecided",
+            Why::Truncated => "cut short by the budget",
+            Why::Failed => "failed",
+            Why::Skipped => "skipped",
+            Why::NotFinished => "not finished",
+            Why::NotReached => "not reached",
+        }
+    }
+
+    /// Whether every item of a map that runs for this reason is called again (else the
+    /// items the parent finished are reused, as a resume reuses them).
+    fn reruns_all(self) -> bool {
+        matches!(
+            self,
+            Why::From | Why::Patch | Why::AfterSet | Why::Args | Why::Undecided
+        )
+    }
 }
 
 impl Action {
@@ -42,7 +94,7 @@ impl Action {
         match self {
             Action::Copy => "copy".to_owned(),
             Action::Set => "set".to_owned(),
-            Action::Run(why) => format!("run ({why})"),
+            Action::Run(why) => format!("run ({})", why.as_str()),
         }
     }
 }
@@ -154,7 +206,7 @@ fn rerun_set(
     changed: &HashSet<String>,
     from_set: &HashSet<usize>,
     set: &HashSet<usize>,
-) -> Result<IndexMap<usize, &'static str>, String> {
+) -> Result<IndexMap<usize, Why>, String> {
     let flow = graph.flow;
     for s in &req.set {
         let i = graph.id(&s.phase).unwrap_or_default();
@@ -170,26 +222,26 @@ fn rerun_set(
             ));
         }
     }
-    let mut why: IndexMap<usize, &'static str> = IndexMap::new();
-    let mut seed = |ids: HashSet<usize>, reason: &'static str| {
+    let mut why: IndexMap<usize, Why> = IndexMap::new();
+    let mut seed = |ids: HashSet<usize>, reason: Why| {
         for i in graph.closure(ids) {
             why.entry(i).or_insert(reason);
         }
     };
-    seed(from_set.clone(), "--from");
+    seed(from_set.clone(), Why::From);
     if let Some(p) = patch {
-        seed(graph.id(&p.phase).into_iter().collect(), "--phase");
+        seed(graph.id(&p.phase).into_iter().collect(), Why::Patch);
     }
     let set_children = set
         .iter()
         .flat_map(|&i| graph.dependents[i].iter().copied())
         .collect();
-    seed(set_children, "after --set");
+    seed(set_children, Why::AfterSet);
     if !changed.is_empty() {
         let reads = (0..flow.phases.len())
             .filter(|&i| reads_any(&flow.phases[i], changed))
             .collect();
-        seed(reads, "arguments changed");
+        seed(reads, Why::Args);
     }
     let undecided = (0..flow.phases.len())
         .filter(|&i| {
@@ -201,7 +253,7 @@ fn rerun_set(
             })
         })
         .collect();
-    seed(undecided, "blocked or undecided");
+    seed(undecided, Why::Undecided);
     // A set phase is set, never re-run, whatever else reaches it.
     why.retain(|i, _| !set.contains(i));
     Ok(why)
@@ -212,20 +264,20 @@ fn actions_of(
     flow: &Flow,
     parent: &Parent,
     set: &HashSet<usize>,
-    why: &IndexMap<usize, &'static str>,
+    why: &IndexMap<usize, Why>,
 ) -> IndexMap<String, Action> {
     let mut actions = IndexMap::new();
     for (i, p) in flow.phases.iter().enumerate() {
         let action = if set.contains(&i) {
             Action::Set
         } else if let Some(reason) = why.get(&i) {
-            Action::Run(reason)
+            Action::Run(*reason)
         } else {
             match parent.phases.get(&p.id) {
                 Some(r) if r.status == PhaseStatus::Done && !r.budget_truncated => Action::Copy,
-                Some(r) if r.status == PhaseStatus::Done => Action::Run("cut short by the budget"),
+                Some(r) if r.status == PhaseStatus::Done => Action::Run(Why::Truncated),
                 Some(r) => Action::Run(not_done(r.status)),
-                None => Action::Run("not reached"),
+                None => Action::Run(Why::NotReached),
             }
         };
         actions.insert(p.id.clone(), action);
@@ -277,7 +329,7 @@ fn copy_states(
     for (node, state) in &parent.items {
         let (phase, index) = node.rsplit_once('#').unwrap_or((node.as_str(), ""));
         let keep = match actions.get(phase) {
-            Some(Action::Run(reason)) => !why_reruns_all(reason),
+            Some(Action::Run(why)) => !why.reruns_all(),
             _ => false,
         };
         if keep && item_agrees(parent, phase, index, &state.0) {
@@ -298,7 +350,7 @@ fn known_items(
         .iter()
         .filter(|p| {
             p.ty() == PhaseType::Map
-                && matches!(actions.get(&p.id), Some(Action::Run(r)) if *r != "arguments changed")
+                && matches!(actions.get(&p.id), Some(Action::Run(why)) if *why != Why::Args)
         })
         .filter(|p| {
             p.deps
@@ -367,20 +419,12 @@ fn refuse_over_caps(
     Ok(())
 }
 
-/// Reasons after which every item of a map is called again.
-fn why_reruns_all(reason: &str) -> bool {
-    matches!(
-        reason,
-        "--from" | "--phase" | "after --set" | "arguments changed" | "blocked or undecided"
-    )
-}
-
 /// How a phase that did not end `done` is described.
-fn not_done(s: PhaseStatus) -> &'static str {
+fn not_done(s: PhaseStatus) -> Why {
     match s {
-        PhaseStatus::Failed => "failed",
-        PhaseStatus::Skipped => "skipped",
-        _ => "not finished",
+        PhaseStatus::Failed => Why::Failed,
+        PhaseStatus::Skipped => Why::Skipped,
+        _ => Why::NotFinished,
     }
 }
 

@@ -151,12 +151,7 @@ fn a_changed_argument_reruns_what_reads_it_even_in_a_condition() {
     let f = plan(&p, "completed", &req, None, Caps::default()).expect("plan");
     assert_eq!(runs(&f), vec!["e", "f"]);
     assert_eq!(f.args.get("who"), Some(&Value::from("you")));
-    assert_eq!(
-        f.actions["e"],
-        Action::Run("arguments changed"),
-        "{:?}",
-        actions(&f)
-    );
+    assert_eq!(f.actions["e"], Action::Run(Why::Args), "{:?}", actions(&f));
     // A value that does not convert is refused with its code.
     let req = ForkRequest {
         args: Some("{\"nope\": 1}".into()),

@@ -62,35 +62,29 @@ fn an_argument_only_a_hook_reads_is_no_unknown_argument() {
     let text = r#"{"args": {}, "hooks": {"onComplete": ["x", "{args.url}"]}, "phases": [{"id": "a", "task": "x"}]}"#;
     let mut inv = Invocation::default();
     inv.json.insert("url".into(), "http://h".into());
-    let checked = check_source(
-        text,
-        &LowerOptions::default(),
-        &CheckOptions {
-            args: Some(&inv),
-            ..CheckOptions::default()
-        },
-    );
-    let codes: Vec<&str> = checked
-        .diagnostics
-        .iter()
-        .map(|d| d.code.as_str())
-        .collect();
-    assert!(!codes.contains(&"E0504"), "{codes:?}");
+    let codes = |text: &str, inv: &Invocation| -> Vec<&'static str> {
+        let checked = check_source(
+            text,
+            &LowerOptions::default(),
+            &CheckOptions {
+                args: Some(inv),
+                ..CheckOptions::default()
+            },
+        );
+        checked
+            .diagnostics
+            .iter()
+            .map(|d| d.code.as_str())
+            .collect()
+    };
+    let got = codes(text, &inv);
+    assert!(!got.contains(&"E0504"), "{got:?}");
     let none = Invocation::default();
-    let checked = check_source(
+    let got = codes(
         r#"{"hooks": {"onComplete": ["x", "{args.url}"]}, "phases": [{"id": "a", "task": "x"}]}"#,
-        &LowerOptions::default(),
-        &CheckOptions {
-            args: Some(&none),
-            ..CheckOptions::default()
-        },
+        &none,
     );
-    let codes: Vec<&str> = checked
-        .diagnostics
-        .iter()
-        .map(|d| d.code.as_str())
-        .collect();
-    assert_eq!(codes, ["W0202"]);
+    assert_eq!(got, ["W0202"]);
 }
 
 #[test]

@@ -4,15 +4,11 @@
 //! the phase that needed it and pauses the run, and the count reaches `usage.calls`.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use super::io::{CallRequest, ScriptEnd, ScriptOutcome};
-use super::test_replies::routine_reply;
-use super::{CallEnd, CallOutcome, Command, Config, Event, Input, Machine, UsageData};
-use crate::check::{CheckOptions, check_source};
-use crate::flow::LowerOptions;
+use super::test_replies::{routine_reply, test_machine};
+use super::{CallEnd, CallOutcome, Command, Config, Event, Input, UsageData};
 use crate::run::record::{PhaseStatus, RunRecord, RunStatus};
-use crate::value::Map;
 
 /// What a driven run did: its record, the calls started (their nodes, in order), and the
 /// most calls that were out at once.
@@ -51,15 +47,7 @@ fn answer(r: &CallRequest) -> CallEnd {
 /// out one at a time, oldest first, so that as many are out at once as the run allows;
 /// timers fire only when no call is out (a race's deadline never comes first).
 fn run_with(flow: &str, max_calls: Option<u64>, spent: u64) -> Ran {
-    let checked = check_source(flow, &LowerOptions::default(), &CheckOptions::default());
-    assert!(!checked.has_errors(), "{:?}", checked.diagnostics);
-    let flow = Arc::new(checked.flow.expect("flow"));
-    let args = crate::flow::effective_args(&flow, Map::default());
     let cfg = Config {
-        run_id: "r".into(),
-        max_output: 1 << 20,
-        max_prompt: 1 << 20,
-        cwd: "/t".into(),
         max_calls,
         spent_before: (spent > 0).then(|| crate::agent::Usage {
             calls: spent,
@@ -67,7 +55,7 @@ fn run_with(flow: &str, max_calls: Option<u64>, spent: u64) -> Ran {
         }),
         ..Config::default()
     };
-    let mut m = Machine::new(flow, args, cfg);
+    let mut m = test_machine(flow, cfg);
     let mut events = VecDeque::from([Event::Start]);
     let mut timers = VecDeque::new();
     let mut out: VecDeque<(u64, CallRequest)> = VecDeque::new();

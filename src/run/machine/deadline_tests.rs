@@ -2,14 +2,10 @@
 //! deadline recorded while pending, a resumed run keeping it, each `onTimeout` after it, and
 //! a terminal question dropped when its timer fires.
 
-use std::sync::Arc;
-
-use super::test_replies::routine_reply;
+use super::test_replies::{routine_reply, test_machine};
 use super::{Command, Config, Decision, Event, Input, Machine};
-use crate::check::{CheckOptions, check_source};
-use crate::flow::LowerOptions;
 use crate::run::record::{PhaseStatus, RunRecord, RunStatus};
-use crate::value::Map;
+use std::sync::Arc;
 
 /// 2026-11-30T10:00:00.000Z.
 const T0: u64 = 1_796_032_800_000;
@@ -22,20 +18,6 @@ fn flow(on: &str) -> String {
   {{"id": "b", "type": "script", "dependsOn": ["ok"], "run": ["true"], "final": true}}
 ]}}"#
     )
-}
-
-fn machine(text: &str, cfg: Config) -> Machine {
-    let checked = check_source(text, &LowerOptions::default(), &CheckOptions::default());
-    let flow = Arc::new(checked.flow.expect("a clean flow"));
-    let args = crate::flow::effective_args(&flow, Map::default());
-    let cfg = Config {
-        run_id: "r".into(),
-        max_output: 1 << 20,
-        max_prompt: 1 << 20,
-        cwd: "/t".into(),
-        ..cfg
-    };
-    Machine::new(flow, args, cfg)
 }
 
 /// Feed `what` at `at` and everything the machine's own requests answer at once (directories,
@@ -79,7 +61,7 @@ fn run(on: &str, carried: &[(&str, u64)]) -> RunRecord {
         approval_deadlines: Arc::new(carried.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()),
         ..Config::default()
     };
-    let mut m = machine(&flow(on), cfg);
+    let mut m = test_machine(&flow(on), cfg);
     let mut record = None;
     feed(&mut m, T0, Event::Start, &mut record);
     record.expect("the run ends")
@@ -100,7 +82,7 @@ fn a_pending_approval_records_its_deadline_and_the_pause_says_it() {
     );
     // No deadline, no parenthesis.
     let text = flow("reject").replace(r#", "timeout": "1h", "onTimeout": "reject""#, "");
-    let mut m = machine(&text, Config::default());
+    let mut m = test_machine(&text, Config::default());
     let mut record = None;
     feed(&mut m, T0, Event::Start, &mut record);
     let r = record.expect("ends");
@@ -167,7 +149,7 @@ fn a_question_on_the_terminal_stops_waiting_at_the_deadline() {
             progress: true,
             ..Config::default()
         };
-        let mut m = machine(&flow(on), cfg);
+        let mut m = test_machine(&flow(on), cfg);
         let mut record = None;
         let out = feed(&mut m, T0, Event::Start, &mut record);
         let asked = out.iter().find_map(|c| match c {

@@ -3,14 +3,10 @@
 //! loser as the local driver does (`failed`, `cancelled: another branch won`).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use super::test_replies::routine_reply;
+use super::test_replies::{routine_reply, test_machine};
 use super::{CallEnd, CallOutcome, Command, Config, Event, Input, Machine, UsageData};
-use crate::check::{CheckOptions, check_source};
-use crate::flow::LowerOptions;
 use crate::run::record::{PhaseStatus, RunRecord};
-use crate::value::Map;
 
 const FLOW: &str = r#"{"phases": [{"id": "r", "type": "race",
     "branches": [{"task": "a"}, {"task": "b"}, {"task": "c"}]}]}"#;
@@ -37,17 +33,7 @@ fn end(ok: bool) -> CallEnd {
 /// Run the race: branch `first` wins; then each `(branch, ok)` of `after` is delivered, in
 /// that order. Returns the record and the cancelled branches.
 fn race(first: usize, after: &[(usize, bool)]) -> (RunRecord, Vec<usize>) {
-    let checked = check_source(FLOW, &LowerOptions::default(), &CheckOptions::default());
-    let flow = Arc::new(checked.flow.expect("flow"));
-    let args = crate::flow::effective_args(&flow, Map::default());
-    let cfg = Config {
-        run_id: "r".into(),
-        max_output: 1 << 20,
-        max_prompt: 1 << 20,
-        cwd: "/t".into(),
-        ..Config::default()
-    };
-    let mut m = Machine::new(flow, args, cfg);
+    let mut m = test_machine(FLOW, Config::default());
     let mut at = 1_000;
     // Branch index → (op, node); ops cancelled; the finished record.
     let mut calls: BTreeMap<usize, (u64, String)> = BTreeMap::new();
